@@ -1,0 +1,136 @@
+"""The front door: :func:`cast` and :func:`upcast` dispatch to an installed engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .datatype import DataType, datatype
+from .engine import CastModes, CastResult, Engine, load_engines
+from .errors import EngineNotFoundError, SpecError, UnsupportedError
+from .modes import CastMode, RoundMode, ScaleMode
+
+__all__ = ["cast", "select_engine", "upcast"]
+
+# Which wheel provides an engine for arrays from which module.
+_WHEEL_FOR_MODULE = {"numpy": "tcast-ref", "torch": "tcast-torch"}
+
+
+def _wheel_hint(x: Any) -> str:
+    module = type(x).__module__.split(".")[0]
+    wheel = _WHEEL_FOR_MODULE.get(module)
+    if wheel:
+        return f"install {wheel} (pip install {wheel})"
+    return "install an engine: tcast-ref (NumPy), tcast-torch (PyTorch) or tcast-triton (GPU)"
+
+
+def select_engine(x: Any, dtype: DataType, modes: CastModes, engine: str | None = None) -> Engine:
+    """Pick the engine for an array, a datatype and modes.
+
+    Args:
+        x: the array (its type and device decide).
+        dtype: the datatype.
+        modes: the modes.
+        engine: a name to force one engine.
+
+    Returns:
+        The engine.
+
+    Raises:
+        EngineNotFoundError: if no installed engine takes arrays like ``x`` (or
+            ``engine`` is not installed); the message names the wheel to install.
+        UnsupportedError: if engines take ``x`` but none supports the request.
+    """
+    loaded = load_engines()
+    if engine is not None:
+        if engine not in loaded.engines:
+            why = loaded.failures.get(engine)
+            detail = f" (it failed to load: {why})" if why else ""
+            names = ", ".join(sorted(loaded.engines)) or "none"
+            raise EngineNotFoundError(
+                f"engine {engine!r} is not installed{detail}; installed: {names}"
+            )
+        eng = loaded.engines[engine]
+        if not eng.accepts(x):
+            raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
+        if not eng.supports(dtype, modes):
+            raise UnsupportedError(f"engine {engine!r} does not support {dtype.name} with {modes}")
+        return eng
+    takers = [e for e in loaded.engines.values() if e.accepts(x)]
+    if not takers:
+        raise EngineNotFoundError(f"no installed engine takes {type(x).__name__}: {_wheel_hint(x)}")
+    able = [e for e in takers if e.supports(dtype, modes)]
+    if not able:
+        names = ", ".join(e.name for e in takers)
+        raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}")
+    return max(able, key=lambda e: e.priority)
+
+
+def cast(
+    x: Any,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: Any = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+    engine: str | None = None,
+) -> Any:
+    """Cast an array to a datatype with an installed engine.
+
+    Args:
+        x: a float32, float16 or bfloat16 array of an engine's library.
+        dtype: a DataType or a catalog name.
+        castmode: virtual (fake quantization, returns an array of x's dtype),
+            actual or compress (return a :class:`CastResult`).
+        roundmode: even, away (nearest), zero, trunc or stochastic.
+        scalemode: floor, ceil, midmax, option3, topbinade (rceil).
+        seed: stochastic rounding: seed of the Philox bits (SEMANTICS.md §3.3).
+        rbits: stochastic rounding: explicit 32-bit random integers, one per element.
+        saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN.
+        transpose_scale: swap the two segments of a 2-D tile.
+        engine: the engine's name, to bypass automatic selection.
+
+    Returns:
+        The virtual array, or a CastResult.
+
+    Raises:
+        SpecError: for bad codes, modes, or a seed given with rbits.
+        EngineNotFoundError: when no engine is installed for ``x``.
+        UnsupportedError: when no engine supports the request.
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale)
+    if seed is not None and rbits is not None:
+        raise SpecError("give either seed or rbits for stochastic rounding, not both")
+    if modes.roundmode is not RoundMode.STOCHASTIC and (seed is not None or rbits is not None):
+        raise SpecError(f"seed and rbits are for stochastic rounding, not {modes.roundmode.value!r}")
+    eng = select_engine(x, dt, modes, engine)
+    return eng.cast(
+        x, dt, castmode=modes.castmode, roundmode=modes.roundmode, scalemode=modes.scalemode,
+        seed=seed, rbits=rbits, saturate=modes.saturate, transpose_scale=modes.transpose_scale,
+    )
+
+
+def upcast(result: CastResult, *, engine: str | None = None) -> Any:
+    """Decode an actual or compress result to float32 with the engine that made it.
+
+    Raises:
+        SpecError: if ``result`` is not a CastResult.
+        EngineNotFoundError: if the engine is not installed.
+    """
+    if not isinstance(result, CastResult):
+        raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
+    name = engine or result.engine
+    loaded = load_engines()
+    if name and name in loaded.engines:
+        return loaded.engines[name].upcast(result)
+    for eng in sorted(loaded.engines.values(), key=lambda e: -e.priority):
+        if eng.accepts(result.data):
+            return eng.upcast(result)
+    raise EngineNotFoundError(
+        f"no installed engine can upcast a result made by {name or 'an unknown engine'}: "
+        f"{_wheel_hint(result.data)}"
+    )

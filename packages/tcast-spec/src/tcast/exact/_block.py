@@ -1,0 +1,309 @@
+"""Exact model of one scaled block (SEMANTICS.md §5-§8)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..datatype import DataType, datatype
+from ..errors import SpecError
+from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
+from ..number import NumberSpec
+from . import _f32
+from ._scalar import _check_rbits, _floor_log2, decode, encode, round_magnitude
+
+__all__ = ["BlockResult", "cast_block", "exponent_scale", "sparsity_mask"]
+
+_NAN = math.nan
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    """The exact result of casting one block.
+
+    Attributes:
+        codes: element codes (unsigned bit patterns; 0 where pruned or the block is NaN).
+        values: the decoded float32 values (the virtual result before it is rounded
+            to the input dtype); NaN where the block is NaN, +0 where pruned.
+        scale: the scale code (None when unscaled).
+        zero: the zero-point code (uint data), else None.
+        tenscale: the tensor-scale code (two-level scaling), else None.
+        mask: True where an element is kept (sparsity), else None.
+    """
+
+    codes: tuple[int, ...]
+    values: tuple[float, ...]
+    scale: int | None = None
+    zero: int | None = None
+    tenscale: int | None = None
+    mask: tuple[bool, ...] | None = None
+
+
+def _check_inputs(xs: Sequence[float]) -> list[float]:
+    out = []
+    for x in xs:
+        if not isinstance(x, float | int) or isinstance(x, bool):
+            raise SpecError(f"block values must be floats, got {x!r}")
+        x = float(x)
+        if not _f32.is_f32(x):
+            raise SpecError(f"block value {x!r} is not a float32 value")
+        out.append(x)
+    return out
+
+
+def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
+    """Which elements N-of-M sparsity keeps, group by group (SEMANTICS.md §7).
+
+    Each run of ``m`` consecutive elements (the last run may be shorter) keeps
+    its ``n`` largest magnitudes; NaN ranks above +Inf; equal magnitudes keep
+    the lower index.
+    """
+    keep = [False] * len(xs)
+    for start in range(0, len(xs), m):
+        idx = list(range(start, min(start + m, len(xs))))
+        idx.sort(key=lambda i: (0 if math.isnan(xs[i]) else 1, -abs(xs[i]), i))
+        for i in idx[:n]:
+            keep[i] = True
+    return tuple(keep)
+
+
+def _element_max(n: NumberSpec, power_of_two_scale: bool) -> Fraction:
+    # An intK element under a power-of-two scale is fixed point with K-2 fraction
+    # bits (OCP MXINT8: 127/64); under a float scale it is the plain integer.
+    if n.is_int and power_of_two_scale:
+        return Fraction(n.maxint, 1 << (n.bits - 2))
+    return n.max_value
+
+
+def exponent_scale(amax: float, elem_max: Fraction, precision: int, mode: ScaleMode) -> int:
+    """The unclamped power-of-two exponent e (scale 2**e) for a finite amax > 0.
+
+    Args:
+        amax: the block's largest magnitude (a positive float32).
+        elem_max: the element format's largest value (fixed-point view for ints).
+        precision: significant bits of the element grid (option3).
+        mode: the scale mode.
+
+    Returns:
+        floor(log2 amax) - emax, plus one where the mode says so.
+    """
+    a = Fraction(amax)
+    big_e = _floor_log2(a)  # exact, from the bits: never a float log2
+    sig = a / Fraction(2) ** big_e  # in [1, 2)
+    emax = _floor_log2(elem_max)
+    top = elem_max / Fraction(2) ** emax  # scaled max, in [1, 2)
+    if mode is ScaleMode.FLOOR:
+        bump = False
+    elif mode is ScaleMode.CEIL:
+        bump = sig > 1
+    elif mode is ScaleMode.MIDMAX:
+        bump = sig > (top + 2) / 2
+    elif mode is ScaleMode.TOPBINADE:
+        bump = sig > top
+    else:  # OPTION3: amax rounded (to nearest even) to the element precision
+        ulp = Fraction(1, 1 << (precision - 1))
+        bump = round_magnitude(sig, ulp, RoundMode.EVEN, None) == 2
+    return big_e - emax + (1 if bump else 0)
+
+
+def _float_scale(value: float, s: NumberSpec) -> int:
+    # A float scale is clamped to [smallest normal, max] of its format (so that its
+    # float32 reciprocal is finite) and rounded to nearest even.
+    lo, hi = s.smallest_normal, s.maxfloat
+    v = value if value == value else hi
+    v = min(max(v, lo), hi)
+    return encode(v, s, "even", saturate=True)
+
+
+def cast_block(
+    xs: Sequence[float],
+    dtype: DataType | str,
+    *,
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    rbits: Sequence[int] | None = None,
+    saturate: bool = True,
+    tensor_amax: float | None = None,
+) -> BlockResult:
+    """Cast one block of float32 values exactly.
+
+    The block is the set of elements that share one scale, in any order; with
+    sparsity, each run of M consecutive elements of ``xs`` is a sparsity group.
+    An unscaled datatype casts each element independently.
+
+    Args:
+        xs: the block's values (Python floats that are float32 values).
+        dtype: the datatype (a DataType or a catalog name).
+        roundmode: the element round mode.
+        scalemode: how a power-of-two scale is chosen.
+        rbits: one 32-bit random integer per element (stochastic rounding).
+        saturate: unscaled casts only: overflow to +-max (True) or IEEE-style.
+        tensor_amax: two-level scaling: the whole tensor's amax (default: the block's).
+
+    Returns:
+        The codes, decoded values and scale codes.
+
+    Raises:
+        SpecError: for bad inputs or modes.
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    mode = round_mode(roundmode)
+    smode = scale_mode(scalemode)
+    vals = _check_inputs(xs)
+    rs = _check_block_rbits(mode, rbits, len(vals))
+    n, s = dt.nspec, dt.sspec
+    if s is None:
+        codes = tuple(encode(x, n, mode, r, saturate) for x, r in zip(vals, rs, strict=True))
+        values = tuple(
+            _f32.f32(decode(c, n)) if not math.isnan(x) else math.copysign(_NAN, x)
+            for c, x in zip(codes, vals, strict=True)
+        )
+        return BlockResult(codes, values)
+    sparse = next((t for t in s.tiles if t.is_sparse), None)
+    mask = sparsity_mask(vals, sparse.sparse_n, sparse.sparse_m) if sparse else None
+    kept = [x for i, x in enumerate(vals) if mask is None or mask[i]]
+    finite = all(math.isfinite(x) for x in kept)
+    if n.is_uint:
+        res = _uint_block(vals, kept, finite, dt, mode, rs)
+    else:
+        res = _signed_block(vals, kept, finite, dt, mode, smode, rs, tensor_amax)
+    if mask is None:
+        return res
+    codes = tuple(c if k else 0 for c, k in zip(res.codes, mask, strict=True))
+    values = tuple(v if k else 0.0 for v, k in zip(res.values, mask, strict=True))
+    return BlockResult(codes, values, res.scale, res.zero, res.tenscale, mask)
+
+
+def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) -> list:
+    if mode is RoundMode.STOCHASTIC:
+        if rbits is None or len(rbits) != size:
+            raise SpecError(f"stochastic rounding needs one rbits value per element ({size})")
+        for r in rbits:
+            _check_rbits(mode, r)
+        return list(rbits)
+    if rbits is not None:
+        raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
+    return [None] * size
+
+
+def _nan_block(size: int, **scales: int | None) -> BlockResult:
+    return BlockResult((0,) * size, (_NAN,) * size, **scales)
+
+
+def _signed_block(
+    vals: list[float],
+    kept: list[float],
+    finite: bool,
+    dt: DataType,
+    mode: RoundMode,
+    smode: ScaleMode,
+    rs: list,
+    tensor_amax: float | None,
+) -> BlockResult:
+    n, s = dt.nspec, dt.sspec
+    assert s is not None  # noqa: S101 - internal invariant, checked by the caller
+    snum = s.scale
+    amax = max((abs(x) for x in kept), default=0.0) if finite else _NAN
+    tcode = None
+    if dt.is_multiscale:
+        tspec = dt.tenscale
+        t_amax = amax if tensor_amax is None else float(tensor_amax)
+        if not _f32.is_f32(t_amax) or (t_amax == t_amax and t_amax < 0):
+            raise SpecError(f"tensor_amax {tensor_amax!r} must be a non-negative float32 value")
+        if not math.isfinite(t_amax):
+            return _nan_block(len(vals), scale=snum.nan_code, tenscale=tspec.nan_code)
+        denom = _f32.f32(snum.max_value * n.max_value)
+        tcode = _float_scale(_f32.div(t_amax, denom), tspec)
+    if not finite:
+        return _nan_block(len(vals), scale=snum.nan_code, tenscale=tcode)
+
+    if snum.is_exponent:
+        elem_max = _element_max(n, True)
+        if amax == 0:
+            code = 0
+        else:
+            e = exponent_scale(amax, elem_max, n.precision, smode)
+            code = min(max(e + snum.bias, 0), snum.max_code)
+        scale_val = decode(code, snum)
+        recip = _f32.f32(1 / Fraction(scale_val))  # a power of two: exact
+        codes, values = [], []
+        for x, r in zip(vals, rs, strict=True):
+            xs = _f32.mul(x, recip)
+            if n.is_int:
+                fixed = 1 << (n.bits - 2)
+                c = encode(_f32.mul(xs, float(fixed)), n, mode, r)
+                q = decode(c, n)
+                v = _f32.mul(_f32.f32(Fraction(q) / fixed, negative_zero=False), scale_val)
+            else:
+                c = encode(xs, n, mode, r)
+                v = _f32.mul(decode(c, n), scale_val)
+            codes.append(c)
+            values.append(v)
+        return BlockResult(tuple(codes), tuple(values), code)
+
+    # float scale: s = amax / max, clamped to the normal range and rounded (RNE).
+    elem_max = float(_element_max(n, False))
+    if dt.is_multiscale:
+        tval = decode(tcode, dt.tenscale)
+        code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
+        sval = decode(code, snum)
+        # The encode multiplier is kept finite: with a tiny tensor scale and a tiny
+        # tile scale the float32 reciprocal would overflow, and 0 * Inf is NaN.
+        recip = min(_f32.div(_f32.div(1.0, tval), sval), _f32.F32_MAX)
+        dec = _f32.mul(tval, sval)
+    else:
+        code = _float_scale(_f32.div(amax, elem_max), snum)
+        sval = decode(code, snum)
+        recip = _f32.div(1.0, sval)
+        dec = sval
+    codes, values = [], []
+    for x, r in zip(vals, rs, strict=True):
+        c = encode(_f32.mul(x, recip), n, mode, r)
+        codes.append(c)
+        values.append(_f32.mul(decode(c, n), dec))
+    return BlockResult(tuple(codes), tuple(values), code, None, tcode)
+
+
+def _uint_block(
+    vals: list[float], kept: list[float], finite: bool, dt: DataType, mode: RoundMode, rs: list
+) -> BlockResult:
+    n, s, z = dt.nspec, dt.sspec, dt.zero
+    assert s is not None and z is not None  # noqa: S101 - internal invariant
+    snum = s.scale
+    if not finite:
+        zcode = z.nan_code if z.has_nan else 0
+        return _nan_block(len(vals), scale=snum.nan_code, zero=zcode)
+    lo = min(kept, default=0.0)
+    hi = max(kept, default=0.0)
+    if z.is_int:
+        # An integer zero point represents 0.0 exactly: the range always holds 0.
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    rng = _f32.sub(hi, lo)
+    maxint = float(n.maxint)
+    if snum.is_exponent:
+        # smallest power of two 2**e with range <= maxint * 2**e (exact)
+        if rng == 0 or math.isinf(rng):
+            code = 0 if rng == 0 else snum.max_code
+        else:
+            q = Fraction(rng) / n.maxint
+            e = _floor_log2(q)
+            e += 1 if Fraction(2) ** e < q else 0
+            code = min(max(e + snum.bias, 0), snum.max_code)
+    else:
+        code = _float_scale(_f32.div(rng, maxint), snum)
+    sval = decode(code, snum)
+    recip = _f32.div(1.0, sval)
+    zraw = _f32.mul(-lo, recip)
+    if z.is_int:
+        zc = encode(zraw, z, "even")
+    else:
+        zc = encode(zraw, z, "even", saturate=True)
+    zval = decode(zc, z)
+    codes, values = [], []
+    for x, r in zip(vals, rs, strict=True):
+        c = encode(_f32.add(_f32.mul(x, recip), zval), n, mode, r)
+        codes.append(c)
+        values.append(_f32.mul(_f32.sub(_f32.f32(c), zval), sval))
+    return BlockResult(tuple(codes), tuple(values), code, zc)

@@ -1,0 +1,506 @@
+"""Number specs: what one element (or one scale) of a format is.
+
+A :class:`NumberSpec` is a frozen, hashable description of a scalar format:
+a signed minifloat ``eXmY`` with one of five Inf/NaN styles, an unsigned
+power-of-two exponent type ``eXm0``, or a two's-complement / unsigned integer.
+:func:`number` parses the string grammar (see ``docs/names.md`` for every
+accepted spelling and what it means).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from fractions import Fraction
+from functools import cached_property
+
+from .errors import SpecError
+
+__all__ = ["Kind", "NumberSpec", "Style", "number"]
+
+
+class Kind(StrEnum):
+    """The family of a number spec."""
+
+    FLOAT = "float"
+    EXPONENT = "exponent"
+    INT = "int"
+    UINT = "uint"
+
+
+class Style(StrEnum):
+    """How a float spends its codes on Inf, NaN and negative zero (SEMANTICS.md §1).
+
+    ``suffix`` is the spelling in the ``eXmY[bZ][suffix]`` grammar.
+    """
+
+    #: IEEE 754: the top exponent is Inf (mantissa 0) and NaN (otherwise). No suffix.
+    IEEE = "ieee"
+    #: No Inf; NaN is the all-ones magnitude with either sign (as e4m3fn). Suffix ``fn``.
+    FN = "fn"
+    #: No Inf, no -0; the -0 code is the single NaN (as e4m3fnuz). Suffix ``fnuz``.
+    FNUZ = "fnuz"
+    #: Inf kept at the all-ones magnitudes, no -0, NaN at the -0 code (IEEE P3109). Suffix ``uz``.
+    UZ = "uz"
+    #: No Inf and no NaN: every code is a number (OCP FP6/FP4). Suffix ``f``.
+    FINITE = "finite"
+
+    @property
+    def suffix(self) -> str:
+        """The grammar suffix for this style."""
+        return _STYLE_SUFFIX[self]
+
+
+_STYLE_SUFFIX = {
+    Style.IEEE: "",
+    Style.FN: "fn",
+    Style.FNUZ: "fnuz",
+    Style.UZ: "uz",
+    Style.FINITE: "f",
+}
+_SUFFIX_STYLE = {v: k for k, v in _STYLE_SUFFIX.items()}
+
+# Formats are carried through float32 arithmetic, so every finite value of a
+# float or exponent spec must be a float32 value (SEMANTICS.md §1).
+_F32_EMAX = 127
+_F32_MIN_EXP = -149
+
+
+@dataclass(frozen=True)
+class NumberSpec:
+    """A scalar number format.
+
+    Build one with :func:`number` (``number("e4m3fn")``); the constructor is
+    public for programmatic use and validates its fields the same way.
+
+    Attributes:
+        kind: float, exponent, int or uint.
+        ebits: exponent field width (0 for integers).
+        mbits: stored mantissa bits of a float; magnitude bits of an integer
+            (``K - 1`` for ``intK``, ``K`` for ``uintK``); 0 for exponent types.
+        bias: exponent bias (0 for integers).
+        style: Inf/NaN style of a float (IEEE for exponent and integer specs).
+    """
+
+    #: float, exponent, int or uint.
+    kind: Kind
+    #: Exponent field width in bits (0 for integers).
+    ebits: int = 0
+    #: Mantissa bits (floats), magnitude bits (integers), 0 (exponent types).
+    mbits: int = 0
+    #: Exponent bias (0 for integers).
+    bias: int = 0
+    #: Inf/NaN style (floats only; IEEE placeholder otherwise).
+    style: Style = Style.IEEE
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # ----------------------------------------------------------------- layout
+    @property
+    def bits(self) -> int:
+        """Total storage width in bits."""
+        if self.kind is Kind.FLOAT:
+            return 1 + self.ebits + self.mbits
+        if self.kind is Kind.EXPONENT:
+            return self.ebits
+        if self.kind is Kind.INT:
+            return self.mbits + 1
+        return self.mbits
+
+    @property
+    def is_float(self) -> bool:
+        """True for signed minifloats (every ``eXmY`` with a sign bit)."""
+        return self.kind is Kind.FLOAT
+
+    @property
+    def is_exponent(self) -> bool:
+        """True for unsigned power-of-two exponent types (``eXm0``, as OCP e8m0)."""
+        return self.kind is Kind.EXPONENT
+
+    @property
+    def is_int(self) -> bool:
+        """True for signed (symmetric, two's-complement) integers."""
+        return self.kind is Kind.INT
+
+    @property
+    def is_uint(self) -> bool:
+        """True for unsigned integers."""
+        return self.kind is Kind.UINT
+
+    @property
+    def is_integer(self) -> bool:
+        """True for int and uint specs."""
+        return self.kind in (Kind.INT, Kind.UINT)
+
+    @property
+    def has_inf(self) -> bool:
+        """True when the format encodes +-Inf."""
+        return self.kind is Kind.FLOAT and self.style in (Style.IEEE, Style.UZ)
+
+    @property
+    def has_nan(self) -> bool:
+        """True when the format encodes NaN."""
+        if self.kind is Kind.EXPONENT:
+            return True
+        return self.kind is Kind.FLOAT and self.style is not Style.FINITE
+
+    @property
+    def has_negzero(self) -> bool:
+        """True when the format has a distinct -0 code."""
+        return self.kind is Kind.FLOAT and self.style in (Style.IEEE, Style.FN, Style.FINITE)
+
+    # ------------------------------------------------------------------ codes
+    @property
+    def max_code(self) -> int:
+        """Magnitude code (no sign bit) of the largest finite value.
+
+        For integers this is ``maxint``; for exponent types the largest non-NaN code.
+        """
+        if self.kind is Kind.EXPONENT:
+            return (1 << self.ebits) - 2
+        if self.is_integer:
+            return (1 << self.mbits) - 1
+        allones = (1 << (self.ebits + self.mbits)) - 1
+        if self.style is Style.IEEE:
+            return (((1 << self.ebits) - 1) << self.mbits) - 1
+        if self.style in (Style.FN, Style.UZ):
+            return allones - 1
+        return allones
+
+    @property
+    def sign_bit(self) -> int:
+        """The sign bit mask of a float code (0 for exponent and integer specs)."""
+        return 1 << (self.bits - 1) if self.kind is Kind.FLOAT else 0
+
+    @property
+    def nan_code(self) -> int | None:
+        """The canonical positive NaN code, or None when the format has no NaN.
+
+        IEEE formats use the quiet NaN (top mantissa bit set); ``fn`` the
+        all-ones magnitude; ``fnuz``/``uz`` the negative-zero code; exponent
+        types the all-ones code.
+        """
+        if not self.has_nan:
+            return None
+        if self.kind is Kind.EXPONENT:
+            return (1 << self.ebits) - 1
+        if self.style is Style.IEEE:
+            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
+        if self.style is Style.FN:
+            return (1 << (self.ebits + self.mbits)) - 1
+        return self.sign_bit
+
+    @property
+    def inf_code(self) -> int | None:
+        """The +Inf code, or None when the format has no Inf."""
+        if not self.has_inf:
+            return None
+        if self.style is Style.IEEE:
+            return ((1 << self.ebits) - 1) << self.mbits
+        return (1 << (self.ebits + self.mbits)) - 1
+
+    # ---------------------------------------------------------------- ranges
+    def magnitude_value(self, mag: int) -> Fraction:
+        """Exact value of a finite non-negative float magnitude code (no sign bit).
+
+        Raises:
+            SpecError: for non-float specs or codes outside the finite range.
+        """
+        if self.kind is not Kind.FLOAT or not 0 <= mag <= self.max_code:
+            raise SpecError(f"magnitude code {mag} is not a finite code of {self.code}")
+        field = mag >> self.mbits
+        frac = mag & ((1 << self.mbits) - 1)
+        if field == 0:
+            return Fraction(frac) * _pow2(1 - self.bias - self.mbits)
+        return Fraction((1 << self.mbits) + frac) * _pow2(field - self.bias - self.mbits)
+
+    @cached_property
+    def max_value(self) -> Fraction:
+        """The largest finite value, exactly."""
+        if self.kind is Kind.EXPONENT:
+            return _pow2(self.max_code - self.bias)
+        if self.is_integer:
+            return Fraction(self.maxint)
+        return self.magnitude_value(self.max_code)
+
+    @property
+    def maxfloat(self) -> float:
+        """The largest finite value (``finfo.max``)."""
+        return float(self.max_value)
+
+    @property
+    def emax(self) -> int:
+        """Unbiased exponent of the largest finite value: floor(log2 maxfloat)."""
+        return _floor_log2(self.max_value)
+
+    @property
+    def emin(self) -> int:
+        """Unbiased exponent of the smallest normal value (``finfo.minexp``); 0 for integers."""
+        if self.kind is Kind.EXPONENT:
+            return -self.bias
+        if self.is_integer:
+            return 0
+        return 1 - self.bias
+
+    @property
+    def smallest_normal(self) -> float:
+        """The smallest positive normal value (``finfo.tiny``); 1 for integers."""
+        return float(_pow2(self.emin))
+
+    @property
+    def smallest_subnormal(self) -> float:
+        """The smallest positive value (``finfo.smallest_subnormal``); 1 for integers."""
+        if self.kind is Kind.FLOAT:
+            return float(_pow2(self.emin - self.mbits))
+        return self.smallest_normal
+
+    @property
+    def eps(self) -> float:
+        """Distance from 1 to the next larger value: 2**-mbits (1 for exponent types and ints)."""
+        return float(_pow2(-self.mbits)) if self.kind is Kind.FLOAT else 1.0
+
+    @property
+    def midmax(self) -> float:
+        """Midway between maxfloat and 2**(emax + 1) (the midmax scale rule's threshold)."""
+        return float((self.max_value + _pow2(self.emax + 1)) / 2)
+
+    @property
+    def maxint(self) -> int:
+        """Largest integer n such that every integer in [minint, n] is representable."""
+        if self.is_integer:
+            return (1 << self.mbits) - 1
+        if self.kind is Kind.EXPONENT:
+            return 2 if self.max_value >= 2 and self.emin <= 0 else 1
+        return int(min(Fraction(1 << (self.mbits + 1)), self.max_value))
+
+    @property
+    def minint(self) -> int:
+        """Smallest integer of the contiguous representable range (-maxint when signed)."""
+        if self.kind in (Kind.UINT, Kind.EXPONENT):
+            return 0 if self.kind is Kind.UINT else 1
+        return -self.maxint
+
+    @property
+    def precision(self) -> int:
+        """Significant bits of the element grid: mbits + 1 for floats, K - 1 for intK."""
+        if self.kind is Kind.FLOAT:
+            return self.mbits + 1
+        if self.kind is Kind.INT:
+            return self.mbits
+        return self.mbits if self.kind is Kind.UINT else 1
+
+    # ----------------------------------------------------------------- naming
+    @property
+    def code(self) -> str:
+        """The canonical code: ``number(spec.code) == spec`` for every spec."""
+        if self.kind is Kind.INT:
+            return f"int{self.bits}"
+        if self.kind is Kind.UINT:
+            return f"uint{self.bits}"
+        key = (self.ebits, self.mbits, self.bias, self.style)
+        if self.kind is Kind.FLOAT and key in _CANONICAL_NAMES:
+            return _CANONICAL_NAMES[key]
+        default = (1 << (self.ebits - 1)) - 1 if self.ebits else 0
+        bias = "" if self.bias == default else f"b{self.bias}"
+        suffix = self.style.suffix if self.kind is Kind.FLOAT else ""
+        return f"e{self.ebits}m{self.mbits}{bias}{suffix}"
+
+    def __str__(self) -> str:
+        return self.code
+
+
+def _pow2(e: int) -> Fraction:
+    return Fraction(2) ** e
+
+
+def _floor_log2(v: Fraction) -> int:
+    # Exact floor(log2 v) for v > 0 from integer bit lengths: never a float log2.
+    e = v.numerator.bit_length() - v.denominator.bit_length()
+    return e if _pow2(e) <= v else e - 1
+
+
+def _validate(spec: NumberSpec) -> None:
+    kind, e, m, b = spec.kind, spec.ebits, spec.mbits, spec.bias
+    if not isinstance(kind, Kind):
+        raise SpecError(f"kind {kind!r} is not one of {[k.value for k in Kind]}")
+    if not isinstance(spec.style, Style):
+        raise SpecError(f"style {spec.style!r} is not one of {[s.value for s in Style]}")
+    for name in ("ebits", "mbits", "bias"):
+        if not isinstance(getattr(spec, name), int) or isinstance(getattr(spec, name), bool):
+            raise SpecError(f"{name} must be an int, got {getattr(spec, name)!r}")
+    if kind in (Kind.INT, Kind.UINT):
+        width = m + 1 if kind is Kind.INT else m
+        if e != 0 or b != 0 or spec.style is not Style.IEEE or not 2 <= width <= 32:
+            raise SpecError(
+                f"{kind.value} spec needs ebits=0, bias=0 and a width in 2..32 bits, "
+                f"got ebits={e}, mbits={m}, bias={b}"
+            )
+        return
+    if kind is Kind.EXPONENT:
+        if m != 0 or spec.style is not Style.IEEE or not 4 <= e <= 8:
+            raise SpecError(f"exponent type e{e}m{m} needs mbits=0 and 4 <= ebits <= 8")
+        lo, hi = -b, (1 << e) - 2 - b
+        if lo < -_F32_EMAX or hi > _F32_EMAX:
+            raise SpecError(
+                f"exponent type e{e}m0b{b} spans 2**{lo}..2**{hi}; powers must lie in "
+                f"2**-127..2**127 (a bias in {(1 << e) - 2 - _F32_EMAX}..{_F32_EMAX})"
+            )
+        return
+    if not 1 <= e <= 8 or not 0 <= m <= 23:
+        raise SpecError(f"float e{e}m{m} needs 1 <= ebits <= 8 and 0 <= mbits <= 23")
+    if spec.style is Style.IEEE and m == 0:
+        raise SpecError(
+            f"e{e}m0 with IEEE Inf/NaN has no NaN code; spell a signed float with no "
+            f"mantissa with a suffix (e{e}m0fn, e{e}m0fnuz, e{e}m0uz, e{e}m0f)"
+        )
+    if b < 0 or b >= (1 << e) + 127:
+        raise SpecError(f"bias {b} of e{e}m{m} is out of range 0..{(1 << e) + 126}")
+    emax = _floor_log2(spec.max_value) if spec.max_code > 0 else 0
+    low = 1 - b - m
+    if spec.max_code == 0 or emax > _F32_EMAX or low < _F32_MIN_EXP:
+        raise SpecError(
+            f"e{e}m{m}b{b}{spec.style.suffix} has values outside float32 (2**{low} .. "
+            f"2**{emax}); tcast formats must be exactly representable in float32"
+        )
+
+
+# ------------------------------------------------------------------ the parser
+def _float(e: int, m: int, bias: int | None = None, style: Style = Style.IEEE) -> NumberSpec:
+    return NumberSpec(Kind.FLOAT, e, m, (1 << (e - 1)) - 1 if bias is None else bias, style)
+
+
+def _p3109(p: int) -> NumberSpec:
+    # IEEE P3109 binary8pP (signed, extended): 8 - P exponent bits, P - 1 stored
+    # mantissa bits, bias 2**(7 - P), Inf at the all-ones magnitudes, NaN at the
+    # -0 code, no -0 (the convention gfloat's format_info_p3109(8, P) follows).
+    return NumberSpec(Kind.FLOAT, 8 - p, p - 1, 1 << (7 - p), Style.UZ)
+
+
+_CANONICAL_NAMES: dict[tuple[int, int, int, Style], str] = {
+    (8, 23, 127, Style.IEEE): "float32",
+    (5, 10, 15, Style.IEEE): "float16",
+    (8, 7, 127, Style.IEEE): "bfloat16",
+    **{
+        (8 - p, p - 1, 1 << (7 - p), Style.UZ): f"binary8p{p}"
+        for p in range(1, 8)
+    },
+}
+
+#: Whole names (after an optional ``torch.`` prefix) that the grammar alone does
+#: not give: ml_dtypes/torch names whose meaning differs from the bare grammar,
+#: and short aliases. docs/names.md lists them with their meaning.
+NAMES: dict[str, NumberSpec] = {
+    "float32": _float(8, 23),
+    "fp32": _float(8, 23),
+    "float": _float(8, 23),
+    "float16": _float(5, 10),
+    "fp16": _float(5, 10),
+    "half": _float(5, 10),
+    "bfloat16": _float(8, 7),
+    "bf16": _float(8, 7),
+    # ml_dtypes / torch float8 names with a non-default bias.
+    "float8_e4m3fnuz": _float(4, 3, 8, Style.FNUZ),
+    "float8_e5m2fnuz": _float(5, 2, 16, Style.FNUZ),
+    "float8_e4m3b11fnuz": _float(4, 3, 11, Style.FNUZ),
+    "float8_e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
+    "e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
+    # ml_dtypes / torch sub-byte floats: "fn" there means finite-only (no NaN).
+    "float6_e2m3fn": _float(2, 3, style=Style.FINITE),
+    "float6_e3m2fn": _float(3, 2, style=Style.FINITE),
+    "float4_e2m1fn": _float(2, 1, style=Style.FINITE),
+    "float4_e2m1fn_x2": _float(2, 1, style=Style.FINITE),
+    # Upstream tensorcast short names for the torch float8 types.
+    "fp8": _float(4, 3, style=Style.FN),
+    "fp8n": _float(4, 3, 8, Style.FNUZ),
+    "bf8": _float(5, 2),
+    "bf8n": _float(5, 2, 16, Style.FNUZ),
+}
+
+_FLOAT_RE = re.compile(r"e(\d+)m(\d+)(?:b(\d+))?(fnuz|fn|uz|f)?")
+_INT_RE = re.compile(r"(u?)int(\d+)")
+_P3109_RE = re.compile(r"binary8p(\d+)")
+
+
+def number(code: str | NumberSpec) -> NumberSpec:
+    """Parse a number code into a :class:`NumberSpec`.
+
+    Accepted: ``eXmY[bZ][fn|fnuz|uz|f]`` floats, ``eXm0[bZ]`` exponent types,
+    ``intK``/``uintK``, ``binary8p1``..``binary8p7``, ``float32``/``float16``/
+    ``bfloat16`` and their aliases, every ml_dtypes and torch float name (with
+    an optional ``torch.`` prefix; a ``float8_`` prefix is accepted before any
+    8-bit code), and the upstream tensorcast spellings. ``docs/names.md`` has
+    the table.
+
+    Args:
+        code: the code, or a NumberSpec (returned unchanged).
+
+    Returns:
+        The NumberSpec.
+
+    Raises:
+        SpecError: if ``code`` is not a valid number code; the message names it.
+    """
+    if isinstance(code, NumberSpec):
+        return code
+    if not isinstance(code, str):
+        raise SpecError(f"a number code must be a str or NumberSpec, got {type(code).__name__}")
+    text = code[len("torch.") :] if code.startswith("torch.") else code
+    if text in NAMES:
+        return NAMES[text]
+    body = text[len("float8_") :] if text.startswith("float8_") else text
+    spec = _parse_body(body, code)
+    if body is not text and spec.bits != 8:
+        raise SpecError(f"{code!r}: the float8_ prefix needs an 8-bit format, {body} has {spec.bits}")
+    return spec
+
+
+def _parse_body(body: str, code: str) -> NumberSpec:
+    if m := _FLOAT_RE.fullmatch(body):
+        e, mb = int(m[1]), int(m[2])
+        bias = None if m[3] is None else int(m[3])
+        suffix = m[4] or ""
+        if _leading_zero(m[1], m[2], m[3]):
+            raise SpecError(f"{code!r}: numbers in a code are written without leading zeros")
+        if mb == 0 and not suffix:
+            if not 4 <= e <= 8:
+                raise SpecError(
+                    f"{code!r}: eXm0 without a suffix is an unsigned exponent type, defined for "
+                    f"X in 4..8; a signed float with no mantissa needs a suffix (e{e}m0fn, ...)"
+                )
+            bias_value = (1 << (e - 1)) - 1 if bias is None else bias
+            return _checked(code, Kind.EXPONENT, e, 0, bias_value, Style.IEEE)
+        if not 1 <= e <= 8 or not 0 <= mb <= 23:
+            raise SpecError(f"{code!r}: floats are eXmY with X in 1..8 and Y in 0..23")
+        bias_value = (1 << (e - 1)) - 1 if bias is None else bias
+        return _checked(code, Kind.FLOAT, e, mb, bias_value, _SUFFIX_STYLE[suffix])
+    if m := _INT_RE.fullmatch(body):
+        width = int(m[2])
+        if m[2].startswith("0") or not 2 <= width <= 32:
+            raise SpecError(f"{code!r}: integer widths are 2..32 (int2 .. uint32)")
+        if m[1]:
+            return NumberSpec(Kind.UINT, 0, width)
+        return NumberSpec(Kind.INT, 0, width - 1)
+    if m := _P3109_RE.fullmatch(body):
+        p = int(m[1])
+        if m[1].startswith("0") or not 1 <= p <= 7:
+            raise SpecError(f"{code!r}: IEEE P3109 8-bit formats are binary8p1 .. binary8p7")
+        return _p3109(p)
+    raise SpecError(
+        f"{code!r} is not a number code; expected eXmY[bZ][fn|fnuz|uz|f], eXm0[bZ], intK, "
+        f"uintK, binary8pP, float32/float16/bfloat16 or an ml_dtypes/torch name "
+        f"(see docs/names.md)"
+    )
+
+
+def _leading_zero(*parts: str | None) -> bool:
+    return any(p is not None and len(p) > 1 and p.startswith("0") for p in parts)
+
+
+def _checked(code: str, kind: Kind, e: int, m: int, b: int, style: Style) -> NumberSpec:
+    try:
+        return NumberSpec(kind, e, m, b, style)
+    except SpecError as err:
+        raise SpecError(f"{code!r}: {err}") from None
+
