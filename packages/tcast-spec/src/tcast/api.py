@@ -106,7 +106,8 @@ def cast(
     if seed is not None and rbits is not None:
         raise SpecError("give either seed or rbits for stochastic rounding, not both")
     if modes.roundmode is not RoundMode.STOCHASTIC and (seed is not None or rbits is not None):
-        raise SpecError(f"seed and rbits are for stochastic rounding, not {modes.roundmode.value!r}")
+        mode = modes.roundmode.value
+        raise SpecError(f"seed and rbits are for stochastic rounding, not {mode!r}")
     eng = select_engine(x, dt, modes, engine)
     return eng.cast(
         x, dt, castmode=modes.castmode, roundmode=modes.roundmode, scalemode=modes.scalemode,

@@ -161,7 +161,7 @@ def load_engines() -> LoadedEngines:
         try:
             obj = ep.load()
             eng = obj() if callable(obj) and not isinstance(obj, Engine) else obj
-        except Exception as err:  # noqa: BLE001 - a broken plugin must not hide the others
+        except Exception as err:
             failures[ep.name] = f"{type(err).__name__}: {err}"
             continue
         if not isinstance(eng, Engine):

@@ -452,7 +452,9 @@ def number(code: str | NumberSpec) -> NumberSpec:
     body = text[len("float8_") :] if text.startswith("float8_") else text
     spec = _parse_body(body, code)
     if body is not text and spec.bits != 8:
-        raise SpecError(f"{code!r}: the float8_ prefix needs an 8-bit format, {body} has {spec.bits}")
+        raise SpecError(
+            f"{code!r}: the float8_ prefix needs an 8-bit format, {body} has {spec.bits} bits"
+        )
     return spec
 
 

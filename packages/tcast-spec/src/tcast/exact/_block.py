@@ -203,7 +203,7 @@ def _signed_block(
     tensor_amax: float | None,
 ) -> BlockResult:
     n, s = dt.nspec, dt.sspec
-    assert s is not None  # noqa: S101 - internal invariant, checked by the caller
+    assert s is not None
     snum = s.scale
     amax = max((abs(x) for x in kept), default=0.0) if finite else _NAN
     tcode = None
@@ -270,7 +270,7 @@ def _uint_block(
     vals: list[float], kept: list[float], finite: bool, dt: DataType, mode: RoundMode, rs: list
 ) -> BlockResult:
     n, s, z = dt.nspec, dt.sspec, dt.zero
-    assert s is not None and z is not None  # noqa: S101 - internal invariant
+    assert s is not None and z is not None
     snum = s.scale
     if not finite:
         zcode = z.nan_code if z.has_nan else 0

@@ -1,0 +1,19 @@
+"""The skeleton installs, matches the spec's version and registers no engine yet."""
+
+from importlib.metadata import entry_points, requires, version
+
+import tcast
+import tcast_ref
+
+
+def test_version_matches_metadata_and_spec():
+    assert tcast_ref.__version__ == version("tcast-ref") == tcast.__version__
+
+
+def test_pins_the_spec_exactly():
+    assert f"tcast-spec=={tcast.__version__}" in (requires("tcast-ref") or [])
+
+
+def test_registers_no_engine_yet():
+    eps = entry_points(group="tcast.engines")
+    assert all(not ep.value.startswith("tcast_ref") for ep in eps)
