@@ -16,8 +16,11 @@ $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	$(PY) -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	touch $(STAMP)
 
+# The main job (grows with later issues): the catalog, then the core datatypes in full.
+CORE := mxfp8 mxfp8e5 mxfp6e2 mxfp6e3 mxfp4 mxint8 nvfp4
 run: $(STAMP)
 	$(VENV)/bin/tcast info --catalog
+	@for name in $(CORE); do echo; $(VENV)/bin/tcast info $$name || exit 1; done
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

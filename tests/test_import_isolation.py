@@ -39,16 +39,19 @@ def spec_wheel(tmp_path_factory) -> Path:
 
 
 def _pythons() -> list[str]:
-    found = [sys.executable]
-    for name in ("python3.11", "python3.12"):
-        exe = shutil.which(name)
-        if exe:
-            probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
-                                   capture_output=True, text=True)
-            if probe.returncode == 0 and probe.stdout.strip() not in {
-                str(sys.version_info[:2])
-            }:
-                found.append(exe)
+    """This interpreter plus one of each other supported version found (PATH or pyenv)."""
+    candidates = [shutil.which(n) for n in ("python3.11", "python3.12")]
+    candidates += sorted(str(p) for p in Path.home().glob(".pyenv/versions/3.1[12]*/bin/python3"))
+    found, versions = [sys.executable], {sys.version_info[:2]}
+    for exe in filter(None, candidates):
+        probe = subprocess.run([exe, "-c", "import sys; print(*sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            continue
+        ver = tuple(int(v) for v in probe.stdout.split())
+        if ver not in versions:
+            versions.add(ver)
+            found.append(exe)
     return found
 
 

@@ -451,9 +451,9 @@ def number(code: str | NumberSpec) -> NumberSpec:
         return NAMES[text]
     body = text[len("float8_") :] if text.startswith("float8_") else text
     spec = _parse_body(body, code)
-    if body is not text and spec.bits != 8:
+    if body is not text and (spec.bits != 8 or spec.is_integer):
         raise SpecError(
-            f"{code!r}: the float8_ prefix needs an 8-bit format, {body} has {spec.bits} bits"
+            f"{code!r}: the float8_ prefix needs an 8-bit float or exponent format, not {body}"
         )
     return spec
 

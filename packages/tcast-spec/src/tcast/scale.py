@@ -223,8 +223,9 @@ def _validate_scale(s: ScaleSpec) -> None:
         if all(t.is_channel for t in s.tiles):
             raise SpecError("a 2-D tile has at most one channel segment (t0_t0 is a tensor scale)")
         a, b = s.tiles
-        if a.dim is not None and b.dim is not None and (a.dim == b.dim):
-            raise SpecError(f"both tile segments name dimension {a.dim}")
+        da, db = (-2 if a.dim is None else a.dim), (-1 if b.dim is None else b.dim)
+        if da == db:
+            raise SpecError(f"both tile segments fall on dimension {da}")
     if sum(t.is_sparse for t in s.tiles) > 1:
         raise SpecError("at most one tile segment may carry sparsity")
 

@@ -275,11 +275,10 @@ def _uint_block(
     if not finite:
         zcode = z.nan_code if z.has_nan else 0
         return _nan_block(len(vals), scale=snum.nan_code, zero=zcode)
-    lo = min(kept, default=0.0)
-    hi = max(kept, default=0.0)
-    if z.is_int:
-        # An integer zero point represents 0.0 exactly: the range always holds 0.
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    # The range always holds 0: an integer zero point then represents 0.0 exactly,
+    # and |x| <= hi - lo keeps fl32(x * r) finite however small the range is.
+    lo = min(min(kept, default=0.0), 0.0)
+    hi = max(max(kept, default=0.0), 0.0)
     rng = _f32.sub(hi, lo)
     maxint = float(n.maxint)
     if snum.is_exponent:
