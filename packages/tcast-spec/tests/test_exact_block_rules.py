@@ -492,14 +492,14 @@ def test_sparsity_scale_over_kept_elements_uint():
     # [8, -1, 0.5, 4] keeps 8 and 4, so lo = min(4, 0) = 0 (the pruned -1 would make
     # it -1), hi = 8. s = bf16(8/255): 8/255 = 2^-5 (1 + 1/255), 1/255 = 0.502
     # bf16-ulps -> up -> 2^-5 * 129/128 = 129/4096 -> code (122 << 7) | 1 = 0x3D01.
-    # r = f32(4096/129) = 31.752; z = RNE_bf16(fl32(-lo * r)) = fl32(-0.0 * r) = -0.0
-    # -> bf16 code 0x8000 (the literal formula gives -0 when lo = +0).
+    # r = f32(4096/129) = 31.752; z = RNE_bf16(fl32(fl32(0 - lo) * r)) = +0 -> code 0
+    # (0 - lo, not -lo: a zero zero point is +0).
     # codes: 8 -> round(254.016) = 254; 4 -> round(127.008) = 127; pruned -> 0.
     dt = tcast.datatype("uint8", "bfloat16_bfloat16_t4n2m4")
     xs = [8.0, -1.0, 0.5, 4.0]
     r = run(xs, dt)
     assert r.mask == (True, False, False, True)
-    assert (r.scale, r.zero) == (0x3D01, 0x8000)
+    assert (r.scale, r.zero) == (0x3D01, 0x0000)
     assert r.codes == (254, 0, 0, 127)
     # values (code - z) * s: 254 * 129 / 4096 and 127 * 129 / 4096, exact in float32
     assert_values(r.values, [32766 / 4096, 0.0, 0.0, 16383 / 4096])
@@ -584,7 +584,7 @@ def test_uint_range_always_holds_zero():
     r = run([1000.0] * 4, "uint8_FF")
     assert r.scale == bits(float(s))
     assert r.codes == (255,) * 4
-    assert r.zero == 0x80000000  # fl32(-lo * r) with lo = +0 is -0 (float32 -0 code)
+    assert r.zero == 0  # fl32(fl32(0 - lo) * r) with lo = +0 is +0
 
 
 @pytest.mark.parametrize(

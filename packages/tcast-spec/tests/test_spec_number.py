@@ -501,7 +501,9 @@ def test_grammar_float8_prefix_requires_8bit_format():
                  "e8m0", "e6m1f"):
         assert number("float8_" + body) == number(body)
         assert number("torch.float8_" + body) == number(body)
-    for body in ("e2m1f", "e3m2f", "e5m10", "e4m4", "binary8p9", "float16", "float8_e4m3fn"):
+    # not 8 bits, not a grammar body, or an integer (float8_ names a float format)
+    for body in ("e2m1f", "e3m2f", "e5m10", "e4m4", "binary8p9", "float16", "float8_e4m3fn",
+                 "int8", "uint8", "int4"):
         with pytest.raises(SpecError):
             number("float8_" + body)
 
