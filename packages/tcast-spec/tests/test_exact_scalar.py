@@ -615,9 +615,21 @@ finite_f32 = st.integers(0, 0x7F7FFFFF).map(from_bits32) | st.floats(
 )
 
 
-@settings(max_examples=600)
-@given(x=finite_f32, neg=st.booleans(), fmt=st.sampled_from(NEAREST_FORMATS))
-def test_even_encode_is_nearest_by_enumeration(x, neg, fmt):
+@st.composite
+def format_and_value(draw):
+    """A format, and a float32 value: random, or an exact midpoint of two neighbours."""
+    fmt = draw(st.sampled_from(NEAREST_FORMATS))
+    if draw(st.booleans()):
+        return fmt, draw(finite_f32)
+    mags = sorted({abs(v) for v, _ in _finite_codes(fmt)})
+    i = draw(st.integers(0, len(mags) - 2))
+    return fmt, float((mags[i] + mags[i + 1]) / 2)  # exact in float32 (one more bit)
+
+
+@settings(max_examples=800)
+@given(case=format_and_value(), neg=st.booleans())
+def test_even_encode_is_nearest_by_enumeration(case, neg):
+    fmt, x = case
     x = -x if neg else x
     c = encode(x, fmt, "even")
     v = decode(c, fmt)

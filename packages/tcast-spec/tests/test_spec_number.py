@@ -171,11 +171,12 @@ def float_is_valid(e: int, m: int, bias: int, style: Style) -> bool:
 
 
 def exponent_is_valid(e: int, bias: int) -> bool:
-    """Exponent types eXm0: X in 4..8; values 2**(c - bias), c in 0 .. 2**X - 2 all float32."""
+    """Exponent types eXm0: X in 4..8; SEMANTICS §1.2: every power 2**(c - bias), c in
+    0 .. 2**X - 2, and its reciprocal are float32 values, i.e. powers in -127..127."""
     if not 4 <= e <= 8:
         return False
     lo, hi = -bias, (1 << e) - 2 - bias
-    return fits_f32(Fraction(2) ** lo) and fits_f32(Fraction(2) ** hi)
+    return all(fits_f32(Fraction(2) ** p) for p in (lo, hi, -lo, -hi))
 
 
 def check_round_trip(code: str, spec: NumberSpec) -> None:
@@ -410,7 +411,7 @@ def test_grammar_explicit_bias_float_rejected_only_outside_float32():
     assert not wrong, f"{len(wrong)} codes: {wrong[:6]}"
 
 
-def test_grammar_explicit_bias_exponent_rejected_only_outside_float32():
+def test_grammar_explicit_bias_exponent_rejected_unless_power_and_reciprocal_are_float32():
     wrong = []
     for e in range(4, 9):
         for b in sorted({0, 1, 7, 15, 31, 63, 126, 127, 128, 129, 135, 140, 149, 150, 200}):
@@ -420,7 +421,7 @@ def test_grammar_explicit_bias_exponent_rejected_only_outside_float32():
                 spec = number(code)
             except SpecError:
                 if expect:
-                    wrong.append(f"{code} rejected (2**-{b}..2**{(1 << e) - 2 - b} are float32)")
+                    wrong.append(f"{code} rejected (2**-{b}..2**{(1 << e) - 2 - b} in range)")
                 continue
             if not expect:
                 wrong.append(f"{code} accepted")

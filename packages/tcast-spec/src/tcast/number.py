@@ -355,11 +355,18 @@ def _validate(spec: NumberSpec) -> None:
             f"e{e}m0 with IEEE Inf/NaN has no NaN code; spell a signed float with no "
             f"mantissa with a suffix (e{e}m0fn, e{e}m0fnuz, e{e}m0uz, e{e}m0f)"
         )
-    if b < 0 or b >= (1 << e) + 127:
-        raise SpecError(f"bias {b} of e{e}m{m} is out of range 0..{(1 << e) + 126}")
-    emax = _floor_log2(spec.max_value) if spec.max_code > 0 else 0
+    if spec.max_code == 0:
+        raise SpecError(f"e{e}m{m}{spec.style.suffix} has no nonzero finite value")
     low = 1 - b - m
-    if spec.max_code == 0 or emax > _F32_EMAX or low < _F32_MIN_EXP:
+    # The smallest subnormal is 2**low; checking it first also keeps a huge bias from
+    # building a huge Fraction below.
+    if b < 0 or low < _F32_MIN_EXP:
+        raise SpecError(
+            f"bias {b} of e{e}m{m}{spec.style.suffix} puts its smallest value at 2**{low}; "
+            f"float32 reaches 2**{_F32_MIN_EXP} (bias at most {1 - m - _F32_MIN_EXP})"
+        )
+    emax = _floor_log2(spec.max_value)
+    if emax > _F32_EMAX:
         raise SpecError(
             f"e{e}m{m}b{b}{spec.style.suffix} has values outside float32 (2**{low} .. "
             f"2**{emax}); tcast formats must be exactly representable in float32"
@@ -418,9 +425,9 @@ NAMES: dict[str, NumberSpec] = {
     "bf8n": _float(5, 2, 16, Style.FNUZ),
 }
 
-_FLOAT_RE = re.compile(r"e(\d+)m(\d+)(?:b(\d+))?(fnuz|fn|uz|f)?")
-_INT_RE = re.compile(r"(u?)int(\d+)")
-_P3109_RE = re.compile(r"binary8p(\d+)")
+_FLOAT_RE = re.compile(r"e([0-9]+)m([0-9]+)(?:b([0-9]+))?(fnuz|fn|uz|f)?")
+_INT_RE = re.compile(r"(u?)int([0-9]+)")
+_P3109_RE = re.compile(r"binary8p([0-9]+)")
 
 
 def number(code: str | NumberSpec) -> NumberSpec:

@@ -32,7 +32,9 @@ from .number import NumberSpec, number
 
 __all__ = ["ScaleSpec", "TileSpec", "scale"]
 
-_TILE_RE = re.compile(r"t(\d*)(?:s(\d+))?(?:n(\d+)m(\d+))?(?:d(-?\d+))?")
+_TILE_RE = re.compile(
+    r"t([0-9]*)(?:s([0-9]+))?(?:n([0-9]+)m([0-9]+))?(?:d(-?[0-9]+))?"
+)
 _MAX_TILE = 1024
 
 

@@ -77,18 +77,26 @@ def _element_max(n: NumberSpec, power_of_two_scale: bool) -> Fraction:
     return n.max_value
 
 
-def exponent_scale(amax: float, elem_max: Fraction, precision: int, mode: ScaleMode) -> int:
+def exponent_scale(
+    amax: float, elem_max: Fraction, precision: int, mode: ScaleMode | str
+) -> int:
     """The unclamped power-of-two exponent e (scale 2**e) for a finite amax > 0.
 
     Args:
         amax: the block's largest magnitude (a positive float32).
         elem_max: the element format's largest value (fixed-point view for ints).
         precision: significant bits of the element grid (option3).
-        mode: the scale mode.
+        mode: the scale mode (enum or name).
 
     Returns:
         floor(log2 amax) - emax, plus one where the mode says so.
+
+    Raises:
+        SpecError: for an unknown mode or an amax that is not finite and positive.
     """
+    mode = scale_mode(mode)
+    if not (isinstance(amax, float | int) and math.isfinite(amax) and amax > 0):
+        raise SpecError(f"exponent_scale needs a finite amax > 0, got {amax!r}")
     a = Fraction(amax)
     big_e = _floor_log2(a)  # exact, from the bits: never a float log2
     sig = a / Fraction(2) ** big_e  # in [1, 2)
