@@ -252,7 +252,8 @@ UPSTREAM_BULLETS = """\
 - mxfp4f4 (mxfp4 shifted 4 times up or down the number line, tile 32, subtile 8, cb42f1346_e2m3fnuz)
 """  # noqa: E501
 
-REFERENCE = Path("/work/shared/reference/upstream-api.md")
+# shared/ sits beside the repository checkout (in development and in CI).
+REFERENCE = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "upstream-api.md"
 
 # Upstream typos: "iint4_bc" is int4_bc; "uint8_bic" is listed three times, the
 # second and third meaning uint8_nic and uint8_eic (their lines are e4m3 / e8m0).

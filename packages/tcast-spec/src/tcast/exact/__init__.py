@@ -6,19 +6,27 @@ against, value by value and block by block.
 
 * :func:`encode` / :func:`decode`: one value into / out of one format.
 * :func:`cast_block`: one block of float32 values into a scaled datatype.
+* :func:`cast_array`: a whole small array: tiling, sparsity groups, Philox bits,
+  the virtual result in the input dtype, and packing (:func:`pack_codes`).
 * :func:`exponent_scale`: the power-of-two scale rule of every scale mode.
 * :func:`philox4x32` / :func:`random_bits`: the documented random bits for a seed.
 """
 
 from ..philox import philox4x32, random_bits
+from ._array import INPUT_DTYPES, ArrayResult, block_indices, cast_array, to_input_dtype
 from ._block import BlockResult, cast_block, exponent_scale, sparsity_mask
 from ._f32 import bits32, f32, from_bits32
+from ._pack import pack_codes, pack_mask, storage_bytes, unpack_codes, unpack_mask
 from ._scalar import RBITS_WIDTH, decode, decode_exact, encode
 
 __all__ = [
+    "INPUT_DTYPES",
     "RBITS_WIDTH",
+    "ArrayResult",
     "BlockResult",
     "bits32",
+    "block_indices",
+    "cast_array",
     "cast_block",
     "decode",
     "decode_exact",
@@ -26,7 +34,13 @@ __all__ = [
     "exponent_scale",
     "f32",
     "from_bits32",
+    "pack_codes",
+    "pack_mask",
     "philox4x32",
     "random_bits",
     "sparsity_mask",
+    "storage_bytes",
+    "to_input_dtype",
+    "unpack_codes",
+    "unpack_mask",
 ]

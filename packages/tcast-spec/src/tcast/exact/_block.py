@@ -134,6 +134,7 @@ def cast_block(
     rbits: Sequence[int] | None = None,
     saturate: bool = True,
     tensor_amax: float | None = None,
+    keep: Sequence[bool] | None = None,
 ) -> BlockResult:
     """Cast one block of float32 values exactly.
 
@@ -149,6 +150,8 @@ def cast_block(
         rbits: one 32-bit random integer per element (stochastic rounding).
         saturate: unscaled casts only: overflow to +-max (True) or IEEE-style.
         tensor_amax: two-level scaling: the whole tensor's amax (default: the block's).
+        keep: sparsity: the keep-mask, when the caller forms the groups itself
+            (:func:`cast_array` does, along the sparse dimension); default: runs of M.
 
     Returns:
         The codes, decoded values and scale codes.
@@ -170,7 +173,16 @@ def cast_block(
         )
         return BlockResult(codes, values)
     sparse = next((t for t in s.tiles if t.is_sparse), None)
-    mask = sparsity_mask(vals, sparse.sparse_n, sparse.sparse_m) if sparse else None
+    if sparse is None:
+        if keep is not None:
+            raise SpecError(f"keep is for sparse datatypes; {dt.name} has no sparsity")
+        mask = None
+    elif keep is not None:
+        if len(keep) != len(vals):
+            raise SpecError(f"keep has {len(keep)} flags for {len(vals)} values")
+        mask = tuple(bool(k) for k in keep)
+    else:
+        mask = sparsity_mask(vals, sparse.sparse_n, sparse.sparse_m)
     kept = [x for i, x in enumerate(vals) if mask is None or mask[i]]
     finite = all(math.isfinite(x) for x in kept)
     if n.is_uint:

@@ -1,0 +1,275 @@
+"""Exact model of a whole (small) array cast: tiling, random bits, virtual rounding, packing.
+
+This is the array-level form of SEMANTICS.md: it partitions an N-d array into
+blocks (§5.1: tensor, channel, 1-D and 2-D tiles along any dimensions, partial
+tiles, transposed scaling), forms sparsity groups along the sparse dimension
+(§6), draws the Philox bits by flat index (§3.3), casts every block with
+:func:`cast_block`, rounds the virtual result to the input dtype (§7) and packs
+compress results (§8). Engines are checked against it on small arrays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..datatype import DataType, datatype
+from ..errors import SpecError
+from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
+from ..number import NumberSpec, number
+from ..philox import random_bits
+from ._block import cast_block, sparsity_mask
+from ._pack import pack_codes, pack_mask
+from ._scalar import decode, encode
+
+__all__ = ["INPUT_DTYPES", "ArrayResult", "block_indices", "cast_array", "to_input_dtype"]
+
+#: The accepted input dtypes (SEMANTICS.md §9).
+INPUT_DTYPES: dict[str, NumberSpec] = {
+    "float32": number("float32"),
+    "float16": number("float16"),
+    "bfloat16": number("bfloat16"),
+}
+
+
+def to_input_dtype(v: float, input_dtype: str) -> float:
+    """Round a float32 value to the input dtype (RNE, IEEE overflow; NaN stays NaN with its sign).
+
+    Raises:
+        SpecError: for an input dtype tcast does not accept.
+    """
+    spec = _input_spec(input_dtype)
+    if input_dtype == "float32" or math.isnan(v):
+        return v
+    return decode(encode(v, spec, "even", saturate=False), spec)
+
+
+def _input_spec(input_dtype: str) -> NumberSpec:
+    if input_dtype not in INPUT_DTYPES:
+        raise SpecError(
+            f"input dtype {input_dtype!r} is not accepted; valid: {', '.join(INPUT_DTYPES)}"
+        )
+    return INPUT_DTYPES[input_dtype]
+
+
+@dataclass(frozen=True)
+class ArrayResult:
+    """The exact result of casting an array (all sequences in C order).
+
+    Attributes:
+        shape: the array's shape.
+        input_dtype: float32, float16 or bfloat16.
+        values: the virtual result, rounded to the input dtype.
+        codes: one element code per element (0 where pruned or in a NaN block).
+        scale: scale codes in C order of ``scale_shape`` (None when unscaled).
+        scale_shape: the scale array's shape (``()`` for a tensor scale).
+        zero: zero-point codes, shaped like the scale (uint data), else None.
+        tenscale: the tensor-scale code (two-level scaling), else None.
+        mask: the keep-mask (sparsity), else None.
+        bits: the element code width.
+    """
+
+    shape: tuple[int, ...]
+    input_dtype: str
+    values: tuple[float, ...]
+    codes: tuple[int, ...]
+    scale: tuple[int, ...] | None
+    scale_shape: tuple[int, ...] | None
+    zero: tuple[int, ...] | None
+    tenscale: int | None
+    mask: tuple[bool, ...] | None
+    bits: int
+
+    def packed(self) -> bytes:
+        """The compress data: the kept codes, packed (SEMANTICS.md §8)."""
+        keep = self.mask or (True,) * len(self.codes)
+        return pack_codes([c for c, k in zip(self.codes, keep, strict=True) if k], self.bits)
+
+    def packed_mask(self) -> bytes | None:
+        """The compress mask: eight keep-bits per byte, or None without sparsity."""
+        return None if self.mask is None else pack_mask(self.mask)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return out[::-1]
+
+
+def block_indices(
+    shape: Sequence[int], dtype: DataType | str, transpose_scale: bool = False
+) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], list[int]]]]:
+    """Partition an array into blocks (SEMANTICS.md §5.1).
+
+    Args:
+        shape: the array shape.
+        dtype: a scaled datatype.
+        transpose_scale: swap the two segments of a 2-D tile.
+
+    Returns:
+        The scale shape, and for each scale position (C order) the flat C-order
+        indices of its elements, ordered with the sparse dimension (if any, else
+        the last tiled dimension) varying fastest.
+
+    Raises:
+        SpecError: for an unscaled datatype or a dimension the shape lacks.
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    if dt.sspec is None:
+        raise SpecError(f"{dt.name} is unscaled: it has no blocks")
+    shape = tuple(shape)
+    nd = len(shape)
+    tiles = dt.sspec.tiles
+    if not tiles:
+        return (), [((), list(range(math.prod(shape))))]
+    dims = dt.sspec.dims(nd, transpose_scale)
+    sizes = {d: (t.size or shape[d]) for d, t in zip(dims, tiles, strict=True)}
+    # ceil(n / T) scales along a tiled dimension (1 for a channel); none for an empty one
+    scale_shape = tuple(
+        (-(-shape[d] // sizes[d]) if shape[d] else 0) if d in sizes else shape[d]
+        for d in range(nd)
+    )
+    sparse_dims = [d for d, t in zip(dims, tiles, strict=True) if t.is_sparse]
+    inner = sparse_dims[0] if sparse_dims else dims[-1]
+    order = [d for d in range(nd) if d != inner] + [inner]
+    strides = _strides(shape)
+    blocks: dict[tuple[int, ...], list[int]] = {}
+    for pos in itertools.product(*(range(shape[d]) for d in order)):
+        idx = [0] * nd
+        for d, i in zip(order, pos, strict=True):
+            idx[d] = i
+        key = tuple(idx[d] // sizes[d] if d in sizes else idx[d] for d in range(nd))
+        blocks.setdefault(key, []).append(sum(i * s for i, s in zip(idx, strides, strict=True)))
+    keys = list(itertools.product(*(range(n) for n in scale_shape)))
+    return scale_shape, [(k, blocks.get(k, [])) for k in keys]
+
+
+def _sparse_keep(
+    values: list[float], shape: tuple[int, ...], dt: DataType, transpose: bool
+) -> list[bool] | None:
+    sspec = dt.sspec
+    if sspec is None or not sspec.is_sparse:
+        return None
+    dims = sspec.dims(len(shape), transpose)
+    (d, tile) = next((d, t) for d, t in zip(dims, sspec.tiles, strict=True) if t.is_sparse)
+    strides = _strides(shape)
+    keep = [False] * len(values)
+    # groups: runs of M along dimension d, aligned to index 0 of d (tiles start at
+    # multiples of T, and M divides T); the last run may be shorter.
+    others = [range(n) if k != d else range(1) for k, n in enumerate(shape)]
+    for base in itertools.product(*others):
+        start = sum(i * s for i, s in zip(base, strides, strict=True))
+        line = [start + j * strides[d] for j in range(shape[d])]
+        for g in range(0, len(line), tile.sparse_m):
+            group = line[g : g + tile.sparse_m]
+            flags = sparsity_mask([values[i] for i in group], tile.sparse_n, tile.sparse_m)
+            for i, f in zip(group, flags, strict=True):
+                keep[i] = f
+    return keep
+
+
+def cast_array(
+    values: Sequence[float],
+    shape: Sequence[int],
+    dtype: DataType | str,
+    *,
+    input_dtype: str = "float32",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: Sequence[int] | None = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+) -> ArrayResult:
+    """Cast a small array exactly.
+
+    Args:
+        values: the elements in C order (Python floats representable in ``input_dtype``).
+        shape: the array shape.
+        dtype: the datatype (DataType, catalog name or code pair).
+        input_dtype: float32, float16 or bfloat16.
+        roundmode: the round mode.
+        scalemode: the scale mode.
+        seed: stochastic rounding: Philox seed (bits drawn by flat index).
+        rbits: stochastic rounding: one 32-bit integer per element, C order.
+        saturate: unscaled casts: saturate (True) or IEEE overflow.
+        transpose_scale: swap the two tile segments.
+
+    Returns:
+        The ArrayResult.
+
+    Raises:
+        SpecError: for bad arguments (including seed together with rbits).
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    spec_in = _input_spec(input_dtype)
+    mode = round_mode(roundmode)
+    smode = scale_mode(scalemode)
+    shape = tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise SpecError(f"shape {shape} has a negative dimension")
+    vals = [float(v) for v in values]
+    if len(vals) != math.prod(shape):
+        raise SpecError(f"{len(vals)} values do not fill shape {shape}")
+    for v in vals:
+        if not math.isnan(v) and decode(encode(v, spec_in, "even", saturate=False), spec_in) != v:
+            raise SpecError(f"value {v!r} is not a {input_dtype} value")
+    rs = _rbits(mode, seed, rbits, len(vals))
+    codes: list[int] = [0] * len(vals)
+    out: list[float] = [0.0] * len(vals)
+    if dt.sspec is None:
+        res = cast_block(vals, dt, roundmode=mode, rbits=rs, saturate=saturate)
+        vals32 = res.values
+        return ArrayResult(
+            shape, input_dtype, tuple(to_input_dtype(v, input_dtype) for v in vals32),
+            res.codes, None, None, None, None, None, dt.nspec.bits,
+        )
+    keep = _sparse_keep(vals, shape, dt, transpose_scale)
+    tensor_amax = None
+    if dt.is_multiscale:
+        tensor_amax = max((abs(v) for v in vals), default=0.0)
+        if any(math.isnan(v) for v in vals):
+            tensor_amax = math.nan
+    scale_shape, blocks = block_indices(shape, dt, transpose_scale)
+    scales: list[int] = []
+    zeros: list[int] = []
+    tcode = None
+    for _, idx in blocks:
+        res = cast_block(
+            [vals[i] for i in idx], dt, roundmode=mode, scalemode=smode,
+            rbits=None if rs is None else [rs[i] for i in idx], tensor_amax=tensor_amax,
+            keep=None if keep is None else [keep[i] for i in idx],
+        )
+        for i, c, v in zip(idx, res.codes, res.values, strict=True):
+            codes[i] = c
+            out[i] = v
+        scales.append(res.scale)
+        if res.zero is not None:
+            zeros.append(res.zero)
+        tcode = res.tenscale if res.tenscale is not None else tcode
+    return ArrayResult(
+        shape, input_dtype, tuple(to_input_dtype(v, input_dtype) for v in out), tuple(codes),
+        tuple(scales), scale_shape, tuple(zeros) if zeros else None, tcode,
+        None if keep is None else tuple(keep), dt.nspec.bits,
+    )
+
+
+def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: int):
+    if seed is not None and rbits is not None:
+        raise SpecError("give either seed or rbits for stochastic rounding, not both")
+    if mode is not RoundMode.STOCHASTIC:
+        if seed is not None or rbits is not None:
+            raise SpecError(f"seed and rbits are for stochastic rounding, not {mode.value!r}")
+        return None
+    if seed is not None:
+        return random_bits(seed, range(n))
+    if rbits is None:
+        raise SpecError("stochastic rounding needs a seed or rbits")
+    if len(rbits) != n:
+        raise SpecError(f"rbits has {len(rbits)} values for {n} elements")
+    return list(rbits)
+

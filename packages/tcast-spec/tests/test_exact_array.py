@@ -1,0 +1,265 @@
+"""The array layer of the exact model: tiling (§5.1), sparsity groups (§6), Philox by flat
+index (§3.3), the virtual result in the input dtype (§7) and compress packing (§8)."""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tcast
+from tcast import SpecError, exact
+
+
+def f32_values(rng, n, scale=4.0):
+    return [float(v) for v in (rng.standard_normal(n) * scale).astype(np.float32)]
+
+
+def bits(values, dtype=np.float32):
+    udt = {np.float32: np.uint32, np.float16: np.uint16, ml_dtypes.bfloat16: np.uint16}[dtype]
+    return np.array(values, dtype=np.float64).astype(dtype).view(udt).tolist()
+
+
+# --------------------------------------------------------------------------- tiling
+def numpy_blocks(shape, t_rows, t_cols):
+    """Independent partition of a 2-D array into t_rows x t_cols tiles via numpy slicing."""
+    idx = np.arange(math.prod(shape)).reshape(shape)
+    out = {}
+    for bi in range(-(-shape[0] // t_rows)):
+        for bj in range(-(-shape[1] // t_cols)):
+            tile = idx[bi * t_rows : (bi + 1) * t_rows, bj * t_cols : (bj + 1) * t_cols]
+            out[(bi, bj)] = sorted(tile.ravel().tolist())
+    return out
+
+
+@pytest.mark.parametrize(
+    ("shape", "scode", "rows", "cols", "transpose"),
+    [
+        ((4, 8), "e8m0_t4", 1, 4, False),
+        ((4, 10), "e8m0_t4", 1, 4, False),  # partial last tile along the last dim
+        ((6, 8), "e8m0_t4d0", 4, 1, False),  # tiles along dim 0, partial
+        ((6, 8), "e8m0_t0", 1, 8, False),  # channel: the whole last dim
+        ((6, 8), "e8m0_t0d0", 6, 1, False),
+        ((6, 10), "e8m0_t2_t4", 2, 4, False),
+        ((6, 10), "e8m0_t2_t4", 4, 2, True),  # transposed: segments swap dimensions
+        ((5, 9), "e8m0_t0_t4", 5, 4, False),  # channel x tile
+        ((5, 9), "e8m0_t4d-1_t2d-2", 2, 4, False),  # explicit dims, reversed order
+    ],
+)
+def test_blocks_are_the_tiles_of_the_array_including_partial_tiles(
+    shape, scode, rows, cols, transpose
+):
+    scale_shape, blocks = exact.block_indices(shape, tcast.datatype("e2m1f", scode), transpose)
+    expected = numpy_blocks(shape, rows, cols)
+    assert scale_shape == (-(-shape[0] // rows), -(-shape[1] // cols))
+    assert {k: sorted(v) for k, v in blocks} == expected
+    assert [k for k, _ in blocks] == sorted(expected)  # C order of the scale array
+
+
+def test_a_tensor_scale_is_one_block_with_scale_shape_empty():
+    scale_shape, blocks = exact.block_indices((3, 4), "fp8_F")
+    assert scale_shape == () and blocks == [((), list(range(12)))]
+
+
+def test_tiles_along_a_middle_dimension_of_a_3d_array():
+    scale_shape, blocks = exact.block_indices((2, 6, 3), tcast.datatype("e2m1f", "e8m0_t4d1"))
+    assert scale_shape == (2, 2, 3)
+    idx = np.arange(36).reshape(2, 6, 3)
+    got = dict(blocks)
+    assert sorted(got[(1, 1, 2)]) == sorted(idx[1, 4:6, 2].tolist())
+    assert sorted(got[(0, 0, 0)]) == sorted(idx[0, 0:4, 0].tolist())
+
+
+def test_dimension_outside_the_array_is_a_spec_error():
+    with pytest.raises(SpecError, match="dimension"):
+        exact.block_indices((4,), tcast.datatype("e2m1f", "e8m0_t2d1"))
+
+
+def test_cast_array_equals_cast_block_on_each_tile():
+    rng = np.random.default_rng(7)
+    shape = (5, 12)
+    vals = f32_values(rng, 60)
+    dt = tcast.datatype("e4m3fn", "e8m0_t2_t8")
+    res = exact.cast_array(vals, shape, dt)
+    for (bi, bj), idx in numpy_blocks(shape, 2, 8).items():
+        blk = exact.cast_block([vals[i] for i in idx], dt)
+        assert res.scale[bi * res.scale_shape[1] + bj] == blk.scale
+        assert [res.codes[i] for i in idx] == list(blk.codes)
+        assert bits([res.values[i] for i in idx]) == bits(blk.values)
+
+
+def test_a_partial_tile_is_cast_from_its_real_elements_only():
+    # 6 elements, tile 4: blocks [x0..x3] and the partial [x4, x5]; the partial block's
+    # scale and codes are those of cast_block on its two real elements.
+    dt = tcast.datatype("e2m1f", "e8m0_t4")
+    vals = [1.0, 2.0, 3.0, 4.0, 96.0, 100.0]
+    res = exact.cast_array(vals, (6,), dt)
+    head, tail = exact.cast_block(vals[:4], dt), exact.cast_block(vals[4:], dt)
+    assert res.scale_shape == (2,)
+    # amax 4: e = 2 - emax(2) = 0 -> 127; amax 100: e = 6 - 2 = 4 -> 131
+    assert res.scale == (head.scale, tail.scale) == (127, 131)
+    assert res.codes == head.codes + tail.codes
+
+
+# ------------------------------------------------------------------------- sparsity
+def test_sparsity_groups_run_along_the_sparse_dimension_not_across_rows():
+    # t4n2m4 along the last dim of a (2, 5) array: groups [0..3], [4] in each row; the
+    # short group keeps its only element.
+    vals = [1.0, 5.0, 3.0, 2.0, -7.0, 0.5, 0.25, 8.0, 9.0, 1.0]
+    res = exact.cast_array(vals, (2, 5), tcast.datatype("e2m1f", "e8m0_t4n2m4"))
+    assert res.mask == (False, True, True, False, True, False, False, True, True, True)
+
+
+def test_sparsity_along_dimension_zero():
+    vals = [1.0, 9.0, 4.0, 2.0, 3.0, 8.0, 2.0, 1.0]  # shape (4, 2): columns [1,4,3,2], [9,2,8,1]
+    res = exact.cast_array(vals, (4, 2), tcast.datatype("e2m1f", "e8m0_t4n2m4d0"))
+    assert res.mask == (False, True, True, False, True, True, False, False)
+
+
+def test_sparsity_ties_keep_the_lower_index_in_the_array():
+    res = exact.cast_array([2.0, 2.0, 2.0, 2.0], (4,), tcast.datatype("e2m1f", "e8m0_t4n2m4"))
+    assert res.mask == (True, True, False, False)
+    assert res.codes[2:] == (0, 0) and bits(res.values[2:]) == [0, 0]
+
+
+# ------------------------------------------------------------------- random bits, §3.3
+def test_seeded_bits_are_philox_word0_of_the_flat_index():
+    rng = np.random.default_rng(3)
+    vals = f32_values(rng, 24)
+    dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
+    by_seed = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", seed=2**40 + 5)
+    words = [exact.philox4x32((i, 0, 0, 0), (5, 256))[0] for i in range(24)]
+    by_bits = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", rbits=words)
+    assert by_seed == by_bits
+
+
+def test_random_bits_follow_the_element_not_the_tiling():
+    # Transposing the scale changes the blocks but not which random word an element uses:
+    # with one scale over everything, rounding is per element and must not change.
+    rng = np.random.default_rng(4)
+    vals = f32_values(rng, 16)
+    a = exact.cast_array(vals, (4, 4), "e2m1f_e8m0_t4_t2", roundmode="stochastic", seed=9)
+    b = exact.cast_array(vals, (4, 4), "e2m1f_e8m0_t2_t4", roundmode="stochastic", seed=9,
+                         transpose_scale=True)
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"roundmode": "stochastic", "seed": 1, "rbits": [0] * 4}, "not both"),
+        ({"roundmode": "stochastic"}, "seed or rbits"),
+        ({"roundmode": "stochastic", "rbits": [0] * 3}, "3 values for 4"),
+        ({"seed": 1}, "stochastic"),
+        ({"input_dtype": "float64"}, "float64"),
+    ],
+)
+def test_bad_arguments_are_spec_errors(kw, match):
+    with pytest.raises(SpecError, match=match):
+        exact.cast_array([1.0, 2.0, 3.0, 4.0], (4,), "mxfp4", **kw)
+
+
+def test_values_must_belong_to_the_input_dtype_and_fill_the_shape():
+    with pytest.raises(SpecError, match="not a float16 value"):
+        exact.cast_array([1.0 + 2**-20], (1,), "e4m3fn", input_dtype="float16")
+    with pytest.raises(SpecError, match="do not fill"):
+        exact.cast_array([1.0, 2.0], (3,), "e4m3fn")
+
+
+# ---------------------------------------------------------------- virtual result, §7
+def test_virtual_result_is_rounded_to_bfloat16_like_ml_dtypes():
+    rng = np.random.default_rng(5)
+    vals = [float(v) for v in (rng.standard_normal(32) * 3).astype(ml_dtypes.bfloat16)]
+    res32 = exact.cast_array(vals, (32,), "uint8_FF")
+    res16 = exact.cast_array(vals, (32,), "uint8_FF", input_dtype="bfloat16")
+    expect = np.array(res32.values, np.float32).astype(ml_dtypes.bfloat16)
+    assert bits(res16.values, ml_dtypes.bfloat16) == expect.view(np.uint16).tolist()
+
+
+def test_virtual_float16_result_can_overflow_to_inf_under_ceil():
+    # 65504 (float16 max), ceil: e = 16 - 8, 65504 / 2^8 = 255.875 -> e4m3fn 256 -> 65536:
+    # beyond float16, and rounding to the input dtype is IEEE (§7).
+    res = exact.cast_array([65504.0], (1,), "e4m3fn_e8m0", scalemode="ceil",
+                           input_dtype="float16")
+    assert res.values == (math.inf,)
+    floor = exact.cast_array([65504.0], (1,), "e4m3fn_e8m0", input_dtype="float16")
+    assert floor.values == (57344.0,)  # 65504 / 2^7 = 511.75 -> saturates to 448 -> 57344
+
+
+def test_nan_into_a_finite_only_format_stays_nan_in_the_virtual_result():
+    res = exact.cast_array([math.nan, -math.nan, 1.0], (3,), "e2m1f")
+    assert res.codes == (0, 0, 2)
+    assert bits(res.values[:2]) == [0x7FC00000, 0xFFC00000]
+
+
+# ------------------------------------------------------------------------ packing, §8
+def test_fp4_packs_element_2i_in_the_low_nibble_and_pads_an_odd_count():
+    assert exact.pack_codes([0x1, 0x2, 0x3], 4) == bytes([0x21, 0x03])
+
+
+def test_fp6_packs_four_codes_in_three_bytes_as_a_dense_stream():
+    # codes a=0b000001, b=0b000010, c=0b000011, d=0b111111: stream (LSB first) =
+    # a | b<<6 | c<<12 | d<<18 = 0xFC3081 -> bytes 81 30 FC
+    assert exact.pack_codes([1, 2, 3, 63], 6) == bytes([0x81, 0x30, 0xFC])
+    assert exact.pack_codes([1, 2, 3, 63, 5], 6) == bytes([0x81, 0x30, 0xFC, 0x05])
+
+
+def test_two_and_three_bit_packing():
+    assert exact.pack_codes([1, 2, 3, 0, 3], 2) == bytes([0b00111001, 0b11])
+    assert exact.pack_codes([7, 1, 2], 3) == bytes([0b10001111, 0b0])
+
+
+def test_wide_codes_are_little_endian_in_2_or_4_bytes():
+    assert exact.pack_codes([0x1234], 16) == b"\x34\x12"
+    assert exact.pack_codes([0x12345], 17) == b"\x45\x23\x01\x00"
+    assert exact.pack_codes([0xAB], 8) == b"\xab"
+
+
+def test_mask_packs_eight_per_byte_first_element_lowest():
+    assert exact.pack_mask([True, False, False, True] + [False] * 4 + [True]) == b"\x09\x01"
+
+
+def test_fp4_packing_matches_torch_float4_x2_layout():
+    torch = pytest.importorskip("torch")
+    codes = [0x1, 0x2, 0x3, 0xF]
+    packed = torch.tensor(list(exact.pack_codes(codes, 4)), dtype=torch.uint8)
+    as_x2 = packed.view(torch.float4_e2m1fn_x2)
+    assert as_x2.view(torch.uint8).tolist() == [0x21, 0xF3]
+
+
+@given(st.integers(1, 32), st.data())
+def test_unpack_inverts_pack(width, data):
+    codes = data.draw(st.lists(st.integers(0, 2**width - 1), max_size=40))
+    assert exact.unpack_codes(exact.pack_codes(codes, width), width, len(codes)) == codes
+
+
+def test_pack_rejects_codes_that_do_not_fit():
+    with pytest.raises(SpecError, match="does not fit"):
+        exact.pack_codes([16], 4)
+    with pytest.raises(SpecError, match="fewer than"):
+        exact.unpack_codes(b"\x00", 4, 3)
+
+
+def test_compress_result_drops_pruned_codes():
+    vals = [1.0, 5.0, 3.0, 2.0, -7.0, 0.5, 0.25, 8.0]
+    res = exact.cast_array(vals, (8,), tcast.datatype("e2m1f", "e8m0_t8n2m4"))
+    kept = [c for c, k in zip(res.codes, res.mask, strict=True) if k]
+    assert len(kept) == 4
+    assert res.packed() == exact.pack_codes(kept, 4)
+    assert res.packed_mask() == bytes([0b10010110])
+
+
+def test_upcast_rule_decoded_codes_times_scale_equal_the_virtual_values():
+    # §8: decoding an actual result (code value x scale) gives the virtual float32 values.
+    rng = np.random.default_rng(11)
+    vals = f32_values(rng, 64, scale=50.0)
+    for name in ("mxfp8", "mxfp6e2", "mxfp4", "mxfp8e5"):
+        dt = tcast.datatype(name)
+        res = exact.cast_array(vals, (2, 32), dt)
+        up = [
+            exact.decode(c, dt.nspec) * exact.decode(res.scale[i // 32], dt.sspec.scale)
+            for i, c in enumerate(res.codes)
+        ]
+        assert bits(up) == bits(res.values)
