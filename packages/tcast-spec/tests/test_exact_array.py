@@ -135,15 +135,22 @@ def test_seeded_bits_are_philox_word0_of_the_flat_index():
     assert by_seed == by_bits
 
 
-def test_random_bits_follow_the_element_not_the_tiling():
-    # Transposing the scale changes the blocks but not which random word an element uses:
-    # with one scale over everything, rounding is per element and must not change.
+def test_random_bits_follow_the_flat_index_under_transposed_scaling():
+    # Transposed scaling changes the tiles (4x2 -> 2x4) but element i still draws word i.
     rng = np.random.default_rng(4)
     vals = f32_values(rng, 16)
-    a = exact.cast_array(vals, (4, 4), "e2m1f_e8m0_t4_t2", roundmode="stochastic", seed=9)
-    b = exact.cast_array(vals, (4, 4), "e2m1f_e8m0_t2_t4", roundmode="stochastic", seed=9,
-                         transpose_scale=True)
-    assert a == b
+    dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
+    words = exact.random_bits(9, range(16))
+    for transpose in (False, True):
+        res = exact.cast_array(vals, (4, 4), dt, roundmode="stochastic", seed=9,
+                               transpose_scale=transpose)
+        _, blocks = exact.block_indices((4, 4), dt, transpose)
+        assert {len(idx) for _, idx in blocks} == {8}
+        for k, (_, idx) in enumerate(blocks):
+            blk = exact.cast_block([vals[i] for i in idx], dt, roundmode="stochastic",
+                                   rbits=[words[i] for i in idx])
+            assert res.scale[k] == blk.scale
+            assert [res.codes[i] for i in idx] == list(blk.codes)
 
 
 @pytest.mark.parametrize(
@@ -263,3 +270,42 @@ def test_upcast_rule_decoded_codes_times_scale_equal_the_virtual_values():
             for i, c in enumerate(res.codes)
         ]
         assert bits(up) == bits(res.values)
+
+
+# ------------------------------------------------------------------ NaN bits, §2 / §7
+def test_nan_block_virtual_values_are_the_positive_canonical_nan_of_the_input_dtype():
+    vals = [1.0, math.nan] + [2.0] * 30
+    res32 = exact.cast_array(vals, (32,), "mxfp4")
+    assert set(bits(res32.values)) == {0x7FC00000}
+    res16 = exact.cast_array(vals, (32,), "mxfp4", input_dtype="float16")
+    assert set(bits(res16.values, np.float16)) == {0x7E00}
+    resbf = exact.cast_array(vals, (32,), "mxfp4", input_dtype="bfloat16")
+    assert set(bits(resbf.values, ml_dtypes.bfloat16)) == {0x7FC0}
+
+
+def test_unscaled_nan_sign_is_the_sign_the_code_carries():
+    neg_nan = -math.nan
+    fn = exact.cast_array([neg_nan], (1,), "e4m3fn")
+    assert fn.codes == (0xFF,) and bits(fn.values) == [0xFFC00000]
+    fnuz = exact.cast_array([neg_nan], (1,), "e4m3b8fnuz")  # one NaN, 0x80, decodes positive
+    assert fnuz.codes == (0x80,) and bits(fnuz.values) == [0x7FC00000]
+    ieee = exact.cast_array([neg_nan], (1,), "e5m2", input_dtype="float16")
+    assert ieee.codes == (0xFE,) and bits(ieee.values, np.float16) == [0xFE00]
+
+
+def test_a_pruned_nan_still_decodes_to_nan():
+    # Group [NaN, NaN, NaN, 1] keeps two NaNs; the third NaN is pruned but the block is
+    # non-finite, so every element, pruned or not, is NaN (§5.2, §6).
+    res = exact.cast_array([math.nan] * 3 + [1.0], (4,), "e2m1f_e8m0_t4n2m4")
+    assert res.mask == (True, True, False, False)
+    assert all(math.isnan(v) for v in res.values)
+
+
+def test_a_bumped_scale_near_float32_max_overflows_the_decoded_value_to_inf():
+    # §5.3: ceil on amax = float32 max, MXFP4: E = 127, e = 127 + 1 - 2 = 126; x' = max/2^126
+    # = 3.99.. -> e2m1 4 (code 6); 4 * 2^126 = 2^128 overflows float32.
+    f32max = float(np.finfo(np.float32).max)
+    res = exact.cast_array([f32max, 1.0], (2,), "mxfp4", scalemode="ceil")
+    assert res.scale == (127 + 126,) and res.codes[0] == 0x6
+    assert res.values[0] == math.inf
+    assert exact.cast_array([f32max, 1.0], (2,), "mxfp4").values[0] == 6 * 2.0**125

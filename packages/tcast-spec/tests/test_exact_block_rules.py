@@ -471,7 +471,8 @@ def test_sparsity_pruned_negative_zero_gives_positive_zero():
 
 def test_sparsity_nan_ranks_first():
     # NaN ranks above every magnitude: group [1, NaN, 3, 2] keeps NaN and 3, so the
-    # block is a NaN block (scale 0xFF, codes 0); pruned positions stay +0.
+    # block is a NaN block (scale 0xFF, codes 0); a non-finite block decodes to NaN
+    # throughout, pruned positions included (§5.2, §6).
     xs = [1.0, NAN, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0]
     mask = (False, True, True, False, True, True, False, False)
     assert sparsity_mask(xs, 2, 4) == mask
@@ -479,8 +480,7 @@ def test_sparsity_nan_ranks_first():
     assert r.mask == mask
     assert r.scale == 0xFF
     assert r.codes == (0,) * 8
-    for v, keep in zip(r.values, mask, strict=True):
-        assert math.isnan(v) if keep else (v == 0.0 and not is_neg(v))
+    assert all(math.isnan(v) for v in r.values)
 
 
 def _bf16(x: np.float32) -> np.float32:

@@ -13,6 +13,9 @@ along the last dimension.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from .datatype import DataType
 from .number import number
 from .scale import scale
@@ -279,8 +282,7 @@ bfp16 = _dt("bfp16", "int8", "e8m0_t8")
 bfp16t16 = _dt("bfp16t16", "int8", "e8m0_t16")
 """block floating point: int8, e8m0 scale per 16."""
 
-#: Every catalog name (aliases included) to its datatype.
-CATALOG: dict[str, DataType] = {
+_CATALOG: dict[str, DataType] = {
     "float32": float32,
     "float16": float16,
     "bfloat16": bfloat16,
@@ -410,8 +412,7 @@ CATALOG: dict[str, DataType] = {
     "bfp16t16": bfp16t16,
 }
 
-#: Alias to primary name.
-ALIASES: dict[str, str] = {
+_ALIASES: dict[str, str] = {
     "fp32": "float32",
     "fp16": "float16",
     "bf16": "bfloat16",
@@ -440,10 +441,15 @@ ALIASES: dict[str, str] = {
     "mxbfpt16": "mxfp6e2t16",
     "mxfp4e2t16": "mxfp4t16",
 }
-CATALOG.update({alias: CATALOG[primary] for alias, primary in ALIASES.items()})
+_CATALOG.update({alias: _CATALOG[primary] for alias, primary in _ALIASES.items()})
 
-#: Primary name to a one-line description.
-DESCRIPTIONS: dict[str, str] = {
+#: Every catalog name (aliases included) to its datatype (read-only).
+CATALOG: Mapping[str, DataType] = MappingProxyType(_CATALOG)
+#: Alias to primary name (read-only).
+ALIASES: Mapping[str, str] = MappingProxyType(_ALIASES)
+
+#: Primary name to a one-line description (read-only).
+DESCRIPTIONS: Mapping[str, str] = MappingProxyType({
     "float32": "IEEE binary32",
     "float16": "IEEE binary16",
     "bfloat16": "bfloat16",
@@ -571,10 +577,10 @@ DESCRIPTIONS: dict[str, str] = {
     "nvf4": "upstream nvf4: E2M1, E4M3 scale per 16, no tensor scale",
     "bfp16": "block floating point: int8, e8m0 scale per 8",
     "bfp16t16": "block floating point: int8, e8m0 scale per 16",
-}
+})
 
-#: Named datatypes of upstream tensorcast that tcast does not support yet.
-NOT_YET_SUPPORTED: dict[str, str] = {
+#: Named datatypes of upstream tensorcast that tcast does not support yet (read-only).
+NOT_YET_SUPPORTED: Mapping[str, str] = MappingProxyType({
     "mx9": "MSFP MX9 is a codebook datatype (tile 16, subtile 2); codebooks come later",
     "mx6": "MSFP MX6 is a codebook datatype (tile 16, subtile 2); codebooks come later",
     "mx4": "MSFP MX4 is a codebook datatype (tile 16, subtile 2); codebooks come later",
@@ -582,4 +588,4 @@ NOT_YET_SUPPORTED: dict[str, str] = {
     "mxfp4m": "implicit codebook cb41f01_e2m2fnuz (tile 32, subtile 4); codebooks come later",
     "mxfp4e": "implicit codebook cb42fe0123_e3m2fnuz (tile 32, subtile 8); codebooks come later",
     "mxfp4f4": "implicit codebook cb42f1346_e2m3fnuz (tile 32, subtile 8); codebooks come later",
-}
+})

@@ -97,10 +97,11 @@ def _validate(dt: DataType) -> None:
     t = s.second
     if t is None:
         return
-    if not t.is_float:
+    if not t.is_float or not t.has_nan or t.emin < -127:
         raise SpecError(
             f"{n.code!r} data with a second scale spec {t.code!r}: the tensor scale over tile "
-            f"scales must be a float (e.g. float32)"
+            f"scales must be a float with a NaN code and normals no smaller than 2**-127 "
+            f"(e.g. float32)"
         )
     if not s.scale.is_float:
         raise SpecError(

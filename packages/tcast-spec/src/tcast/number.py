@@ -10,10 +10,12 @@ accepted spelling and what it means).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
+from types import MappingProxyType
 
 from .errors import SpecError
 
@@ -397,8 +399,8 @@ _CANONICAL_NAMES: dict[tuple[int, int, int, Style], str] = {
 
 #: Whole names (after an optional ``torch.`` prefix) that the grammar alone does
 #: not give: ml_dtypes/torch names whose meaning differs from the bare grammar,
-#: and short aliases. docs/names.md lists them with their meaning.
-NAMES: dict[str, NumberSpec] = {
+#: and short aliases. docs/names.md lists them with their meaning. Read-only.
+NAMES: Mapping[str, NumberSpec] = MappingProxyType({
     "float32": _float(8, 23),
     "fp32": _float(8, 23),
     "float": _float(8, 23),
@@ -423,7 +425,7 @@ NAMES: dict[str, NumberSpec] = {
     "fp8n": _float(4, 3, 8, Style.FNUZ),
     "bf8": _float(5, 2),
     "bf8n": _float(5, 2, 16, Style.FNUZ),
-}
+})
 
 _FLOAT_RE = re.compile(r"e([0-9]+)m([0-9]+)(?:b([0-9]+))?(fnuz|fn|uz|f)?")
 _INT_RE = re.compile(r"(u?)int([0-9]+)")

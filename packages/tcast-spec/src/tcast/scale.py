@@ -215,6 +215,11 @@ def _validate_scale(s: ScaleSpec) -> None:
             f"scale number {s.scale.code!r} has no NaN code; a block holding NaN or Inf "
             f"must be able to store a NaN scale"
         )
+    if s.scale.is_float and s.scale.emin < -127:
+        raise SpecError(
+            f"float scale {s.scale.code!r} has normal values down to 2**{s.scale.emin}; the "
+            f"float32 reciprocal of every scale must be finite (smallest normal >= 2**-127)"
+        )
     if s.second is not None and not isinstance(s.second, NumberSpec):
         raise SpecError(f"second number must be a NumberSpec or None, got {s.second!r}")
     if not isinstance(s.tiles, tuple) or not all(isinstance(t, TileSpec) for t in s.tiles):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..datatype import DataType, datatype
 from ..errors import SpecError
@@ -26,12 +27,12 @@ from ._scalar import decode, encode
 
 __all__ = ["INPUT_DTYPES", "ArrayResult", "block_indices", "cast_array", "to_input_dtype"]
 
-#: The accepted input dtypes (SEMANTICS.md §9).
-INPUT_DTYPES: dict[str, NumberSpec] = {
+#: The accepted input dtypes (SEMANTICS.md §9), read-only.
+INPUT_DTYPES: Mapping[str, NumberSpec] = MappingProxyType({
     "float32": number("float32"),
     "float16": number("float16"),
     "bfloat16": number("bfloat16"),
-}
+})
 
 
 def to_input_dtype(v: float, input_dtype: str) -> float:

@@ -44,9 +44,12 @@ class BlockResult:
 def _check_inputs(xs: Sequence[float]) -> list[float]:
     out = []
     for x in xs:
-        if not isinstance(x, float | int) or isinstance(x, bool):
-            raise SpecError(f"block values must be floats, got {x!r}")
-        x = float(x)
+        if isinstance(x, bool | str) or not hasattr(x, "__float__"):
+            raise SpecError(f"block values must be real numbers, got {x!r}")
+        try:
+            x = float(x)
+        except OverflowError:
+            raise SpecError(f"block value {x!r} is not a float32 value") from None
         if not _f32.is_f32(x):
             raise SpecError(f"block value {x!r} is not a float32 value")
         out.append(x)
@@ -54,7 +57,7 @@ def _check_inputs(xs: Sequence[float]) -> list[float]:
 
 
 def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
-    """Which elements N-of-M sparsity keeps, group by group (SEMANTICS.md §7).
+    """Which elements N-of-M sparsity keeps, group by group (SEMANTICS.md §6).
 
     Each run of ``m`` consecutive elements (the last run may be shorter) keeps
     its ``n`` largest magnitudes; NaN ranks above +Inf; equal magnitudes keep
@@ -97,6 +100,10 @@ def exponent_scale(
     mode = scale_mode(mode)
     if not (isinstance(amax, float | int) and math.isfinite(amax) and amax > 0):
         raise SpecError(f"exponent_scale needs a finite amax > 0, got {amax!r}")
+    elem_max = Fraction(elem_max)
+    if elem_max <= 0 or not isinstance(precision, int) or precision < 1:
+        raise SpecError(f"exponent_scale needs elem_max > 0 and precision >= 1, got "
+                        f"{elem_max}, {precision!r}")
     a = Fraction(amax)
     big_e = _floor_log2(a)  # exact, from the bits: never a float log2
     sig = a / Fraction(2) ** big_e  # in [1, 2)
@@ -165,10 +172,12 @@ def cast_block(
     vals = _check_inputs(xs)
     rs = _check_block_rbits(mode, rbits, len(vals))
     n, s = dt.nspec, dt.sspec
+    if tensor_amax is not None and not dt.is_multiscale:
+        raise SpecError(f"tensor_amax is for two-level datatypes; {dt.name} has one scale level")
     if s is None:
         codes = tuple(encode(x, n, mode, r, saturate) for x, r in zip(vals, rs, strict=True))
         values = tuple(
-            _f32.f32(decode(c, n)) if not math.isnan(x) else math.copysign(_NAN, x)
+            math.copysign(_NAN, x) if math.isnan(x) and not n.has_nan else decode(c, n)
             for c, x in zip(codes, vals, strict=True)
         )
         return BlockResult(codes, values)
@@ -192,7 +201,9 @@ def cast_block(
     if mask is None:
         return res
     codes = tuple(c if k else 0 for c, k in zip(res.codes, mask, strict=True))
-    values = tuple(v if k else 0.0 for v, k in zip(res.values, mask, strict=True))
+    # Pruned elements decode to +0, except in a non-finite block, which is NaN throughout
+    # (it holds a kept NaN or Inf): an input NaN is never turned into a number.
+    values = tuple(v if k or not finite else 0.0 for v, k in zip(res.values, mask, strict=True))
     return BlockResult(codes, values, res.scale, res.zero, res.tenscale, mask)
 
 

@@ -71,6 +71,15 @@ def _check_rbits(mode: RoundMode, rbits: int | None) -> None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
 
 
+def _as_number(value: object) -> float | int | Fraction:
+    # Python and NumPy scalars alike (anything real that converts exactly).
+    if isinstance(value, bool | str) or not hasattr(value, "__float__"):
+        raise SpecError(f"cannot encode {value!r}: not a real number")
+    if isinstance(value, float | int | Fraction):
+        return value
+    return float(value)  # NumPy scalars: exact for float16/float32/float64
+
+
 def _as_fraction(value: float | int | Fraction) -> Fraction:
     return value if isinstance(value, Fraction) else Fraction(value)
 
@@ -105,6 +114,7 @@ def encode(
     n = number(nspec)
     mode = round_mode(roundmode)
     _check_rbits(mode, rbits)
+    value = _as_number(value)
     if isinstance(value, float) and math.isnan(value):
         return _encode_nan(n, math.copysign(1.0, value) < 0)
     negative = (math.copysign(1.0, value) < 0) if isinstance(value, float) else value < 0
