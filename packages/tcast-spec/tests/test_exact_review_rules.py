@@ -1,10 +1,13 @@
 """Input validation and range rules found by review (SEMANTICS.md §1.2, §4.3, §5.5-§5.7)."""
 
+import itertools
 import math
 from fractions import Fraction
 
+import gfloat
 import numpy as np
 import pytest
+from gfloat.formats import format_info_p3109
 
 import tcast
 from tcast import SpecError, exact
@@ -83,3 +86,27 @@ def test_uint_range_beyond_float32_takes_the_largest_scale_and_overflows():
     res = exact.cast_block([f32max, -f32max], tcast.datatype("uint8", "e8m0_int8_t32"))
     assert res.scale == 0xFE
     assert res.values == (math.inf, -math.inf)
+
+
+@pytest.mark.parametrize("code", [f"binary8p{p}" for p in range(1, 8)] + ["e3m0fn", "e4m0fnuz"])
+def test_ties_go_to_the_even_code_as_gfloat_rounds(code):
+    # §3.2 'ties to even' means the even code; for formats with no mantissa bits that is the
+    # exponent's parity (gfloat's RNE does the same). Every midpoint of adjacent positive
+    # values, rounded by gfloat and by the exact model.
+    spec = tcast.number(code)
+    if code.startswith("binary8p"):
+        fi = format_info_p3109(8, spec.mbits + 1)
+    else:
+        fi = gfloat.FormatInfo(
+            code, k=spec.bits, precision=spec.mbits + 1, bias=spec.bias,
+            has_nz=spec.has_negzero,
+            domain=gfloat.Domain.Extended if spec.has_inf else gfloat.Domain.Finite,
+            num_high_nans=(1 if spec.style.value == "fn" else 0), has_subnormals=True,
+            is_signed=True, is_twos_complement=False,
+        )
+    values = sorted({exact.decode(c, spec) for c in range(spec.max_code + 1)})
+    for lo, hi in itertools.pairwise(values):
+        mid = (lo + hi) / 2
+        ours = exact.decode(exact.encode(mid, spec, "even"), spec)
+        theirs = gfloat.round_float(fi, mid, gfloat.RoundMode.TiesToEven)
+        assert ours == theirs, (code, mid, ours, theirs)

@@ -133,7 +133,11 @@ def encode(
     if a == 0:
         return n.sign_bit if (negative and n.has_negzero) else 0
     e = max(_floor_log2(a), n.emin)
-    m = round_magnitude(a, _pow2(e - n.mbits), mode, rbits)
+    ulp = _pow2(e - n.mbits)
+    # Ties go to the even *code*; with no mantissa bits that is the exponent's parity.
+    lo = (a // ulp) * ulp
+    odd = bool(_magnitude_code(n, lo) & 1) if lo else False
+    m = round_magnitude(a, ulp, mode, rbits, odd=odd)
     if m > n.max_value:
         return _encode_overflow(n, negative, saturate, mode, is_inf=False)
     mag = _magnitude_code(n, m)
