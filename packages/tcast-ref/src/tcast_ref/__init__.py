@@ -1,5 +1,33 @@
-"""tcast_ref: installable skeleton; the engine is not built yet, so it registers no engine."""
+"""tcast_ref: the bit-exact NumPy reference engine of tcast.
+
+Implements every rule of tcast's SEMANTICS.md on NumPy arrays (float32,
+float16, ``ml_dtypes.bfloat16``) and is checked against the exact model
+(``tcast.exact``) and independent implementations (ml_dtypes, torchao,
+gfloat). Registered as the ``ref`` engine, so ``tcast.cast(numpy_array, ...)``
+reaches it.
+"""
+
+from ._cast import INPUT_DTYPES, cast, upcast
+from ._codec import code_dtype, decode, encode
+from ._engine import RefEngine, engine
+from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
+from ._philox import random_bits
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "INPUT_DTYPES",
+    "RefEngine",
+    "__version__",
+    "cast",
+    "code_dtype",
+    "decode",
+    "encode",
+    "engine",
+    "pack_codes",
+    "pack_mask",
+    "random_bits",
+    "unpack_codes",
+    "unpack_mask",
+    "upcast",
+]

@@ -245,7 +245,8 @@ def _signed_block(
             raise SpecError(f"tensor_amax {tensor_amax!r} must be a non-negative float32 value")
         if not math.isfinite(t_amax):
             return _nan_block(len(vals), scale=snum.nan_code, tenscale=tspec.nan_code)
-        denom = _f32.f32(snum.max_value * n.max_value)
+        # M_S and M as float32 operands (maxint of a wide int rounds: SEMANTICS.md §0)
+        denom = _f32.mul(_f32.f32(snum.max_value), _f32.f32(_element_max(n, False)))
         tcode = _float_scale(_f32.div(t_amax, denom), tspec)
     if not finite:
         return _nan_block(len(vals), scale=snum.nan_code, tenscale=tcode)
@@ -275,7 +276,7 @@ def _signed_block(
         return BlockResult(tuple(codes), tuple(values), code)
 
     # float scale: s = amax / max, clamped to the normal range and rounded (RNE).
-    elem_max = float(_element_max(n, False))
+    elem_max = _f32.f32(_element_max(n, False))
     if dt.is_multiscale:
         tval = decode(tcode, dt.tenscale)
         code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
@@ -311,7 +312,7 @@ def _uint_block(
     lo = min(min(kept, default=0.0), 0.0)
     hi = max(max(kept, default=0.0), 0.0)
     rng = _f32.sub(hi, lo)
-    maxint = float(n.maxint)
+    maxint = _f32.f32(n.maxint)  # the float32 operand: exact up to uint24
     if snum.is_exponent:
         # smallest power of two 2**e with range <= maxint * 2**e (exact)
         if rng == 0 or math.isinf(rng):

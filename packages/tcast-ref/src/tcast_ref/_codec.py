@@ -1,0 +1,260 @@
+"""Vectorized encode and decode of float32 arrays (SEMANTICS.md §2-§4).
+
+Everything is integer arithmetic on the float32 bit patterns, so the result is
+the exactly rounded one for every round mode; it is checked against
+``tcast.exact`` value by value.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from tcast import Kind, NumberSpec, RoundMode, SpecError, Style
+
+__all__ = ["code_dtype", "decode", "encode", "floor_log2", "split_f32"]
+
+_U64 = np.uint64
+_TWO32 = _U64(1 << 32)
+
+
+def code_dtype(bits: int) -> np.dtype:
+    """The unsigned integer dtype that holds codes of ``bits`` bits."""
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
+
+
+def split_f32(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Split float32 values into (negative, nan, inf, significand S, exponent q): |x| = S * 2**q.
+
+    S is the integer significand (with the hidden bit for normals), S < 2**24.
+    """
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    neg = (b >> 31).astype(bool)
+    mag = b & np.uint32(0x7FFFFFFF)
+    nan = mag > 0x7F800000
+    inf = mag == 0x7F800000
+    e32 = (mag >> 23).astype(np.int64)
+    m32 = (mag & np.uint32(0x7FFFFF)).astype(_U64)
+    s = np.where(e32 > 0, m32 | _U64(0x800000), m32)
+    q = np.maximum(e32, 1) - 150
+    return neg, nan, inf, s, q
+
+
+def floor_log2(s: np.ndarray) -> np.ndarray:
+    """floor(log2 s) of positive integers below 2**53, exactly (from float64 exponent bits)."""
+    bits = np.asarray(s, dtype=np.float64).view(np.uint64)
+    return (bits >> 52).astype(np.int64) - 1023
+
+
+def _round_up(
+    n: np.ndarray, rem: np.ndarray, shift: np.ndarray, odd: np.ndarray, mode: RoundMode,
+    rbits: np.ndarray | None,
+) -> np.ndarray:
+    """Whether to add one ulp: rem is the discarded part of n's significand, in 2**-shift ulps."""
+    inexact = rem > 0
+    if mode is RoundMode.TRUNC:
+        return np.zeros(n.shape, bool)
+    if mode is RoundMode.STOCHASTIC:
+        if rbits is None:
+            raise SpecError("stochastic rounding needs random bits")
+        # floor(frac * 2**32): rem < 2**shift and rem < 2**24, so both shifts stay in 64 bits.
+        left = np.clip(32 - shift, 0, 32).astype(_U64)
+        right = np.clip(shift - 32, 0, 63).astype(_U64)
+        frac32 = (rem << left) >> right
+        return inexact & (frac32 + rbits.astype(_U64) >= _TWO32)
+    half = np.where(shift > 0, _U64(1) << np.clip(shift - 1, 0, 62).astype(_U64), _U64(0))
+    above = rem > half
+    tie = inexact & (rem == half)
+    if mode is RoundMode.EVEN:
+        return above | (tie & odd)
+    if mode is RoundMode.AWAY:
+        return above | tie
+    return above  # ZERO: nearest, ties toward zero
+
+
+def _magnitude_round(
+    s: np.ndarray, q: np.ndarray, g: np.ndarray, mode: RoundMode, rbits: np.ndarray | None,
+    odd_of: object,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Round S * 2**q to a multiple of 2**g (g >= q): returns (rounded count of 2**g, n)."""
+    shift = g - q
+    sc = np.clip(shift, 0, 63).astype(_U64)
+    n = s >> sc
+    rem = s - (n << sc)
+    odd = odd_of(n) if callable(odd_of) else odd_of
+    up = _round_up(n, rem, shift, odd, mode, rbits)
+    return n + up.astype(_U64), n
+
+
+def encode(
+    x: np.ndarray,
+    spec: NumberSpec,
+    mode: RoundMode = RoundMode.EVEN,
+    rbits: np.ndarray | None = None,
+    saturate: bool = True,
+) -> np.ndarray:
+    """Encode float32 values into ``spec``, elementwise (an unscaled cast).
+
+    Args:
+        x: float32 array.
+        spec: float, int, uint or exponent spec.
+        mode: round mode.
+        rbits: uint32 random bits of x's shape (stochastic).
+        saturate: overflow to +-max (True) or IEEE-style.
+
+    Returns:
+        Codes (unsigned bit patterns) as uint32, of x's shape.
+    """
+    x = np.asarray(x, dtype=np.float32)
+    if rbits is not None:
+        rbits = np.broadcast_to(np.asarray(rbits, dtype=np.uint32), x.shape)
+    if spec.kind is Kind.FLOAT:
+        return _encode_float(x, spec, mode, rbits, saturate)
+    if spec.kind is Kind.EXPONENT:
+        return _encode_exponent(x, spec, mode, rbits, saturate)
+    return _encode_int(x, spec, mode, rbits)
+
+
+def _encode_float(x, spec, mode, rbits, saturate):
+    neg, nan, inf, s, q = split_f32(x)
+    zero = s == 0
+    e = np.where(zero, 0, floor_log2(np.where(zero, 1, s)) + q)
+    g = np.maximum(e, spec.emin) - spec.mbits
+    mb = spec.mbits
+    base = spec.bias - 1 + mb
+
+    def odd_of(n):
+        # ties to the even code: with mantissa bits the code parity is n's; without, the
+        # exponent field's (g + bias).
+        if mb:
+            return (n & _U64(1)).astype(bool)
+        return (n > 0) & ((g + spec.bias) % 2 == 1)
+
+    nq, _ = _magnitude_round(s, q, g, mode, rbits, odd_of)
+    code = (((g + base) << mb) + nq.astype(np.int64)).astype(np.int64)
+    code = np.where(nq == 0, 0, code)
+    over = code > spec.max_code
+    sign = np.int64(spec.sign_bit)
+    result = np.where(neg & ((code != 0) | spec.has_negzero), code | sign, code)
+    # Overflow of a finite input, and infinite inputs (SEMANTICS.md §4.1).
+    finite_max = np.int64(spec.max_code)
+    if saturate or not (spec.has_inf or spec.has_nan):
+        over_code = inf_code = finite_max
+    else:
+        inf_code = np.int64(spec.inf_code if spec.has_inf else spec.nan_code)
+        over_code = finite_max if mode is RoundMode.TRUNC else inf_code
+    # The single NaN of fnuz/uz formats carries the sign bit itself.
+    single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
+    def signed(c: np.int64) -> np.ndarray:
+        if single_nan and c == spec.nan_code:
+            return np.full(x.shape, c)
+        return np.where(neg, c | sign, c)
+
+    result = np.where(over, signed(over_code), result)
+    result = np.where(inf, signed(inf_code), result)
+    if spec.has_nan:
+        nan_code = np.int64(spec.nan_code)
+        signed = spec.style in (Style.IEEE, Style.FN)
+        result = np.where(nan, np.where(neg & signed, nan_code | sign, nan_code), result)
+    else:
+        result = np.where(nan, 0, result)
+    return result.astype(np.uint32)
+
+
+def _encode_int(x, spec, mode, rbits):
+    neg, nan, inf, s, q = split_f32(x)
+    maxint = np.int64(spec.maxint)
+    zero = s == 0
+    e = np.where(zero, 0, floor_log2(np.where(zero, 1, s)) + q)
+    big = e >= 40  # far beyond 2**32: saturate before shifting
+    qs = np.where(big, 0, q)
+    # integer grid: g = 0; values with q > 0 are integers already (shift left, no rounding)
+    s_int = np.where(qs > 0, s << np.clip(qs, 0, 40).astype(_U64), s)
+    q_int = np.minimum(qs, 0)
+    nq, _ = _magnitude_round(
+        s_int, q_int, np.zeros_like(q_int), mode, rbits, lambda n: (n & _U64(1)).astype(bool)
+    )
+    mag = np.minimum(nq, _U64(spec.maxint)).astype(np.int64)
+    mag = np.where(big | inf, maxint, mag)
+    mag = np.where(nan, 0, mag)
+    if spec.is_uint:
+        val = np.where(neg, 0, mag)
+    else:
+        val = np.where(neg, -mag, mag)
+    return (val & np.int64((1 << spec.bits) - 1)).astype(np.uint32)
+
+
+def _encode_exponent(x, spec, mode, rbits, saturate):
+    neg, nan, inf, s, q = split_f32(x)
+    zero = s == 0
+    e = np.where(zero, 0, floor_log2(np.where(zero, 1, s)) + q)
+
+    def odd_of(n):
+        return ((e + spec.bias) % 2 == 1) & (n > 0)
+
+    nq, _ = _magnitude_round(s, q, e, mode, rbits, odd_of)
+    code = e + spec.bias + (nq > 1).astype(np.int64)
+    code = np.where(code < 0, 0, code)
+    over = code > spec.max_code
+    code = np.where(over, spec.max_code if saturate else spec.nan_code, code)
+    code = np.where(inf, spec.max_code if saturate else spec.nan_code, code)
+    code = np.where(nan | neg | zero, spec.nan_code, code)
+    return code.astype(np.uint32)
+
+
+@lru_cache(maxsize=64)
+def _table(spec: NumberSpec) -> np.ndarray:
+    """float32 value of every code of a format of at most 16 bits (read-only)."""
+    codes = np.arange(1 << spec.bits, dtype=np.int64)
+    out = _decode_arith(codes, spec)
+    out.setflags(write=False)
+    return out
+
+
+def decode(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
+    """Decode codes to float32 values (canonical NaN, with sign for IEEE/fn negative NaNs)."""
+    codes = np.asarray(codes)
+    if spec.bits <= 16:
+        return _table(spec)[codes.astype(np.int64) & ((1 << spec.bits) - 1)]
+    return _decode_arith(codes.astype(np.int64), spec)
+
+
+def _decode_arith(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
+    # Reserved codes (Inf/NaN fields) may compute huge values before they are replaced.
+    with np.errstate(over="ignore"):
+        return _decode_values(codes, spec)
+
+
+def _decode_values(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
+    nanv = np.uint32(0x7FC00000).view(np.float32)
+    if spec.kind is Kind.EXPONENT:
+        out = np.ldexp(np.float64(1.0), (codes - spec.bias).astype(np.int32)).astype(np.float32)
+        return np.where(codes == spec.nan_code, nanv, out).astype(np.float32)
+    if spec.kind is Kind.INT:
+        v = np.where(codes >> (spec.bits - 1) & 1, codes - (1 << spec.bits), codes)
+        return v.astype(np.float32)
+    if spec.kind is Kind.UINT:
+        return codes.astype(np.float32)
+    sign_bit = spec.sign_bit
+    neg = (codes & sign_bit) != 0
+    mag = codes & (sign_bit - 1)
+    field = mag >> spec.mbits
+    frac = mag & ((1 << spec.mbits) - 1)
+    sig = np.where(field > 0, frac + (1 << spec.mbits), frac).astype(np.float64)
+    val = np.ldexp(sig, (np.maximum(field, 1) - spec.bias - spec.mbits).astype(np.int32))
+    val = np.where(neg, -val, val).astype(np.float32)
+    allones = (1 << (spec.ebits + spec.mbits)) - 1
+    top = (1 << spec.ebits) - 1
+    if spec.style is Style.IEEE:
+        special = field == top
+        val = np.where(special & (frac == 0), np.where(neg, -np.inf, np.inf), val)
+        val = np.where(special & (frac != 0), np.where(neg, -nanv, nanv), val)
+    elif spec.style is Style.FN:
+        val = np.where(mag == allones, np.where(neg, -nanv, nanv), val)
+    elif spec.style is Style.FNUZ:
+        val = np.where(codes == sign_bit, nanv, val)
+    elif spec.style is Style.UZ:
+        val = np.where(codes == sign_bit, nanv, val)
+        val = np.where(mag == allones, np.where(neg, -np.inf, np.inf), val)
+    return val.astype(np.float32)

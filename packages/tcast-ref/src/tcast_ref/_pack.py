@@ -1,0 +1,67 @@
+"""Packing of codes and masks for compress results (SEMANTICS.md §8)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcast import SpecError
+
+__all__ = ["pack_codes", "pack_mask", "unpack_codes", "unpack_mask"]
+
+
+def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
+    """Pack a flat array of codes (SEMANTICS.md §8).
+
+    Widths up to 8 bits form a little-endian bit stream; wider codes take 2 or 4
+    little-endian bytes each.
+
+    Returns:
+        uint8 array.
+    """
+    codes = np.asarray(codes).reshape(-1).astype(np.uint32)
+    if not 1 <= bits <= 32:
+        raise SpecError(f"code width {bits} is not in 1..32")
+    if bits > 8:
+        return codes.astype("<u2" if bits <= 16 else "<u4").view(np.uint8).copy()
+    if bits == 8:
+        return codes.astype(np.uint8)
+    if 8 % bits == 0:  # 1, 2, 4: whole codes per byte
+        per = 8 // bits
+        pad = (-codes.size) % per
+        c = np.concatenate([codes, np.zeros(pad, np.uint32)]).reshape(-1, per)
+        shifts = (np.arange(per, dtype=np.uint32) * bits)[None, :]
+        return np.bitwise_or.reduce(c << shifts, axis=1).astype(np.uint8)
+    # 3, 5, 6, 7 bits: expand to a bit array, LSB first, and pack eight per byte
+    bitarr = ((codes[:, None] >> np.arange(bits, dtype=np.uint32)) & 1).astype(np.uint8)
+    return np.packbits(bitarr.reshape(-1), bitorder="little")
+
+
+def unpack_codes(data: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """Inverse of :func:`pack_codes`: ``count`` codes as uint32.
+
+    Raises:
+        SpecError: if ``data`` is too short.
+    """
+    data = np.asarray(data, dtype=np.uint8).reshape(-1)
+    if not 1 <= bits <= 32:
+        raise SpecError(f"code width {bits} is not in 1..32")
+    need = count * (2 if 8 < bits <= 16 else 4) if bits > 8 else (count * bits + 7) // 8
+    if data.size < need:
+        raise SpecError(f"{data.size} bytes hold fewer than {count} codes of {bits} bits")
+    if bits > 8:
+        return data[:need].view("<u2" if bits <= 16 else "<u4").astype(np.uint32)
+    if bits == 8:
+        return data[:count].astype(np.uint32)
+    bitarr = np.unpackbits(data[:need], bitorder="little")[: count * bits].reshape(count, bits)
+    weights = (np.uint32(1) << np.arange(bits, dtype=np.uint32))[None, :]
+    return (bitarr.astype(np.uint32) * weights).sum(axis=1).astype(np.uint32)
+
+
+def pack_mask(mask: np.ndarray) -> np.ndarray:
+    """Eight keep-bits per byte, the first element in the lowest bit."""
+    return np.packbits(np.asarray(mask, dtype=bool).reshape(-1), bitorder="little")
+
+
+def unpack_mask(data: np.ndarray, count: int) -> np.ndarray:
+    """Inverse of :func:`pack_mask`."""
+    return np.unpackbits(np.asarray(data, np.uint8), bitorder="little")[:count].astype(bool)

@@ -1,0 +1,157 @@
+"""Blocks of an N-d array as the last axis of a padded view (SEMANTICS.md §5.1, §6).
+
+Tiled dimensions are moved last and padded with zeros to whole tiles; zeros
+never change an amax, a range that already holds 0, or a sparsity decision
+about real elements (a padded zero never outranks a real element: it ties at
+best and comes later), so padding is invisible in the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcast import DataType
+
+__all__ = ["Tiling", "tiling"]
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How an array of ``shape`` maps onto blocks.
+
+    Attributes:
+        shape: the array's shape.
+        dims: tiled dimensions in segment order (empty for a tensor scale).
+        sizes: tile length along each tiled dimension (padded length for channels).
+        scale_shape: the scale array's shape.
+        sparse: index of the sparse segment in ``dims``, or None.
+        sparse_m: the sparsity group length (0 when dense).
+        sparse_n: kept elements per group.
+    """
+
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    sizes: tuple[int, ...]
+    scale_shape: tuple[int, ...]
+    sparse: int | None
+    sparse_m: int
+    sparse_n: int
+
+    @property
+    def _rest(self) -> tuple[int, ...]:
+        return tuple(n for d, n in enumerate(self.shape) if d not in self.dims)
+
+    @property
+    def _counts(self) -> tuple[int, ...]:
+        return tuple(-(-self.shape[d] // t) for d, t in zip(self.dims, self.sizes, strict=True))
+
+    @property
+    def block_len(self) -> int:
+        """Elements per block (padding included)."""
+        if not self.dims:
+            return max(int(np.prod(self.shape, dtype=np.int64)), 1)
+        return int(np.prod(self.sizes, dtype=np.int64))
+
+    def to_blocks(self, a: np.ndarray) -> np.ndarray:
+        """Array of ``shape`` -> (*rest, *counts, block_len); padding is 0 (False for bools)."""
+        if not self.dims:
+            flat = a.reshape(1, -1)
+            if flat.shape[1] == 0:
+                flat = np.zeros((1, 1), a.dtype)
+            return flat
+        nd = len(self.shape)
+        k = len(self.dims)
+        moved = np.moveaxis(a, self.dims, range(nd - k, nd))
+        pads = [(0, 0)] * (nd - k) + [
+            (0, c * t - self.shape[d])
+            for d, t, c in zip(self.dims, self.sizes, self._counts, strict=True)
+        ]
+        if any(p[1] for p in pads):
+            moved = np.pad(moved, pads)
+        rest = moved.shape[: nd - k]
+        if k == 1:
+            return moved.reshape(*rest, self._counts[0], self.sizes[0])
+        (c1, c2), (t1, t2) = self._counts, self.sizes
+        blocks = moved.reshape(*rest, c1, t1, c2, t2)
+        blocks = np.moveaxis(blocks, -3, -2)  # (*rest, c1, c2, t1, t2)
+        return blocks.reshape(*rest, c1, c2, t1 * t2)
+
+    def from_blocks(self, b: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`to_blocks`, padding dropped."""
+        if not self.dims:
+            n = int(np.prod(self.shape, dtype=np.int64))
+            return b.reshape(-1)[:n].reshape(self.shape)
+        nd = len(self.shape)
+        k = len(self.dims)
+        rest = b.shape[:-1 - k]
+        if k == 1:
+            moved = b.reshape(*rest, self._counts[0] * self.sizes[0])
+        else:
+            (c1, c2), (t1, t2) = self._counts, self.sizes
+            blocks = b.reshape(*rest, c1, c2, t1, t2)
+            moved = np.moveaxis(blocks, -2, -3).reshape(*rest, c1 * t1, c2 * t2)
+        crop = tuple([slice(None)] * (nd - k) + [slice(0, self.shape[d]) for d in self.dims])
+        return np.moveaxis(moved[crop], range(nd - k, nd), self.dims)
+
+    def scales_from_blocks(self, s: np.ndarray) -> np.ndarray:
+        """Per-block values (*rest, *counts) -> the scale array (``scale_shape``)."""
+        if not self.dims:
+            return s.reshape(())
+        nd = len(self.shape)
+        k = len(self.dims)
+        return np.moveaxis(s, range(nd - k, nd), self.dims)
+
+    def scales_to_blocks(self, s: np.ndarray) -> np.ndarray:
+        """The scale array -> per-block values (*rest, *counts)."""
+        if not self.dims:
+            return np.asarray(s).reshape(1)
+        nd = len(self.shape)
+        k = len(self.dims)
+        return np.moveaxis(np.asarray(s), self.dims, range(nd - k, nd))
+
+    def groups(self, blocks: np.ndarray) -> tuple[np.ndarray, object]:
+        """View blocks as sparsity groups (..., M) and a function mapping back to blocks."""
+        m = self.sparse_m
+        if len(self.dims) == 1:
+            g = blocks.reshape(*blocks.shape[:-1], -1, m)
+            return g, lambda v: v.reshape(blocks.shape)
+        t1, t2 = self.sizes
+        b4 = blocks.reshape(*blocks.shape[:-1], t1, t2)
+        if self.sparse == 1:
+            g = b4.reshape(*b4.shape[:-1], t2 // m, m)
+            return g, lambda v: v.reshape(blocks.shape)
+        tr = np.swapaxes(b4, -1, -2)  # sparse along the first segment: make it last
+        g = tr.reshape(*tr.shape[:-1], t1 // m, m)
+
+        def back(v: np.ndarray) -> np.ndarray:
+            return np.swapaxes(v.reshape(tr.shape), -1, -2).reshape(blocks.shape)
+
+        return g, back
+
+
+def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> Tiling:
+    """The Tiling of a scaled datatype over an array shape.
+
+    Raises:
+        SpecError: if a tile segment names a dimension the array does not have.
+    """
+    sspec = dtype.sspec
+    assert sspec is not None
+    if not sspec.tiles:
+        return Tiling(tuple(shape), (), (), (), None, 0, 0)
+    dims = sspec.dims(len(shape), transpose)
+    sizes = []
+    sparse, sm, sn = None, 0, 0
+    for i, (d, t) in enumerate(zip(dims, sspec.tiles, strict=True)):
+        size = t.size or max(shape[d], 1)
+        if t.is_sparse:
+            sparse, sm, sn = i, t.sparse_m, t.sparse_n
+            size = -(-size // t.sparse_m) * t.sparse_m  # a channel pads to whole groups
+        sizes.append(size)
+    scale_shape = tuple(
+        (-(-shape[d] // sizes[dims.index(d)]) if shape[d] else 0) if d in dims else shape[d]
+        for d in range(len(shape))
+    )
+    return Tiling(tuple(shape), tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn)
