@@ -1,4 +1,11 @@
-"""The reference cast and upcast (SEMANTICS.md §4-§8), vectorized over blocks."""
+"""The reference cast and upcast (SEMANTICS.md §4-§8), vectorized and processed in chunks.
+
+A scaled cast views the array as a matrix of blocks (one row per block, see
+``_tiles``) and runs two passes over pieces of at most ``CHUNK`` elements:
+the first reduces each row to its amax (or range) and sparsity mask, the
+second encodes and decodes the elements with the row's scale. Peak extra
+memory is the output plus a few chunk-sized temporaries.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +36,7 @@ from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 from ._tiles import Tiling, tiling
 
-__all__ = ["INPUT_DTYPES", "cast", "upcast"]
+__all__ = ["CHUNK", "INPUT_DTYPES", "cast", "upcast"]
 
 #: Accepted input dtypes by name (SEMANTICS.md §9).
 INPUT_DTYPES = {
@@ -37,6 +44,8 @@ INPUT_DTYPES = {
     "float16": np.dtype(np.float16),
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
 }
+#: Elements per processing piece (bounds the temporaries).
+CHUNK = 1 << 18
 _NAN32 = np.uint32(0x7FC00000).view(np.float32)
 _F32_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -56,16 +65,10 @@ def _f32(v: float | Fraction) -> np.float32:
     return np.float32(float(v))
 
 
-@dataclass
-class _Blocks:
-    """Per-block scales and element codes of a scaled cast, in block layout."""
-
-    codes: np.ndarray  # (*blocks, K) uint32
-    scale: np.ndarray  # (*blocks) uint32
-    zero: np.ndarray | None
-    tenscale: int | None
-    keep: np.ndarray | None  # (*blocks, K) bool
-    nonfinite: np.ndarray  # (*blocks) bool
+def _elem_max(n: NumberSpec, power_of_two: bool) -> Fraction:
+    if n.is_int and power_of_two:
+        return Fraction(n.maxint, 1 << (n.bits - 2))
+    return n.max_value
 
 
 # ----------------------------------------------------------------- scale rules
@@ -106,17 +109,197 @@ def _exponent_codes(amax: np.ndarray, n: NumberSpec, s: NumberSpec, mode: ScaleM
     return np.where(zero, 0, code).astype(np.uint32)
 
 
-def _elem_max(n: NumberSpec, power_of_two: bool) -> Fraction:
-    if n.is_int and power_of_two:
-        return Fraction(n.maxint, 1 << (n.bits - 2))
-    return n.max_value
-
-
 def _float_scale(v: np.ndarray, s: NumberSpec) -> np.ndarray:
     """RNE_S(clamp(v, smallest_normal_S, max_S)) as codes (SEMANTICS.md §5.5)."""
     lo, hi = np.float32(s.smallest_normal), _f32(s.max_value)
     v = np.where(np.isnan(v), hi, v)
     return encode(np.clip(v, lo, hi).astype(np.float32), s, RoundMode.EVEN, None, True)
+
+
+def _pow2_scale_exponent(rng: np.ndarray, maxint: int) -> np.ndarray:
+    """Smallest e with rng <= maxint * 2**e, exactly (rng > 0 finite float32)."""
+    _, _, _, sig, q = split_f32(rng)
+    sig = np.where(sig == 0, 1, sig)
+    e = floor_log2(sig) - (maxint.bit_length() - 1) + q - 1  # never above the answer
+    for _ in range(3):  # the answer is at most two steps up
+        d = e - q  # rng <= maxint * 2**e  <=>  S <= maxint * 2**d
+        lhs = sig << np.clip(-d, 0, 62).astype(np.uint64)
+        rhs = np.uint64(maxint) << np.clip(d, 0, 40).astype(np.uint64)
+        fits = np.where(d > 40, True, np.where(d < -62, False, lhs <= rhs))
+        e = np.where(fits, e, e + 1)
+    return e
+
+
+# ----------------------------------------------------------------- the plan
+@dataclass
+class _Plan:
+    """Per-block (row) scales of a scaled cast and how to apply them.
+
+    Attributes:
+        scale: scale codes per row.
+        zero: zero-point codes per row (uint data).
+        tenscale: tensor-scale code (two-level).
+        nonfinite: rows holding NaN or Inf (decode to NaN).
+        recip: float32 encode multiplier per row.
+        zval: float32 zero point per row (uint data), added after the multiply.
+        dec: float32 decode multiplier per row.
+        fixed: int data under a power-of-two scale: 2**(K-2) (else None).
+        keep: sparsity keep-mask, rows x block length, or None.
+    """
+
+    scale: np.ndarray
+    zero: np.ndarray | None
+    tenscale: int | None
+    nonfinite: np.ndarray
+    recip: np.ndarray
+    zval: np.ndarray | None
+    dec: np.ndarray
+    fixed: np.float32 | None
+    keep: np.ndarray | None
+
+
+def _pieces(rows: int, cols: int, group: int) -> list[tuple[slice, slice]]:
+    """Split a rows x cols matrix into pieces of about CHUNK elements (cols cut on groups)."""
+    if cols <= CHUNK:
+        step = max(1, CHUNK // max(cols, 1))
+        return [(slice(r, min(r + step, rows)), slice(0, cols)) for r in range(0, rows, step)]
+    width = max(group, (CHUNK // group) * group)
+    return [
+        (slice(r, r + 1), slice(c, min(c + width, cols)))
+        for r in range(rows)
+        for c in range(0, cols, width)
+    ]
+
+
+def _keep_mask(chunk: np.ndarray, til: Tiling) -> np.ndarray:
+    """N-of-M sparsity over a piece of whole blocks or whole groups (SEMANTICS.md §6)."""
+    g, back = til.groups(chunk) if len(til.dims) == 2 else (
+        chunk.reshape(*chunk.shape[:-1], -1, til.sparse_m), lambda v: v.reshape(chunk.shape))
+    key = np.where(np.isnan(g), -np.inf, -np.abs(g))  # NaN first, then by magnitude
+    order = np.argsort(key, axis=-1, kind="stable")  # ties: lower index first
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(til.sparse_m)[None], axis=-1)
+    return back(ranks < til.sparse_n)
+
+
+def _plan(rows: np.ndarray, dt: DataType, til: Tiling, smode: ScaleMode) -> _Plan:
+    """Pass 1: reduce every row to its scale (SEMANTICS.md §5)."""
+    n, sspec = dt.nspec, dt.sspec
+    snum = sspec.scale
+    nrows, k = rows.shape
+    sparse = til.sparse_m > 0
+    keep = np.empty(rows.shape, bool) if sparse else None
+    if n.is_uint:
+        lo = np.zeros(nrows, np.float32)  # the range always holds 0 (§5.7)
+        hi = np.zeros(nrows, np.float32)
+    else:
+        amax = np.zeros(nrows, np.float32)
+    for rs, cs in _pieces(nrows, k, _group(til, k)):
+        chunk = rows[rs, cs].astype(np.float32, copy=False)
+        if sparse:
+            kp = _keep_mask(chunk, til)
+            keep[rs, cs] = kp
+            chunk = np.where(kp, chunk, np.float32(0))
+        if n.is_uint:
+            lo[rs] = np.minimum(lo[rs], chunk.min(axis=1, initial=np.float32(0)))
+            hi[rs] = np.maximum(hi[rs], chunk.max(axis=1, initial=np.float32(0)))
+        else:
+            amax[rs] = np.maximum(amax[rs], np.abs(chunk).max(axis=1, initial=np.float32(0)))
+    if n.is_uint:
+        return _uint_plan(lo, hi, dt, keep)
+    nonfinite = ~np.isfinite(amax)
+    amax = np.where(nonfinite, np.float32(0), amax)
+    tcode = None
+    fixed = None
+    if snum.is_exponent:
+        scale = _exponent_codes(amax, n, snum, smode)
+        # 2**-(code - bias): a float32 power of two (exponent types span 2**-127..2**127)
+        recip = np.ldexp(1.0, (snum.bias - scale.astype(np.int64)).astype(np.int32))
+        recip = recip.astype(np.float32)
+        dec = decode(scale, snum)
+        if n.is_int:
+            fixed = np.float32(1 << (n.bits - 2))
+    else:
+        m = _f32(_elem_max(n, False))
+        if dt.is_multiscale:
+            t_spec = dt.tenscale
+            t_amax = np.max(np.where(nonfinite, np.float32(np.inf), amax), initial=np.float32(0))
+            if not np.isfinite(t_amax):
+                nonfinite[:] = True
+                tcode = int(t_spec.nan_code)
+                scale = np.zeros(nrows, np.uint32)
+                recip = dec = np.zeros(nrows, np.float32)
+            else:
+                denom = np.float32(_f32(snum.max_value) * m)
+                tcode = int(_float_scale(np.float32(t_amax / denom).reshape(1), t_spec)[0])
+                tval = decode(np.array([tcode]), t_spec)[0]
+                scale = _float_scale(((amax / m).astype(np.float32) / tval).astype(np.float32),
+                                     snum)
+                sval = decode(scale, snum)
+                recip = np.minimum(((np.float32(1) / tval) / sval).astype(np.float32), _F32_MAX)
+                dec = (tval * sval).astype(np.float32)
+        else:
+            scale = _float_scale((amax / m).astype(np.float32), snum)
+            dec = decode(scale, snum)
+            recip = (np.float32(1) / dec).astype(np.float32)
+    scale = np.where(nonfinite, snum.nan_code, scale).astype(code_dtype(snum.bits))
+    return _Plan(scale, None, tcode, nonfinite, recip, None, dec, fixed, keep)
+
+
+def _uint_plan(lo: np.ndarray, hi: np.ndarray, dt: DataType, keep: np.ndarray | None) -> _Plan:
+    n, snum, z = dt.nspec, dt.sspec.scale, dt.zero
+    nonfinite = ~(np.isfinite(lo) & np.isfinite(hi))
+    lo = np.where(nonfinite, np.float32(0), lo)
+    hi = np.where(nonfinite, np.float32(0), hi)
+    rng = (hi - lo).astype(np.float32)
+    if snum.is_exponent:
+        e = _pow2_scale_exponent(rng, n.maxint)
+        code = np.clip(e + snum.bias, 0, snum.max_code)
+        code = np.where(rng == 0, 0, np.where(np.isinf(rng), snum.max_code, code))
+    else:
+        code = _float_scale((rng / _f32(n.maxint)).astype(np.float32), snum)
+    code = code.astype(np.uint32)
+    sval = decode(code, snum)
+    recip = (np.float32(1) / sval).astype(np.float32)
+    zcode = encode(((np.float32(0) - lo) * recip).astype(np.float32), z, RoundMode.EVEN, None,
+                   True).astype(np.uint32)
+    zval = decode(zcode, z)
+    code = np.where(nonfinite, snum.nan_code, code).astype(code_dtype(snum.bits))
+    zcode = np.where(nonfinite, z.nan_code if z.has_nan else 0, zcode)
+    return _Plan(code, zcode.astype(code_dtype(z.bits)), None, nonfinite, recip, zval, sval,
+                 None, keep)
+
+
+def _encode_piece(chunk, plan, rs, cs, dt, rmode, rbits) -> np.ndarray:
+    """Pass 2a: element codes of a piece (SEMANTICS.md §5.3-§5.7)."""
+    n = dt.nspec
+    xs = (chunk * plan.recip[rs, None]).astype(np.float32, copy=False)
+    if plan.zval is not None:
+        xs = (xs + plan.zval[rs, None]).astype(np.float32, copy=False)
+    if plan.fixed is not None:
+        xs = (xs * plan.fixed).astype(np.float32, copy=False)
+    codes = encode(xs, n, rmode, rbits, True)
+    zero_out = plan.nonfinite[rs, None]
+    if plan.keep is not None:
+        zero_out = zero_out | ~plan.keep[rs, cs]
+    return np.where(zero_out, 0, codes).astype(codes.dtype, copy=False)
+
+
+def _decode_piece(codes, plan, rs, cs, dt) -> np.ndarray:
+    """Pass 2b: decoded float32 values of a piece (the virtual result before the input dtype)."""
+    n = dt.nspec
+    q = decode(codes, n)
+    if plan.zval is not None:
+        v = (q - plan.zval[rs, None]).astype(np.float32, copy=False) * plan.dec[rs, None]
+    elif plan.fixed is not None:
+        v = (q * np.float32(1 / float(plan.fixed))) * plan.dec[rs, None]
+    else:
+        v = q * plan.dec[rs, None]
+    nonfinite = plan.nonfinite[rs, None]
+    v = np.where(nonfinite, _NAN32, v)
+    if plan.keep is not None:
+        v = np.where(plan.keep[rs, cs] | nonfinite, v, np.float32(0))
+    return v.astype(np.float32, copy=False)
 
 
 # ----------------------------------------------------------------- the cast
@@ -172,7 +355,7 @@ def cast(
         The virtual array, or a CastResult.
 
     Raises:
-        UnsupportedError: for input dtypes other than float32/float16/bfloat16.
+        UnsupportedError: for input that is not a float32/float16/bfloat16 NumPy array.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
@@ -183,186 +366,84 @@ def cast(
     if not isinstance(x, np.ndarray):
         raise UnsupportedError(f"tcast_ref casts NumPy arrays, not {type(x).__name__}")
     in_name = _input_name(x)
-    shape = tuple(x.shape)
-    rb = _check_rbits(rmode, seed, rbits, shape)
-    x32 = np.ascontiguousarray(x, dtype=np.float32) if x.dtype != np.float32 else x
+    rb = _check_rbits(rmode, seed, rbits, tuple(x.shape))
+    til = None if dt.sspec is None else tiling(tuple(x.shape), dt, transpose_scale)
     # float32 overflow to Inf is part of the semantics (§0), not an accident to warn about
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        return _cast(x, x32, dt, cmode, rmode, smode, rb, saturate, transpose_scale, in_name)
+        if til is None:
+            return _unscaled(x, dt, cmode, rmode, rb, saturate, in_name)
+        return _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose_scale)
 
 
-def _cast(x, x32, dt, cmode, rmode, smode, rb, saturate, transpose_scale, in_name):
-    shape = tuple(x.shape)
-    if dt.sspec is None:
-        codes = encode(x32, dt.nspec, rmode, rb, saturate)
-        values = decode(codes, dt.nspec)
-        if not dt.nspec.has_nan:  # §4.2/§7: an input NaN stays NaN in the virtual result
+def _unscaled(x, dt, cmode, rmode, rb, saturate, in_name):
+    n = dt.nspec
+    flat = x.reshape(-1)
+    rflat = None if rb is None else rb.reshape(-1)
+    virtual = cmode is CastMode.VIRTUAL
+    out = np.empty(flat.shape, x.dtype if virtual else code_dtype(n.bits))
+    for lo in range(0, flat.size, CHUNK):
+        sl = slice(lo, lo + CHUNK)
+        x32 = flat[sl].astype(np.float32, copy=False)
+        codes = encode(x32, n, rmode, None if rflat is None else rflat[sl], saturate)
+        if not virtual:
+            out[sl] = codes
+            continue
+        values = decode(codes, n)
+        if not n.has_nan:  # §4.2/§7: an input NaN stays NaN in the virtual result
             nan = np.isnan(x32)
-            values = np.where(nan, np.copysign(_NAN32, x32), values)
-        blocks = None
-        til = None
-    else:
-        til = tiling(shape, dt, transpose_scale)
-        blocks = _cast_blocks(x32, dt, til, rmode, smode, rb)
-        values = til.from_blocks(_dequantize(blocks, dt))
-    if cmode is CastMode.VIRTUAL:
-        return np.asarray(values, np.float32).astype(x.dtype)
-    return _result(dt, cmode, in_name, shape, transpose_scale, til, blocks,
-                   codes if blocks is None else None)
+            if nan.any():
+                values = np.where(nan, np.copysign(_NAN32, x32), values)
+        out[sl] = values.astype(x.dtype, copy=False)
+    out = out.reshape(x.shape)
+    if virtual:
+        return out
+    return _result(dt, cmode, in_name, tuple(x.shape), False, None, None, out)
 
 
-def _cast_blocks(
-    x32: np.ndarray, dt: DataType, til: Tiling, rmode: RoundMode, smode: ScaleMode,
-    rb: np.ndarray | None,
-) -> _Blocks:
-    n, sspec = dt.nspec, dt.sspec
-    assert sspec is not None
-    b = til.to_blocks(x32)
-    rbb = None if rb is None else til.to_blocks(rb)
-    keep = None
-    if til.sparse_m:
-        g, back = til.groups(b)
-        key = np.where(np.isnan(g), -np.inf, -np.abs(g))  # NaN first, then by magnitude
-        order = np.argsort(key, axis=-1, kind="stable")  # ties: lower index first
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(til.sparse_m)[None], axis=-1)
-        keep = back(ranks < til.sparse_n)
-    kept = b if keep is None else np.where(keep, b, np.float32(0))
-    absb = np.abs(kept)
-    nonfinite = ~np.isfinite(absb).all(axis=-1)
-    snum = sspec.scale
-    if n.is_uint:
-        return _uint_blocks(b, kept, keep, nonfinite, dt, rmode, rbb)
-    amax = np.where(nonfinite, np.float32(0), absb.max(axis=-1, initial=np.float32(0)))
-    amax = amax.astype(np.float32)
-    tcode = None
-    if snum.is_exponent:
-        scale = _exponent_codes(amax, n, snum, smode)
-        # 2**-(code - bias): a float32 power of two (exponent types span 2**-127..2**127)
-        recip = np.ldexp(np.float64(1.0), (snum.bias - scale.astype(np.int64)).astype(np.int32))
-        recip = recip.astype(np.float32)
-        xs = (b * recip[..., None]).astype(np.float32)
-        if n.is_int:
-            xs = (xs * np.float32(1 << (n.bits - 2))).astype(np.float32)
-        codes = encode(xs, n, rmode, rbb, True)
-    else:
-        m = _f32(_elem_max(n, False))
-        if dt.is_multiscale:
-            t_spec = dt.tenscale
-            t_amax = np.abs(x32).max(initial=np.float32(0)) if x32.size else np.float32(0)
-            if not np.isfinite(t_amax):
-                nb = amax.shape
-                return _Blocks(np.zeros(b.shape, np.uint32),
-                               np.full(nb, snum.nan_code, np.uint32), None, t_spec.nan_code,
-                               keep, np.ones(nb, bool))
-            denom = np.float32(_f32(snum.max_value) * m)
-            tcode = int(_float_scale(np.float32(t_amax / denom).reshape(1), t_spec)[0])
-            tval = decode(np.array([tcode]), t_spec)[0]
-            scale = _float_scale(((amax / m).astype(np.float32) / tval).astype(np.float32), snum)
-            sval = decode(scale, snum)
-            recip = ((np.float32(1) / tval) / sval).astype(np.float32)
-            recip = np.minimum(recip, _F32_MAX)
+def _group(til: Tiling, cols: int) -> int:
+    """Column pieces must hold whole sparsity groups (whole blocks for 2-D sparsity)."""
+    if not til.sparse_m:
+        return 1
+    return til.sparse_m if len(til.dims) == 1 else cols
+
+
+def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
+    blocks = til.to_blocks(x)
+    rows = blocks.reshape(-1, blocks.shape[-1])
+    rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
+    plan = _plan(rows, dt, til, smode)
+    virtual = cmode is CastMode.VIRTUAL
+    out = np.empty(rows.shape, x.dtype if virtual else code_dtype(dt.nspec.bits))
+    for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
+        chunk = rows[rs, cs].astype(np.float32, copy=False)
+        codes = _encode_piece(chunk, plan, rs, cs, dt, rmode,
+                              None if rrows is None else rrows[rs, cs])
+        if virtual:
+            out[rs, cs] = _decode_piece(codes, plan, rs, cs, dt).astype(x.dtype, copy=False)
         else:
-            scale = _float_scale((amax / m).astype(np.float32), snum)
-            sval = decode(scale, snum)
-            recip = (np.float32(1) / sval).astype(np.float32)
-        codes = encode((b * recip[..., None]).astype(np.float32), n, rmode, rbb, True)
-    codes = np.where(nonfinite[..., None], 0, codes).astype(np.uint32)
-    if keep is not None:
-        codes = np.where(keep, codes, 0).astype(np.uint32)
-    scale = np.where(nonfinite, snum.nan_code, scale).astype(np.uint32)
-    return _Blocks(codes, scale, None, tcode, keep, nonfinite)
-
-
-def _uint_blocks(b, kept, keep, nonfinite, dt, rmode, rbb) -> _Blocks:
-    n, snum, z = dt.nspec, dt.sspec.scale, dt.zero
-    lo = np.minimum(np.where(nonfinite[..., None], 0, kept).min(axis=-1), np.float32(0))
-    hi = np.maximum(np.where(nonfinite[..., None], 0, kept).max(axis=-1), np.float32(0))
-    rng = (hi - lo).astype(np.float32)
-    maxint = n.maxint
-    if snum.is_exponent:
-        # smallest e with rng <= maxint * 2**e, exactly: rng = S * 2**q
-        _, _, inf, sig, q = split_f32(rng)
-        zero = sig == 0
-        # e >= ceil(log2(rng / maxint)); test the candidate c = floor(log2(S/maxint)) + q ..
-        lg = floor_log2(np.where(zero, 1, sig)) - (maxint.bit_length() - 1)
-        e = lg + q - 1
-        for _ in range(3):  # at most three steps to the smallest sufficient exponent
-            fits = _fits(sig, q, maxint, e)
-            e = np.where(fits, e, e + 1)
-        code = np.clip(e + snum.bias, 0, snum.max_code)
-        code = np.where(zero, 0, np.where(inf, snum.max_code, code)).astype(np.uint32)
-    else:
-        code = _float_scale((rng / np.float32(maxint)).astype(np.float32), snum)
-    sval = decode(code, snum)
-    recip = (np.float32(1) / sval).astype(np.float32)
-    zraw = ((np.float32(0) - lo) * recip).astype(np.float32)
-    zcode = encode(zraw, z, RoundMode.EVEN, None, True)
-    zval = decode(zcode, z)
-    xs = ((b * recip[..., None]).astype(np.float32) + zval[..., None]).astype(np.float32)
-    codes = encode(xs, n, rmode, rbb, True)
-    codes = np.where(nonfinite[..., None], 0, codes)
-    if keep is not None:
-        codes = np.where(keep, codes, 0)
-    code = np.where(nonfinite, snum.nan_code, code).astype(np.uint32)
-    zcode = np.where(nonfinite, z.nan_code if z.has_nan else 0, zcode).astype(np.uint32)
-    return _Blocks(codes.astype(np.uint32), code, zcode, None, keep, nonfinite)
-
-
-def _fits(sig: np.ndarray, q: np.ndarray, maxint: int, e: np.ndarray) -> np.ndarray:
-    """S * 2**q <= maxint * 2**e, exactly, on integers."""
-    d = e - q  # compare S <= maxint * 2**d
-    pos = np.clip(d, 0, 40).astype(np.uint64)
-    neg = np.clip(-d, 0, 62).astype(np.uint64)
-    lhs = sig.astype(np.uint64) << neg  # S * 2**-d when d < 0
-    rhs = np.uint64(maxint) << pos
-    return np.where(d > 40, True, np.where(d < -62, False, lhs <= rhs))
-
-
-# ----------------------------------------------------------------- decoding
-def _dequantize(blk: _Blocks, dt: DataType) -> np.ndarray:
-    """Decoded float32 values in block layout (the virtual result before the input dtype)."""
-    n, sspec = dt.nspec, dt.sspec
-    snum = sspec.scale
-    sval = decode(blk.scale, snum)[..., None]
-    q = decode(blk.codes, n)
-    if n.is_uint:
-        zval = decode(blk.zero, dt.zero)[..., None]
-        v = ((q - zval).astype(np.float32) * sval).astype(np.float32)
-    elif snum.is_exponent:
-        if n.is_int:
-            q = (q * np.float32(2.0 ** (2 - n.bits))).astype(np.float32)
-        v = (q * sval).astype(np.float32)
-    elif dt.is_multiscale:
-        tval = decode(np.array([blk.tenscale], np.uint32), dt.tenscale)[0]
-        d = (tval * sval).astype(np.float32)
-        v = (q * d).astype(np.float32)
-    else:
-        v = (q * sval).astype(np.float32)
-    v = np.where(blk.nonfinite[..., None], _NAN32, v)
-    if blk.keep is not None:
-        v = np.where(blk.keep | blk.nonfinite[..., None], v, np.float32(0))
-    return v.astype(np.float32)
+            out[rs, cs] = codes
+    full = til.from_blocks(out.reshape(blocks.shape))
+    if virtual:
+        return np.ascontiguousarray(full)
+    return _result(dt, cmode, in_name, tuple(x.shape), transpose, til, plan,
+                   np.ascontiguousarray(full))
 
 
 # ----------------------------------------------------------------- results
-def _result(dt, cmode, in_name, shape, transpose, til, blk, codes) -> CastResult:
+def _result(dt, cmode, in_name, shape, transpose, til, plan, codes) -> CastResult:
     n = dt.nspec
     scale = zero = tens = mask = None
-    if blk is not None:
-        codes = til.from_blocks(blk.codes)
-        sd = code_dtype(dt.sspec.scale.bits)
-        scale = til.scales_from_blocks(blk.scale).astype(sd)
-        if blk.zero is not None:
-            zero = til.scales_from_blocks(blk.zero).astype(code_dtype(dt.zero.bits))
-        if blk.tenscale is not None:
-            tens = np.array(blk.tenscale, dtype=code_dtype(dt.tenscale.bits))
-        if blk.keep is not None:
-            mask = til.from_blocks(blk.keep)
-    data = np.ascontiguousarray(codes).astype(code_dtype(n.bits))
     extra: dict[str, Any] = {"bits": n.bits}
-    if blk is not None:
-        extra["nonfinite"] = til.scales_from_blocks(blk.nonfinite)
+    if plan is not None:
+        counts = til.scale_counts_shape
+        scale = til.scales_from_blocks(plan.scale.reshape(counts))
+        if plan.zero is not None:
+            zero = til.scales_from_blocks(plan.zero.reshape(counts))
+        if plan.tenscale is not None:
+            tens = np.array(plan.tenscale, dtype=code_dtype(dt.tenscale.bits))
+        if plan.keep is not None:
+            mask = np.ascontiguousarray(til.from_blocks(plan.keep.reshape(*counts, -1)))
+    data = codes
     if cmode is CastMode.COMPRESS:
         flat = data.reshape(-1)
         if mask is not None:
@@ -392,30 +473,44 @@ def upcast(result: CastResult) -> np.ndarray:
         if mask is not None:
             mask = unpack_mask(mask, count).reshape(shape)
             kept = unpack_codes(result.data, n.bits, int(mask.sum()))
-            codes = np.zeros(count, np.uint32)
+            codes = np.zeros(count, code_dtype(n.bits))
             codes[mask.reshape(-1)] = kept
         else:
-            codes = unpack_codes(result.data, n.bits, count)
+            codes = unpack_codes(result.data, n.bits, count).astype(code_dtype(n.bits))
         codes = codes.reshape(shape)
     else:
-        codes = np.asarray(result.data).astype(np.uint32).reshape(shape)
-    if dt.sspec is None:
-        return decode(codes, n)
+        codes = np.asarray(result.data).astype(code_dtype(n.bits), copy=False).reshape(shape)
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        if dt.sspec is None:
+            return decode(codes, n)
         return _upcast_scaled(result, dt, shape, codes, mask)
 
 
 def _upcast_scaled(result, dt, shape, codes, mask):
     til = tiling(shape, dt, result.transpose_scale)
-    scale = til.scales_to_blocks(np.asarray(result.scale).astype(np.uint32))
-    nonfinite = scale == dt.sspec.scale.nan_code
-    blk = _Blocks(
-        codes=til.to_blocks(codes),
-        scale=scale,
-        zero=None if result.zero is None else til.scales_to_blocks(
-            np.asarray(result.zero).astype(np.uint32)),
-        tenscale=None if result.tenscale is None else int(result.tenscale),
-        keep=None if mask is None else til.to_blocks(np.asarray(mask, bool)),
-        nonfinite=nonfinite,
-    )
-    return til.from_blocks(_dequantize(blk, dt))
+    snum = dt.sspec.scale
+    scale = til.scales_to_blocks(np.asarray(result.scale)).reshape(-1).astype(np.uint32)
+    nonfinite = scale == snum.nan_code
+    blocks = til.to_blocks(codes)
+    rows = blocks.reshape(-1, blocks.shape[-1])
+    keep = None if mask is None else til.to_blocks(np.asarray(mask, bool)).reshape(rows.shape)
+    n = dt.nspec
+    zval = fixed = None
+    tcode = None if result.tenscale is None else int(result.tenscale)
+    if n.is_uint:
+        zc = til.scales_to_blocks(np.asarray(result.zero)).reshape(-1).astype(np.uint32)
+        zval = decode(zc, dt.zero)
+        dec = decode(scale, snum)
+    elif dt.is_multiscale:
+        tval = decode(np.array([tcode], np.uint32), dt.tenscale)[0]
+        dec = (tval * decode(scale, snum)).astype(np.float32)
+        nonfinite = nonfinite | bool(np.isnan(tval))
+    else:
+        dec = decode(scale, snum)
+        if snum.is_exponent and n.is_int:
+            fixed = np.float32(1 << (n.bits - 2))
+    plan = _Plan(scale, None, tcode, nonfinite, dec, zval, dec, fixed, keep)
+    out = np.empty(rows.shape, np.float32)
+    for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
+        out[rs, cs] = _decode_piece(rows[rs, cs], plan, rs, cs, dt)
+    return np.ascontiguousarray(til.from_blocks(out.reshape(blocks.shape)))

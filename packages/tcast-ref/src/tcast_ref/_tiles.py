@@ -48,6 +48,13 @@ class Tiling:
         return tuple(-(-self.shape[d] // t) for d, t in zip(self.dims, self.sizes, strict=True))
 
     @property
+    def scale_counts_shape(self) -> tuple[int, ...]:
+        """Shape of the per-block layout (*rest, *counts); ``(1,)`` for a tensor scale."""
+        if not self.dims:
+            return (1,)
+        return (*self._rest, *self._counts)
+
+    @property
     def block_len(self) -> int:
         """Elements per block (padding included)."""
         if not self.dims:

@@ -1,0 +1,284 @@
+"""tcast_ref against the exact model: unscaled casts of every float16 and bfloat16 bit pattern.
+
+Issue 3, verification 1 (unscaled part). Every float format of at most 8 bits in
+``tcast.CATALOG`` (20 formats) receives all 65,536 float16 and all 65,536 bfloat16
+bit patterns (NaN payloads, ±0, ±Inf and subnormals included) under every
+deterministic round mode, saturating and IEEE overflow, and the reference's codes
+(actual), virtual bits (in the input dtype) and upcast bits must equal what
+``tcast.exact.encode`` / ``decode`` / ``to_input_dtype`` give. Stochastic rounding
+is checked with fixed random bits (all zeros, all ones, 2**31) and with seeded
+bits, which must be ``tcast.exact.random_bits(seed, range(n))`` by logical C-order
+flat index, also for non-contiguous and transposed views.
+
+Cost and how it is kept down. The exact model takes about 15-25 us per encode
+(pure Python, Fractions). The two input sets share few values (122,112 distinct
+float32 values, 2,046 of them NaN payloads), so each (format, mode) is encoded
+once per distinct value and the reference's results are looked up by value.
+``saturate`` only matters in the exact model's overflow branch, whose saturating
+result is ±max: so the IEEE-overflow codes are computed only where the
+saturating code is ±max (overflow, ±Inf, or a value that rounds to max), and
+reused elsewhere (checked on a sample by
+``test_saturation_only_changes_codes_that_saturate_in_the_exact_model``); the
+reference itself is compared on *all* inputs under both settings. The exact
+encodes run on a spawn-based pool of two worker processes.
+
+Timings (2 cores, this container; exact encodes dominate): the full sweep, 20
+formats x 4 modes x 122,112 values, about 95 s; RNE alone about 25 s;
+stochastic tests about 6 s; the whole module about 110 s. The full sweep fits
+the default-tier budget (about 4 minutes for both vs-exact modules), so there
+is no separate ``full`` tier here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcast
+import tcast_ref
+from tcast import exact
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # the helper module, importable by name (also in pool workers)
+    sys.path.insert(0, _HERE)
+import _ref_testutil as util  # noqa: E402
+
+#: Every float format of at most 8 bits among the catalog's unscaled entries (20 formats).
+FORMATS = list({
+    dt.nspec.code: dt.nspec
+    for dt in tcast.CATALOG.values()
+    if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
+}.values())
+FORMAT_IDS = [n.code for n in FORMATS]
+DIRECTED = ["away", "zero", "trunc"]
+
+
+def _all_patterns(name: str) -> np.ndarray:
+    return np.arange(1 << 16, dtype=np.uint16).view(util.NP_DTYPES[name])
+
+
+INPUTS = {name: _all_patterns(name) for name in ("float16", "bfloat16")}
+#: The distinct float32 values of both input sets, as sorted raw bits.
+UNIQUE = np.unique(np.concatenate([util.raw(x.astype(np.float32)) for x in INPUTS.values()]))
+#: For each input set, the position of each input's value in UNIQUE.
+WHERE = {name: np.searchsorted(UNIQUE, util.raw(x.astype(np.float32)))
+         for name, x in INPUTS.items()}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = util.make_pool()
+    yield p
+    p.shutdown()
+
+
+# ----------------------------------------------------------------- exact tables
+_EXACT: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _saturating_max(n, codes: np.ndarray) -> np.ndarray:
+    """Positions whose code is ±max (the only codes saturation can have produced)."""
+    return np.flatnonzero((codes & np.uint32(n.sign_bit - 1)) == n.max_code)
+
+
+def exact_codes(pool, n, mode: str, values: np.ndarray, rbits=None) -> tuple[np.ndarray, ...]:
+    """exact.encode of every value, saturating and not (the latter only where it can differ)."""
+    sat = util.encode_many(pool, n.code, mode, True, values, rbits)
+    nosat = sat.copy()
+    idx = _saturating_max(n, sat)
+    if idx.size:
+        r = rbits if rbits is None or isinstance(rbits, int) else np.asarray(rbits)[idx]
+        nosat[idx] = util.encode_many(pool, n.code, mode, False, values[idx], r)
+    return sat, nosat
+
+
+def exact_unique_codes(pool, n, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact codes (saturating, IEEE overflow) of every value of UNIQUE, computed once."""
+    key = (n.code, mode)
+    if key not in _EXACT:
+        _EXACT[key] = exact_codes(pool, n, mode, UNIQUE.view(np.float32))
+    return _EXACT[key]
+
+
+def virtual_table(n, in_name: str) -> np.ndarray:
+    """Raw input-dtype bits of exact.to_input_dtype(exact.decode(code)) for every code."""
+    return util.floats_to_bits(
+        (exact.to_input_dtype(v, in_name) for v in util.decode_table(n.code)), in_name
+    )
+
+
+def upcast_table(n) -> np.ndarray:
+    """float32 bits of exact.decode(code) for every code."""
+    return util.floats_to_bits(util.decode_table(n.code), "float32")
+
+
+def check_against_exact(x: np.ndarray, n, mode: str, saturate: bool, want_codes: np.ndarray,
+                        rbits=None, seed=None) -> str:
+    """Compare actual codes, virtual bits and upcast bits of tcast_ref with the exact codes."""
+    in_name = next(k for k, v in util.NP_DTYPES.items() if v == x.dtype)
+    dt = tcast.datatype(n)
+    kw = {"roundmode": mode, "saturate": saturate, "rbits": rbits, "seed": seed}
+    # Signaling-NaN inputs make the reference raise a NumPy "invalid value" warning (an engine
+    # bug, exposed by test_ref_vs_exact_blocks.py::test_signaling_nan_inputs_cast_without_
+    # floating_point_warnings); it is silenced here so the bits are still compared everywhere.
+    with np.errstate(invalid="ignore"):
+        res = tcast_ref.cast(x, dt, castmode="actual", **kw)
+        virt = tcast_ref.cast(x, dt, **kw)
+    assert virt.dtype == x.dtype and virt.shape == x.shape
+    assert res.data.shape == x.shape and res.extra["bits"] == n.bits
+    flat = np.ascontiguousarray(x).reshape(-1)
+    want_virtual = virtual_table(n, in_name)[want_codes]
+    nan = np.flatnonzero(np.isnan(flat.astype(np.float32)))
+    if nan.size:
+        # An input NaN: the exact model's unscaled block cast says what the virtual result is
+        # (the canonical NaN with the input's sign where the format has no NaN code, §4.2/§7).
+        rb = None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)[nan]]
+        blk = exact.cast_block([float(v) for v in flat[nan].astype(np.float32)], dt,
+                               roundmode=mode, rbits=rb, saturate=saturate)
+        assert list(blk.codes) == want_codes[nan].tolist()
+        want_virtual[nan] = util.floats_to_bits(
+            (exact.to_input_dtype(v, in_name) for v in blk.values), in_name)
+    label = f"{n.code} {in_name} {mode} saturate={saturate}"
+    msgs = [
+        util.first_mismatches(f"{label} codes", res.data, want_codes, flat),
+        util.first_mismatches(f"{label} virtual", util.raw(virt), want_virtual, flat),
+        # upcast decodes codes: an input NaN in a finite-only format has code 0 and gives +0 (§8)
+        util.first_mismatches(f"{label} upcast", util.raw(tcast_ref.upcast(res)),
+                              upcast_table(n)[want_codes], flat),
+    ]
+    return "\n".join(m for m in msgs if m)
+
+
+def _sweep(pool, n, mode: str) -> None:
+    sat, nosat = exact_unique_codes(pool, n, mode)
+    msgs = []
+    for in_name, x in INPUTS.items():
+        for saturate, table in ((True, sat), (False, nosat)):
+            msgs.append(check_against_exact(x, n, mode, saturate, table[WHERE[in_name]]))
+    msg = "\n".join(m for m in msgs if m)
+    assert not msg, msg
+
+
+# ----------------------------------------------------------------- deterministic modes
+@pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
+def test_unscaled_round_to_nearest_even_matches_exact_on_every_16_bit_input(pool, n):
+    _sweep(pool, n, "even")
+
+
+@pytest.mark.parametrize("mode", DIRECTED)
+@pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
+def test_unscaled_away_zero_and_trunc_match_exact_on_every_16_bit_input(pool, n, mode):
+    _sweep(pool, n, mode)
+
+
+def test_saturation_only_changes_codes_that_saturate_in_the_exact_model(pool):
+    # The shortcut above relies on this property of the oracle (SEMANTICS.md §4.1): the IEEE
+    # overflow code differs from the saturating one only where the saturating code is ±max.
+    rng = np.random.default_rng(11)
+    vals = UNIQUE[rng.choice(UNIQUE.size, 1500, replace=False)].view(np.float32)
+    for n in FORMATS:
+        for mode in ("even", "trunc"):
+            sat = util.encode_many(pool, n.code, mode, True, vals)
+            nosat = util.encode_many(pool, n.code, mode, False, vals)
+            differ = np.flatnonzero(sat != nosat)
+            assert set(differ) <= set(_saturating_max(n, sat)), (n.code, mode)
+
+
+def test_the_sweep_covers_every_float_format_of_at_most_8_bits():
+    assert len(FORMATS) == 20
+    assert {"e4m3fn", "e5m2", "e4m3b8fnuz", "e5m2b16fnuz", "e4m3b11fnuz", "e3m4", "e4m3",
+            "e2m3f", "e3m2f", "e2m1f", "e2m1fnuz", "e2m3fnuz", "e3m2fnuz"} <= set(FORMAT_IDS)
+    assert {f"binary8p{p}" for p in range(1, 8)} <= set(FORMAT_IDS)
+    assert UNIQUE.size == 122112 and all(v.size == 65536 for v in INPUTS.values())
+
+
+# ----------------------------------------------------------------- stochastic rounding
+SR_COUNT = 2048  # values per input dtype and format
+FIXED_RBITS = {"zeros": 0, "ones": 0xFFFFFFFF, "half": 1 << 31}
+
+
+def _sr_sample(in_name: str, salt: int) -> np.ndarray:
+    rng = np.random.default_rng(1000 + salt)
+    return INPUTS[in_name][rng.choice(1 << 16, SR_COUNT, replace=False)]
+
+
+@pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
+def test_stochastic_rounding_with_fixed_random_bits_matches_exact(pool, n):
+    msgs = []
+    for k, in_name in enumerate(INPUTS):
+        x = _sr_sample(in_name, k)
+        x32 = x.astype(np.float32)
+        for label, r in FIXED_RBITS.items():
+            sat, nosat = exact_codes(pool, n, "stochastic", x32, r)
+            rb = np.full(x.shape, r, np.uint32)
+            for saturate, want in ((True, sat), (False, nosat)):
+                m = check_against_exact(x, n, "stochastic", saturate, want, rbits=rb)
+                msgs.append(m and f"rbits {label}: {m}")
+    msg = "\n".join(m for m in msgs if m)
+    assert not msg, msg
+
+
+@pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
+def test_seeded_stochastic_rounding_equals_explicit_philox_bits_and_exact(pool, n):
+    seed = 0x5EED + len(n.code)
+    msgs = []
+    for k, in_name in enumerate(INPUTS):
+        x = _sr_sample(in_name, 7 + k)
+        rb = np.array(exact.random_bits(seed, range(x.size)), np.uint32)
+        sat, nosat = exact_codes(pool, n, "stochastic", x.astype(np.float32), rb)
+        for saturate, want in ((True, sat), (False, nosat)):
+            msgs.append(check_against_exact(x, n, "stochastic", saturate, want, seed=seed))
+            a = tcast_ref.cast(x, n.code, castmode="actual", roundmode="stochastic", seed=seed,
+                               saturate=saturate)
+            b = tcast_ref.cast(x, n.code, castmode="actual", roundmode="stochastic", rbits=rb,
+                               saturate=saturate)
+            assert np.array_equal(a.data, b.data)
+    msg = "\n".join(m for m in msgs if m)
+    assert not msg, msg
+
+
+def _views(base: np.ndarray) -> dict[str, np.ndarray]:
+    return {
+        "strided": base[::2, 1::3],
+        "transposed": base.T,
+        "reversed-transposed": base[::-1, ::2].T,
+        "column": base[:, 5],
+        "3-d-transposed": base.reshape(6, 8, 16).transpose(2, 0, 1),
+    }
+
+
+@pytest.mark.parametrize("in_name", ["float32", "float16", "bfloat16"])
+def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(pool, in_name):
+    rng = np.random.default_rng(3)
+    v = (rng.standard_normal(48 * 16) * np.exp2(rng.integers(-12, 12, 48 * 16))).astype(np.float32)
+    base = v.astype(util.NP_DTYPES[in_name]).reshape(48, 16)
+    seed = 2**40 + 17
+    msgs = []
+    for label, view in _views(base).items():
+        assert not view.flags.c_contiguous
+        rb = np.array(exact.random_bits(seed, range(view.size)), np.uint32).reshape(view.shape)
+        logical = np.ascontiguousarray(view)  # the same values in logical C order
+        for code in ("e4m3fn", "e2m1f", "binary8p3", "e5m2"):
+            n = tcast.number(code)
+            want = util.encode_many(pool, code, "stochastic", True, logical.astype(np.float32),
+                                    rb.reshape(-1))
+            m = check_against_exact(view, n, "stochastic", True, want, seed=seed)
+            msgs.append(m and f"{label}: {m}")
+            kw = {"castmode": "actual", "roundmode": "stochastic"}
+            got = tcast_ref.cast(view, code, seed=seed, **kw).data
+            assert np.array_equal(got, tcast_ref.cast(view, code, rbits=rb, **kw).data), label
+            assert np.array_equal(got, tcast_ref.cast(logical, code, seed=seed, **kw).data), label
+    msg = "\n".join(m for m in msgs if m)
+    assert not msg, msg
+
+
+@pytest.mark.parametrize("seed", [0, 1, 0xFFFFFFFF, 2**32 + 5, 2**64 - 1])
+def test_reference_random_bits_are_the_documented_philox_words_by_flat_index(seed):
+    assert tcast_ref.random_bits(seed, 600).tolist() == exact.random_bits(seed, range(600))
+    start = 2**32 - 300  # across the 32-bit boundary of the counter's low word
+    assert (tcast_ref.random_bits(seed, 600, start).tolist()
+            == exact.random_bits(seed, range(start, start + 600)))
+

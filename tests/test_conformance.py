@@ -1,0 +1,376 @@
+"""Cross-engine conformance: every installed engine, every combination, raw bits.
+
+Engines are found through the ``tcast.engines`` entry points (``tcast.load_engines()``), so a
+third-party engine is tested exactly like ``ref`` with no edit here. Each engine is called
+through its protocol (``accepts``/``supports``/``cast``/``upcast``) on the battery of
+``conformance_battery.py``, moved to the engine's array type by an adapter, and every output
+(virtual bits in the input dtype; actual codes, scale, zero point, tensor scale and mask;
+compress bytes; upcast of both) is compared bit for bit with the oracle: the exact model
+(``tcast.exact``) for ``ref``, ``tcast_ref`` for every other engine.
+
+Tiers: the fast tier (default, ``make test``) casts every datatype of ``tcast.combinations()``
+once with the modes rotated; the full tier (``pytest -m full``) casts every datatype under every
+round mode x scale mode x cast mode. See tests/README.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tcast
+from tcast import CastMode, CastModes, RoundMode, ScaleMode
+
+
+def _load_battery():
+    name = "tcast_conformance_battery"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("conformance_battery.py")
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+cb = _load_battery()
+
+_LOADED = tcast.load_engines()
+_WANTED = [n.strip() for n in os.environ.get(cb.ENGINES_ENV, "").split(",") if n.strip()]
+ENGINE_NAMES = [n for n in sorted(_LOADED.engines) if not _WANTED or n in _WANTED]
+FAST = cb.fast_cases()
+DTYPES = list(tcast.combinations())
+FULL_ENV = "TCAST_CONFORMANCE_FULL"
+_MAX_REPORTED = 12
+
+
+def _full_selected(config) -> bool:
+    """True under ``-m full`` (or an expression selecting it), or with $TCAST_CONFORMANCE_FULL=1."""
+    expr = config.getoption("markexpr") or ""
+    picked = re.search(r"\bfull\b", expr) and not re.search(r"\bnot\s+full\b", expr)
+    return bool(picked) or os.environ.get(FULL_ENV) == "1"
+
+
+def pytest_generate_tests(metafunc):
+    name = metafunc.function.__name__
+    if name == "test_engine_bits_equal_oracle_fast_tier":
+        params = [
+            pytest.param(e, i, id=f"{e}-{c.dtype.code}")
+            for e in ENGINE_NAMES for i, c in enumerate(FAST)
+        ]
+        metafunc.parametrize(("engine_name", "case_index"), params)
+    elif name == "test_engine_bits_equal_oracle_full_tier":
+        if _full_selected(metafunc.config):
+            params = [
+                pytest.param(e, i, rm, id=f"{e}-{dt.code}-{rm.value}")
+                for e in ENGINE_NAMES for i, dt in enumerate(DTYPES) for rm in cb.ROUND_MODES
+            ]
+        else:
+            params = [pytest.param(None, None, None, id="not-selected")]
+        metafunc.parametrize(("engine_name", "dtype_index", "roundmode"), params)
+    elif "engine_name" in metafunc.fixturenames:
+        metafunc.parametrize("engine_name", ENGINE_NAMES)
+
+
+_ADAPTERS: dict[str, object] = {}
+
+
+def _engine_and_adapter(engine_name: str):
+    engine = _LOADED.engines[engine_name]
+    if engine_name not in _ADAPTERS:
+        _ADAPTERS[engine_name] = cb.adapter_for(engine)
+    adapter = _ADAPTERS[engine_name]
+    if adapter is None:
+        pytest.fail(
+            f"engine {engine_name!r} accepts none of the adapters' sample arrays (numpy, "
+            f"torch on ${cb.DEVICE_ENV}); set ${cb.ADAPTER_ENV}=module:factory (tests/README.md)"
+        )
+    return engine, adapter
+
+
+def _repro(engine_name: str, case, entry, castmode: CastMode) -> str:
+    stochastic = {"seed": f", seed={entry.seed}", "rbits": ", rbits=rbits"}.get(case.rsource, "")
+    call = (
+        f'tcast.cast(x, "{case.dtype.code}", castmode="{castmode.value}", '
+        f'roundmode="{case.roundmode.value}", scalemode="{case.scalemode.value}", '
+        f"saturate={case.saturate}, transpose_scale={case.transpose_scale}{stochastic}, "
+        f'engine="{engine_name}")'
+    )
+    return f"{entry.repro()}\n{call}"
+
+
+def _run(engine_name: str, cases) -> None:
+    """Cast the battery for each case with the engine; fail listing every difference."""
+    engine, adapter = _engine_and_adapter(engine_name)
+    oracle = cb.oracle_for(engine_name)
+    problems: list[str] = []
+    first_repro = None
+    checked = 0
+    cache: dict[tuple, object] = {}
+    for case in cases:
+        castmodes = tuple(cm for cm in case.castmodes if engine.supports(case.dtype, case.modes(cm)))
+        if not castmodes:  # test_unsupported_combinations_raise_unsupported_error covers these
+            continue
+        for k, entry in enumerate(cb.battery(case.dtype)):
+            if oracle.max_elements is not None and entry.x.size > oracle.max_elements:
+                continue
+            key = (k, case.oracle_key)
+            if key not in cache:
+                cache[key] = oracle.expect(case, entry)
+            for cm, msg in cb.check_case(engine, adapter, cache[key], case, entry, castmodes):
+                problems.append(f"{case.label} [{cm.value}] on {entry.label}: {msg}")
+                if first_repro is None:
+                    first_repro = _repro(engine_name, case, entry, cm)
+            checked += 1
+    if problems:
+        shown = "\n".join(problems[:_MAX_REPORTED])
+        more = len(problems) - _MAX_REPORTED
+        pytest.fail(
+            f"engine {engine_name!r} differs from the {oracle.name} oracle in {len(problems)} "
+            f"checks:\n{shown}" + (f"\n... and {more} more" if more > 0 else "")
+            + f"\nrepro of the first:\n{first_repro}",
+            pytrace=False,
+        )
+    if checked == 0:
+        pytest.skip(f"engine {engine_name!r} supports none of these cases")
+
+
+# ----------------------------------------------------------------- the two tiers
+def test_engine_bits_equal_oracle_fast_tier(engine_name, case_index):
+    _run(engine_name, [FAST[case_index]])
+
+
+@pytest.mark.full
+def test_engine_bits_equal_oracle_full_tier(engine_name, dtype_index, roundmode):
+    if engine_name is None:
+        pytest.skip(f"full tier: run pytest -m full (or set {FULL_ENV}=1)")
+    _run(engine_name, cb.full_cases(DTYPES[dtype_index], roundmode))
+
+
+@pytest.mark.full
+def test_unsupported_combinations_raise_unsupported_error(engine_name):
+    """Every combination x modes that ``supports`` rejects raises UnsupportedError when cast."""
+    engine, adapter = _engine_and_adapter(engine_name)
+    x = adapter.to_engine(np.linspace(-4, 4, 64, dtype=np.float32).reshape(2, 32))
+    bad, refused = [], 0
+    for dt in DTYPES:
+        for cm, rm, sm, sat, tr in itertools.product(
+            cb.CAST_MODES, cb.ROUND_MODES, cb.SCALE_MODES, (True, False), (False, True)
+        ):
+            if engine.supports(dt, CastModes.of(cm, rm, sm, sat, tr)):
+                continue
+            refused += 1
+            seed = 1 if rm is RoundMode.STOCHASTIC else None
+            try:
+                engine.cast(x, dt, castmode=cm, roundmode=rm, scalemode=sm, seed=seed,
+                            rbits=None, saturate=sat, transpose_scale=tr)
+            except tcast.UnsupportedError:
+                continue
+            except Exception as err:
+                bad.append(f"{dt.code} {cm.value}/{rm.value}/{sm.value} saturate={sat} "
+                           f"transpose={tr}: raised {type(err).__name__}: {err}")
+            else:
+                bad.append(f"{dt.code} {cm.value}/{rm.value}/{sm.value} saturate={sat} "
+                           f"transpose={tr}: returned a result")
+    assert not bad, f"{len(bad)} of {refused} unsupported requests did not raise " \
+        f"UnsupportedError:\n" + "\n".join(bad[:_MAX_REPORTED])
+
+
+# ----------------------------------------------------------------- the harness itself
+def test_every_registered_engine_loads():
+    assert not _LOADED.failures, f"engines that failed to load: {_LOADED.failures}"
+    missing = sorted(set(_WANTED) - set(_LOADED.engines))
+    assert not missing, f"${cb.ENGINES_ENV} names engines that are not installed: {missing}"
+    assert ENGINE_NAMES, "no engine is installed under the tcast.engines entry points"
+
+
+def test_every_engine_has_an_array_adapter(engine_name):
+    engine, adapter = _engine_and_adapter(engine_name)
+    assert engine.accepts(adapter.to_engine(np.zeros(3, np.float32)))
+
+
+def _scale_kind(dt) -> str:
+    s = dt.sspec
+    if s is None:
+        return "unscaled"
+    if dt.zero is not None:
+        return f"{'exponent' if s.scale.is_exponent else 'float'} scale + zero point"
+    if dt.is_multiscale:
+        return "tile scale + tensor scale"
+    return f"{'exponent' if s.scale.is_exponent else 'float'} scale"
+
+
+def _data_kind(dt) -> str:
+    n = dt.nspec
+    kind = "uint" if n.is_uint else "int" if n.is_int else "float"
+    return kind if dt.sspec is not None else f"{kind} unscaled"
+
+
+def _axes(cases) -> dict[str, set]:
+    seen: dict[str, set] = defaultdict(set)
+    for c in cases:
+        dt = c.dtype
+        seen["element format"].add(dt.nspec.code)
+        seen["tile"].add(cb.tile_code(dt))
+        seen["scale kind"].add(_scale_kind(dt))
+        if dt.sspec is not None:
+            seen["scale format"].add(dt.sspec.scale.code)
+        if dt.zero is not None:
+            seen["zero-point format"].add(dt.zero.code)
+        if dt.tenscale is not None:
+            seen["tensor-scale format"].add(dt.tenscale.code)
+        seen["round mode"].add(c.roundmode)
+        seen["round mode x data kind"].add((c.roundmode, _data_kind(dt)))
+        if dt.sspec is not None and dt.sspec.scale.is_exponent and not dt.nspec.is_uint:
+            seen["scale mode (power-of-two scale)"].add(c.scalemode)
+            seen["scale mode x data kind"].add((c.scalemode, _data_kind(dt)))
+        seen["cast mode"].update(c.castmodes)
+        if dt.sspec is None:
+            seen["saturate (unscaled)"].add(c.saturate)
+        if dt.sspec is not None and dt.sspec.is_2d:
+            seen["transpose_scale (2-D tiles)"].add(c.transpose_scale)
+        if c.rsource:
+            seen["stochastic bits"].add(c.rsource)
+    return seen
+
+
+def test_fast_tier_touches_every_axis_value():
+    space = tcast.DEFAULT_SPACE
+    codes = lambda names: {tcast.number(n).code for n in names}  # noqa: E731
+    want = {
+        "element format": codes(space.floats + space.unscaled_only + space.ints + space.uints),
+        "tile": {None, *space.tiles},
+        "scale kind": {"unscaled", "exponent scale", "float scale", "tile scale + tensor scale",
+                       "exponent scale + zero point", "float scale + zero point"},
+        "scale format": codes(space.scales),
+        "zero-point format": codes(space.zeros),
+        "tensor-scale format": codes(space.tenscales),
+        "round mode": set(RoundMode),
+        "round mode x data kind": set(itertools.product(
+            RoundMode, ("float", "int", "uint", "float unscaled"))),
+        "scale mode (power-of-two scale)": set(ScaleMode),
+        "scale mode x data kind": set(itertools.product(ScaleMode, ("float", "int"))),
+        "cast mode": set(CastMode),
+        "saturate (unscaled)": {True, False},
+        "transpose_scale (2-D tiles)": {True, False},
+        "stochastic bits": {"seed", "rbits"},
+    }
+    seen = _axes(FAST)
+    missing = {k: v - seen[k] for k, v in want.items() if v - seen[k]}
+    assert not missing, f"the fast tier no longer touches: {missing}"
+    assert {c.dtype for c in FAST} == set(DTYPES), "the fast tier skips datatypes"
+
+
+def test_full_tier_spans_every_combination_and_mode():
+    for dt in DTYPES:
+        for rm in RoundMode:
+            cases = cb.full_cases(dt, rm)
+            assert {c.scalemode for c in cases} == set(ScaleMode), dt.code
+            assert all(set(c.castmodes) == set(CastMode) for c in cases), dt.code
+            assert {c.saturate for c in cases} == {True, False}, dt.code
+            assert {c.transpose_scale for c in cases} == {True, False}, dt.code
+            want = {"seed", "rbits"} if rm is RoundMode.STOCHASTIC else {None}
+            assert {c.rsource for c in cases} == want, dt.code
+            if dt.sspec is None:  # saturate changes bits: both values under every scale mode
+                assert {(c.scalemode, c.saturate) for c in cases} == set(
+                    itertools.product(ScaleMode, (True, False))), dt.code
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.itemsize])
+
+
+def test_battery_holds_every_edge_kind():
+    """NaN of both signs, +-Inf, +-0, float32 subnormals, all-zero and empty inputs, ranks 1-3,
+    every input dtype, a non-contiguous view, explicit rbits with 0 and 2^32-1, 64-bit seeds."""
+    for dt in DTYPES:
+        entries = cb.battery(dt)
+        assert all(e.x.size <= cb.EXACT_MAX_ELEMENTS for e in entries), dt.code
+        assert {e.input_dtype for e in entries} == set(cb.INPUT_DTYPES), dt.code
+        assert {e.x.ndim for e in entries} == {1, 2, 3}, dt.code
+        assert any(e.x.size == 0 for e in entries), dt.code
+        assert any(not e.x.flags.c_contiguous for e in entries), dt.code
+        for e in entries:
+            assert e.rbits.dtype == np.uint32 and e.rbits.shape == e.x.shape
+            assert e.seed >= 1 << 32
+        values = np.concatenate([e.x.astype(np.float32).reshape(-1) for e in entries])
+        bits = _bits(values)
+        assert np.isin([0x7FC00000, 0xFFC00000, 0x7F800000, 0xFF800000, 0, 0x80000000],
+                       bits).all(), dt.code
+        finite = values[np.isfinite(values)]
+        assert ((finite != 0) & (np.abs(finite) < 2.0 ** -126)).any(), dt.code
+        zeros = [e for e in entries if e.name == "zeros"]
+        assert zeros and all((z.x == 0).all() for z in zeros), dt.code
+        assert any(e.rbits.min() == 0 and e.rbits.max() == 0xFFFFFFFF for e in entries)
+
+
+def test_battery_holds_the_named_edge_values():
+    """e4m3fn: 448, the overflow tie 464 and just above it, 480 (trunc region), the subnormal
+    ties 2^-10 and 3*2^-10; e2m1: the tie table; MXFP4: a block with amax 2^k and one with
+    the largest float32 below 2^k; MXINT8: an amax above 127/64 * 2^k."""
+    e4 = np.concatenate([e.x.astype(np.float32).reshape(-1)
+                         for e in cb.battery(tcast.datatype("e4m3fn"))])
+    for v in (448, 464, np.nextafter(np.float32(464), np.float32(1e9)), 480, 2.0 ** -10,
+              3 * 2.0 ** -10):
+        assert np.isin(np.float32(v), np.abs(e4)), v
+    e2 = np.abs(np.concatenate([e.x.astype(np.float32).reshape(-1)
+                                for e in cb.battery(tcast.datatype("e2m1f"))]))
+    assert np.isin(np.float32([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5]), e2).all()
+    amaxes = set()
+    for dt in (tcast.mxfp4, tcast.mxint8):
+        for e in cb.battery(dt):
+            if e.name != "edge":
+                continue
+            x = np.abs(e.x.astype(np.float32))
+            for _, idx in tcast.exact.block_indices(e.x.shape, dt)[1]:
+                block = x.reshape(-1)[idx]
+                if block.size and np.isfinite(block).all():
+                    amaxes.add((dt.code, e.input_dtype, float(block.max())))
+    m4 = [(i, a) for c, i, a in amaxes if c == tcast.mxfp4.code and a > 0]
+    assert any(float(np.log2(a)).is_integer() for _, a in m4)  # amax exactly 2^k
+    pow2 = {2.0 ** k for k in range(-40, 40)}
+    assert any(np.nextafter(np.float32(a), np.float32(np.inf)).item() in pow2
+               for i, a in m4 if i == "float32")  # the largest float32 below 2^k
+    mi = [a for c, _, a in amaxes if c == tcast.mxint8.code and a > 0]
+    assert any(a / 2.0 ** np.floor(np.log2(a)) > 127 / 64 for a in mi)  # above max
+
+
+def _adapter_samples():
+    nan = np.float32(np.nan)
+    f32 = np.array([0, -0.0, 1, -nan, nan, np.inf, -np.inf, 2.0 ** -149], np.float32)
+    return [
+        f32,
+        f32.astype(np.float16),
+        f32.astype(ml_dtypes.bfloat16),
+        np.array([0, 1, 0xFFFFFFFF, 0x80000000], np.uint32),
+        np.array([0, 0xFF, 0x7F], np.uint8),
+        np.array([0, 0xFFFF, 0x8000], np.uint16),
+        np.array([True, False]),
+        np.arange(6, dtype=np.float32).reshape(2, 3).T,  # a non-contiguous view
+    ]
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_adapter_round_trips_bits(kind):
+    adapter = cb.numpy_adapter() if kind == "numpy" else None
+    if kind == "torch":
+        pytest.importorskip("torch")
+        adapter = cb.torch_adapter()
+    for a in _adapter_samples():
+        back = adapter.to_numpy(adapter.to_engine(a))
+        assert back.dtype == a.dtype and back.shape == a.shape
+        if a.dtype == bool:
+            assert (back == a).all()
+        else:
+            assert (_bits(back) == _bits(a)).all(), a.dtype
+    assert adapter.to_numpy(None) is None
