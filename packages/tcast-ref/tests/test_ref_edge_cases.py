@@ -749,7 +749,7 @@ def test_uint_zero_point_negative_inputs():
     # even 8, 8; away 8, 9; zero 7, 8.
     x4 = f32(-15.0, 0.0, -7.5, -6.5).reshape(1, 4)
     for mode, c in (("even", [8, 8]), ("away", [8, 9]), ("zero", [7, 8])):
-        check(x4, "uint4_FFc", roundmode=mode, codes=[0, 15] + c, scale=[0x3F800000],
+        check(x4, "uint4_FFc", roundmode=mode, codes=[0, 15, *c], scale=[0x3F800000],
               zero=[0x41700000], values=[-15.0, 0.0] + [v - 15.0 for v in c])
 
 

@@ -27,6 +27,7 @@ independent one.
 from __future__ import annotations
 
 import time
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -381,3 +382,21 @@ def test_nan_codes_are_bit_identical_to_ml_dtypes_where_both_canonicalize(fmt):
                  np.uint32).view(np.float32)
     for saturate in (True, False):
         assert np.array_equal(_ours(x, fmt, saturate), _ml_codes(x, fmt))
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_signalling_nan_inputs_cast_without_a_runtime_warning(fmt):
+    # A signalling NaN (0x7F800001, 0xFFA00000) is an ordinary NaN input (§4.2): the cast
+    # gives the canonical NaN code (or 0 for finite-only formats) and must not emit
+    # "RuntimeWarning: invalid value encountered in cast" (an error under pytest).
+    x = np.array([0x7F800001, 0xFFA00000, 0x7FC00000, 0x3F800000], np.uint32).view(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for saturate in (True, False):
+            codes = _ours(x, fmt, saturate)
+            virt = tcast_ref.cast(x, fmt, saturate=saturate)
+            assert np.isnan(virt[:3]).all() and virt[3] == 1.0
+            if fmt in FINITE_ONLY:
+                assert codes[:3].tolist() == [0, 0, 0]
+            else:
+                assert _ml_is_nan(codes[:3], fmt).all()

@@ -279,9 +279,13 @@ def _encode_piece(chunk, plan, rs, cs, dt, rmode, rbits) -> np.ndarray:
     if plan.fixed is not None:
         xs = (xs * plan.fixed).astype(np.float32, copy=False)
     codes = encode(xs, n, rmode, rbits, True)
-    zero_out = plan.nonfinite[rs, None]
+    nonfinite = plan.nonfinite[rs]
     if plan.keep is not None:
-        zero_out = zero_out | ~plan.keep[rs, cs]
+        zero_out = nonfinite[:, None] | ~plan.keep[rs, cs]
+    elif nonfinite.any():
+        zero_out = nonfinite[:, None]
+    else:
+        return codes
     return np.where(zero_out, 0, codes).astype(codes.dtype, copy=False)
 
 
@@ -296,7 +300,8 @@ def _decode_piece(codes, plan, rs, cs, dt) -> np.ndarray:
     else:
         v = q * plan.dec[rs, None]
     nonfinite = plan.nonfinite[rs, None]
-    v = np.where(nonfinite, _NAN32, v)
+    if nonfinite.any():
+        v = np.where(nonfinite, _NAN32, v)
     if plan.keep is not None:
         v = np.where(plan.keep[rs, cs] | nonfinite, v, np.float32(0))
     return v.astype(np.float32, copy=False)

@@ -112,6 +112,8 @@ def encode(
         fast = _encode_native(x, spec, saturate)
         if fast is not None:
             return fast
+        if spec.is_integer and spec.bits <= 24:
+            return _encode_int_even(x, spec)
     if rbits is not None:
         rbits = np.broadcast_to(np.asarray(rbits, dtype=np.uint32), x.shape)
     if spec.kind is Kind.FLOAT:
@@ -121,6 +123,17 @@ def encode(
     else:
         out = _encode_int(x, spec, mode, rbits)
     return out.astype(code_dtype(spec.bits), copy=False)
+
+
+def _encode_int_even(x: np.ndarray, spec: NumberSpec) -> np.ndarray:
+    """Integers under round-to-nearest-even: rint (IEEE ties to even), clamp, two's complement."""
+    lo = 0 if spec.is_uint else -spec.maxint
+    v = np.clip(np.rint(x), lo, spec.maxint)
+    nan = np.isnan(v)
+    if nan.any():
+        v = np.where(nan, 0, v)
+    out = v.astype(np.int32) & np.int32((1 << spec.bits) - 1)
+    return out.astype(code_dtype(spec.bits))
 
 
 def _native_type(spec: NumberSpec) -> np.dtype | None:

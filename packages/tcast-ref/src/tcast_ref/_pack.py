@@ -25,7 +25,23 @@ def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
         return codes.astype("<u2" if bits <= 16 else "<u4").view(np.uint8).copy()
     if bits == 8:
         return codes.astype(np.uint8)
-    if 8 % bits == 0:  # 1, 2, 4: whole codes per byte
+    if bits == 4:
+        c = codes.astype(np.uint8)
+        if c.size % 2:
+            c = np.append(c, np.uint8(0))
+        return (c[0::2] | (c[1::2] << 4)).astype(np.uint8)
+    if bits == 6:  # four codes in three bytes
+        c = codes.astype(np.uint8)
+        pad = (-c.size) % 4
+        if pad:
+            c = np.concatenate([c, np.zeros(pad, np.uint8)])
+        c0, c1, c2, c3 = c[0::4], c[1::4], c[2::4], c[3::4]
+        out = np.empty((c0.size, 3), np.uint8)
+        out[:, 0] = c0 | (c1 << 6)
+        out[:, 1] = (c1 >> 2) | (c2 << 4)
+        out[:, 2] = (c2 >> 4) | (c3 << 2)
+        return out.reshape(-1)[: (codes.size * 6 + 7) // 8]
+    if 8 % bits == 0:  # 1, 2: whole codes per byte
         per = 8 // bits
         pad = (-codes.size) % per
         c = np.concatenate([codes, np.zeros(pad, np.uint32)]).reshape(-1, per)
