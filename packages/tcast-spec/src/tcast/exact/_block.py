@@ -211,9 +211,7 @@ def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) 
     if mode is RoundMode.STOCHASTIC:
         if rbits is None or len(rbits) != size:
             raise SpecError(f"stochastic rounding needs one rbits value per element ({size})")
-        for r in rbits:
-            _check_rbits(mode, r)
-        return list(rbits)
+        return [_check_rbits(mode, r) for r in rbits]
     if rbits is not None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
     return [None] * size

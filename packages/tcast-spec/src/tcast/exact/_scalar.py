@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 
 from ..errors import SpecError
@@ -63,12 +64,19 @@ def round_magnitude(
     return (n + (1 if up else 0)) * ulp
 
 
-def _check_rbits(mode: RoundMode, rbits: int | None) -> None:
+def _check_rbits(mode: RoundMode, rbits: int | None) -> int | None:
+    """The random integer as a Python int (NumPy integers accepted), or None."""
     if mode is RoundMode.STOCHASTIC:
-        if rbits is None or not isinstance(rbits, int) or not 0 <= rbits < (1 << RBITS_WIDTH):
+        try:
+            r = None if rbits is None or isinstance(rbits, bool) else operator.index(rbits)
+        except TypeError:
+            r = None
+        if r is None or not 0 <= r < (1 << RBITS_WIDTH):
             raise SpecError(f"stochastic rounding needs rbits, an int in [0, 2**32), got {rbits!r}")
-    elif rbits is not None:
+        return r
+    if rbits is not None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
+    return None
 
 
 def _as_number(value: object) -> float | int | Fraction:
@@ -113,7 +121,7 @@ def encode(
     """
     n = number(nspec)
     mode = round_mode(roundmode)
-    _check_rbits(mode, rbits)
+    rbits = _check_rbits(mode, rbits)
     value = _as_number(value)
     if isinstance(value, float) and math.isnan(value):
         return _encode_nan(n, math.copysign(1.0, value) < 0)
