@@ -109,8 +109,9 @@ def _repro(engine_name: str, case, entry, castmode: CastMode) -> str:
     return f"{entry.repro()}\n{call}"
 
 
-def _run(engine_name: str, cases) -> None:
-    """Cast the battery for each case with the engine; fail listing every difference."""
+def _run(engine_name: str, cases, entries=None) -> None:
+    """Cast the battery (or ``entries(dtype)``) for each case; fail listing every difference."""
+    entries = entries or cb.battery
     engine, adapter = _engine_and_adapter(engine_name)
     oracle = cb.oracle_for(engine_name)
     problems: list[str] = []
@@ -121,7 +122,7 @@ def _run(engine_name: str, cases) -> None:
         castmodes = tuple(cm for cm in case.castmodes if engine.supports(case.dtype, case.modes(cm)))
         if not castmodes:  # test_unsupported_combinations_raise_unsupported_error covers these
             continue
-        for k, entry in enumerate(cb.battery(case.dtype)):
+        for k, entry in enumerate(entries(case.dtype)):
             if oracle.max_elements is not None and entry.x.size > oracle.max_elements:
                 continue
             key = (k, case.oracle_key)
@@ -155,6 +156,11 @@ def test_engine_bits_equal_oracle_full_tier(engine_name, dtype_index, roundmode)
     if engine_name is None:
         pytest.skip(f"full tier: run pytest -m full (or set {FULL_ENV}=1)")
     _run(engine_name, cb.full_cases(DTYPES[dtype_index], roundmode))
+
+
+def test_engine_bits_equal_oracle_on_empty_inputs(engine_name):
+    """Every datatype (modes as in the fast tier) cast on arrays with no elements."""
+    _run(engine_name, FAST, cb.empty_entries)
 
 
 @pytest.mark.full
@@ -298,7 +304,6 @@ def test_battery_holds_every_edge_kind():
         assert all(e.x.size <= cb.EXACT_MAX_ELEMENTS for e in entries), dt.code
         assert {e.input_dtype for e in entries} == set(cb.INPUT_DTYPES), dt.code
         assert {e.x.ndim for e in entries} == {1, 2, 3}, dt.code
-        assert any(e.x.size == 0 for e in entries), dt.code
         assert any(not e.x.flags.c_contiguous for e in entries), dt.code
         for e in entries:
             assert e.rbits.dtype == np.uint32 and e.rbits.shape == e.x.shape
@@ -312,6 +317,8 @@ def test_battery_holds_every_edge_kind():
         zeros = [e for e in entries if e.name == "zeros"]
         assert zeros and all((z.x == 0).all() for z in zeros), dt.code
         assert any(e.rbits.min() == 0 and e.rbits.max() == 0xFFFFFFFF for e in entries)
+        empty = cb.empty_entries(dt)
+        assert empty and all(e.x.size == 0 for e in empty), dt.code
 
 
 def test_battery_holds_the_named_edge_values():

@@ -97,7 +97,10 @@ def encode_many(
     tasks = []
     for lo in range(0, values.size, chunk):
         part = values[lo : lo + chunk]
-        r = rbits if rbits is None or isinstance(rbits, int) else list(rbits[lo : lo + chunk])
+        if rbits is None or isinstance(rbits, int):
+            r = rbits
+        else:  # Python ints: the exact model takes no NumPy integers
+            r = [int(b) for b in rbits[lo : lo + chunk]]
         tasks.append((code, mode, saturate, part.tobytes(), r))
     out = [c for part in pool.map(encode_chunk, tasks) for c in part]
     return np.array(out, dtype=np.uint32)

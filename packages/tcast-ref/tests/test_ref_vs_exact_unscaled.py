@@ -136,6 +136,8 @@ def check_against_exact(x: np.ndarray, n, mode: str, saturate: bool, want_codes:
         # An input NaN: the exact model's unscaled block cast says what the virtual result is
         # (the canonical NaN with the input's sign where the format has no NaN code, §4.2/§7).
         rb = None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)[nan]]
+        if seed is not None:
+            rb = exact.random_bits(seed, nan.tolist())  # Philox by flat C-order index
         blk = exact.cast_block([float(v) for v in flat[nan].astype(np.float32)], dt,
                                roundmode=mode, rbits=rb, saturate=saturate)
         assert list(blk.codes) == want_codes[nan].tolist()

@@ -272,6 +272,40 @@ def _encode_exponent(x, spec, mode, rbits, saturate):
     return code.astype(np.uint32)
 
 
+def round_even_values(x: np.ndarray, spec: NumberSpec) -> np.ndarray | None:
+    """decode(encode(x, spec, even, saturate=True)) for finite float32 x, computed in float32.
+
+    The fast path of virtual casts: no codes are formed. Normal results round the float32
+    mantissa to ``mbits`` bits with the carry trick (add half an ulp minus one plus the kept
+    LSB, then clear the dropped bits); results below the smallest normal round at the
+    subnormal spacing by adding and subtracting 1.5 * 2**(emin - mbits + 23). NaN inputs come
+    out as some NaN (callers that can see NaN canonicalize). Returns None where the path does
+    not apply (non-float specs, 23 mantissa bits).
+    """
+    if spec.kind is not Kind.FLOAT or spec.mbits >= 23:
+        return None
+    if spec.mbits == 0 and (spec.bias - 127) % 2:
+        # ties go to the even code = the exponent's parity; float32's exponent field has
+        # the other parity here, so the carry trick would pick the odd code
+        return None
+    hi = np.float32(spec.maxfloat)
+    xc = np.clip(x, -hi, hi)
+    drop = 23 - spec.mbits
+    b = xc.view(np.uint32)
+    lsb = (b >> np.uint32(drop)) & np.uint32(1)
+    keep_mask = np.uint32(~((1 << drop) - 1) & 0xFFFFFFFF)
+    rounded = (b + (np.uint32((1 << (drop - 1)) - 1) + lsb)) & keep_mask
+    normal = rounded.view(np.float32)
+    c = np.float32(1.5 * 2.0 ** (spec.emin - spec.mbits + 23))
+    sub = (xc + c) - c
+    if spec.has_negzero:
+        sub = np.copysign(sub, xc)
+    out = np.where(np.abs(xc) < np.float32(spec.smallest_normal), sub, normal)
+    if not spec.has_negzero:
+        out = out + np.float32(0)  # -0 becomes +0
+    return out
+
+
 @lru_cache(maxsize=64)
 def _table(spec: NumberSpec) -> np.ndarray:
     """float32 value of every code of a format of at most 16 bits (read-only)."""
