@@ -38,8 +38,7 @@ import ml_dtypes
 import numpy as np
 
 import tcast
-from tcast import CastMode, CastModes, DataType, NumberSpec, RoundMode, ScaleMode, SpecError
-from tcast import exact
+from tcast import CastMode, CastModes, DataType, NumberSpec, RoundMode, ScaleMode, SpecError, exact
 
 __all__ = [
     "ADAPTER_ENV",
@@ -372,7 +371,8 @@ def _grid(dt: DataType) -> _Grid:
         u = Fraction(2) ** (max(emax, 1 - n.bias) - n.mbits)
     nxt = Fraction(2) ** (emax + 1)
     above = [top + u / 2, top + u, top + 3 * u / 2, (top + nxt) / 2, nxt - u / 4]
-    return _Grid(top, emax, tuple(ties), tuple(sorted(set(points))), tuple(a for a in above if a > top))
+    above = [a for a in above if a > top]
+    return _Grid(top, emax, tuple(ties), tuple(sorted(set(points))), tuple(above))
 
 
 def _scaled(v: Fraction, k: int) -> np.float32:

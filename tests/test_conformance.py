@@ -119,7 +119,9 @@ def _run(engine_name: str, cases, entries=None) -> None:
     checked = 0
     cache: dict[tuple, object] = {}
     for case in cases:
-        castmodes = tuple(cm for cm in case.castmodes if engine.supports(case.dtype, case.modes(cm)))
+        castmodes = tuple(
+            cm for cm in case.castmodes if engine.supports(case.dtype, case.modes(cm))
+        )
         if not castmodes:  # test_unsupported_combinations_raise_unsupported_error covers these
             continue
         for k, entry in enumerate(entries(case.dtype)):

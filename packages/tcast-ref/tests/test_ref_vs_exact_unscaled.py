@@ -202,16 +202,22 @@ SR_COUNT = 2048  # values per input dtype and format
 FIXED_RBITS = {"zeros": 0, "ones": 0xFFFFFFFF, "half": 1 << 31}
 
 
-def _sr_sample(in_name: str, salt: int) -> np.ndarray:
+def _sr_sample(n, in_name: str, salt: int) -> np.ndarray:
+    """Half any bit pattern, half patterns within the format's range (where rounding happens)."""
     rng = np.random.default_rng(1000 + salt)
-    return INPUTS[in_name][rng.choice(1 << 16, SR_COUNT, replace=False)]
+    x = INPUTS[in_name]
+    mag = np.abs(x.astype(np.float32))
+    inside = np.flatnonzero((mag >= n.smallest_subnormal / 4) & (mag <= 2 * n.maxfloat))
+    half = SR_COUNT // 2
+    picks = np.r_[rng.choice(x.size, half, replace=False), rng.choice(inside, half, replace=False)]
+    return x[picks]
 
 
 @pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
 def test_stochastic_rounding_with_fixed_random_bits_matches_exact(pool, n):
     msgs = []
     for k, in_name in enumerate(INPUTS):
-        x = _sr_sample(in_name, k)
+        x = _sr_sample(n, in_name, k)
         x32 = x.astype(np.float32)
         for label, r in FIXED_RBITS.items():
             sat, nosat = exact_codes(pool, n, "stochastic", x32, r)
@@ -228,7 +234,7 @@ def test_seeded_stochastic_rounding_equals_explicit_philox_bits_and_exact(pool, 
     seed = 0x5EED + len(n.code)
     msgs = []
     for k, in_name in enumerate(INPUTS):
-        x = _sr_sample(in_name, 7 + k)
+        x = _sr_sample(n, in_name, 7 + k)
         rb = np.array(exact.random_bits(seed, range(x.size)), np.uint32)
         sat, nosat = exact_codes(pool, n, "stochastic", x.astype(np.float32), rb)
         for saturate, want in ((True, sat), (False, nosat)):

@@ -313,14 +313,15 @@ def test_even_cast_equals_ml_dtypes_on_10m_random_float32(fmt, timings):
         counts["over"] += int(((ax > mx) & ~nan).sum())
         counts["nan"] += int(nan.sum())
         counts["sub"] += int(((ax > 0) & (ax < np.float32(2.0**-126))).sum())
-        counts["tie"] += int(np.isin(ax, ties).sum())
+        if i == 0:  # exact ties (a third of the 15% near ties): counted on one chunk
+            counts["tie"] = int(np.isin(ax, ties).sum())
         total += x.size
     timings[fmt] = tuple(spent)
     assert total >= 10_000_000
     assert counts["in"] > 4_000_000
     # bfloat16 spans float32's range: only the top sliver of float32 and +-Inf overflow it
     assert counts["over"] > (500 if fmt == "bfloat16" else 100_000)
-    assert counts["nan"] > 10_000 and counts["sub"] > 100_000 and counts["tie"] > 100_000
+    assert counts["nan"] > 10_000 and counts["sub"] > 100_000 and counts["tie"] > 40_000
 
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if FORMATS[f][1]])
