@@ -63,6 +63,7 @@ __all__ = [
     "empty_entries",
     "fast_cases",
     "full_cases",
+    "large_battery",
     "oracle_for",
     "tile_code",
 ]
@@ -235,6 +236,7 @@ class Entry:
     x: np.ndarray
     rbits: np.ndarray
     seed: int
+    origin: str = ""
 
     @property
     def input_dtype(self) -> str:
@@ -249,6 +251,15 @@ class Entry:
 
     def repro(self) -> str:
         """Python lines that rebuild ``x`` bit for bit (and ``rbits``)."""
+        if self.x.size > 256 and self.origin:
+            return (
+                "import importlib.util, sys, tcast  # from the repository root\n"
+                "path = 'tests/conformance_battery.py'\n"
+                "spec = importlib.util.spec_from_file_location('cb', path)\n"
+                "cb = sys.modules['cb'] = importlib.util.module_from_spec(spec)\n"
+                "spec.loader.exec_module(cb)\n"
+                f"x, rbits = {self.origin}.x, {self.origin}.rbits"
+            )
         width = self.x.dtype.itemsize
         uint = _UINT_OF_WIDTH[width].__name__
         bits = np.ascontiguousarray(self.x).view(_UINT_OF_WIDTH[width]).reshape(-1)
@@ -277,6 +288,13 @@ _LAYOUT: tuple[tuple[str, tuple[int, ...], str, int, bool], ...] = (
     ("random", (2, 3, 10), "bfloat16", 0, False),
     ("zeros", (3, 5), "float32", 0, False),
     ("tiny", (5, 3), "float32", 0, False),
+)
+# larger inputs, for engines judged by tcast_ref (no element limit): many blocks, odd sizes
+_LARGE: tuple[tuple[str, tuple[int, ...], str, int, bool], ...] = (
+    ("edge", (33, 130), "bfloat16", 0, False),
+    ("special", (3, 40, 33), "float16", 0, False),
+    ("random", (4, 96, 40), "float32", 0, False),
+    ("random", (200, 24), "float32", 0, True),
 )
 # empty inputs: a scaled dimension of size 0, and an empty last (tiled) dimension
 _EMPTY: tuple[tuple[tuple[int, ...], str], ...] = (((0, 5), "float32"), ((4, 0), "bfloat16"))
@@ -559,12 +577,21 @@ _BATTERY_CACHE: dict[DataType, tuple[Entry, ...]] = {}
 
 def battery(dt: DataType) -> tuple[Entry, ...]:
     """The inputs cast for ``dt`` (deterministic; each at most EXACT_MAX_ELEMENTS elements)."""
-    if dt in _BATTERY_CACHE:
-        return _BATTERY_CACHE[dt]
+    if dt not in _BATTERY_CACHE:
+        _BATTERY_CACHE[dt] = _entries(dt, _LAYOUT, "small")
+    return _BATTERY_CACHE[dt]
+
+
+def large_battery(dt: DataType) -> tuple[Entry, ...]:
+    """The battery plus larger inputs (thousands of elements), for the tcast_ref oracle."""
+    return battery(dt) + _entries(dt, _LARGE, "large")
+
+
+def _entries(dt: DataType, layout, tag: str) -> tuple[Entry, ...]:
     out = []
     start = 0
-    for i, (name, shape, in_dtype, first, view) in enumerate(_LAYOUT):
-        rng = _rng(dt.code, i)
+    for i, (name, shape, in_dtype, first, view) in enumerate(layout):
+        rng = _rng(dt.code, tag, i)
         # a view entry is a transposed view of a C-contiguous array: strides must not matter
         fill_shape = shape[::-1] if view else shape
         idt = INPUT_DTYPES[in_dtype]
@@ -574,9 +601,11 @@ def battery(dt: DataType) -> tuple[Entry, ...]:
             x = values.astype(idt)
         x = x.T if view else x
         seed = (0x9E3779B97F4A7C15 + 0x1000193 * i) % (1 << 64)
-        out.append(Entry(name, x, _rbits(rng, shape), seed))
-    _BATTERY_CACHE[dt] = tuple(out)
-    return _BATTERY_CACHE[dt]
+        fn = "cb.battery" if tag == "small" else "cb.large_battery"
+        k = i if tag == "small" else i + len(_LAYOUT)
+        origin = f"{fn}(tcast.datatype({dt.code!r}))[{k}]"
+        out.append(Entry(name, x, _rbits(rng, shape), seed, origin))
+    return tuple(out)
 
 
 def empty_entries(dt: DataType) -> tuple[Entry, ...]:

@@ -123,3 +123,16 @@ def first_mismatches(
             src = f" input 0x{int(raw(inputs)[i]):x} ({inputs.reshape(-1)[i]!r})"
         rows.append(f"  [{i}]{src}: got 0x{int(got[i]):x}, exact 0x{int(want[i]):x}")
     return f"{what}: {bad.size} of {got.size} differ\n" + "\n".join(rows)
+
+
+def cast_array_task(task: tuple) -> exact.ArrayResult:
+    """exact.cast_array in a worker: (values, shape, dtype, keyword arguments)."""
+    values, shape, dtype, kw = task
+    return exact.cast_array(values, shape, dtype, **kw)
+
+
+def map_tasks(pool: Executor, fn: Callable, tasks: Sequence, chunksize: int = 1) -> list:
+    """``pool.map`` as a list (inline pools ignore chunksize)."""
+    if isinstance(pool, _Inline):
+        return list(map(fn, tasks))
+    return list(pool.map(fn, tasks, chunksize=chunksize))

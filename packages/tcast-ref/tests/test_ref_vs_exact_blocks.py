@@ -117,6 +117,28 @@ def to_input(v: np.ndarray, in_name: str) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the comparison
+def _in_name(x: np.ndarray) -> str:
+    return next(k for k, v in util.NP_DTYPES.items() if v == x.dtype)
+
+
+def exact_task(
+    x: np.ndarray,
+    dt: tcast.DataType,
+    *,
+    roundmode: str = "even",
+    scalemode: str = "floor",
+    seed: int | None = None,
+    rbits: np.ndarray | None = None,
+    transpose: bool = False,
+) -> tuple:
+    """The arguments of exact.cast_array for the same cast (see util.cast_array_task)."""
+    flat = np.ascontiguousarray(x).reshape(-1)  # logical C order, whatever the strides
+    kw = {"input_dtype": _in_name(x), "roundmode": roundmode, "scalemode": scalemode,
+          "seed": seed, "transpose_scale": transpose,
+          "rbits": None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)]}
+    return flat.astype(np.float32).tolist(), x.shape, dt, kw
+
+
 def compare_with_exact(
     x: np.ndarray,
     dt: tcast.DataType,
@@ -126,17 +148,16 @@ def compare_with_exact(
     seed: int | None = None,
     rbits: np.ndarray | None = None,
     transpose: bool = False,
+    e: exact.ArrayResult | None = None,
 ) -> str:
-    """Cast ``x`` with tcast_ref (virtual, actual, compress, upcast) and with the exact model;
-    return a description of every difference (empty when bit-identical)."""
-    in_name = next(k for k, v in util.NP_DTYPES.items() if v == x.dtype)
-    flat = np.ascontiguousarray(x).reshape(-1)  # logical C order, whatever the strides
-    e = exact.cast_array(
-        flat.astype(np.float32).tolist(), x.shape, dt, input_dtype=in_name, roundmode=roundmode,
-        scalemode=scalemode, seed=seed,
-        rbits=None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)],
-        transpose_scale=transpose,
-    )
+    """Cast ``x`` with tcast_ref (virtual, actual, compress, upcast) and compare with the exact
+    model's result ``e`` (computed here when not given); return a description of every
+    difference (empty when bit-identical)."""
+    in_name = _in_name(x)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if e is None:
+        e = util.cast_array_task(exact_task(x, dt, roundmode=roundmode, scalemode=scalemode,
+                                            seed=seed, rbits=rbits, transpose=transpose))
     kw = {"roundmode": roundmode, "scalemode": scalemode, "seed": seed, "rbits": rbits,
           "transpose_scale": transpose}
     virt = tcast_ref.cast(x, dt, **kw)
@@ -209,10 +230,11 @@ def _stable_rng(*parts: object) -> np.random.Generator:
         [sum(ord(c) * (i + 1) for i, c in enumerate(str(p))) for p in parts])
 
 
-def _mode_cycle(k: int):
-    """Five casts: every round mode once, with scale mode and input dtype rotating by ``k``."""
-    for i, rmode in enumerate(ROUND_MODES):
-        yield rmode, SCALE_MODES[(i + k) % 5], IN_DTYPES[(i + k) % 3]
+def _mode_cycle(k: int, count: int = 5) -> list[tuple[str, str, str]]:
+    """``count`` casts (round mode, scale mode, input dtype), all three rotating with ``k``
+    (five casts: every round mode once)."""
+    return [(ROUND_MODES[(i + k) % 5], SCALE_MODES[(i + 2 * k) % 5], IN_DTYPES[(i + k) % 3])
+            for i in range(count)]
 
 
 def _edge_rows(rng: np.random.Generator, cols: int) -> np.ndarray:
@@ -226,50 +248,68 @@ def _edge_rows(rng: np.random.Generator, cols: int) -> np.ndarray:
     ])
 
 
-def _run(x32: np.ndarray, dt: tcast.DataType, cases, transpose: bool = False) -> None:
-    msgs = []
-    for n, (rmode, smode, in_name) in enumerate(cases):
-        seed = 1000 + n if rmode == "stochastic" else None
-        msgs.append(compare_with_exact(to_input(x32, in_name), dt, roundmode=rmode,
-                                       scalemode=smode, seed=seed, transpose=transpose))
+@pytest.fixture(scope="module")
+def pool():
+    p = util.make_pool()
+    yield p
+    p.shutdown()
+
+
+def run_cases(pool, cases: list[tuple[np.ndarray, tcast.DataType, dict]]) -> None:
+    """Compare every (x, dtype, modes) case; the exact model runs on the pool."""
+    results = util.map_tasks(pool, util.cast_array_task,
+                             [exact_task(x, dt, **kw) for x, dt, kw in cases])
+    msgs = [compare_with_exact(x, dt, e=e, **kw) for (x, dt, kw), e in zip(cases, results,
+                                                                              strict=True)]
     msg = "\n".join(m for m in msgs if m)
     assert not msg, msg
+
+
+def _run(pool, x32: np.ndarray, dt: tcast.DataType, modes) -> None:
+    cases = []
+    for n, (rmode, smode, in_name) in enumerate(modes):
+        kw = {"roundmode": rmode, "scalemode": smode,
+              "seed": 1000 + n if rmode == "stochastic" else None}
+        cases.append((to_input(x32, in_name), dt, kw))
+    run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- element formats x scale modes
 @pytest.mark.parametrize("smode", SCALE_MODES)
 @pytest.mark.parametrize("fmt", FLOAT_CODES)
-def test_float_elements_under_every_scale_mode_match_exact(fmt, smode):
+def test_float_elements_under_every_scale_mode_match_exact(pool, fmt, smode):
     dt = tcast.datatype(fmt, "e8m0_t32")
     x32 = _edge_rows(_stable_rng(fmt, smode), 70)  # 70 = 32 + 32 + a partial tile of 6
-    _run(x32, dt, [(rmode, smode, in_name) for rmode, _, in_name in _mode_cycle(len(fmt))])
+    k = FLOAT_CODES.index(fmt) + SCALE_MODES.index(smode)
+    _run(pool, x32, dt, [(rmode, smode, in_name) for rmode, _, in_name in _mode_cycle(k, 3)])
 
 
 @pytest.mark.parametrize("scale", FLOAT_SCALES)
 @pytest.mark.parametrize("fmt", FLOAT_CODES)
-def test_float_elements_under_every_float_scale_match_exact(fmt, scale):
+def test_float_elements_under_every_float_scale_match_exact(pool, fmt, scale):
     dt = tcast.datatype(fmt, f"{scale}_t16")
     x32 = _edge_rows(_stable_rng(fmt, scale), 40)
-    _run(x32, dt, _mode_cycle(len(fmt) + len(scale)))
+    _run(pool, x32, dt, _mode_cycle(FLOAT_CODES.index(fmt) + FLOAT_SCALES.index(scale), 2))
 
 
 @pytest.mark.parametrize("scale", SCALES)
 @pytest.mark.parametrize("data", INTS)
-def test_int_data_under_every_scale_kind_match_exact(data, scale):
+def test_int_data_under_every_scale_kind_match_exact(pool, data, scale):
     dt = tcast.datatype(data, f"{scale}_t32")
     x32 = _edge_rows(_stable_rng(data, scale), 70)
-    _run(x32, dt, _mode_cycle(len(scale)))
+    _run(pool, x32, dt, _mode_cycle(SCALES.index(scale) + INTS.index(data)))
 
 
 @pytest.mark.parametrize("zero", ZEROS)
 @pytest.mark.parametrize("scale", SCALES)
 @pytest.mark.parametrize("data", UINTS)
-def test_uint_data_under_every_scale_kind_and_zero_point_match_exact(data, scale, zero):
+def test_uint_data_under_every_scale_kind_and_zero_point_match_exact(pool, data, scale, zero):
     dt = tcast.datatype(data, f"{scale}_{zero}_t32")
-    x32 = _edge_rows(_stable_rng(data, scale, zero), 70)
+    x32 = _edge_rows(_stable_rng(data, scale, zero), 40)  # 40 = 32 + a partial tile of 8
     # uint blocks: also all-positive and all-negative rows (the range always includes 0)
     x32 = np.concatenate([x32, np.abs(x32[:2]), -np.abs(x32[3:4])])
-    _run(x32, dt, _mode_cycle(len(scale) + len(zero)))
+    k = UINTS.index(data) + 3 * SCALES.index(scale) + ZEROS.index(zero)
+    _run(pool, x32, dt, _mode_cycle(k, 2))
 
 
 # ----------------------------------------------------------------- tile kinds
@@ -299,8 +339,8 @@ TILES = {
 
 
 @pytest.mark.parametrize("tiles", list(TILES), ids=[t or "tensor" for t in TILES])
-def test_every_tile_kind_with_partial_tiles_matches_exact(tiles):
-    msgs = []
+def test_every_tile_kind_with_partial_tiles_matches_exact(pool, tiles):
+    cases = []
     for k, (data, scale) in enumerate(TILE_DTYPES):
         dt = tcast.datatype(data, "_".join(p for p in (scale, tiles) if p))
         for j, shape in enumerate(TILES[tiles]):
@@ -309,12 +349,11 @@ def test_every_tile_kind_with_partial_tiles_matches_exact(tiles):
             x32 = mixed_values(rng, size, base=int(rng.integers(-6, 6))).reshape(shape)
             transposes = (False, True) if len(dt.sspec.tiles) == 2 else (False,)
             for transpose in transposes:
-                rmode, smode, in_name = list(_mode_cycle(k + j + transpose))[(k + 2 * j) % 5]
-                msgs.append(compare_with_exact(
-                    to_input(x32, in_name), dt, roundmode=rmode, scalemode=smode,
-                    seed=7 if rmode == "stochastic" else None, transpose=transpose))
-    msg = "\n".join(m for m in msgs if m)
-    assert not msg, msg
+                rmode, smode, in_name = _mode_cycle(k + 2 * j + transpose, 1)[0]
+                kw = {"roundmode": rmode, "scalemode": smode, "transpose": transpose,
+                      "seed": 7 if rmode == "stochastic" else None}
+                cases.append((to_input(x32, in_name), dt, kw))
+    run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- two-level scaling
@@ -340,16 +379,14 @@ def _two_level_arrays(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("dt", TWO_LEVEL, ids=[d.code for d in TWO_LEVEL])
-def test_two_level_scaling_matches_exact(dt):
-    msgs = []
-    for k, (label, v) in enumerate(_two_level_arrays(_stable_rng(dt.code)).items()):
-        for rmode, smode, in_name in list(_mode_cycle(k))[k % 2 :: 2]:
-            x = to_input(v.reshape(4, 40), in_name)
-            m = compare_with_exact(x, dt, roundmode=rmode, scalemode=smode,
-                                   seed=11 if rmode == "stochastic" else None)
-            msgs.append(m and f"[{label}] {m}")
-    msg = "\n".join(m for m in msgs if m)
-    assert not msg, msg
+def test_two_level_scaling_matches_exact(pool, dt):
+    cases = []
+    for k, v in enumerate(_two_level_arrays(_stable_rng(dt.code)).values()):
+        for rmode, smode, in_name in _mode_cycle(k, 3):
+            kw = {"roundmode": rmode, "scalemode": smode,
+                  "seed": 11 if rmode == "stochastic" else None}
+            cases.append((to_input(v.reshape(4, 40), in_name), dt, kw))
+    run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- stochastic rounding
@@ -361,25 +398,25 @@ STOCHASTIC_DTYPES = [
 
 
 @pytest.mark.parametrize("dt", STOCHASTIC_DTYPES, ids=[d.code for d in STOCHASTIC_DTYPES])
-def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(dt):
+def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(pool, dt):
     rng = _stable_rng("sr", dt.code)
     base32 = mixed_values(rng, 24 * 20, base=0, spread=8).reshape(24, 20)
     seed = 2**33 + 9
-    msgs = []
+    cases = []
     for in_name in IN_DTYPES:
         base = to_input(base32, in_name)
         for label, view in (("contiguous", base[:8]), ("strided", base[::3, 1:][:, :17]),
                             ("transposed", base[:16].T), ("reversed", base[::-2, ::-1])):
+            assert view.flags.c_contiguous == (label == "contiguous")
             rb = np.array(exact.random_bits(seed, range(view.size)), np.uint32).reshape(view.shape)
-            for kw in ({"seed": seed}, {"rbits": rb}):
-                m = compare_with_exact(view, dt, roundmode="stochastic", **kw)
-                msgs.append(m and f"[{label} {next(iter(kw))}] {m}")
+            # the seed path and the explicit Philox bits by logical C-order flat index
+            cases.append((view, dt, {"roundmode": "stochastic", "seed": seed}))
+            cases.append((view, dt, {"roundmode": "stochastic", "rbits": rb}))
             got = tcast_ref.cast(view, dt, castmode="actual", roundmode="stochastic", seed=seed)
             ref = tcast_ref.cast(np.ascontiguousarray(view), dt, castmode="actual",
                                  roundmode="stochastic", seed=seed)
             assert np.array_equal(got.data, ref.data) and np.array_equal(got.scale, ref.scale)
-    msg = "\n".join(m for m in msgs if m)
-    assert not msg, msg
+    run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- hypothesis blocks
@@ -475,28 +512,40 @@ def _sweep_case(i: int, dt: tcast.DataType):
     return shape, rmode, smode, in_name, transpose
 
 
-@pytest.mark.parametrize("i", range(len(COMBINATIONS)), ids=[d.code for d in COMBINATIONS])
-def test_every_combination_matches_exact(i):
+def _combination_case(i: int) -> tuple[np.ndarray, tcast.DataType, dict]:
     dt = COMBINATIONS[i]
     shape, rmode, smode, in_name, transpose = _sweep_case(i, dt)
     rng = np.random.default_rng(i)
-    p_nan = 0.01 if i % 7 == 0 else 0.0
     x32 = mixed_values(rng, int(np.prod(shape)), base=int(rng.integers(-10, 10)),
-                       p_nan=p_nan, p_inf=0.01 if i % 11 == 0 else 0.0).reshape(shape)
-    x = to_input(x32, in_name)
+                       p_nan=0.01 if i % 7 == 0 else 0.0,
+                       p_inf=0.01 if i % 11 == 0 else 0.0).reshape(shape)
+    kw = {"roundmode": rmode, "scalemode": smode, "transpose": transpose,
+          "seed": 5 + i if rmode == "stochastic" else None}
+    return to_input(x32, in_name), dt, kw
+
+
+@pytest.fixture(scope="module")
+def combination_results(pool) -> list[exact.ArrayResult]:
+    """The exact results of all 830 sweep cases, computed once on the pool."""
+    cases = [_combination_case(i) for i in range(len(COMBINATIONS))]
+    tasks = [exact_task(x, dt, **kw) for x, dt, kw in cases]
+    return util.map_tasks(pool, util.cast_array_task, tasks, chunksize=10)
+
+
+@pytest.mark.parametrize("i", range(len(COMBINATIONS)), ids=[d.code for d in COMBINATIONS])
+def test_every_combination_matches_exact(combination_results, i):
+    x, dt, kw = _combination_case(i)
+    e = combination_results[i]
     if dt.sspec is None:
-        # unscaled: virtual and actual only (the 16-bit sweep is the unscaled module's job)
-        e = exact.cast_array(np.ascontiguousarray(x).astype(np.float32).reshape(-1).tolist(),
-                             shape, dt, input_dtype=in_name, roundmode=rmode,
-                             seed=5 if rmode == "stochastic" else None)
-        kw = {"roundmode": rmode, "seed": 5 if rmode == "stochastic" else None}
+        # unscaled: codes and virtual bits (the 16-bit sweep is the unscaled module's job)
+        kw = {"roundmode": kw["roundmode"], "seed": kw["seed"]}
         got = tcast_ref.cast(x, dt, castmode="actual", **kw)
         assert got.data.reshape(-1).astype(np.int64).tolist() == list(e.codes)
         assert np.array_equal(util.raw(tcast_ref.cast(x, dt, **kw)),
-                              util.floats_to_bits(e.values, in_name))
+                              util.floats_to_bits(e.values, _in_name(x)))
         return
-    assert_matches_exact(x, dt, roundmode=rmode, scalemode=smode,
-                         seed=5 + i if rmode == "stochastic" else None, transpose=transpose)
+    msg = compare_with_exact(x, dt, e=e, **kw)
+    assert not msg, msg
 
 
 def test_the_sweep_reaches_every_combination_mode_and_input_dtype():

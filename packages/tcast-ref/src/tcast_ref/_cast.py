@@ -411,7 +411,7 @@ def cast(
     rb = _check_rbits(rmode, seed, rbits, tuple(x.shape))
     til = None if dt.sspec is None else tiling(tuple(x.shape), dt, transpose_scale)
     # float32 overflow to Inf is part of the semantics (§0), not an accident to warn about
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if til is None:
             return _unscaled(x, dt, cmode, rmode, rb, saturate, in_name)
         return _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose_scale)
@@ -482,9 +482,9 @@ def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
             out[rs, cs] = codes
     full = til.from_blocks(out.reshape(blocks.shape))
     if virtual:
-        return np.ascontiguousarray(full)
+        return np.array(full, order="C", copy=None)
     return _result(dt, cmode, in_name, tuple(x.shape), transpose, til, plan,
-                   np.ascontiguousarray(full))
+                   np.array(full, order="C", copy=None))
 
 
 # ----------------------------------------------------------------- results
@@ -500,7 +500,7 @@ def _result(dt, cmode, in_name, shape, transpose, til, plan, codes) -> CastResul
         if plan.tenscale is not None:
             tens = np.array(plan.tenscale, dtype=code_dtype(dt.tenscale.bits))
         if plan.keep is not None:
-            mask = np.ascontiguousarray(til.from_blocks(plan.keep.reshape(*counts, -1)))
+            mask = np.array(til.from_blocks(plan.keep.reshape(*counts, -1)), order="C", copy=None)
     data = codes
     if cmode is CastMode.COMPRESS:
         flat = data.reshape(-1)
@@ -538,7 +538,7 @@ def upcast(result: CastResult) -> np.ndarray:
         codes = codes.reshape(shape)
     else:
         codes = np.asarray(result.data).astype(code_dtype(n.bits), copy=False).reshape(shape)
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if dt.sspec is None:
             return decode(codes, n)
         return _upcast_scaled(result, dt, shape, codes, mask)
@@ -571,4 +571,4 @@ def _upcast_scaled(result, dt, shape, codes, mask):
     out = np.empty(rows.shape, np.float32)
     for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
         out[rs, cs] = _decode_piece(rows[rs, cs], plan, rs, cs, dt)
-    return np.ascontiguousarray(til.from_blocks(out.reshape(blocks.shape)))
+    return np.array(til.from_blocks(out.reshape(blocks.shape)), order="C", copy=None)

@@ -169,6 +169,11 @@ def _encode_native(x: np.ndarray, spec: NumberSpec, saturate: bool) -> np.ndarra
     native = _native_type(spec)
     if native is None:
         return None
+    with np.errstate(invalid="ignore"):  # signalling NaNs convert quietly; fixed below
+        return _encode_native_checked(x, spec, native, saturate)
+
+
+def _encode_native_checked(x, spec, native, saturate):
     if saturate:
         hi = np.float32(spec.maxfloat)
         x = np.clip(x, -hi, hi)
@@ -297,7 +302,8 @@ def round_even_values(x: np.ndarray, spec: NumberSpec) -> np.ndarray | None:
     rounded = (b + (np.uint32((1 << (drop - 1)) - 1) + lsb)) & keep_mask
     normal = rounded.view(np.float32)
     c = np.float32(1.5 * 2.0 ** (spec.emin - spec.mbits + 23))
-    sub = (xc + c) - c
+    with np.errstate(invalid="ignore"):  # signalling NaNs: callers canonicalize NaN
+        sub = (xc + c) - c
     if spec.has_negzero:
         sub = np.copysign(sub, xc)
     out = np.where(np.abs(xc) < np.float32(spec.smallest_normal), sub, normal)
