@@ -447,10 +447,12 @@ def test_harness_runs_a_torch_engine_through_the_torch_adapter():
     engine = _TorchWrappedRef()
     adapter = cb.adapter_for(engine)
     assert adapter is not None and adapter.name.startswith("torch")
-    cases = [c for c in FAST if c.dtype.name in _SELF_TEST_DTYPES or
-             c.dtype.code in _SELF_TEST_DTYPES]
-    cases += [cb.Case(c.dtype, RoundMode.STOCHASTIC, rsource="rbits") for c in cases]
-    assert len(cases) >= 2 * len(_SELF_TEST_DTYPES) - 2
+    cases = []
+    for i, name in enumerate(_SELF_TEST_DTYPES):
+        dt = tcast.datatype(name)
+        rm, sm = cb.ROUND_MODES[i % 4], cb.SCALE_MODES[i % 5]
+        cases.append(cb.Case(dt, rm, sm, saturate=i % 2 == 0, transpose_scale=i % 2 == 1))
+        cases.append(cb.Case(dt, RoundMode.STOCHASTIC, sm, rsource=("seed", "rbits")[i % 2]))
     _check(engine, adapter, cb.RefOracle(), cases, cb.large_battery)
 
 

@@ -36,6 +36,7 @@ from ._codec import code_dtype, decode, encode, floor_log2, round_even_values, s
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 from ._tiles import Tiling, tiling
+from ._work import Workspace
 
 __all__ = ["CHUNK", "INPUT_DTYPES", "cast", "upcast"]
 
@@ -183,7 +184,19 @@ def _keep_mask(chunk: np.ndarray, til: Tiling) -> np.ndarray:
     return back(ranks < til.sparse_n)
 
 
-def _plan(rows: np.ndarray, dt: DataType, til: Tiling, smode: ScaleMode) -> _Plan:
+def _f32_piece(rows: np.ndarray, rs: slice, cs: slice, ws: Workspace) -> np.ndarray:
+    """A piece as float32: a view of float32 input, else converted into a scratch buffer."""
+    piece = rows[rs, cs]
+    if piece.dtype == np.float32:
+        return piece
+    out = ws.get("piece", piece.shape, np.float32)
+    np.copyto(out, piece, casting="unsafe")
+    return out
+
+
+def _plan(
+    rows: np.ndarray, dt: DataType, til: Tiling, smode: ScaleMode, ws: Workspace
+) -> _Plan:
     """Pass 1: reduce every row to its scale (SEMANTICS.md §5)."""
     n, sspec = dt.nspec, dt.sspec
     snum = sspec.scale
@@ -196,7 +209,7 @@ def _plan(rows: np.ndarray, dt: DataType, til: Tiling, smode: ScaleMode) -> _Pla
     else:
         amax = np.zeros(nrows, np.float32)
     for rs, cs in _pieces(nrows, k, _group(til, k)):
-        chunk = rows[rs, cs].astype(np.float32, copy=False)
+        chunk = _f32_piece(rows, rs, cs, ws)
         if sparse:
             kp = _keep_mask(chunk, til)
             keep[rs, cs] = kp
@@ -205,7 +218,8 @@ def _plan(rows: np.ndarray, dt: DataType, til: Tiling, smode: ScaleMode) -> _Pla
             lo[rs] = np.minimum(lo[rs], chunk.min(axis=1, initial=np.float32(0)))
             hi[rs] = np.maximum(hi[rs], chunk.max(axis=1, initial=np.float32(0)))
         else:
-            amax[rs] = np.maximum(amax[rs], np.abs(chunk).max(axis=1, initial=np.float32(0)))
+            mag = np.abs(chunk, out=ws.get("abs", chunk.shape, np.float32))
+            amax[rs] = np.maximum(amax[rs], mag.max(axis=1, initial=np.float32(0)))
     if n.is_uint:
         return _uint_plan(lo, hi, dt, keep)
     nonfinite = ~np.isfinite(amax)
@@ -271,15 +285,21 @@ def _uint_plan(lo: np.ndarray, hi: np.ndarray, dt: DataType, keep: np.ndarray | 
                  None, keep)
 
 
-def _encode_piece(chunk, plan, rs, cs, dt, rmode, rbits) -> np.ndarray:
+def _scaled_inputs(chunk, plan, rs, ws) -> np.ndarray:
+    """fl32(x * r) [+ zero point] [* 2**(K-2)] for a piece, in a scratch buffer."""
+    xs = np.multiply(chunk, plan.recip[rs, None], out=ws.get("xs", chunk.shape, np.float32))
+    if plan.zval is not None:
+        xs += plan.zval[rs, None]
+    if plan.fixed is not None:
+        xs *= plan.fixed
+    return xs
+
+
+def _encode_piece(chunk, plan, rs, cs, dt, rmode, rbits, ws) -> np.ndarray:
     """Pass 2a: element codes of a piece (SEMANTICS.md §5.3-§5.7)."""
     n = dt.nspec
-    xs = (chunk * plan.recip[rs, None]).astype(np.float32, copy=False)
-    if plan.zval is not None:
-        xs = (xs + plan.zval[rs, None]).astype(np.float32, copy=False)
-    if plan.fixed is not None:
-        xs = (xs * plan.fixed).astype(np.float32, copy=False)
-    codes = encode(xs, n, rmode, rbits, True)
+    xs = _scaled_inputs(chunk, plan, rs, ws)
+    codes = encode(xs, n, rmode, rbits, True, ws)
     nonfinite = plan.nonfinite[rs]
     if plan.keep is not None:
         zero_out = nonfinite[:, None] | ~plan.keep[rs, cs]
@@ -290,34 +310,30 @@ def _encode_piece(chunk, plan, rs, cs, dt, rmode, rbits) -> np.ndarray:
     return np.where(zero_out, 0, codes).astype(codes.dtype, copy=False)
 
 
-def _virtual_piece_fast(chunk, plan, rs, cs, dt) -> np.ndarray | None:
+def _virtual_piece_fast(chunk, plan, rs, cs, dt, ws) -> np.ndarray | None:
     """Round-to-nearest-even virtual values of a piece without forming codes, or None.
 
     Same bits as decoding the codes (checked by the tests over every combination).
     """
     n = dt.nspec
-    xs = (chunk * plan.recip[rs, None]).astype(np.float32, copy=False)
+    if n.is_integer and n.bits > 24:
+        return None
+    if not n.is_integer and round_even_values(chunk[:0], n) is None:
+        return None
+    xs = _scaled_inputs(chunk, plan, rs, ws)
     if n.is_integer:
-        if n.bits > 24:
-            return None
         lo = np.float32(0 if n.is_uint else -n.maxint)
+        v = np.rint(xs, out=xs)
+        np.clip(v, lo, np.float32(n.maxint), out=v)
         if plan.zval is not None:
-            xs = (xs + plan.zval[rs, None]).astype(np.float32, copy=False)
-        if plan.fixed is not None:
-            xs = (xs * plan.fixed).astype(np.float32, copy=False)
-        q = np.clip(np.rint(xs), lo, np.float32(n.maxint))
-        if plan.zval is not None:
-            v = (q - plan.zval[rs, None]).astype(np.float32, copy=False) * plan.dec[rs, None]
+            v -= plan.zval[rs, None]
         elif plan.fixed is not None:
-            v = (q * np.float32(1 / float(plan.fixed))) * plan.dec[rs, None]
-        else:
-            v = q * plan.dec[rs, None]
-        v = v + np.float32(0)  # integers have no -0
+            v *= np.float32(1 / float(plan.fixed))
+        v *= plan.dec[rs, None]
+        v += np.float32(0)  # integers have no -0
     else:
-        q = round_even_values(xs, n)
-        if q is None:
-            return None
-        v = q * plan.dec[rs, None]
+        v = round_even_values(xs, n, ws)
+        v *= plan.dec[rs, None]
     nonfinite = plan.nonfinite[rs, None]
     if nonfinite.any():
         v = np.where(nonfinite, _NAN32, v)
@@ -423,20 +439,21 @@ def _unscaled(x, dt, cmode, rmode, rb, saturate, in_name):
     rflat = None if rb is None else rb.reshape(-1)
     virtual = cmode is CastMode.VIRTUAL
     out = np.empty(flat.shape, x.dtype if virtual else code_dtype(n.bits))
+    ws = Workspace()
     for lo in range(0, flat.size, CHUNK):
         sl = slice(lo, lo + CHUNK)
-        x32 = flat[sl].astype(np.float32, copy=False)
+        x32 = _f32_piece(flat[None, :], slice(0, 1), sl, ws)[0]
         if virtual and rmode is RoundMode.EVEN and saturate:
-            values = round_even_values(x32, n)
+            values = round_even_values(x32, n, ws)
             if values is not None:
                 nan = np.isnan(x32)
                 if nan.any():
                     signed = n.style is not Style.FNUZ and n.style is not Style.UZ
                     nanv = np.copysign(_NAN32, x32) if signed else _NAN32
                     values = np.where(nan, nanv, values)
-                out[sl] = values.astype(x.dtype, copy=False)
+                out[sl] = values
                 continue
-        codes = encode(x32, n, rmode, None if rflat is None else rflat[sl], saturate)
+        codes = encode(x32, n, rmode, None if rflat is None else rflat[sl], saturate, ws)
         if not virtual:
             out[sl] = codes
             continue
@@ -463,19 +480,20 @@ def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
     blocks = til.to_blocks(x)
     rows = blocks.reshape(-1, blocks.shape[-1])
     rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
-    plan = _plan(rows, dt, til, smode)
+    ws = Workspace()
+    plan = _plan(rows, dt, til, smode, ws)
     virtual = cmode is CastMode.VIRTUAL
     out = np.empty(rows.shape, x.dtype if virtual else code_dtype(dt.nspec.bits))
     fast = virtual and rmode is RoundMode.EVEN
     for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
-        chunk = rows[rs, cs].astype(np.float32, copy=False)
+        chunk = _f32_piece(rows, rs, cs, ws)
         if fast:
-            v = _virtual_piece_fast(chunk, plan, rs, cs, dt)
+            v = _virtual_piece_fast(chunk, plan, rs, cs, dt, ws)
             if v is not None:
-                out[rs, cs] = v.astype(x.dtype, copy=False)
+                out[rs, cs] = v
                 continue
         codes = _encode_piece(chunk, plan, rs, cs, dt, rmode,
-                              None if rrows is None else rrows[rs, cs])
+                              None if rrows is None else rrows[rs, cs], ws)
         if virtual:
             out[rs, cs] = _decode_piece(codes, plan, rs, cs, dt).astype(x.dtype, copy=False)
         else:

@@ -14,6 +14,8 @@ import numpy as np
 
 from tcast import Kind, NumberSpec, RoundMode, SpecError, Style
 
+from ._work import Workspace
+
 __all__ = ["code_dtype", "decode", "encode", "floor_log2", "split_f32"]
 
 _U64 = np.uint64
@@ -94,6 +96,7 @@ def encode(
     mode: RoundMode = RoundMode.EVEN,
     rbits: np.ndarray | None = None,
     saturate: bool = True,
+    ws: Workspace | None = None,
 ) -> np.ndarray:
     """Encode float32 values into ``spec``, elementwise (an unscaled cast).
 
@@ -103,13 +106,14 @@ def encode(
         mode: round mode.
         rbits: uint32 random bits of x's shape (stochastic).
         saturate: overflow to +-max (True) or IEEE-style.
+        ws: scratch buffers to reuse (the result may live in them).
 
     Returns:
-        Codes (unsigned bit patterns) as uint32, of x's shape.
+        Codes (unsigned bit patterns, uint8/16/32 by width), of x's shape.
     """
     x = np.asarray(x, dtype=np.float32)
     if mode is RoundMode.EVEN and rbits is None:
-        fast = _encode_native(x, spec, saturate)
+        fast = _encode_native(x, spec, saturate, ws or Workspace())
         if fast is not None:
             return fast
         if spec.is_integer and spec.bits <= 24:
@@ -159,7 +163,9 @@ _NATIVE: dict[tuple[int, int, int, Style], np.dtype] = {
 }
 
 
-def _encode_native(x: np.ndarray, spec: NumberSpec, saturate: bool) -> np.ndarray | None:
+def _encode_native(
+    x: np.ndarray, spec: NumberSpec, saturate: bool, ws: Workspace
+) -> np.ndarray | None:
     """Round to nearest even through the compiled ml_dtypes/NumPy conversion.
 
     Then the tcast rules it does not share: saturation (clip first: only values that
@@ -170,14 +176,15 @@ def _encode_native(x: np.ndarray, spec: NumberSpec, saturate: bool) -> np.ndarra
     if native is None:
         return None
     with np.errstate(invalid="ignore"):  # signalling NaNs convert quietly; fixed below
-        return _encode_native_checked(x, spec, native, saturate)
+        return _encode_native_checked(x, spec, native, saturate, ws)
 
 
-def _encode_native_checked(x, spec, native, saturate):
+def _encode_native_checked(x, spec, native, saturate, ws):
     if saturate:
         hi = np.float32(spec.maxfloat)
-        x = np.clip(x, -hi, hi)
-    codes = x.astype(native).view(code_dtype(spec.bits))
+        x = np.clip(x, -hi, hi, out=ws.get("en_x", x.shape, np.float32))
+    codes = ws.get("en_c", x.shape, code_dtype(spec.bits))
+    np.copyto(codes.view(native), x, casting="unsafe")
     nan = np.isnan(x)
     if nan.any():
         neg = np.signbit(x)
@@ -277,7 +284,9 @@ def _encode_exponent(x, spec, mode, rbits, saturate):
     return code.astype(np.uint32)
 
 
-def round_even_values(x: np.ndarray, spec: NumberSpec) -> np.ndarray | None:
+def round_even_values(
+    x: np.ndarray, spec: NumberSpec, ws: Workspace | None = None
+) -> np.ndarray | None:
     """decode(encode(x, spec, even, saturate=True)) for finite float32 x, computed in float32.
 
     The fast path of virtual casts: no codes are formed. Normal results round the float32
@@ -285,7 +294,7 @@ def round_even_values(x: np.ndarray, spec: NumberSpec) -> np.ndarray | None:
     LSB, then clear the dropped bits); results below the smallest normal round at the
     subnormal spacing by adding and subtracting 1.5 * 2**(emin - mbits + 23). NaN inputs come
     out as some NaN (callers that can see NaN canonicalize). Returns None where the path does
-    not apply (non-float specs, 23 mantissa bits).
+    not apply (non-float specs, 23 mantissa bits). The result may live in ``ws``'s buffers.
     """
     if spec.kind is not Kind.FLOAT or spec.mbits >= 23:
         return None
@@ -293,22 +302,38 @@ def round_even_values(x: np.ndarray, spec: NumberSpec) -> np.ndarray | None:
         # ties go to the even code = the exponent's parity; float32's exponent field has
         # the other parity here, so the carry trick would pick the odd code
         return None
+    ws = ws or Workspace()
+    shape = x.shape
     hi = np.float32(spec.maxfloat)
-    xc = np.clip(x, -hi, hi)
+    xc = np.clip(x, -hi, hi, out=ws.get("rv_x", shape, np.float32))
     drop = 23 - spec.mbits
     b = xc.view(np.uint32)
-    lsb = (b >> np.uint32(drop)) & np.uint32(1)
-    keep_mask = np.uint32(~((1 << drop) - 1) & 0xFFFFFFFF)
-    rounded = (b + (np.uint32((1 << (drop - 1)) - 1) + lsb)) & keep_mask
-    normal = rounded.view(np.float32)
+    normal = np.right_shift(b, np.uint32(drop), out=ws.get("rv_n", shape, np.uint32))
+    normal &= np.uint32(1)  # the kept LSB: ties to even
+    normal += np.uint32((1 << (drop - 1)) - 1)
+    normal += b
+    normal &= np.uint32(~((1 << drop) - 1) & 0xFFFFFFFF)
     c = np.float32(1.5 * 2.0 ** (spec.emin - spec.mbits + 23))
+    sub = ws.get("rv_s", shape, np.float32)
     with np.errstate(invalid="ignore"):  # signalling NaNs: callers canonicalize NaN
-        sub = (xc + c) - c
+        np.add(xc, c, out=sub)
+        sub -= c
     if spec.has_negzero:
-        sub = np.copysign(sub, xc)
-    out = np.where(np.abs(xc) < np.float32(spec.smallest_normal), sub, normal)
+        np.copysign(sub, xc, out=sub)
+    # Select without a data-dependent branch: all-ones where |x| < smallest normal, from
+    # the sign of (|x| bits - smallest normal bits) as an int32.
+    m = np.bitwise_and(b, np.uint32(0x7FFFFFFF), out=ws.get("rv_m", shape, np.uint32))
+    small = m.view(np.int32)
+    small -= np.int32(np.float32(spec.smallest_normal).view(np.int32))
+    small >>= np.int32(31)
+    sub_bits = sub.view(np.uint32)
+    sub_bits &= m
+    np.invert(m, out=m)
+    normal &= m
+    normal |= sub_bits
+    out = normal.view(np.float32)
     if not spec.has_negzero:
-        out = out + np.float32(0)  # -0 becomes +0
+        out += np.float32(0)  # -0 becomes +0
     return out
 
 
