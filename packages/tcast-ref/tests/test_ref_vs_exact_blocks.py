@@ -57,11 +57,13 @@ SCALE_MODES = ["floor", "ceil", "midmax", "option3", "topbinade"]
 IN_DTYPES = ["float32", "float16", "bfloat16"]
 
 #: Every float element format of at most 8 bits (the catalog's unscaled float formats).
-FLOAT_FORMATS = list({
-    dt.nspec.code: dt.nspec
-    for dt in tcast.CATALOG.values()
-    if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
-}.values())
+FLOAT_FORMATS = list(
+    {
+        dt.nspec.code: dt.nspec
+        for dt in tcast.CATALOG.values()
+        if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
+    }.values()
+)
 FLOAT_CODES = [n.code for n in FLOAT_FORMATS]
 SCALES = ["e8m0", "float32", "bfloat16", "float16", "e4m3fn"]
 FLOAT_SCALES = SCALES[1:]
@@ -135,9 +137,14 @@ def exact_task(
 ) -> tuple:
     """The arguments of exact.cast_array for the same cast (see util.cast_array_task)."""
     flat = np.ascontiguousarray(x).reshape(-1)  # logical C order, whatever the strides
-    kw = {"input_dtype": _in_name(x), "roundmode": roundmode, "scalemode": scalemode,
-          "seed": seed, "transpose_scale": transpose,
-          "rbits": None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)]}
+    kw = {
+        "input_dtype": _in_name(x),
+        "roundmode": roundmode,
+        "scalemode": scalemode,
+        "seed": seed,
+        "transpose_scale": transpose,
+        "rbits": None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)],
+    }
     return flat.astype(np.float32).tolist(), x.shape, dt, kw
 
 
@@ -158,15 +165,31 @@ def compare_with_exact(
     in_name = _in_name(x)
     flat = np.ascontiguousarray(x).reshape(-1)
     if e is None:
-        e = util.cast_array_task(exact_task(x, dt, roundmode=roundmode, scalemode=scalemode,
-                                            seed=seed, rbits=rbits, transpose=transpose))
-    kw = {"roundmode": roundmode, "scalemode": scalemode, "seed": seed, "rbits": rbits,
-          "transpose_scale": transpose}
+        e = util.cast_array_task(
+            exact_task(
+                x,
+                dt,
+                roundmode=roundmode,
+                scalemode=scalemode,
+                seed=seed,
+                rbits=rbits,
+                transpose=transpose,
+            )
+        )
+    kw = {
+        "roundmode": roundmode,
+        "scalemode": scalemode,
+        "seed": seed,
+        "rbits": rbits,
+        "transpose_scale": transpose,
+    }
     virt = tcast_ref.cast(x, dt, **kw)
     act = tcast_ref.cast(x, dt, castmode="actual", **kw)
     comp = tcast_ref.cast(x, dt, castmode="compress", **kw)
-    label = (f"{dt.code} shape={x.shape} {in_name} round={roundmode} scale={scalemode} "
-             f"transpose={transpose}{'' if seed is None else f' seed={seed}'}")
+    label = (
+        f"{dt.code} shape={x.shape} {in_name} round={roundmode} scale={scalemode} "
+        f"transpose={transpose}{'' if seed is None else f' seed={seed}'}"
+    )
     msgs: list[str] = []
 
     def expect(what: str, ok: bool, detail: str = "") -> None:
@@ -178,35 +201,56 @@ def compare_with_exact(
     msgs.append(util.first_mismatches(f"{label}: virtual", util.raw(virt), want_virtual, flat))
     # actual
     expect("actual data shape", act.data.shape == x.shape, f"{act.data.shape}")
-    msgs.append(util.first_mismatches(
-        f"{label}: codes", np.asarray(act.data).reshape(-1).astype(np.uint32),
-        np.array(e.codes, np.uint32), flat))
+    msgs.append(
+        util.first_mismatches(
+            f"{label}: codes",
+            np.asarray(act.data).reshape(-1).astype(np.uint32),
+            np.array(e.codes, np.uint32),
+            flat,
+        )
+    )
     scale = np.asarray(act.scale)
     expect("scale shape", scale.shape == e.scale_shape, f"{scale.shape} != {e.scale_shape}")
-    expect("scale codes", scale.reshape(-1).astype(np.int64).tolist() == list(e.scale),
-           f"{scale.reshape(-1).tolist()[:16]} != {list(e.scale)[:16]}")
+    expect(
+        "scale codes",
+        scale.reshape(-1).astype(np.int64).tolist() == list(e.scale),
+        f"{scale.reshape(-1).tolist()[:16]} != {list(e.scale)[:16]}",
+    )
     if e.zero is None:
         expect("zero absent", act.zero is None)
     else:
         zero = np.asarray(act.zero)
-        expect("zero codes", zero.shape == e.scale_shape
-               and zero.reshape(-1).astype(np.int64).tolist() == list(e.zero),
-               f"{zero.reshape(-1).tolist()[:16]} != {list(e.zero)[:16]}")
+        expect(
+            "zero codes",
+            zero.shape == e.scale_shape
+            and zero.reshape(-1).astype(np.int64).tolist() == list(e.zero),
+            f"{zero.reshape(-1).tolist()[:16]} != {list(e.zero)[:16]}",
+        )
     if e.tenscale is None:
         expect("tenscale absent", act.tenscale is None)
     else:
-        expect("tenscale code", act.tenscale is not None and np.asarray(act.tenscale).shape == ()
-               and int(act.tenscale) == e.tenscale, f"{act.tenscale!r} != {e.tenscale}")
+        expect(
+            "tenscale code",
+            act.tenscale is not None
+            and np.asarray(act.tenscale).shape == ()
+            and int(act.tenscale) == e.tenscale,
+            f"{act.tenscale!r} != {e.tenscale}",
+        )
     if e.mask is None:
         expect("mask absent", act.mask is None and comp.mask is None)
     else:
         mask = np.asarray(act.mask)
         expect("mask", mask.shape == x.shape and mask.reshape(-1).tolist() == list(e.mask))
-        expect("packed mask", comp.mask is not None
-               and np.asarray(comp.mask, np.uint8).tobytes() == e.packed_mask())
+        expect(
+            "packed mask",
+            comp.mask is not None and np.asarray(comp.mask, np.uint8).tobytes() == e.packed_mask(),
+        )
     # compress: packed codes; scales as in actual
-    expect("packed codes", np.asarray(comp.data, np.uint8).tobytes() == e.packed(),
-           f"{np.asarray(comp.data, np.uint8).tobytes()[:16].hex()} != {e.packed()[:16].hex()}")
+    expect(
+        "packed codes",
+        np.asarray(comp.data, np.uint8).tobytes() == e.packed(),
+        f"{np.asarray(comp.data, np.uint8).tobytes()[:16].hex()} != {e.packed()[:16].hex()}",
+    )
     expect("compress scale", np.array_equal(np.asarray(comp.scale), scale))
     # upcast == the virtual result in float32
     for name, res in (("upcast(actual)", act), ("upcast(compress)", comp)):
@@ -216,7 +260,8 @@ def compare_with_exact(
             got = util.raw(up)
         else:
             got = util.floats_to_bits(
-                (exact.to_input_dtype(v, in_name) for v in up.reshape(-1).tolist()), in_name)
+                (exact.to_input_dtype(v, in_name) for v in up.reshape(-1).tolist()), in_name
+            )
         msgs.append(util.first_mismatches(f"{label}: {name}", got, want_virtual, flat))
     return "\n".join(m for m in msgs if m)
 
@@ -229,25 +274,30 @@ def assert_matches_exact(x: np.ndarray, dt: tcast.DataType, **kw) -> None:
 def _stable_rng(*parts: object) -> np.random.Generator:
     # Seeded from the test's parameters (not from hash(), which Python randomizes per process).
     return np.random.default_rng(
-        [sum(ord(c) * (i + 1) for i, c in enumerate(str(p))) for p in parts])
+        [sum(ord(c) * (i + 1) for i, c in enumerate(str(p))) for p in parts]
+    )
 
 
 def _mode_cycle(k: int, count: int = 5) -> list[tuple[str, str, str]]:
     """``count`` casts (round mode, scale mode, input dtype), all three rotating with ``k``
     (five casts: every round mode once)."""
-    return [(ROUND_MODES[(i + k) % 5], SCALE_MODES[(i + 2 * k) % 5], IN_DTYPES[(i + k) % 3])
-            for i in range(count)]
+    return [
+        (ROUND_MODES[(i + k) % 5], SCALE_MODES[(i + 2 * k) % 5], IN_DTYPES[(i + k) % 3])
+        for i in range(count)
+    ]
 
 
 def _edge_rows(rng: np.random.Generator, cols: int) -> np.ndarray:
     """Rows of different character: ordinary, binade edges, tiny and subnormal, outliers, zeros."""
-    return np.stack([
-        mixed_values(rng, cols, base=0, spread=4),
-        mixed_values(rng, cols, base=3, spread=2, p_edge=0.8),
-        mixed_values(rng, cols, base=-130, spread=8, p_sub=0.3),
-        mixed_values(rng, cols, base=-2, spread=3, p_out=0.2),
-        mixed_values(rng, cols, base=-8, spread=2, p_zero=0.7),
-    ])
+    return np.stack(
+        [
+            mixed_values(rng, cols, base=0, spread=4),
+            mixed_values(rng, cols, base=3, spread=2, p_edge=0.8),
+            mixed_values(rng, cols, base=-130, spread=8, p_sub=0.3),
+            mixed_values(rng, cols, base=-2, spread=3, p_out=0.2),
+            mixed_values(rng, cols, base=-8, spread=2, p_zero=0.7),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -259,10 +309,12 @@ def pool():
 
 def run_cases(pool, cases: list[tuple[np.ndarray, tcast.DataType, dict]]) -> None:
     """Compare every (x, dtype, modes) case; the exact model runs on the pool."""
-    results = util.map_tasks(pool, util.cast_array_task,
-                             [exact_task(x, dt, **kw) for x, dt, kw in cases])
-    msgs = [compare_with_exact(x, dt, e=e, **kw) for (x, dt, kw), e in zip(cases, results,
-                                                                              strict=True)]
+    results = util.map_tasks(
+        pool, util.cast_array_task, [exact_task(x, dt, **kw) for x, dt, kw in cases]
+    )
+    msgs = [
+        compare_with_exact(x, dt, e=e, **kw) for (x, dt, kw), e in zip(cases, results, strict=True)
+    ]
     msg = "\n".join(m for m in msgs if m)
     assert not msg, msg
 
@@ -270,8 +322,11 @@ def run_cases(pool, cases: list[tuple[np.ndarray, tcast.DataType, dict]]) -> Non
 def _run(pool, x32: np.ndarray, dt: tcast.DataType, modes) -> None:
     cases = []
     for n, (rmode, smode, in_name) in enumerate(modes):
-        kw = {"roundmode": rmode, "scalemode": smode,
-              "seed": 1000 + n if rmode == "stochastic" else None}
+        kw = {
+            "roundmode": rmode,
+            "scalemode": smode,
+            "seed": 1000 + n if rmode == "stochastic" else None,
+        }
         cases.append((to_input(x32, in_name), dt, kw))
     run_cases(pool, cases)
 
@@ -316,8 +371,12 @@ def test_uint_data_under_every_scale_kind_and_zero_point_match_exact(pool, data,
 
 # ----------------------------------------------------------------- tile kinds
 TILE_DTYPES = [
-    ("e2m1f", "e8m0"), ("e4m3fn", "float16"), ("int8", "e8m0"), ("uint4", "float32_int8"),
-    ("e5m2", "bfloat16"), ("e3m2fnuz", "e4m3fn"),
+    ("e2m1f", "e8m0"),
+    ("e4m3fn", "float16"),
+    ("int8", "e8m0"),
+    ("uint4", "float32_int8"),
+    ("e5m2", "bfloat16"),
+    ("e3m2fnuz", "e4m3fn"),
 ]
 #: (tile segments, shapes); shapes are chosen so that every tile has a partial one.
 TILES = {
@@ -352,8 +411,12 @@ def test_every_tile_kind_with_partial_tiles_matches_exact(pool, tiles):
             transposes = (False, True) if len(dt.sspec.tiles) == 2 else (False,)
             for transpose in transposes:
                 rmode, smode, in_name = _mode_cycle(k + 2 * j + transpose, 1)[0]
-                kw = {"roundmode": rmode, "scalemode": smode, "transpose": transpose,
-                      "seed": 7 if rmode == "stochastic" else None}
+                kw = {
+                    "roundmode": rmode,
+                    "scalemode": smode,
+                    "transpose": transpose,
+                    "seed": 7 if rmode == "stochastic" else None,
+                }
                 cases.append((to_input(x32, in_name), dt, kw))
     run_cases(pool, cases)
 
@@ -385,17 +448,24 @@ def test_two_level_scaling_matches_exact(pool, dt):
     cases = []
     for k, v in enumerate(_two_level_arrays(_stable_rng(dt.code)).values()):
         for rmode, smode, in_name in _mode_cycle(k, 3):
-            kw = {"roundmode": rmode, "scalemode": smode,
-                  "seed": 11 if rmode == "stochastic" else None}
+            kw = {
+                "roundmode": rmode,
+                "scalemode": smode,
+                "seed": 11 if rmode == "stochastic" else None,
+            }
             cases.append((to_input(v.reshape(4, 40), in_name), dt, kw))
     run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- stochastic rounding
 STOCHASTIC_DTYPES = [
-    tcast.datatype("mxfp8"), tcast.datatype("mxfp4"), tcast.datatype("nvfp4"),
-    tcast.datatype("int8", "float32_t0"), tcast.datatype("uint4", "bfloat16_float32_t16d0"),
-    tcast.datatype("e2m3f", "e8m0_t16_t16"), tcast.datatype("e4m3fn", "e8m0_t32n2m4"),
+    tcast.datatype("mxfp8"),
+    tcast.datatype("mxfp4"),
+    tcast.datatype("nvfp4"),
+    tcast.datatype("int8", "float32_t0"),
+    tcast.datatype("uint4", "bfloat16_float32_t16d0"),
+    tcast.datatype("e2m3f", "e8m0_t16_t16"),
+    tcast.datatype("e4m3fn", "e8m0_t32n2m4"),
 ]
 
 
@@ -407,23 +477,43 @@ def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(p
     cases = []
     for in_name in IN_DTYPES:
         base = to_input(base32, in_name)
-        for label, view in (("contiguous", base[:8]), ("strided", base[::3, 1:][:, :17]),
-                            ("transposed", base[:16].T), ("reversed", base[::-2, ::-1])):
+        for label, view in (
+            ("contiguous", base[:8]),
+            ("strided", base[::3, 1:][:, :17]),
+            ("transposed", base[:16].T),
+            ("reversed", base[::-2, ::-1]),
+        ):
             assert view.flags.c_contiguous == (label == "contiguous")
             rb = np.array(exact.random_bits(seed, range(view.size)), np.uint32).reshape(view.shape)
             # the seed path and the explicit Philox bits by logical C-order flat index
             cases.append((view, dt, {"roundmode": "stochastic", "seed": seed}))
             cases.append((view, dt, {"roundmode": "stochastic", "rbits": rb}))
             got = tcast_ref.cast(view, dt, castmode="actual", roundmode="stochastic", seed=seed)
-            ref = tcast_ref.cast(np.ascontiguousarray(view), dt, castmode="actual",
-                                 roundmode="stochastic", seed=seed)
+            ref = tcast_ref.cast(
+                np.ascontiguousarray(view), dt, castmode="actual", roundmode="stochastic", seed=seed
+            )
             assert np.array_equal(got.data, ref.data) and np.array_equal(got.scale, ref.scale)
     run_cases(pool, cases)
 
 
 # ----------------------------------------------------------------- hypothesis blocks
-TILE_CHOICES = ["", "t0", "t32", "t16", "t8", "t4", "t8d0", "t0d0", "t0_t32", "t16_t16", "t8_t4",
-                "t4d0_t8", "t32n2m4", "t8n1m2d0", "t16_t8n2m4"]
+TILE_CHOICES = [
+    "",
+    "t0",
+    "t32",
+    "t16",
+    "t8",
+    "t4",
+    "t8d0",
+    "t0d0",
+    "t0_t32",
+    "t16_t16",
+    "t8_t4",
+    "t4d0_t8",
+    "t32n2m4",
+    "t8n1m2d0",
+    "t16_t8n2m4",
+]
 
 
 @st.composite
@@ -466,8 +556,11 @@ def block_cases(draw, kinds: tuple[str, ...]):
     x32 = mixed_values(rng, int(np.prod(shape)), **params).reshape(shape)
     in_name = draw(st.sampled_from(IN_DTYPES))
     rmode = draw(st.sampled_from(ROUND_MODES))
-    kw = {"roundmode": rmode, "scalemode": draw(st.sampled_from(SCALE_MODES)),
-          "transpose": ntiles == 2 and draw(st.booleans())}
+    kw = {
+        "roundmode": rmode,
+        "scalemode": draw(st.sampled_from(SCALE_MODES)),
+        "transpose": ntiles == 2 and draw(st.booleans()),
+    }
     x = to_input(x32, in_name)
     if rmode == "stochastic":
         if draw(st.booleans()):
@@ -479,8 +572,11 @@ def block_cases(draw, kinds: tuple[str, ...]):
 
 # No shrinking: each example is already a small array, printed whole with every difference,
 # and shrinking a failure through the slow exact model would take minutes.
-_HYP = settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow],
-                phases=[Phase.explicit, Phase.reuse, Phase.generate])
+_HYP = settings(
+    max_examples=250,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 
 
 @_HYP
@@ -519,11 +615,19 @@ def _combination_case(i: int) -> tuple[np.ndarray, tcast.DataType, dict]:
     dt = COMBINATIONS[i]
     shape, rmode, smode, in_name, transpose = _sweep_case(i, dt)
     rng = np.random.default_rng(i)
-    x32 = mixed_values(rng, int(np.prod(shape)), base=int(rng.integers(-10, 10)),
-                       p_nan=0.01 if i % 7 == 0 else 0.0,
-                       p_inf=0.01 if i % 11 == 0 else 0.0).reshape(shape)
-    kw = {"roundmode": rmode, "scalemode": smode, "transpose": transpose,
-          "seed": 5 + i if rmode == "stochastic" else None}
+    x32 = mixed_values(
+        rng,
+        int(np.prod(shape)),
+        base=int(rng.integers(-10, 10)),
+        p_nan=0.01 if i % 7 == 0 else 0.0,
+        p_inf=0.01 if i % 11 == 0 else 0.0,
+    ).reshape(shape)
+    kw = {
+        "roundmode": rmode,
+        "scalemode": smode,
+        "transpose": transpose,
+        "seed": 5 + i if rmode == "stochastic" else None,
+    }
     return to_input(x32, in_name), dt, kw
 
 
@@ -544,8 +648,9 @@ def test_every_combination_matches_exact(combination_results, i):
         kw = {"roundmode": kw["roundmode"], "seed": kw["seed"]}
         got = tcast_ref.cast(x, dt, castmode="actual", **kw)
         assert got.data.reshape(-1).astype(np.int64).tolist() == list(e.codes)
-        assert np.array_equal(util.raw(tcast_ref.cast(x, dt, **kw)),
-                              util.floats_to_bits(e.values, _in_name(x)))
+        assert np.array_equal(
+            util.raw(tcast_ref.cast(x, dt, **kw)), util.floats_to_bits(e.values, _in_name(x))
+        )
         return
     msg = compare_with_exact(x, dt, e=e, **kw)
     assert not msg, msg
@@ -561,8 +666,10 @@ def test_the_sweep_reaches_every_combination_mode_and_input_dtype():
 
 
 # ----------------------------------------------------------------- bugs exposed
-_NONFINITE_TENSOR = (tcast.datatype("e2m1f", "e4m3fn_float32_t4n2m4"),
-                     np.array([[np.inf, 1, 2, 3], [1, 2, 3, 4]], np.float32))
+_NONFINITE_TENSOR = (
+    tcast.datatype("e2m1f", "e4m3fn_float32_t4n2m4"),
+    np.array([[np.inf, 1, 2, 3], [1, 2, 3, 4]], np.float32),
+)
 
 
 def test_ref_two_level_sparse_blocks_are_nan_throughout_when_the_tensor_amax_is_not_finite():
@@ -589,8 +696,11 @@ def test_signaling_nan_inputs_cast_without_floating_point_warnings(dt, in_name):
     # SEMANTICS.md §7: an input NaN stays NaN in every cast; a signaling NaN is an ordinary
     # NaN input. The reference must not leak NumPy's "invalid value" warning (under
     # filterwarnings=error, or python -W error, the cast raises instead of returning).
-    snan = {"float32": np.array([0x7F800001], np.uint32), "float16": np.array([0x7C01], np.uint16),
-            "bfloat16": np.array([0x7F81], np.uint16)}[in_name].view(util.NP_DTYPES[in_name])
+    snan = {
+        "float32": np.array([0x7F800001], np.uint32),
+        "float16": np.array([0x7C01], np.uint16),
+        "bfloat16": np.array([0x7F81], np.uint16),
+    }[in_name].view(util.NP_DTYPES[in_name])
     x = np.resize(snan, 32)
     x[1:] = 1.0
     if tcast.datatype(dt).sspec is not None:

@@ -49,11 +49,13 @@ if _HERE not in sys.path:  # the helper module, importable by name (also in pool
 import _ref_testutil as util  # noqa: E402
 
 #: Every float format of at most 8 bits among the catalog's unscaled entries (20 formats).
-FORMATS = list({
-    dt.nspec.code: dt.nspec
-    for dt in tcast.CATALOG.values()
-    if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
-}.values())
+FORMATS = list(
+    {
+        dt.nspec.code: dt.nspec
+        for dt in tcast.CATALOG.values()
+        if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
+    }.values()
+)
 FORMAT_IDS = [n.code for n in FORMATS]
 DIRECTED = ["away", "zero", "trunc"]
 
@@ -66,8 +68,9 @@ INPUTS = {name: _all_patterns(name) for name in ("float16", "bfloat16")}
 #: The distinct float32 values of both input sets, as sorted raw bits.
 UNIQUE = np.unique(np.concatenate([util.raw(x.astype(np.float32)) for x in INPUTS.values()]))
 #: For each input set, the position of each input's value in UNIQUE.
-WHERE = {name: np.searchsorted(UNIQUE, util.raw(x.astype(np.float32)))
-         for name, x in INPUTS.items()}
+WHERE = {
+    name: np.searchsorted(UNIQUE, util.raw(x.astype(np.float32))) for name, x in INPUTS.items()
+}
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +120,9 @@ def upcast_table(n) -> np.ndarray:
     return util.floats_to_bits(util.decode_table(n.code), "float32")
 
 
-def check_against_exact(x: np.ndarray, n, mode: str, saturate: bool, want_codes: np.ndarray,
-                        rbits=None, seed=None) -> str:
+def check_against_exact(
+    x: np.ndarray, n, mode: str, saturate: bool, want_codes: np.ndarray, rbits=None, seed=None
+) -> str:
     """Compare actual codes, virtual bits and upcast bits of tcast_ref with the exact codes."""
     in_name = next(k for k, v in util.NP_DTYPES.items() if v == x.dtype)
     dt = tcast.datatype(n)
@@ -138,18 +142,25 @@ def check_against_exact(x: np.ndarray, n, mode: str, saturate: bool, want_codes:
         rb = None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)[nan]]
         if seed is not None:
             rb = exact.random_bits(seed, nan.tolist())  # Philox by flat C-order index
-        blk = exact.cast_block([float(v) for v in flat[nan].astype(np.float32)], dt,
-                               roundmode=mode, rbits=rb, saturate=saturate)
+        blk = exact.cast_block(
+            [float(v) for v in flat[nan].astype(np.float32)],
+            dt,
+            roundmode=mode,
+            rbits=rb,
+            saturate=saturate,
+        )
         assert list(blk.codes) == want_codes[nan].tolist()
         want_virtual[nan] = util.floats_to_bits(
-            (exact.to_input_dtype(v, in_name) for v in blk.values), in_name)
+            (exact.to_input_dtype(v, in_name) for v in blk.values), in_name
+        )
     label = f"{n.code} {in_name} {mode} saturate={saturate}"
     msgs = [
         util.first_mismatches(f"{label} codes", res.data, want_codes, flat),
         util.first_mismatches(f"{label} virtual", util.raw(virt), want_virtual, flat),
         # upcast decodes codes: an input NaN in a finite-only format has code 0 and gives +0 (§8)
-        util.first_mismatches(f"{label} upcast", util.raw(tcast_ref.upcast(res)),
-                              upcast_table(n)[want_codes], flat),
+        util.first_mismatches(
+            f"{label} upcast", util.raw(tcast_ref.upcast(res)), upcast_table(n)[want_codes], flat
+        ),
     ]
     return "\n".join(m for m in msgs if m)
 
@@ -191,8 +202,21 @@ def test_saturation_only_changes_codes_that_saturate_in_the_exact_model(pool):
 
 def test_the_sweep_covers_every_float_format_of_at_most_8_bits():
     assert len(FORMATS) == 20
-    assert {"e4m3fn", "e5m2", "e4m3b8fnuz", "e5m2b16fnuz", "e4m3b11fnuz", "e3m4", "e4m3",
-            "e2m3f", "e3m2f", "e2m1f", "e2m1fnuz", "e2m3fnuz", "e3m2fnuz"} <= set(FORMAT_IDS)
+    assert {
+        "e4m3fn",
+        "e5m2",
+        "e4m3b8fnuz",
+        "e5m2b16fnuz",
+        "e4m3b11fnuz",
+        "e3m4",
+        "e4m3",
+        "e2m3f",
+        "e3m2f",
+        "e2m1f",
+        "e2m1fnuz",
+        "e2m3fnuz",
+        "e3m2fnuz",
+    } <= set(FORMAT_IDS)
     assert {f"binary8p{p}" for p in range(1, 8)} <= set(FORMAT_IDS)
     assert UNIQUE.size == 122112 and all(v.size == 65536 for v in INPUTS.values())
 
@@ -239,10 +263,12 @@ def test_seeded_stochastic_rounding_equals_explicit_philox_bits_and_exact(pool, 
         sat, nosat = exact_codes(pool, n, "stochastic", x.astype(np.float32), rb)
         for saturate, want in ((True, sat), (False, nosat)):
             msgs.append(check_against_exact(x, n, "stochastic", saturate, want, seed=seed))
-            a = tcast_ref.cast(x, n.code, castmode="actual", roundmode="stochastic", seed=seed,
-                               saturate=saturate)
-            b = tcast_ref.cast(x, n.code, castmode="actual", roundmode="stochastic", rbits=rb,
-                               saturate=saturate)
+            a = tcast_ref.cast(
+                x, n.code, castmode="actual", roundmode="stochastic", seed=seed, saturate=saturate
+            )
+            b = tcast_ref.cast(
+                x, n.code, castmode="actual", roundmode="stochastic", rbits=rb, saturate=saturate
+            )
             assert np.array_equal(a.data, b.data)
     msg = "\n".join(m for m in msgs if m)
     assert not msg, msg
@@ -271,8 +297,9 @@ def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(poo
         logical = np.ascontiguousarray(view)  # the same values in logical C order
         for code in ("e4m3fn", "e2m1f", "binary8p3", "e5m2"):
             n = tcast.number(code)
-            want = util.encode_many(pool, code, "stochastic", True, logical.astype(np.float32),
-                                    rb.reshape(-1))
+            want = util.encode_many(
+                pool, code, "stochastic", True, logical.astype(np.float32), rb.reshape(-1)
+            )
             m = check_against_exact(view, n, "stochastic", True, want, seed=seed)
             msgs.append(m and f"{label}: {m}")
             kw = {"castmode": "actual", "roundmode": "stochastic"}
@@ -287,6 +314,6 @@ def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(poo
 def test_reference_random_bits_are_the_documented_philox_words_by_flat_index(seed):
     assert tcast_ref.random_bits(seed, 600).tolist() == exact.random_bits(seed, range(600))
     start = 2**32 - 300  # across the 32-bit boundary of the counter's low word
-    assert (tcast_ref.random_bits(seed, 600, start).tolist()
-            == exact.random_bits(seed, range(start, start + 600)))
-
+    assert tcast_ref.random_bits(seed, 600, start).tolist() == exact.random_bits(
+        seed, range(start, start + 600)
+    )
