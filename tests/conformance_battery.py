@@ -59,7 +59,6 @@ __all__ = [
     "battery",
     "check_case",
     "compare",
-    "element_formats",
     "empty_entries",
     "fast_cases",
     "full_cases",
@@ -94,11 +93,6 @@ def tile_code(dt: DataType) -> str | None:
     if dt.sspec is None:
         return None
     return "_".join(t.code for t in dt.sspec.tiles)
-
-
-def element_formats(dt: DataType) -> str:
-    """The element format code (as in the CombinationSpace axes)."""
-    return dt.nspec.code
 
 
 def _uses_scalemode(dt: DataType) -> bool:
@@ -780,8 +774,8 @@ def torch_adapter(device: str | None = None) -> Adapter:
     """torch tensors on ``device`` (default: ``$TCAST_CONFORMANCE_DEVICE`` or ``cpu``).
 
     bfloat16 crosses as 16-bit integers viewed as ``torch.bfloat16`` (NumPy has no bfloat16
-    torch knows, and a float32 conversion would drop the sign of NaN); unsigned integer
-    tensors come back through the signed type of their width, viewed unsigned.
+    torch knows, and torch's float32 -> bfloat16 conversion does not keep NaN bits); unsigned
+    integer tensors come back through the signed type of their width, viewed unsigned.
 
     Raises:
         ImportError: when torch is not installed.

@@ -143,7 +143,13 @@ def _check(engine, adapter, oracle, cases, entries) -> None:
                     first_repro = _repro(engine_name, case, entry, cm)
             checked += 1
     if problems:
-        shown = "\n".join(problems[:_MAX_REPORTED])
+        # one difference of each kind (output and message) first, then the rest in order
+        kinds: dict[str, int] = {}
+        for i, p in enumerate(problems):
+            kinds.setdefault(re.sub(r"[0-9]+|0x[0-9a-f]+", "#", p.split("] on ")[-1]), i)
+        firsts = sorted(kinds.values())
+        order = firsts + [i for i in range(len(problems)) if i not in set(firsts)]
+        shown = "\n".join(problems[i] for i in order[:_MAX_REPORTED])
         more = len(problems) - _MAX_REPORTED
         pytest.fail(
             f"engine {engine_name!r} differs from the {oracle.name} oracle in {len(problems)} "

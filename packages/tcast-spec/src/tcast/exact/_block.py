@@ -201,9 +201,10 @@ def cast_block(
     if mask is None:
         return res
     codes = tuple(c if k else 0 for c, k in zip(res.codes, mask, strict=True))
-    # Pruned elements decode to +0, except in a non-finite block, which is NaN throughout
-    # (it holds a kept NaN or Inf): an input NaN is never turned into a number.
-    values = tuple(v if k or not finite else 0.0 for v, k in zip(res.values, mask, strict=True))
+    # Pruned elements decode to +0, except in a non-finite block (its own NaN/Inf, or a
+    # non-finite tensor amax), which is NaN throughout: a NaN never becomes a number.
+    nan_block = res.scale == s.scale.nan_code
+    values = tuple(v if k or nan_block else 0.0 for v, k in zip(res.values, mask, strict=True))
     return BlockResult(codes, values, res.scale, res.zero, res.tenscale, mask)
 
 
