@@ -50,15 +50,13 @@ _WANTED = [n.strip() for n in os.environ.get(cb.ENGINES_ENV, "").split(",") if n
 ENGINE_NAMES = [n for n in sorted(_LOADED.engines) if not _WANTED or n in _WANTED]
 FAST = cb.fast_cases()
 DTYPES = list(tcast.combinations())
-FULL_ENV = "TCAST_CONFORMANCE_FULL"
 _MAX_REPORTED = 12
 
 
 def _full_selected(config) -> bool:
-    """True under ``-m full`` (or an expression selecting it), or with $TCAST_CONFORMANCE_FULL=1."""
+    """True under ``-m full`` (or a marker expression selecting it, not ``not full``)."""
     expr = config.getoption("markexpr") or ""
-    picked = re.search(r"\bfull\b", expr) and not re.search(r"\bnot\s+full\b", expr)
-    return bool(picked) or os.environ.get(FULL_ENV) == "1"
+    return bool(re.search(r"\bfull\b", expr) and not re.search(r"\bnot\s+full\b", expr))
 
 
 def pytest_generate_tests(metafunc):
@@ -169,7 +167,7 @@ def test_engine_bits_equal_oracle_fast_tier(engine_name, case_index):
 @pytest.mark.full
 def test_engine_bits_equal_oracle_full_tier(engine_name, dtype_index, roundmode):
     if engine_name is None:
-        pytest.skip(f"full tier: run pytest -m full (or set {FULL_ENV}=1)")
+        pytest.skip("full tier: run pytest -m full")
     _run(engine_name, cb.full_cases(DTYPES[dtype_index], roundmode))
 
 
@@ -178,7 +176,6 @@ def test_engine_bits_equal_oracle_on_empty_inputs(engine_name):
     _run(engine_name, FAST, cb.empty_entries)
 
 
-@pytest.mark.full
 def test_unsupported_combinations_raise_unsupported_error(engine_name):
     """Every combination x modes that ``supports`` rejects raises UnsupportedError when cast."""
     engine, adapter = _engine_and_adapter(engine_name)

@@ -162,6 +162,8 @@ class _Plan:
 
 def _pieces(rows: int, cols: int, group: int) -> list[tuple[slice, slice]]:
     """Split a rows x cols matrix into pieces of about CHUNK elements (cols cut on groups)."""
+    if rows == 0 or cols == 0:
+        return []
     if cols <= CHUNK:
         step = max(1, CHUNK // max(cols, 1))
         return [(slice(r, min(r + step, rows)), slice(0, cols)) for r in range(0, rows, step)]
@@ -177,7 +179,10 @@ def _keep_mask(chunk: np.ndarray, til: Tiling) -> np.ndarray:
     """N-of-M sparsity over a piece of whole blocks or whole groups (SEMANTICS.md §6)."""
     g, back = til.groups(chunk) if len(til.dims) == 2 else (
         chunk.reshape(*chunk.shape[:-1], -1, til.sparse_m), lambda v: v.reshape(chunk.shape))
-    key = np.where(np.isnan(g), -np.inf, -np.abs(g))  # NaN first, then by magnitude
+    # rank by magnitude bits: NaN (all payloads alike) above +-Inf above every finite value
+    mag = np.minimum(np.ascontiguousarray(g).view(np.uint32) & np.uint32(0x7FFFFFFF),
+                     np.uint32(0x7F800001))
+    key = -mag.astype(np.int64)
     order = np.argsort(key, axis=-1, kind="stable")  # ties: lower index first
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(til.sparse_m)[None], axis=-1)
@@ -220,13 +225,13 @@ def _plan(
     else:
         amax = np.zeros(nrows, np.float32)
     for rs, cs in _pieces(nrows, k, _group(til, k)):
+        if k == 0:
+            break
         chunk = _f32_piece(rows, rs, cs, ws)
         if sparse:
             kp = _keep_mask(chunk, til)
             keep[rs, cs] = kp
             chunk = np.where(kp, chunk, np.float32(0))
-        if chunk.shape[1] == 0:
-            continue
         if n.is_uint:
             lo[rs] = np.minimum(lo[rs], _row_reduce(np.minimum, chunk))
             hi[rs] = np.maximum(hi[rs], _row_reduce(np.maximum, chunk))
@@ -531,7 +536,8 @@ def _result(dt, cmode, in_name, shape, transpose, til, plan, codes) -> CastResul
         if plan.tenscale is not None:
             tens = np.array(plan.tenscale, dtype=code_dtype(dt.tenscale.bits))
         if plan.keep is not None:
-            mask = np.array(til.from_blocks(plan.keep.reshape(*counts, -1)), order="C", copy=None)
+            keep = plan.keep.reshape(*counts, plan.keep.shape[-1])
+            mask = np.array(til.from_blocks(keep), order="C", copy=None)
     data = codes
     if cmode is CastMode.COMPRESS:
         flat = data.reshape(-1)

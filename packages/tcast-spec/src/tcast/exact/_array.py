@@ -252,9 +252,11 @@ def cast_array(
         if res.zero is not None:
             zeros.append(res.zero)
         tcode = res.tenscale if res.tenscale is not None else tcode
+    if dt.is_multiscale and tcode is None:  # no blocks: the tensor scale of amax 0
+        tcode = cast_block([], dt, tensor_amax=0.0).tenscale
     return ArrayResult(
         shape, input_dtype, tuple(to_input_dtype(v, input_dtype) for v in out), tuple(codes),
-        tuple(scales), scale_shape, tuple(zeros) if zeros else None, tcode,
+        tuple(scales), scale_shape, None if dt.zero is None else tuple(zeros), tcode,
         None if keep is None else tuple(keep), dt.nspec.bits,
     )
 
