@@ -379,9 +379,24 @@ def _decode_piece(codes, plan, rs, cs, dt) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the cast
+@dataclass(frozen=True)
+class _SeedBits:
+    """Random bits to draw from Philox by flat index, as pieces need them."""
+
+    seed: int
+
+    def flat(self, start: int, count: int) -> np.ndarray:
+        """The bits of flat indices ``start .. start + count - 1``."""
+        return random_bits(self.seed, count, start)
+
+    def full(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The bits of a whole array."""
+        return random_bits(self.seed, int(np.prod(shape, dtype=np.int64))).reshape(shape)
+
+
 def _check_rbits(
     mode: RoundMode, seed: int | None, rbits: Any, shape: tuple[int, ...]
-) -> np.ndarray | None:
+) -> np.ndarray | _SeedBits | None:
     if seed is not None and rbits is not None:
         raise SpecError("give either seed or rbits for stochastic rounding, not both")
     if mode is not RoundMode.STOCHASTIC:
@@ -389,7 +404,8 @@ def _check_rbits(
             raise SpecError(f"seed and rbits are for stochastic rounding, not {mode.value!r}")
         return None
     if seed is not None:
-        return random_bits(seed, int(np.prod(shape, dtype=np.int64))).reshape(shape)
+        random_bits(seed, 0)  # validates the seed now; the bits are drawn piece by piece
+        return _SeedBits(seed)
     if rbits is None:
         raise SpecError("stochastic rounding needs a seed or rbits")
     if not isinstance(rbits, np.ndarray) or rbits.dtype != np.uint32:
@@ -454,7 +470,7 @@ def cast(
 def _unscaled(x, dt, cmode, rmode, rb, saturate, in_name):
     n = dt.nspec
     flat = x.reshape(-1)
-    rflat = None if rb is None else rb.reshape(-1)
+    rflat = rb.reshape(-1) if isinstance(rb, np.ndarray) else None
     virtual = cmode is CastMode.VIRTUAL
     out = np.empty(flat.shape, x.dtype if virtual else code_dtype(n.bits))
     ws = Workspace()
@@ -471,7 +487,9 @@ def _unscaled(x, dt, cmode, rmode, rb, saturate, in_name):
                     values = np.where(nan, nanv, values)
                 out[sl] = values
                 continue
-        codes = encode(x32, n, rmode, None if rflat is None else rflat[sl], saturate, ws)
+        bits = rflat[sl] if rflat is not None else (
+            rb.flat(lo, x32.size) if isinstance(rb, _SeedBits) else None)
+        codes = encode(x32, n, rmode, bits, saturate, ws)
         if not virtual:
             out[sl] = codes
             continue
@@ -497,7 +515,16 @@ def _group(til: Tiling, cols: int) -> int:
 def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
     blocks = til.to_blocks(x)
     rows = blocks.reshape(-1, blocks.shape[-1])
-    rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
+    # Seeded bits are drawn per piece when block rows are runs of flat indices (tensor
+    # scales, and tiles along the last dimension without padding); otherwise the whole
+    # stream is drawn and laid out like the blocks.
+    shape = tuple(x.shape)
+    flat_rows = not til.dims or (
+        til.dims == (len(shape) - 1,) and shape[-1] % til.sizes[0] == 0)
+    if isinstance(rb, _SeedBits) and not flat_rows:
+        rb = rb.full(shape)
+    rrows = til.to_blocks(rb).reshape(rows.shape) if isinstance(rb, np.ndarray) else None
+    seed_bits = rb if isinstance(rb, _SeedBits) else None
     ws = Workspace()
     plan = _plan(rows, dt, til, smode, ws)
     virtual = cmode is CastMode.VIRTUAL
@@ -510,8 +537,12 @@ def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
             if v is not None:
                 out[rs, cs] = v
                 continue
-        codes = _encode_piece(chunk, plan, rs, cs, dt, rmode,
-                              None if rrows is None else rrows[rs, cs], ws)
+        if seed_bits is not None:
+            start = rs.start * rows.shape[1] + cs.start
+            bits = seed_bits.flat(start, chunk.size).reshape(chunk.shape)
+        else:
+            bits = None if rrows is None else rrows[rs, cs]
+        codes = _encode_piece(chunk, plan, rs, cs, dt, rmode, bits, ws)
         if virtual:
             out[rs, cs] = _decode_piece(codes, plan, rs, cs, dt).astype(x.dtype, copy=False)
         else:
@@ -560,6 +591,7 @@ def upcast(result: CastResult) -> np.ndarray:
     """
     if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
         raise SpecError("upcast takes the CastResult of an actual or compress cast")
+    _check_result(result)
     dt, shape = result.dtype, tuple(result.shape)
     n = dt.nspec
     count = int(np.prod(shape, dtype=np.int64))
@@ -579,6 +611,39 @@ def upcast(result: CastResult) -> np.ndarray:
         if dt.sspec is None:
             return decode(codes, n)
         return _upcast_scaled(result, dt, shape, codes, mask)
+
+
+def _check_result(r: CastResult) -> None:
+    """Refuse a CastResult whose parts do not fit its datatype and shape."""
+    dt, shape = r.dtype, tuple(r.shape)
+    if not isinstance(dt, DataType) or any(not isinstance(n, int) or n < 0 for n in shape):
+        raise SpecError(f"CastResult has dtype {dt!r} and shape {shape!r}")
+    count = int(np.prod(shape, dtype=np.int64))
+    if not isinstance(r.data, np.ndarray) or r.data.dtype.kind != "u":
+        raise SpecError("CastResult.data must be a NumPy array of unsigned codes")
+    if r.castmode is CastMode.ACTUAL and r.data.size != count:
+        raise SpecError(f"CastResult.data holds {r.data.size} codes for shape {shape}")
+    parts = {"scale": r.scale, "zero": r.zero, "tenscale": r.tenscale, "mask": r.mask}
+    sspec = dt.sspec
+    wanted = {
+        "scale": sspec is not None,
+        "zero": dt.zero is not None,
+        "tenscale": dt.is_multiscale,
+        "mask": sspec is not None and sspec.is_sparse,
+    }
+    for name, want in wanted.items():
+        if want != (parts[name] is not None):
+            state = "needs" if want else "must not have"
+            raise SpecError(f"a {dt.name} CastResult {state} {name}")
+    if sspec is not None:
+        til = tiling(shape, dt, r.transpose_scale)
+        for name in ("scale", "zero"):
+            part = parts[name]
+            if part is not None and np.shape(part) != til.scale_shape:
+                raise SpecError(f"CastResult.{name} has shape {np.shape(part)}, "
+                                f"expected {til.scale_shape}")
+        if r.castmode is CastMode.ACTUAL and r.mask is not None and np.shape(r.mask) != shape:
+            raise SpecError(f"CastResult.mask has shape {np.shape(r.mask)}, expected {shape}")
 
 
 def _upcast_scaled(result, dt, shape, codes, mask):

@@ -12,7 +12,7 @@ from functools import lru_cache
 import ml_dtypes
 import numpy as np
 
-from tcast import Kind, NumberSpec, RoundMode, SpecError, Style
+from tcast import Kind, NumberSpec, RoundMode, SpecError, Style, number, round_mode
 
 from ._work import Workspace
 
@@ -101,25 +101,36 @@ def encode(
     """Encode float32 values into ``spec``, elementwise (an unscaled cast).
 
     Args:
-        x: float32 array.
-        spec: float, int, uint or exponent spec.
-        mode: round mode.
+        x: float32 array (other float arrays are converted to float32 first).
+        spec: float, int, uint or exponent spec (or its code).
+        mode: round mode (enum or name).
         rbits: uint32 random bits of x's shape (stochastic).
         saturate: overflow to +-max (True) or IEEE-style.
         ws: scratch buffers to reuse (the result may live in them).
 
     Returns:
         Codes (unsigned bit patterns, uint8/16/32 by width), of x's shape.
+
+    Raises:
+        SpecError: for an unknown spec or mode, or random bits missing or malformed.
     """
-    x = np.asarray(x, dtype=np.float32)
+    spec = number(spec)
+    mode = round_mode(mode)
+    with np.errstate(over="ignore", invalid="ignore"):  # wider inputs round into float32
+        x = np.asarray(x, dtype=np.float32)
+    if mode is RoundMode.STOCHASTIC and rbits is None:
+        raise SpecError("stochastic rounding needs rbits (uint32, one per element)")
+    if rbits is not None:
+        rbits = np.asarray(rbits)
+        if rbits.dtype != np.uint32 or rbits.shape != x.shape:
+            raise SpecError(f"rbits must be uint32 of shape {x.shape}, got {rbits.dtype} "
+                            f"{rbits.shape}")
     if mode is RoundMode.EVEN and rbits is None:
         fast = _encode_native(x, spec, saturate, ws or Workspace())
         if fast is not None:
             return fast
         if spec.is_integer and spec.bits <= 24:
             return _encode_int_even(x, spec)
-    if rbits is not None:
-        rbits = np.broadcast_to(np.asarray(rbits, dtype=np.uint32), x.shape)
     if spec.kind is Kind.FLOAT:
         out = _encode_float(x, spec, mode, rbits, saturate)
     elif spec.kind is Kind.EXPONENT:
@@ -227,13 +238,13 @@ def _encode_float(x, spec, mode, rbits, saturate):
         over_code = finite_max if mode is RoundMode.TRUNC else inf_code
     # The single NaN of fnuz/uz formats carries the sign bit itself.
     single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
-    def signed(c: np.int64) -> np.ndarray:
+    def with_sign(c: np.int64) -> np.ndarray:
         if single_nan and c == spec.nan_code:
             return np.full(x.shape, c)
         return np.where(neg, c | sign, c)
 
-    result = np.where(over, signed(over_code), result)
-    result = np.where(inf, signed(inf_code), result)
+    result = np.where(over, with_sign(over_code), result)
+    result = np.where(inf, with_sign(inf_code), result)
     if spec.has_nan:
         nan_code = np.int64(spec.nan_code)
         signed = spec.style in (Style.IEEE, Style.FN)
@@ -296,7 +307,8 @@ def round_even_values(
     out as some NaN (callers that can see NaN canonicalize). Returns None where the path does
     not apply (non-float specs, 23 mantissa bits). The result may live in ``ws``'s buffers.
     """
-    if spec.kind is not Kind.FLOAT or spec.mbits >= 23:
+    if spec.kind is not Kind.FLOAT or spec.mbits >= 23 or spec.emin < -126:
+        # (below float32's normal range the float32 mantissa is not the grid's)
         return None
     if spec.mbits == 0 and (spec.bias - 127) % 2:
         # ties go to the even code = the exponent's parity; float32's exponent field has
@@ -346,14 +358,22 @@ def _table(spec: NumberSpec) -> np.ndarray:
     return out
 
 
-def decode(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
-    """Decode codes to float32 values (canonical NaN, with sign for IEEE/fn negative NaNs)."""
+def decode(codes: np.ndarray, spec: NumberSpec | str) -> np.ndarray:
+    """Decode codes to float32 values (canonical NaN, with sign for IEEE/fn negative NaNs).
+
+    Raises:
+        SpecError: for an unknown spec, or codes that are not non-negative integers.
+    """
+    spec = number(spec)
     codes = np.asarray(codes)
+    if codes.dtype.kind not in "ui":
+        raise SpecError(f"codes must be an integer array, got {codes.dtype}")
     if spec.bits <= 16:
         table = _table(spec)
         if codes.dtype == code_dtype(spec.bits) and (spec.bits in (8, 16)):
-            return table[codes]
-        return table[codes.astype(np.int64) & ((1 << spec.bits) - 1)]
+            return np.asarray(table[codes]).reshape(codes.shape)
+        idx = codes.astype(np.int64) & ((1 << spec.bits) - 1)
+        return np.asarray(table[idx]).reshape(codes.shape)
     return _decode_arith(codes.astype(np.int64), spec)
 
 

@@ -8,6 +8,8 @@ from tcast import SpecError
 
 __all__ = ["pack_codes", "pack_mask", "unpack_codes", "unpack_mask"]
 
+_PIECE = 1 << 16  # codes per piece of the bit-array paths (a multiple of 8)
+
 
 def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
     """Pack a flat array of codes (SEMANTICS.md §8).
@@ -47,13 +49,21 @@ def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
         c = np.concatenate([codes, np.zeros(pad, np.uint32)]).reshape(-1, per)
         shifts = (np.arange(per, dtype=np.uint32) * bits)[None, :]
         return np.bitwise_or.reduce(c << shifts, axis=1).astype(np.uint8)
-    # 3, 5, 6, 7 bits: expand to a bit array, LSB first, and pack eight per byte
-    bitarr = ((codes[:, None] >> np.arange(bits, dtype=np.uint32)) & 1).astype(np.uint8)
-    return np.packbits(bitarr.reshape(-1), bitorder="little")
+    # 3, 5, 7 bits: expand to a bit array, LSB first, and pack eight per byte; in pieces of
+    # a multiple of 8 codes (a whole number of bytes) to bound the temporaries
+    out = np.empty((codes.size * bits + 7) // 8, np.uint8)
+    shifts = np.arange(bits, dtype=np.uint32)
+    for lo in range(0, codes.size, _PIECE):
+        part = codes[lo : lo + _PIECE]
+        bitarr = ((part[:, None] >> shifts) & 1).astype(np.uint8)
+        start = lo * bits // 8
+        packed = np.packbits(bitarr.reshape(-1), bitorder="little")
+        out[start : start + packed.size] = packed
+    return out
 
 
 def unpack_codes(data: np.ndarray, bits: int, count: int) -> np.ndarray:
-    """Inverse of :func:`pack_codes`: ``count`` codes as uint32.
+    """Inverse of :func:`pack_codes`: ``count`` codes (uint8 up to 8 bits, else uint32).
 
     Raises:
         SpecError: if ``data`` is too short.
@@ -67,10 +77,27 @@ def unpack_codes(data: np.ndarray, bits: int, count: int) -> np.ndarray:
     if bits > 8:
         return data[:need].view("<u2" if bits <= 16 else "<u4").astype(np.uint32)
     if bits == 8:
-        return data[:count].astype(np.uint32)
-    bitarr = np.unpackbits(data[:need], bitorder="little")[: count * bits].reshape(count, bits)
-    weights = (np.uint32(1) << np.arange(bits, dtype=np.uint32))[None, :]
-    return (bitarr.astype(np.uint32) * weights).sum(axis=1).astype(np.uint32)
+        return data[:count].copy()
+    if bits == 4:
+        out = np.empty(2 * need, np.uint8)
+        np.bitwise_and(data[:need], np.uint8(0x0F), out=out[0::2])
+        np.right_shift(data[:need], np.uint8(4), out=out[1::2])
+        return out[:count]
+    if bits == 2:
+        out = np.empty(4 * need, np.uint8)
+        for k in range(4):
+            np.bitwise_and(data[:need] >> np.uint8(2 * k), np.uint8(3), out=out[k::4])
+        return out[:count]
+    # other widths: bits of whole pieces of 8 codes (whole bytes), LSB first
+    out = np.empty(count, np.uint8)
+    weights = (np.uint8(1) << np.arange(bits, dtype=np.uint8))[None, :]
+    for lo in range(0, count, _PIECE):
+        n = min(_PIECE, count - lo)
+        start = lo * bits // 8
+        raw = data[start : start + (n * bits + 7) // 8]
+        bitarr = np.unpackbits(raw, bitorder="little")[: n * bits].reshape(n, bits)
+        out[lo : lo + n] = (bitarr * weights).sum(axis=1, dtype=np.uint8)
+    return out
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcast import DataType
+from tcast import DataType, SpecError
 
 __all__ = ["Tiling", "tiling"]
 
@@ -145,7 +145,8 @@ def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> 
         SpecError: if a tile segment names a dimension the array does not have.
     """
     sspec = dtype.sspec
-    assert sspec is not None
+    if sspec is None:
+        raise SpecError(f"{dtype.name} is unscaled: it has no tiles")
     if not sspec.tiles:
         return Tiling(tuple(shape), (), (), (), None, 0, 0)
     dims = sspec.dims(len(shape), transpose)

@@ -1,0 +1,150 @@
+"""Rules found by review: custom biases below float32's normal range, string modes,
+piece boundaries, malformed results, and the memory bound (issue 3: <= 4x the input)."""
+
+import dataclasses
+import tracemalloc
+
+import ml_dtypes
+import numpy as np
+import pytest
+import tcast
+import tcast_ref
+import tcast_ref._cast as ref_cast
+import tcast_ref._pack as ref_pack
+from tcast import SpecError, exact
+
+
+def u32(a):
+    return np.asarray(a, np.float32).view(np.uint32)
+
+
+@pytest.mark.parametrize("code", ["e8m2b135fn", "e7m2b128uz", "e8m3b140", "e8m1b148f"])
+def test_formats_reaching_below_float32_normals_round_float32_subnormals_exactly(code):
+    # The float32 carry trick only knows float32's own grid; formats whose smallest normal is
+    # below 2^-126 must round float32 subnormal inputs at their own spacing (SEMANTICS §3.1).
+    rng = np.random.default_rng(0)
+    sub = rng.integers(1, 1 << 23, 48, dtype=np.uint32).view(np.float32)
+    x = np.concatenate([sub, -sub[:16], np.float32([1e-38, 2e-38, 1.2e-38, 0.0])])
+    want = exact.cast_array([float(v) for v in x], x.shape, code).values
+    assert np.array_equal(u32(tcast_ref.cast(x, code)), u32(want))
+    up = tcast_ref.upcast(tcast_ref.cast(x, code, castmode="actual"))
+    assert np.array_equal(u32(up), u32(want))
+
+
+def test_encode_takes_mode_names_and_spec_codes():
+    n = tcast.number("e2m1f")
+    x = np.array([1.9, 1.25], np.float32)
+    assert tcast_ref.encode(x, n, "trunc").tolist() == [3, 2]  # 1.5 and 1.0
+    assert tcast_ref.encode(x, "e2m1f", "away").tolist() == [4, 3]  # 2.0 and 1.5 (tie away)
+    assert tcast_ref.encode(x, "e2m1f", "nearest").tolist() == [4, 3]
+    assert tcast_ref.decode(np.array([7, 15], np.uint8), "e2m1f").tolist() == [6.0, -6.0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"mode": "stochastic"}, "needs rbits"),
+        ({"mode": "stochastic", "rbits": np.zeros(3, np.uint32)}, "shape"),
+        ({"mode": "stochastic", "rbits": np.zeros(2, np.int64)}, "uint32"),
+        ({"mode": "banker"}, "round mode"),
+    ],
+)
+def test_encode_rejects_bad_modes_and_bits(kwargs, match):
+    with pytest.raises(SpecError, match=match):
+        tcast_ref.encode(np.ones(2, np.float32), "e2m1f", **kwargs)
+
+
+def test_encode_of_wide_inputs_rounds_them_to_float32_without_warnings():
+    assert tcast_ref.encode(np.array([1e300, -1e300]), "e2m1f").tolist() == [7, 15]
+    with pytest.raises(SpecError, match="integer"):
+        tcast_ref.decode(np.array([1.0]), "e2m1f")
+
+
+@pytest.mark.parametrize("chunk", [7, 33])
+@pytest.mark.parametrize(
+    ("dtype", "shape", "kw"),
+    [
+        ("mxfp4", (3, 70), {}),
+        ("fp8_F", (5, 13), {"roundmode": "stochastic", "seed": 11}),
+        ("e2m1f_e8m0_t32", (2, 64), {"roundmode": "stochastic", "seed": 2**40}),
+        ("e2m1f_e8m0_t8d0", (20, 3), {"roundmode": "stochastic", "seed": 5}),
+        ("uint8_bi", (4, 40), {"roundmode": "trunc"}),
+        ("e2m1f_e8m0_t0n2m4", (3, 50), {}),
+        ("nvfp4", (2, 48), {"castmode": "actual"}),
+        ("e4m3fn", (130,), {"roundmode": "stochastic", "seed": 3}),
+    ],
+)
+def test_piece_boundaries_do_not_change_any_bit(monkeypatch, chunk, dtype, shape, kw):
+    rng = np.random.default_rng(chunk)
+    x = (rng.standard_normal(shape) * 8).astype(np.float32)
+    mode_kw = {k: v for k, v in kw.items() if k != "castmode"}
+    want = exact.cast_array([float(v) for v in x.reshape(-1)], shape, dtype, **mode_kw)
+    monkeypatch.setattr(ref_cast, "CHUNK", chunk)
+    virtual = tcast_ref.cast(x, dtype, **mode_kw)
+    assert np.array_equal(u32(virtual).reshape(-1), u32(want.values))
+    actual = tcast_ref.cast(x, dtype, castmode="actual", **mode_kw)
+    assert actual.data.reshape(-1).tolist() == list(want.codes)
+
+
+def test_packing_in_small_pieces_keeps_the_bit_stream(monkeypatch):
+    monkeypatch.setattr(ref_pack, "_PIECE", 16)
+    rng = np.random.default_rng(3)
+    for bits in (3, 5, 6, 7):
+        codes = rng.integers(0, 1 << bits, 101, dtype=np.uint32)
+        packed = tcast_ref.pack_codes(codes, bits)
+        assert bytes(packed) == exact.pack_codes([int(c) for c in codes], bits)
+        assert tcast_ref.unpack_codes(packed, bits, 101).tolist() == codes.tolist()
+
+
+def test_upcast_refuses_results_that_do_not_fit_their_datatype():
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    res = tcast_ref.cast(x, "mxfp4t16", castmode="actual")
+    bad = [
+        (dataclasses.replace(res, shape=(4, 4)), "64 codes"),
+        (dataclasses.replace(res, scale=None), "needs scale"),
+        (dataclasses.replace(res, scale=res.scale[:1]), "expected"),
+        (dataclasses.replace(res, zero=res.scale), "must not have zero"),
+        (dataclasses.replace(res, data=res.data.astype(np.int8)), "unsigned"),
+    ]
+    for r, match in bad:
+        with pytest.raises(SpecError, match=match):
+            tcast_ref.upcast(r)
+
+
+def test_upcast_of_a_zero_d_result_is_an_array():
+    out = tcast_ref.upcast(tcast_ref.cast(np.array(1.5, np.float32), "e4m3fn", castmode="actual"))
+    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
+
+
+def _peak(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    ("dtype", "in_dt", "kw"),
+    [
+        ("mxfp4", np.float32, {"castmode": "compress"}),
+        ("e3m3f_e8m0_t32", np.float32, {"castmode": "compress"}),
+        ("uint4_bbc", np.float32, {"castmode": "compress"}),
+        ("mxfp8", np.float16, {"roundmode": "stochastic", "seed": 1}),
+        ("mxfp8", ml_dtypes.bfloat16, {}),
+        ("nvfp4", np.float32, {"castmode": "actual"}),
+    ],
+)
+def test_peak_extra_memory_stays_within_four_times_the_input(dtype, in_dt, kw):
+    # At the issue's size (16M elements): the scratch buffers are a constant ~20 MB.
+    x = np.random.default_rng(0).standard_normal((4096, 4096), np.float32).astype(in_dt)
+    res = None
+
+    def run():
+        nonlocal res
+        res = tcast_ref.cast(x, dtype, **kw)
+
+    assert _peak(run) <= 4 * x.nbytes
+    if kw.get("castmode") in ("actual", "compress"):
+        assert _peak(lambda: tcast_ref.upcast(res)) <= 4 * x.nbytes + x.size * 4
