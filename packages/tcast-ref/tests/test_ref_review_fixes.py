@@ -7,6 +7,7 @@ import tracemalloc
 import ml_dtypes
 import numpy as np
 import pytest
+
 import tcast
 import tcast_ref
 import tcast_ref._cast as ref_cast
