@@ -27,6 +27,7 @@ from tcast import (
     Style,
     UnsupportedError,
     cast_mode,
+    check_random_source,
     datatype,
     round_mode,
     scale_mode,
@@ -352,6 +353,11 @@ def _virtual_piece_fast(chunk, plan, rs, cs, dt, ws) -> np.ndarray | None:
     else:
         v = round_even_values(xs, n, ws)
         v *= plan.dec[rs, None]
+    return _finish(v, plan, rs, cs)
+
+
+def _finish(v: np.ndarray, plan: _Plan, rs: slice, cs: slice) -> np.ndarray:
+    """NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6)."""
     nonfinite = plan.nonfinite[rs, None]
     if nonfinite.any():
         v = np.where(nonfinite, _NAN32, v)
@@ -370,12 +376,7 @@ def _decode_piece(codes, plan, rs, cs, dt) -> np.ndarray:
         v = (q * np.float32(1 / float(plan.fixed))) * plan.dec[rs, None]
     else:
         v = q * plan.dec[rs, None]
-    nonfinite = plan.nonfinite[rs, None]
-    if nonfinite.any():
-        v = np.where(nonfinite, _NAN32, v)
-    if plan.keep is not None:
-        v = np.where(plan.keep[rs, cs] | nonfinite, v, np.float32(0))
-    return v.astype(np.float32, copy=False)
+    return _finish(v, plan, rs, cs)
 
 
 # ----------------------------------------------------------------- the cast
@@ -397,17 +398,12 @@ class _SeedBits:
 def _check_rbits(
     mode: RoundMode, seed: int | None, rbits: Any, shape: tuple[int, ...]
 ) -> np.ndarray | _SeedBits | None:
-    if seed is not None and rbits is not None:
-        raise SpecError("give either seed or rbits for stochastic rounding, not both")
+    check_random_source(mode, seed, rbits)
     if mode is not RoundMode.STOCHASTIC:
-        if seed is not None or rbits is not None:
-            raise SpecError(f"seed and rbits are for stochastic rounding, not {mode.value!r}")
         return None
     if seed is not None:
         random_bits(seed, 0)  # validates the seed now; the bits are drawn piece by piece
         return _SeedBits(seed)
-    if rbits is None:
-        raise SpecError("stochastic rounding needs a seed or rbits")
     if not isinstance(rbits, np.ndarray) or rbits.dtype != np.uint32:
         raise SpecError(
             f"rbits must be a uint32 NumPy array, got "

@@ -150,7 +150,7 @@ from .engine import ENTRY_POINT_GROUP, CastModes, CastResult, Engine, engines, l
 from .errors import EngineNotFoundError, SpecError, TcastError, UnsupportedError
 from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
 from .number import Kind, NumberSpec, Style, number
-from .philox import philox4x32, random_bits
+from .philox import check_random_source, philox4x32, random_bits
 from .scale import ScaleSpec, TileSpec, scale
 
 __all__ = [
@@ -210,6 +210,7 @@ __all__ = [
     "binary8p7",
     "cast",
     "cast_mode",
+    "check_random_source",
     "combinations",
     "datatype",
     "e2m1fnuz",

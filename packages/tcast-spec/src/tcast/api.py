@@ -8,6 +8,7 @@ from .datatype import DataType, datatype
 from .engine import CastModes, CastResult, Engine, load_engines
 from .errors import EngineNotFoundError, SpecError, UnsupportedError
 from .modes import CastMode, RoundMode, ScaleMode
+from .philox import check_random_source
 
 __all__ = ["cast", "select_engine", "upcast"]
 
@@ -103,11 +104,7 @@ def cast(
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale)
-    if seed is not None and rbits is not None:
-        raise SpecError("give either seed or rbits for stochastic rounding, not both")
-    if modes.roundmode is not RoundMode.STOCHASTIC and (seed is not None or rbits is not None):
-        mode = modes.roundmode.value
-        raise SpecError(f"seed and rbits are for stochastic rounding, not {mode!r}")
+    check_random_source(modes.roundmode, seed, rbits)
     eng = select_engine(x, dt, modes, engine)
     return eng.cast(
         x, dt, castmode=modes.castmode, roundmode=modes.roundmode, scalemode=modes.scalemode,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from .errors import SpecError
 
-__all__ = ["PHILOX_ROUNDS", "philox4x32", "random_bits"]
+__all__ = ["PHILOX_ROUNDS", "check_random_source", "philox4x32", "random_bits"]
 
 PHILOX_ROUNDS = 10
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57  # round multipliers
@@ -46,6 +46,30 @@ def philox4x32(
         k0 = (k0 + _W0) & _MASK
         k1 = (k1 + _W1) & _MASK
     return c0, c1, c2, c3
+
+
+def check_random_source(roundmode: object, seed: object, rbits: object) -> None:
+    """The rule every engine applies to ``seed`` and ``rbits`` (SEMANTICS.md §3.3).
+
+    Args:
+        roundmode: the cast's RoundMode.
+        seed: the seed argument (None when not given).
+        rbits: the rbits argument (None when not given).
+
+    Raises:
+        SpecError: both given; either given without stochastic rounding; neither given
+            with stochastic rounding.
+    """
+    from .modes import RoundMode, round_mode
+
+    mode = round_mode(roundmode)
+    if seed is not None and rbits is not None:
+        raise SpecError("give either seed or rbits for stochastic rounding, not both")
+    if mode is not RoundMode.STOCHASTIC:
+        if seed is not None or rbits is not None:
+            raise SpecError(f"seed and rbits are for stochastic rounding, not {mode.value!r}")
+    elif seed is None and rbits is None:
+        raise SpecError("stochastic rounding needs a seed or rbits")
 
 
 def random_bits(seed: int, indices: Iterable[int]) -> list[int]:

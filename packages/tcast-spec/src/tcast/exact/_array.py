@@ -20,7 +20,7 @@ from ..datatype import DataType, datatype
 from ..errors import SpecError
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
-from ..philox import random_bits
+from ..philox import check_random_source, random_bits
 from ._block import cast_block, sparsity_mask
 from ._pack import pack_codes, pack_mask
 from ._scalar import decode, encode
@@ -262,16 +262,11 @@ def cast_array(
 
 
 def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: int):
-    if seed is not None and rbits is not None:
-        raise SpecError("give either seed or rbits for stochastic rounding, not both")
+    check_random_source(mode, seed, rbits)
     if mode is not RoundMode.STOCHASTIC:
-        if seed is not None or rbits is not None:
-            raise SpecError(f"seed and rbits are for stochastic rounding, not {mode.value!r}")
         return None
     if seed is not None:
         return random_bits(seed, range(n))
-    if rbits is None:
-        raise SpecError("stochastic rounding needs a seed or rbits")
     if len(rbits) != n:
         raise SpecError(f"rbits has {len(rbits)} values for {n} elements")
     return list(rbits)
