@@ -9,6 +9,8 @@ a zero-argument factory that returns it)::
 
 A third-party engine registers the same way and is then reached by
 :func:`tcast.cast` and tested by the conformance suite with no edit to tcast.
+Engines validate ``seed``/``rbits`` with :func:`tcast.check_random_source` and
+take their bits from the Philox stream of :func:`tcast.random_bits`.
 """
 
 from __future__ import annotations
