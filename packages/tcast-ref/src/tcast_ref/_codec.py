@@ -155,22 +155,18 @@ def _native_type(spec: NumberSpec) -> np.dtype | None:
     """The NumPy/ml_dtypes dtype whose round-to-nearest-even conversion is exactly ``spec``'s."""
     if spec.kind is not Kind.FLOAT:
         return None
-    return _NATIVE.get((spec.ebits, spec.mbits, spec.bias, spec.style))
+    return _NATIVE.get(spec)
 
 
-_NATIVE: dict[tuple[int, int, int, Style], np.dtype] = {
-    (4, 3, 7, Style.FN): np.dtype(ml_dtypes.float8_e4m3fn),
-    (5, 2, 15, Style.IEEE): np.dtype(ml_dtypes.float8_e5m2),
-    (4, 3, 8, Style.FNUZ): np.dtype(ml_dtypes.float8_e4m3fnuz),
-    (5, 2, 16, Style.FNUZ): np.dtype(ml_dtypes.float8_e5m2fnuz),
-    (4, 3, 11, Style.FNUZ): np.dtype(ml_dtypes.float8_e4m3b11fnuz),
-    (3, 4, 3, Style.IEEE): np.dtype(ml_dtypes.float8_e3m4),
-    (4, 3, 7, Style.IEEE): np.dtype(ml_dtypes.float8_e4m3),
-    (2, 3, 1, Style.FINITE): np.dtype(ml_dtypes.float6_e2m3fn),
-    (3, 2, 3, Style.FINITE): np.dtype(ml_dtypes.float6_e3m2fn),
-    (2, 1, 1, Style.FINITE): np.dtype(ml_dtypes.float4_e2m1fn),
-    (8, 7, 127, Style.IEEE): np.dtype(ml_dtypes.bfloat16),
-    (5, 10, 15, Style.IEEE): np.dtype(np.float16),
+# Formats whose NumPy/ml_dtypes conversion rounds to nearest even exactly as tcast does; the
+# specs come from tcast's own name table, so the meaning of each name is stated once.
+_NATIVE: dict[NumberSpec, np.dtype] = {
+    number(name): np.dtype(getattr(ml_dtypes, name, None) or getattr(np, name))
+    for name in (
+        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+        "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float6_e2m3fn",
+        "float6_e3m2fn", "float4_e2m1fn", "bfloat16", "float16",
+    )
 }
 
 

@@ -10,9 +10,9 @@ from fractions import Fraction
 from ..datatype import DataType, datatype
 from ..errors import SpecError
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
-from ..number import NumberSpec
+from ..number import NumberSpec, _floor_log2
 from . import _f32
-from ._scalar import _check_rbits, _floor_log2, decode, encode, round_magnitude
+from ._scalar import _check_rbits, decode, encode, round_magnitude
 
 __all__ = ["BlockResult", "cast_block", "exponent_scale", "sparsity_mask"]
 

@@ -12,16 +12,13 @@ import math
 import struct
 from fractions import Fraction
 
+from ..number import _floor_log2
+
 __all__ = ["F32_MAX", "add", "bits32", "div", "f32", "from_bits32", "is_f32", "mul", "sub"]
 
 _MANT = 23
 _EMIN = -126
 F32_MAX = float((2 - Fraction(1, 1 << 23)) * (Fraction(2) ** 127))
-
-
-def _floor_log2(v: Fraction) -> int:
-    e = v.numerator.bit_length() - v.denominator.bit_length()
-    return e if Fraction(2) ** e <= v else e - 1
 
 
 def f32(v: Fraction | float | int, negative_zero: bool = False) -> float:

@@ -8,22 +8,13 @@ from fractions import Fraction
 
 from ..errors import SpecError
 from ..modes import RoundMode, round_mode
-from ..number import Kind, NumberSpec, Style, number
+from ..number import Kind, NumberSpec, Style, _floor_log2, _pow2, number
 
 __all__ = ["RBITS_WIDTH", "decode", "decode_exact", "encode", "round_magnitude"]
 
 #: Width of the random integer that drives one stochastic rounding.
 RBITS_WIDTH = 32
 _HALF = Fraction(1, 2)
-
-
-def _pow2(e: int) -> Fraction:
-    return Fraction(2) ** e
-
-
-def _floor_log2(v: Fraction) -> int:
-    e = v.numerator.bit_length() - v.denominator.bit_length()
-    return e if _pow2(e) <= v else e - 1
 
 
 def round_magnitude(
