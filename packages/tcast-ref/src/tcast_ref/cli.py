@@ -1,0 +1,166 @@
+"""``tcast golden`` and ``tcast verify``: plugged into the ``tcast`` command line.
+
+Registered under the ``tcast.commands`` entry-point group (see ``tcast.cli``).
+
+Exit status of ``tcast golden``: 0 written, 2 bad options or datatype. Of ``tcast verify``:
+0 every output matches, 1 some differ, 2 unusable input (damaged set, results file of another
+set, engine missing or unsupported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tcast import CastMode, RoundMode, ScaleMode, TcastError
+
+from .golden import (
+    CORE,
+    LEVELS,
+    Settings,
+    engine_columns,
+    generate,
+    load,
+    read_actual,
+    report,
+    write,
+)
+from .golden import compare as compare_set
+from .golden._cases import INPUT_TYPES
+
+__all__ = ["register_golden", "register_verify", "run_golden", "run_verify"]
+
+
+def register_golden(sub: argparse._SubParsersAction) -> None:
+    """Add ``tcast golden``."""
+    p = sub.add_parser(
+        "golden", help="generate a golden-vector set",
+        description="Generate a golden-vector set for one datatype into --out (atomically).",
+    )
+    p.add_argument("datatype", nargs="?", help="catalog name (mxfp8) or code pair (e2m1f_e8m0_t32)")
+    p.add_argument("--out", required=True, type=Path, help="the set's directory (--core: parent)")
+    p.add_argument("--core", action="store_true",
+                   help=f"generate every core set into OUT/NAME: {', '.join(CORE)}")
+    p.add_argument("--roundmode", default="even", choices=[m.value for m in RoundMode] +
+                   ["nearest"])
+    p.add_argument("--scalemode", default="floor", choices=[m.value for m in ScaleMode] +
+                   ["rceil"])
+    p.add_argument("--castmode", default="actual", choices=[m.value for m in CastMode])
+    sat = p.add_mutually_exclusive_group()
+    sat.add_argument("--saturate", dest="saturate", action="store_true", default=True,
+                     help="unscaled overflow saturates to +-max (default)")
+    sat.add_argument("--ieee-overflow", dest="saturate", action="store_false",
+                     help="unscaled overflow gives Inf/NaN (SEMANTICS.md 4.1)")
+    p.add_argument("--level", default="1", choices=LEVELS)
+    p.add_argument("--seed", type=int, default=0, help="Philox seed in [0, 2**64)")
+    p.add_argument("--input-dtype", default="float32", choices=list(INPUT_TYPES))
+    p.add_argument("--count", type=int, default=None,
+                   help="size of the random part (values, or tiles for scaled datatypes)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
+    p.set_defaults(func=run_golden)
+
+
+def run_golden(args: argparse.Namespace) -> int:
+    """Handler of ``tcast golden``."""
+    if args.core == bool(args.datatype):
+        print("tcast golden: give a DATATYPE or --core (not both)", file=sys.stderr)
+        return 2
+    names = CORE if args.core else (args.datatype,)
+    try:
+        for name in names:
+            st = Settings.of(
+                name, roundmode=args.roundmode, scalemode=args.scalemode,
+                castmode=args.castmode, saturate=args.saturate, level=args.level,
+                seed=args.seed, input_dtype=args.input_dtype, count=args.count,
+            )
+            out = args.out / name if args.core else args.out
+            gs = generate(st, quiet=args.quiet)
+            write(gs, out)
+            if not args.quiet:
+                c = gs.header["counts"]
+                print(f"{out}: {st.dtype.code} {gs.header['operation']} level {st.level}: "
+                      f"{c['lines']} lines, {c['elements']} elements")
+    except (TcastError, FileExistsError, OSError) as err:
+        print(f"tcast golden: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def register_verify(sub: argparse._SubParsersAction) -> None:
+    """Add ``tcast verify``."""
+    p = sub.add_parser(
+        "verify", help="check results or an engine against golden-vector sets",
+        description="Check a device's results file (--actual) or installed engines (--engine) "
+        "against golden-vector sets. Every file's SHA-256 is checked first. Without --actual "
+        "or --engine, the reference engine 'ref' is checked.",
+    )
+    p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="golden-vector set(s)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--actual", type=Path, help="results file (vectors.txt or .memh syntax)")
+    src.add_argument("--engine", action="append",
+                     help="installed engine name, or 'all' (repeatable)")
+    p.add_argument("--max-errors", type=int, default=20, help="failures to print (default 20)")
+    p.add_argument("--strict-nan", action="store_true", help="compare NaN sign and payload too")
+    p.add_argument("--ignore-flags", action="store_true", help="do not compare FLAGS")
+    p.add_argument("--quiet", action="store_true", help="only the summary")
+    p.set_defaults(func=run_verify)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Handler of ``tcast verify``."""
+    from tcast import load_engines
+
+    if args.actual is not None and len(args.dirs) != 1:
+        print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
+        return 2
+    engines = args.engine or (["ref"] if args.actual is None else [])
+    if "all" in engines:
+        engines = sorted(load_engines().engines)
+    rows, status = [], 0
+    for d in args.dirs:
+        try:
+            lset = load(d)
+        except TcastError as err:
+            print(f"tcast verify: {err}", file=sys.stderr)
+            return 2
+        name = lset.header["datatype"]["name"]
+        sources = [("actual", None)] if args.actual is not None else [("engine", e)
+                                                                       for e in engines]
+        for kind, eng in sources:
+            label = str(args.actual) if kind == "actual" else eng
+            try:
+                observed = (read_actual(args.actual, lset) if kind == "actual"
+                            else engine_columns(lset, eng, quiet=args.quiet))
+            except TcastError as err:
+                print(f"tcast verify: {d}: {label}: {err}", file=sys.stderr)
+                rows.append((name, lset.lines, label, "unusable"))
+                status = 2
+                continue
+            bad, compared = compare_set(lset, observed, strict_nan=args.strict_nan,
+                                        ignore_flags=args.ignore_flags, quiet=args.quiet)
+            if bad:
+                status = max(status, 1)
+                print(f"{d}: {label}: {len(bad)} of {compared} output words differ "
+                      f"(in {len({m.line for m in bad})} of {lset.lines} cases)")
+                for text in report(lset, bad, args.max_errors):
+                    print("  " + text)
+                if len(bad) > args.max_errors:
+                    print(f"  ... {len(bad) - args.max_errors} more")
+            elif not args.quiet:
+                print(f"{d}: {label}: all {compared} output words of {lset.lines} cases match")
+            rows.append((name, lset.lines, label, str(len(bad))))
+    if len(rows) > 1 or args.quiet:
+        _table(rows)
+    return status
+
+
+def _table(rows: list[tuple]) -> None:
+    head = ("datatype", "cases", "engine/results", "mismatches")
+    cells = [head, *[tuple(str(c) for c in r) for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(4)]
+    for i, r in enumerate(cells):
+        print("  ".join(c.ljust(w) if j != 1 else c.rjust(w)
+                        for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))

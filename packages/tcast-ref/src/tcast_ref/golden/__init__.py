@@ -1,0 +1,45 @@
+"""Golden vectors for hardware teams: ``tcast golden`` and ``tcast verify``.
+
+A *set* is a directory: ``header.json`` (every setting, every rule by name, the column layout,
+the flag bits and the SHA-256 of every other file), ``vectors.txt`` (one case per line,
+fixed-width hex, TestFloat style), ``vectors.memh`` (the same lines as ``$readmemh`` words),
+``vectors.npz`` (the same columns as arrays) and, for compress casts, ``packed.bin`` (and
+``packed_mask.bin``). Sets are byte-reproducible: inputs come from the documented Philox
+stream only and every file is written deterministically. See ``docs/golden-vectors.md``.
+"""
+
+from ._cases import LEVELS
+from ._core import CORE
+from ._flags import FLAGS
+from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
+from ._verify import (
+    GoldenSetError,
+    LoadedSet,
+    Mismatch,
+    compare,
+    describe_word,
+    engine_columns,
+    load,
+    read_actual,
+    report,
+)
+
+__all__ = [
+    "CORE",
+    "FLAGS",
+    "LEVELS",
+    "SCHEMA_VERSION",
+    "GoldenSet",
+    "GoldenSetError",
+    "LoadedSet",
+    "Mismatch",
+    "Settings",
+    "compare",
+    "describe_word",
+    "engine_columns",
+    "generate",
+    "load",
+    "read_actual",
+    "report",
+    "write",
+]

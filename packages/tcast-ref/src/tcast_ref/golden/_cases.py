@@ -1,0 +1,323 @@
+"""The inputs of a golden set: coverage levels for unscaled casts, tiles and decodes.
+
+Values are built in float64 (every value used here is exact there), then rounded to the
+input dtype with round-to-nearest-even (float64 -> float32 -> float16/bfloat16 where needed:
+both conversions are IEEE-defined, so the inputs are the same on every machine). Random parts
+come from the set's Philox stream (``_random.Stream``) only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+
+from tcast import DataType, NumberSpec
+
+from .._codec import decode
+from ._random import Stream
+
+__all__ = [
+    "INPUT_TYPES",
+    "LEVELS",
+    "TilePlan",
+    "element_max",
+    "exhaustive_inputs",
+    "positive_grid",
+    "tile_inputs",
+    "unscaled_inputs",
+]
+
+#: Input dtypes: (NumPy dtype, unsigned view dtype, bits).
+INPUT_TYPES = {
+    "float32": (np.dtype(np.float32), np.dtype(np.uint32), 32),
+    "float16": (np.dtype(np.float16), np.dtype(np.uint16), 16),
+    "bfloat16": (np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint16), 16),
+}
+#: Coverage levels.
+LEVELS = ("1", "2", "exhaustive")
+#: Default size of the random part: unscaled values / random tiles, per level.
+DEFAULT_COUNT = {"1": (1024, 128), "2": (65536, 4096)}
+#: Largest number of positive grid values used as-is (wider formats are sampled).
+_GRID_CAP = 512
+
+_SPECIALS = {
+    32: (0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF,
+         0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x00800000, 0x007FFFFF),
+    16: (0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7FFF, 0x7BFF, 0xFBFF, 0x0001, 0x8001,
+         0x0400, 0x03FF),
+    "bfloat16": (0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x7FFF, 0x7F7F, 0xFF7F, 0x0001,
+                 0x8001, 0x0080, 0x007F),
+}
+
+
+def _specials(idt: str) -> np.ndarray:
+    key = "bfloat16" if idt == "bfloat16" else INPUT_TYPES[idt][2]
+    return np.array(_SPECIALS[key], dtype=INPUT_TYPES[idt][1])
+
+
+def to_input(values: np.ndarray, idt: str) -> np.ndarray:
+    """float64 values rounded to the input dtype (RNE), as that dtype."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        f32 = np.asarray(values, np.float64).astype(np.float32)
+        return f32 if idt == "float32" else f32.astype(INPUT_TYPES[idt][0])
+
+
+def _bits(a: np.ndarray, idt: str) -> np.ndarray:
+    return np.ascontiguousarray(a).view(INPUT_TYPES[idt][1])
+
+
+def _from_bits(b: np.ndarray, idt: str) -> np.ndarray:
+    return np.ascontiguousarray(b.astype(INPUT_TYPES[idt][1])).view(INPUT_TYPES[idt][0])
+
+
+def _neighbours(a: np.ndarray, idt: str, offsets: tuple[int, ...]) -> np.ndarray:
+    """Values ``k`` representable steps away in the input dtype (same sign; no wrap)."""
+    b = _bits(a, idt).astype(np.int64)
+    width = INPUT_TYPES[idt][2]
+    sign = b & (1 << (width - 1))
+    mag = b & ((1 << (width - 1)) - 1)
+    top = (0xFF << 23) if width == 32 else (0x1F << 10) if idt == "float16" else (0xFF << 7)
+    finite = mag < top
+    out = []
+    for k in offsets:
+        m = mag + k
+        ok = finite & (m >= 0) & (m <= top)
+        out.append((sign | m)[ok])
+    return _from_bits(np.concatenate(out) if out else np.zeros(0, np.int64), idt)
+
+
+def _dedupe(a: np.ndarray, idt: str) -> np.ndarray:
+    """Drop repeated bit patterns, keeping the first of each (order is part of the set)."""
+    b = _bits(a, idt)
+    _, first = np.unique(b, return_index=True)
+    return a[np.sort(first)]
+
+
+def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
+    """Positive finite values of a format (ints under a power-of-two scale: fixed point)."""
+    if n.is_float:
+        v = decode(np.arange(1 << n.bits, dtype=np.int64), n).astype(np.float64)
+        v = np.unique(v[np.isfinite(v) & (v > 0)])
+    else:
+        top = n.maxint
+        v = np.arange(1, top + 1, dtype=np.float64)
+        if n.is_int and pow2_scale:
+            v = v / float(1 << (n.bits - 2))
+    if v.size > _GRID_CAP:
+        idx = np.unique(np.concatenate([
+            np.arange(64), np.arange(v.size - 64, v.size),
+            np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
+        ]))
+        v = v[idx]
+    return v
+
+
+def element_max(dt: DataType) -> float:
+    """M: the largest element magnitude (ints under an exponent scale: fixed point)."""
+    n = dt.nspec
+    if n.is_float:
+        return float(n.max_value)
+    if n.is_int and dt.sspec is not None and dt.sspec.scale.is_exponent:
+        return float(Fraction(n.maxint, 1 << (n.bits - 2)))
+    return float(n.maxint)
+
+
+def _midpoints(grid: np.ndarray) -> np.ndarray:
+    lo = np.concatenate([[0.0], grid[:-1]])
+    return (lo + grid) / 2
+
+
+def unscaled_inputs(n: NumberSpec, idt: str, level: str, count: int, rng: Stream) -> np.ndarray:
+    """Level 1/2 inputs of an unscaled cast into ``n``, in the input dtype.
+
+    Every code's value, every midpoint between neighbouring values (and between 0 and the
+    smallest), the overflow boundary (max, the tie above it, one step above, twice max) — each
+    with both signs and with its neighbours in the input dtype (level 1: one step either side;
+    level 2: 1, 2, 3, 16 and 256 steps) — the input dtype's specials, then ``count`` random
+    values: half random bit patterns, half of random sign, exponent in the format's range (two
+    binades beyond each end) and random significand.
+    """
+    grid = positive_grid(n)
+    top = grid[-1]
+    gap = top - grid[-2] if grid.size > 1 else top
+    mids = _midpoints(grid)
+    base = np.concatenate([
+        [0.0], grid, mids, [grid[0] / 4, top + gap / 2, top + gap, 2 * top],
+    ])
+    base = np.concatenate([base, -base])
+    vals = to_input(base, idt)
+    offsets = (-1, 1) if level == "1" else (-256, -16, -3, -2, -1, 1, 2, 3, 16, 256)
+    near = _neighbours(to_input(np.concatenate([mids, -mids, base[-8:]]), idt), idt, offsets)
+    parts = [vals, near, _from_bits(_specials(idt), idt), _random_values(n, idt, count, rng)]
+    return _dedupe(np.concatenate(parts), idt)
+
+
+def _random_values(n: NumberSpec, idt: str, count: int, rng: Stream) -> np.ndarray:
+    half = count // 2
+    width = INPUT_TYPES[idt][2]
+    raw = rng.words(half)
+    if width == 16:
+        raw = raw & np.uint32(0xFFFF)
+    patterns = _from_bits(raw, idt)
+    k = count - half
+    lo = n.emin - n.mbits - 2 if n.is_float else -2
+    hi = (n.emax if n.is_float else n.maxint.bit_length()) + 2
+    e = lo + rng.below(hi - lo + 1, k)
+    frac = rng.words(k).astype(np.float64) / 2.0**32
+    v = np.ldexp(1.0 + frac, e.astype(np.int32))
+    v = np.where(rng.signs(k), -v, v)
+    return np.concatenate([patterns, to_input(v, idt)])
+
+
+def exhaustive_inputs(idt: str) -> np.ndarray:
+    """Every 16-bit input.
+
+    All float16 and all bfloat16 patterns widened exactly to float32 (float32 input), or every
+    pattern of the 16-bit input dtype.
+    """
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    if idt == "float16":
+        return every.view(np.float16)
+    if idt == "bfloat16":
+        return every.view(ml_dtypes.bfloat16)
+    return np.concatenate([
+        every.view(np.float16).astype(np.float32),
+        every.view(ml_dtypes.bfloat16).astype(np.float32),
+    ])
+
+
+# ------------------------------------------------------------------------- tiles
+@dataclass(frozen=True)
+class TilePlan:
+    """Which tiles a scaled set holds (recorded in the header).
+
+    Attributes:
+        exponents: the scale positions k (amax near ``M * 2**k``).
+        patterns: the tile patterns made at every position.
+        random: how many random tiles follow.
+    """
+
+    exponents: tuple[int, ...]
+    patterns: tuple[str, ...]
+    random: int
+
+
+#: Tile patterns and what they exercise (header.json lists them).
+PATTERNS = {
+    "grid": "amax = M*2^k; other elements are grid values and midpoints at scale 2^k (ties), "
+    "and their neighbours in the input dtype",
+    "binade_low": "amax = 2^(floor_log2(M)+k): the bottom of the binade (scale-mode boundary)",
+    "binade_high": "amax = the largest input value below 2^(floor_log2(M)+k+1)",
+    "overflow": "amax = (M + half the top gap)*2^k: elements tie into overflow at the scale",
+    "outlier": "amax = M*2^k; the others 2^-12 smaller (they underflow to zero or subnormals)",
+    "equal": "every element of the same magnitude, random signs (sparsity ties)",
+    "positive": "grid tile with every element >= 0 (uint ranges that must still include 0)",
+    "negative": "grid tile with every element <= 0",
+    "nan": "grid tile with one NaN (non-finite block)",
+    "inf": "grid tile with one +Inf (non-finite block)",
+}
+
+
+def _scale_range(dt: DataType) -> tuple[int, int]:
+    """floor_log2 of the smallest and largest positive scale values."""
+    s = dt.sspec.scale
+    if s.is_exponent:
+        return -s.bias, s.max_code - s.bias
+    return int(np.floor(np.log2(s.smallest_subnormal))), s.emax
+
+
+def _input_range(idt: str) -> tuple[int, int]:
+    """floor_log2 of the smallest subnormal and of the largest finite input."""
+    return {"float32": (-149, 127), "float16": (-24, 15), "bfloat16": (-133, 127)}[idt]
+
+
+def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
+    """The scale positions and patterns of a tile set.
+
+    Level 1: k at both ends of the scale range (two beyond, the end, one inside), around 0
+    (-8, -1, 0, 1, 8), where it fits the input dtype; level 2: every k from the lowest to the
+    highest that fits, each pattern twice with different random fill.
+    """
+    smin, smax = _scale_range(dt)
+    m = element_max(dt)
+    elog = int(np.floor(np.log2(m)))
+    lo_in, hi_in = _input_range(idt)
+    kmin, kmax = lo_in - elog + 1, hi_in - elog - 1
+    if level == "1":
+        ks = sorted({smin - 2, smin - 1, smin, smin + 1, -8, -1, 0, 1, 8,
+                     smax - 1, smax, smax + 1})
+    else:
+        ks = list(range(smin - 3, smax + 3))
+    ks = tuple(k for k in ks if kmin <= k <= kmax)
+    pats = tuple(PATTERNS) if level == "1" else tuple(PATTERNS) * 2
+    return TilePlan(ks, pats, count)
+
+
+def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) -> np.ndarray:
+    """Tiles of ``size`` elements (one per row) in the input dtype, following ``plan``."""
+    n = dt.nspec
+    pow2 = dt.sspec.scale.is_exponent
+    grid = positive_grid(n, pow2)
+    m = element_max(dt)
+    gap = grid[-1] - grid[-2] if grid.size > 1 else grid[-1]
+    pool = np.concatenate([grid, _midpoints(grid)])
+    elog = int(np.floor(np.log2(m)))
+    rows = []
+    for k in plan.exponents:
+        for pat in plan.patterns:
+            rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng))
+    for _ in range(plan.random):
+        k = int(plan.exponents[int(rng.below(len(plan.exponents), 1)[0])]) if plan.exponents else 0
+        rows.append(_random_tile(k, size, m, idt, rng))
+    if not rows:
+        return np.zeros((0, size), INPUT_TYPES[idt][0])
+    return np.stack(rows)
+
+
+def _grid_fill(k: int, size: int, pool: np.ndarray, idt: str, rng: Stream) -> np.ndarray:
+    v = pool[rng.below(pool.size, size)] * 2.0**k
+    v = np.where(rng.signs(size), -v, v)
+    x = to_input(v, idt)
+    # a third of the elements move one step in the input dtype (sticky neighbours of ties)
+    step = rng.below(3, size)
+    b = _bits(x, idt).astype(np.int64)
+    width = INPUT_TYPES[idt][2]
+    mag = b & ((1 << (width - 1)) - 1)
+    moved = np.where((step == 1) & (mag > 0), b - 1, np.where(step == 2, b + 1, b))
+    return _from_bits(moved, idt)
+
+
+def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
+    at = int(rng.below(size, 1)[0])
+    x = _grid_fill(k, size, pool, idt, rng)
+    top = {"grid": m * 2.0**k, "binade_low": 2.0 ** (elog + k), "outlier": m * 2.0**k,
+           "overflow": (m + gap / 2) * 2.0**k}.get(pat)
+    if pat == "binade_high":
+        edge = to_input(np.array([2.0 ** (elog + k + 1)]), idt)
+        top = float(_neighbours(edge, idt, (-1,))[0]) if edge.size else None
+    if pat == "outlier":
+        x = _grid_fill(k - 12, size, pool, idt, rng)
+    if pat == "equal":
+        x = to_input(np.where(rng.signs(size), -m, m) * 2.0**k, idt)
+    if pat == "positive":
+        x = np.abs(x)
+    if pat == "negative":
+        x = -np.abs(x)
+    if top is not None:
+        x[at] = to_input(np.array([-top if rng.signs(1)[0] else top]), idt)[0]
+    if pat in ("nan", "inf"):
+        x[at] = to_input(np.array([np.nan if pat == "nan" else np.inf]), idt)[0]
+    return x
+
+
+def _random_tile(k: int, size: int, m: float, idt: str, rng: Stream) -> np.ndarray:
+    """Random significands, exponents spread over 24 binades below amax's (k +- 2)."""
+    lo_in, hi_in = _input_range(idt)
+    e = k + int(np.floor(np.log2(m))) - rng.below(24, size) + int(rng.below(5, 1)[0]) - 2
+    e = np.clip(e, lo_in, hi_in - 1)
+    frac = rng.words(size).astype(np.float64) / 2.0**32
+    v = np.ldexp(1.0 + frac, e.astype(np.int32))
+    return to_input(np.where(rng.signs(size), -v, v), idt)

@@ -1,0 +1,157 @@
+"""The self-description of a set in ``header.json``: formats, policies, modes."""
+
+from __future__ import annotations
+
+from tcast import CastMode, DataType, NumberSpec, RoundMode, ScaleMode
+from tcast.cli import format_value
+
+__all__ = ["datatype_description", "number_description", "policies"]
+
+_STYLES = {
+    "ieee": "IEEE 754: Inf = exponent all-ones and mantissa 0, NaN = exponent all-ones and "
+    "mantissa != 0; has -0",
+    "fn": "no Inf; NaN = the all-ones magnitude (both signs); has -0",
+    "fnuz": "no Inf, no -0; the -0 code (sign bit only) is the single NaN",
+    "uz": "IEEE P3109: Inf = the all-ones magnitudes; NaN = the -0 code; no -0",
+    "finite": "finite-only (suffix f): no Inf, no NaN, every code is a number; has -0",
+}
+
+
+def number_description(n: NumberSpec) -> dict:
+    """Every field of a number format, values as exact text."""
+    out = {
+        "code": n.code, "kind": n.kind.value, "bits": n.bits, "ebits": n.ebits,
+        "mbits": n.mbits, "bias": n.bias,
+    }
+    if n.is_float:
+        out.update({
+            "style": n.style.value, "style_meaning": _STYLES[n.style.value],
+            "max": format_value(float(n.max_value)),
+            "smallest_normal": format_value(n.smallest_normal),
+            "smallest_subnormal": format_value(n.smallest_subnormal),
+            "nan_code": None if n.nan_code is None else f"0x{n.nan_code:X}",
+            "inf_code": None if n.inf_code is None else f"0x{n.inf_code:X}",
+            "sign_bit": f"0x{n.sign_bit:X}",
+        })
+    elif n.is_exponent:
+        out.update({
+            "value": "2^(code - bias)", "nan_code": f"0x{n.nan_code:X}",
+            "max": format_value(float(n.max_value)),
+        })
+    else:
+        out.update({
+            "encoding": "two's complement, symmetric" if n.is_int else "unsigned",
+            "min": n.minint, "max": n.maxint,
+        })
+    return out
+
+
+def datatype_description(dt: DataType) -> dict:
+    """The datatype: element format, scale formats and tiles."""
+    ss = dt.sspec
+    return {
+        "name": dt.name or dt.code, "code": dt.code,
+        "element": number_description(dt.nspec),
+        "scale": None if ss is None else number_description(ss.scale),
+        "zero_point": None if dt.zero is None else number_description(dt.zero),
+        "tensor_scale": None if dt.tenscale is None else number_description(dt.tenscale),
+        "tiles": None if ss is None else [
+            {"code": t.code, "size": t.size, "channel": t.is_channel, "dim": t.dim,
+             "sparse_n": t.sparse_n, "sparse_m": t.sparse_m}
+            for t in ss.tiles
+        ],
+    }
+
+
+def policies(dt: DataType, roundmode: RoundMode, scalemode: ScaleMode, saturate: bool,
+             castmode: CastMode) -> dict:
+    """Every implementation-defined rule of SEMANTICS.md that this set depends on, by name."""
+    n, ss = dt.nspec, dt.sspec
+    p = {
+        "rounding": {
+            RoundMode.EVEN: "to nearest, ties to the even code (also for formats without "
+            "mantissa bits: the parity of the code) (3.2)",
+            RoundMode.AWAY: "to nearest, ties away from zero (3.2)",
+            RoundMode.ZERO: "to nearest, ties toward zero (3.2)",
+            RoundMode.TRUNC: "toward zero (3.2)",
+            RoundMode.STOCHASTIC: "up iff floor(frac * 2^32) + r >= 2^32 for the element's "
+            "32-bit random integer r (RBITS column) (3.2)",
+        }[roundmode],
+        "sign_magnitude": "the magnitude is rounded and the sign reapplied (3)",
+        "negative_zero": "a zero result keeps the input's sign where the format has -0; "
+        "fnuz and uz give +0 (4.2)",
+        "input_conversion": "inputs are converted to float32 exactly first (9)",
+    }
+    if ss is None:
+        p["overflow"] = (
+            "saturate: overflowing results and +-Inf inputs give +-max (4.1)" if saturate else
+            "IEEE: an overflowing result gives +-Inf, else NaN, else +-max; trunc never "
+            "overflows a finite input (4.1)"
+        )
+        p["nan_input"] = ("the format's NaN code (sign kept for IEEE/fn styles, canonical "
+                          "payload); finite-only formats give code 0 (+0) (4.2)")
+    else:
+        p["block_amax"] = "largest |x| over the block's kept elements, in float32 (5.2)"
+        p["nonfinite_block"] = (
+            "a NaN or Inf among a block's kept elements: scale = the scale format's NaN code, "
+            "element codes 0, every element decodes to NaN (pruned ones included) (5.2)"
+        )
+        p["element_saturation"] = "elements always saturate to +-M in scaled casts (5.2)"
+        if ss.scale.is_exponent:
+            p["exponent_scale"] = (
+                "e = floor_log2(amax) - emax(M) + bump(scale mode); code = clamp(e + bias, 0, "
+                "maxcode); an all-zero block has code 0; elements are x * 2^-e exactly (5.3)"
+            )
+            p["scale_mode"] = {
+                ScaleMode.FLOOR: "floor: no bump (OCP MX)",
+                ScaleMode.CEIL: "ceil: bump when amax is not a power of two",
+                ScaleMode.MIDMAX: "midmax: bump when amax's significand exceeds (tau+2)/2",
+                ScaleMode.OPTION3: "option3: bump when amax rounded to the element precision "
+                "(ties to even) reaches the next power of two",
+                ScaleMode.TOPBINADE: "topbinade (= rceil): bump when amax's significand "
+                "exceeds tau = M / 2^emax",
+            }[scalemode] + " (5.3)"
+        else:
+            p["float_scale"] = (
+                "s = RNE_S(clamp(fl32(amax / M), smallest_normal_S, max_S)); elements encode "
+                "fl32(x * fl32(1 / s)); decode fl32(element * s) (5.5)"
+            )
+        if n.is_int and ss.scale.is_exponent:
+            p["int_fixed_point"] = (
+                f"int data under a power-of-two scale is fixed point with {n.bits - 2} fraction "
+                f"bits: M = {n.maxint}/2^{n.bits - 2} (5.4)"
+            )
+        if dt.is_multiscale:
+            p["two_level"] = (
+                "t = RNE_T(clamp(fl32(tensor_amax / fl32(M_S * M)), smallest_normal_T, max_T)); "
+                "s = RNE_S(clamp(fl32(fl32(amax / M) / t), smallest_normal_S, max_S)); "
+                "r = min(fl32(fl32(1 / t) / s), FLT_MAX); element encode(fl32(x * r)); "
+                "value fl32(dec(code) * fl32(t * s)); the tensor is lines_per_tensor "
+                "consecutive lines (5.6; torchao nvfp4_quantize numerics)"
+            )
+        if dt.zero is not None:
+            p["zero_point"] = (
+                "lo = min(lo, 0), hi = max(hi, 0); float scale s = RNE_S(clamp(fl32(fl32(hi - lo)"
+                " / maxint), ...)), exponent scale the smallest 2^e with fl32(hi - lo) <= "
+                "maxint * 2^e; r = fl32(1 / s); z = encode(fl32(fl32(0 - lo) * r), Z); code = "
+                "clamp(round(fl32(fl32(x * r) + dec(z))), 0, maxint); value = "
+                "fl32(fl32(fl32(code) - dec(z)) * s) (5.7)"
+            )
+        if ss.is_sparse:
+            p["sparsity"] = (
+                "keep the N largest magnitudes of every M consecutive elements along the sparse "
+                "dimension (NaN > Inf > finite; ties: lower index kept); pruned elements have "
+                "code 0 and are not in the packed stream (6)"
+            )
+    if castmode is CastMode.VIRTUAL:
+        p["virtual"] = ("the decoded value rounded to the input dtype, round-to-nearest-even, "
+                        "IEEE overflow to +-Inf (7)")
+    if castmode is CastMode.COMPRESS:
+        p["packing"] = (
+            "little-endian over the kept codes in line order: 4-bit element 2i in the low "
+            "nibble of byte i; 2-bit four per byte from the low bits; 3- and 6-bit as a dense "
+            "bit stream (element i in stream bits [w*i, w*i+w), stream bit j = bit j mod 8 of "
+            "byte j/8); 9..16-bit codes 2 bytes little-endian, 17..32-bit 4 bytes; unused high "
+            "bits 0; masks 8 per byte, first element in the lowest bit, 1 = kept (8)"
+        )
+    return p

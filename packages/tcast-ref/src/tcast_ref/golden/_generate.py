@@ -1,0 +1,492 @@
+"""Build a golden set in memory: inputs, reference outputs, flags, files and header."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import tcast
+from tcast import (
+    CastMode,
+    CastResult,
+    DataType,
+    RoundMode,
+    ScaleMode,
+    ScaleSpec,
+    SpecError,
+    TileSpec,
+    UnsupportedError,
+    cast_mode,
+    datatype,
+    round_mode,
+    scale_mode,
+)
+
+from .._cast import cast, upcast
+from .._codec import code_dtype
+from .._pack import pack_codes, pack_mask
+from ._cases import (
+    DEFAULT_COUNT,
+    INPUT_TYPES,
+    LEVELS,
+    PATTERNS,
+    exhaustive_inputs,
+    tile_inputs,
+    tile_plan,
+    unscaled_inputs,
+)
+from ._describe import datatype_description, policies
+from ._files import npz_bytes, sha256, write_set
+from ._flags import flag_docs, flags
+from ._geometry import Geometry, geometry
+from ._layout import Field, Layout
+from ._progress import progress
+from ._random import Stream
+
+__all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "generate", "write"]
+
+#: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
+SCHEMA_VERSION = 1
+#: Philox counter offset of the random-bits stream (inputs use counters from 0).
+RBITS_STREAM = 1 << 40
+#: Largest decode set (lines) the exhaustive level writes.
+MAX_DECODE_LINES = 1 << 22
+_CHUNK_LINES = 4096
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that determines a set (the command-line options)."""
+
+    dtype: DataType
+    roundmode: RoundMode = RoundMode.EVEN
+    scalemode: ScaleMode = ScaleMode.FLOOR
+    castmode: CastMode = CastMode.ACTUAL
+    saturate: bool = True
+    level: str = "1"
+    seed: int = 0
+    input_dtype: str = "float32"
+    count: int | None = None
+
+    @classmethod
+    def of(cls, dtype: DataType | str, *, roundmode: RoundMode | str = "even",
+           scalemode: ScaleMode | str = "floor", castmode: CastMode | str = "actual",
+           saturate: bool = True, level: str | int = "1", seed: int = 0,
+           input_dtype: str = "float32", count: int | None = None) -> Settings:
+        """Validate and normalize options.
+
+        Raises:
+            SpecError: for a bad datatype, mode, level, seed, count or input dtype.
+            UnsupportedError: for datatypes tcast cannot build yet (codebooks).
+        """
+        dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+        level = str(level)
+        if level not in LEVELS:
+            raise SpecError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+        if input_dtype not in INPUT_TYPES:
+            raise SpecError(
+                f"input dtype must be one of {', '.join(INPUT_TYPES)}, got {input_dtype!r}"
+            )
+        if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+            raise SpecError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+        if count is not None and (not isinstance(count, int) or count < 0):
+            raise SpecError(f"count must be a non-negative integer, got {count!r}")
+        if not isinstance(saturate, bool):
+            raise SpecError(f"saturate must be True or False, got {saturate!r}")
+        return cls(dt, round_mode(roundmode), scale_mode(scalemode), cast_mode(castmode),
+                   saturate, level, seed, input_dtype, count)
+
+    @property
+    def operation(self) -> str:
+        """``cast``, or ``decode`` for the exhaustive level of a scaled datatype."""
+        return "decode" if self.level == "exhaustive" and self.dtype.sspec is not None else "cast"
+
+
+@dataclass
+class GoldenSet:
+    """A generated set: its header, column layout, arrays and file contents."""
+
+    header: dict
+    layout: Layout
+    columns: dict[str, np.ndarray]
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------ casting
+@dataclass
+class _Cast:
+    codes: np.ndarray
+    decoded: np.ndarray
+    virtual: np.ndarray | None
+    scale: np.ndarray | None = None
+    zero: np.ndarray | None = None
+    tenscale: np.ndarray | None = None
+    mask: np.ndarray | None = None
+    nanblock: np.ndarray | None = None
+
+
+def run_cast(
+    x: np.ndarray, st: Settings, geo: Geometry, rbits: np.ndarray | None,
+    engine: Any = None, quiet: bool = True,
+) -> _Cast:
+    """Cast lines (``(N,)`` unscaled or ``(N, size)``) with an engine (default: the reference).
+
+    ``engine`` is an object with ``cast_numpy(x, dt, **kw)`` and ``upcast_numpy(result)``
+    (see ``_verify``); None uses ``tcast_ref`` directly.
+    """
+    kw = {"roundmode": st.roundmode, "scalemode": st.scalemode, "saturate": st.saturate}
+    do_cast = cast if engine is None else engine.cast_numpy
+    do_up = upcast if engine is None else engine.upcast_numpy
+    dt = st.dtype
+    want_virtual = st.castmode is CastMode.VIRTUAL
+    if geo.kind == "unscaled":
+        res = do_cast(x, dt, castmode="actual", rbits=rbits, **kw)
+        virt = do_cast(x, dt, castmode="virtual", rbits=rbits, **kw) if want_virtual else None
+        return _Cast(np.asarray(res.data), np.asarray(do_up(res)), virt)
+    per = geo.lines_per_tensor or max(len(x), 1)
+    parts: list[_Cast] = []
+    with progress(len(x), f"cast {dt.code}", quiet) as bar:
+        for lo in range(0, len(x), per):
+            lines = x[lo:lo + per]
+            arr = geo.to_array(lines)
+            rb = None if rbits is None else geo.to_array(rbits[lo:lo + per])
+            res = do_cast(arr, dt, castmode="actual", rbits=rb, **kw)
+            dec = geo.from_array(np.asarray(do_up(res)))
+            virt = None
+            if want_virtual:
+                virt = do_cast(arr, dt, castmode="virtual", rbits=rb, **kw)
+                virt = geo.from_array(np.asarray(virt))
+            g = len(lines)
+            scale = geo.scales_from_array(res.scale)
+            parts.append(_Cast(
+                codes=geo.from_array(np.asarray(res.data)), decoded=dec, virtual=virt,
+                scale=scale,
+                zero=None if res.zero is None else geo.scales_from_array(res.zero),
+                tenscale=None if res.tenscale is None else np.full(
+                    g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype),
+                mask=None if res.mask is None else geo.from_array(np.asarray(res.mask)),
+            ))
+            bar.update(g)
+    out = _Cast(*(None if parts[0].__dict__[k] is None else np.concatenate(
+        [p.__dict__[k] for p in parts]) for k in
+        ("codes", "decoded", "virtual", "scale", "zero", "tenscale", "mask", "nanblock")))
+    s = dt.sspec.scale
+    nb = out.scale.astype(np.int64) == s.nan_code
+    if out.tenscale is not None and dt.tenscale.nan_code is not None:
+        nb |= out.tenscale.astype(np.int64) == dt.tenscale.nan_code
+    out.nanblock = np.repeat(nb[:, None], geo.size, axis=1)
+    return out
+
+
+def _f32(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # signaling NaN inputs widen quietly
+        return x.astype(np.float32)
+
+
+# ------------------------------------------------------------------------ layouts
+def _input_field(st: Settings, count: int) -> Field:
+    return Field("IN", count, INPUT_TYPES[st.input_dtype][2], "input", st.input_dtype)
+
+
+def cast_layout(st: Settings, geo: Geometry) -> Layout:
+    """The columns of a cast set."""
+    dt, t = st.dtype, geo.size
+    fields = [_input_field(st, t)]
+    if st.roundmode is RoundMode.STOCHASTIC:
+        fields.append(Field("RBITS", t, 32, "input", "uint32"))
+    virtual = st.castmode is CastMode.VIRTUAL
+    if dt.sspec is not None and not virtual:
+        fields.append(Field("SCALE", 1, dt.sspec.scale.bits, "output", dt.sspec.scale.code))
+        if dt.zero is not None:
+            fields.append(Field("ZERO", 1, dt.zero.bits, "output", dt.zero.code))
+        if dt.tenscale is not None:
+            fields.append(Field("TENSCALE", 1, dt.tenscale.bits, "output", dt.tenscale.code))
+        if dt.sspec.is_sparse:
+            fields.append(Field("MASK", (t + 31) // 32, min(t, 32), "output", "mask"))
+    if virtual:
+        fields.append(Field("OUT", t, INPUT_TYPES[st.input_dtype][2], "output", st.input_dtype))
+    else:
+        fields.append(Field("OUT", t, dt.nspec.bits, "output", dt.nspec.code))
+    fields.append(Field("FLAGS", t, 8, "output", "flags8"))
+    return Layout(tuple(fields))
+
+
+def _mask_words(mask: np.ndarray) -> np.ndarray:
+    n, t = mask.shape
+    words = (t + 31) // 32
+    padded = np.zeros((n, words * 32), np.uint64)
+    padded[:, :t] = mask
+    w = padded.reshape(n, words, 32) << np.arange(32, dtype=np.uint64)
+    return w.sum(axis=2, dtype=np.uint64)
+
+
+def _cast_set(
+    st: Settings, quiet: bool, engine: Any = None, x2: np.ndarray | None = None,
+    rbits: np.ndarray | None = None,
+) -> tuple[Layout, dict[str, np.ndarray], dict]:
+    """A cast set; with ``x2`` (and ``rbits``) given, those inputs are cast by ``engine``."""
+    dt = st.dtype
+    geo = geometry(dt)
+    rng = Stream(st.seed)
+    info: dict[str, Any] = {"geometry": geo.describe()}
+    given = x2 is not None
+    if given:
+        pass
+    elif geo.kind == "unscaled":
+        if st.level == "exhaustive":
+            x = exhaustive_inputs(st.input_dtype)
+            info["inputs"] = ("every float16 and every bfloat16 pattern" if
+                              st.input_dtype == "float32" else
+                              f"every {st.input_dtype} pattern")
+        else:
+            count = DEFAULT_COUNT[st.level][0] if st.count is None else st.count
+            x = unscaled_inputs(dt.nspec, st.input_dtype, st.level, count, rng)
+            info["inputs"] = {"random_values": count}
+        x2 = x.reshape(-1, 1)
+    else:
+        count = DEFAULT_COUNT[st.level][1] if st.count is None else st.count
+        plan = tile_plan(dt, st.input_dtype, st.level, count)
+        x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng)
+        if dt.is_multiscale:
+            # a NaN/Inf anywhere makes the whole tensor non-finite (5.6): such tiles go last,
+            # into tensors of their own, so the finite tensors stay finite
+            bad = ~np.isfinite(x2.astype(np.float32)).all(axis=1)
+            x2 = np.concatenate([x2[~bad], x2[bad]])
+        info["inputs"] = {
+            "scale_positions_k": list(plan.exponents),
+            "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
+            "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
+        }
+    if not given and st.roundmode is RoundMode.STOCHASTIC:
+        rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
+    xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
+    rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
+    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet)
+    columns = _columns(st, geo, x2, rbits, res)
+    return cast_layout(st, geo), columns, info
+
+
+def _columns(st, geo, x2, rbits, res: _Cast) -> dict[str, np.ndarray]:
+    dt = st.dtype
+    n_lines = x2.shape[0]
+    codes = res.codes.reshape(n_lines, -1)
+    dec = res.decoded.reshape(n_lines, -1)
+    ubits = INPUT_TYPES[st.input_dtype][1]
+    cols: dict[str, np.ndarray] = {"IN": np.ascontiguousarray(x2).view(ubits)}
+    if rbits is not None:
+        cols["RBITS"] = rbits
+    keep = None if res.mask is None else res.mask.reshape(n_lines, -1).astype(bool)
+    if dt.sspec is not None and st.castmode is not CastMode.VIRTUAL:
+        cols["SCALE"] = res.scale.reshape(n_lines, 1)
+        if res.zero is not None:
+            cols["ZERO"] = res.zero.reshape(n_lines, 1)
+        if res.tenscale is not None:
+            cols["TENSCALE"] = res.tenscale.reshape(n_lines, 1)
+        if keep is not None:
+            cols["MASK"] = _mask_words(keep)
+    if st.castmode is CastMode.VIRTUAL:
+        cols["OUT"] = np.ascontiguousarray(res.virtual.reshape(n_lines, -1)).view(ubits)
+    else:
+        cols["OUT"] = codes.astype(code_dtype(dt.nspec.bits))
+    nanblock = None if res.nanblock is None else res.nanblock.reshape(n_lines, -1)
+    cols["FLAGS"] = flags(_f32(x2), codes, dec, dt, nanblock, keep)
+    return cols
+
+
+# ------------------------------------------------------------------------- decode
+def _decode_datatype(dt: DataType) -> DataType:
+    """The same number specs with a channel scale: decoding does not depend on the tiles."""
+    ss = dt.sspec
+    return DataType(dt.nspec, ScaleSpec(ss.scale, ss.second, (TileSpec(0),)))
+
+
+def _second_codes(spec, budget: int, rng: Stream) -> tuple[list[int], str]:
+    """Every code of the second spec when it fits ``budget``, else a documented sample."""
+    if spec.bits <= 16 and (1 << spec.bits) <= budget:
+        return list(range(1 << spec.bits)), "every code"
+    picks = {0, 1, spec.max_code, spec.sign_bit if spec.is_float else 0}
+    for v in (1.0, 0.5, 2.0, spec.smallest_normal, float(spec.max_value)):
+        picks.add(int(np.asarray(__import__("tcast_ref").encode(
+            np.array([v], np.float32), spec), np.int64)[0]))
+    extra = rng.below(1 << min(spec.bits, 31), 16)
+    picks.update(int(c) for c in extra)
+    codes = sorted(c for c in picks if c < (1 << spec.bits))
+    return codes, "a sample: 0, 1, the largest code, the codes of 1, 0.5, 2, the smallest normal "\
+        "and the max, and 16 codes drawn from the set's Philox stream"
+
+
+def _decode_set(
+    st: Settings, quiet: bool, engine: Any = None
+) -> tuple[Layout, dict[str, np.ndarray], dict]:
+    dt = st.dtype
+    do_up = upcast if engine is None else engine.upcast_numpy
+    n, s = dt.nspec, dt.sspec.scale
+    if s.bits > 16:
+        raise UnsupportedError(
+            f"exhaustive decode of {dt.code} needs a scale format of at most 16 bits to "
+            f"enumerate, not {s.code}; use --level 1 or 2"
+        )
+    second = dt.sspec.second
+    e_codes = np.arange(1 << n.bits, dtype=np.int64)
+    s_codes = np.arange(1 << s.bits, dtype=np.int64)
+    rng = Stream(st.seed)
+    sec_codes, sec_rule = ([None], None)
+    if second is not None:
+        budget = max(1, MAX_DECODE_LINES // (e_codes.size * s_codes.size))
+        sec_codes, sec_rule = _second_codes(second, budget, rng)
+    lines = e_codes.size * s_codes.size * len(sec_codes)
+    if lines > MAX_DECODE_LINES:
+        raise UnsupportedError(
+            f"exhaustive decode of {dt.code} would need {lines} lines "
+            f"(more than {MAX_DECODE_LINES})"
+        )
+    ddt = _decode_datatype(dt)
+    rows_code, rows_scale, rows_second, rows_value = [], [], [], []
+    with progress(len(sec_codes), f"decode {dt.code}", quiet) as bar:
+        for z in sec_codes:
+            sc = s_codes.astype(code_dtype(s.bits)).reshape(-1, 1)
+            data = np.broadcast_to(e_codes.astype(code_dtype(n.bits)), (s_codes.size, e_codes.size))
+            zero = tens = None
+            if z is not None and dt.zero is not None:
+                zero = np.full_like(sc, z, dtype=code_dtype(second.bits))
+            elif z is not None:
+                tens = np.array(z, dtype=code_dtype(second.bits))
+            r = CastResult(
+                data=np.ascontiguousarray(data), scale=sc, zero=zero, tenscale=tens, mask=None,
+                meta=None, dtype=ddt, shape=data.shape, castmode=CastMode.ACTUAL,
+                input_dtype="float32", engine="ref",
+            )
+            vals = np.asarray(do_up(r), np.float32)
+            rows_code.append(np.ascontiguousarray(data).reshape(-1))
+            rows_scale.append(np.repeat(s_codes, e_codes.size))
+            if z is not None:
+                rows_second.append(np.full(data.size, z, np.int64))
+            rows_value.append(vals.reshape(-1).view(np.uint32))
+            bar.update(1)
+    cols = {
+        "CODE": np.concatenate(rows_code).astype(code_dtype(n.bits)).reshape(-1, 1),
+        "SCALE": np.concatenate(rows_scale).astype(code_dtype(s.bits)).reshape(-1, 1),
+    }
+    fields = [Field("CODE", 1, n.bits, "input", n.code), Field("SCALE", 1, s.bits, "input", s.code)]
+    if second is not None:
+        name = "ZERO" if dt.zero is not None else "TENSCALE"
+        cols[name] = np.concatenate(rows_second).astype(code_dtype(second.bits)).reshape(-1, 1)
+        fields.append(Field(name, 1, second.bits, "input", second.code))
+    cols["VALUE"] = np.concatenate(rows_value).reshape(-1, 1)
+    fields.append(Field("VALUE", 1, 32, "output", "float32"))
+    info = {"inputs": {
+        "element_codes": "every code", "scale_codes": "every code",
+        **({} if second is None else {"second_codes": sec_rule, "second_code_list": sec_codes}),
+    }, "geometry": {"kind": "decode", "rule": "VALUE = upcast of one element code under one "
+                    "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)"}}
+    return Layout(tuple(fields)), cols, info
+
+
+# ------------------------------------------------------------------------- output
+def _files(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool,
+           extra: dict[str, bytes]) -> dict[str, bytes]:
+    n_lines = next(iter(cols.values())).shape[0]
+    txt = [f"# {layout.comment()}"]
+    memh = [f"// {layout.comment()}"]
+    with progress(n_lines, "format", quiet) as bar:
+        for lo in range(0, n_lines, _CHUNK_LINES):
+            part = {k: v[lo:lo + _CHUNK_LINES] for k, v in cols.items()}
+            txt.extend(layout.format_lines(part, " "))
+            memh.extend(layout.format_lines(part, "_"))
+            bar.update(min(_CHUNK_LINES, n_lines - lo))
+    arrays = {k.lower(): v for k, v in cols.items()}
+    return {
+        "vectors.txt": ("\n".join(txt) + "\n").encode("ascii"),
+        "vectors.memh": ("\n".join(memh) + "\n").encode("ascii"),
+        "vectors.npz": npz_bytes(arrays),
+        **extra,
+    }
+
+
+def generate(st: Settings, quiet: bool = True) -> GoldenSet:
+    """Generate a set in memory (nothing is written)."""
+    dt = st.dtype
+    if st.operation == "decode":
+        layout, cols, info = _decode_set(st, quiet)
+    else:
+        layout, cols, info = _cast_set(st, quiet)
+    extra: dict[str, bytes] = {}
+    if st.castmode is CastMode.COMPRESS and st.operation == "cast":
+        codes = cols["OUT"].reshape(-1)
+        keep = None
+        if "MASK" in cols:
+            keep = _unmask(cols["MASK"], layout.field("OUT").count).reshape(-1)
+            codes = codes[keep]
+            extra["packed_mask.bin"] = pack_mask(keep).tobytes()
+        extra["packed.bin"] = pack_codes(codes, dt.nspec.bits).tobytes()
+    files = _files(layout, cols, st, quiet, extra)
+    n_lines = next(iter(cols.values())).shape[0]
+    out_field = layout.field("OUT") or layout.field("VALUE")
+    header = {
+        "schema_version": SCHEMA_VERSION,
+        "tcast_version": tcast.__version__,
+        "semantics": f"tcast SEMANTICS.md, schema version {SCHEMA_VERSION}",
+        "operation": st.operation,
+        "datatype": datatype_description(dt),
+        "policies": policies(dt, st.roundmode, st.scalemode, st.saturate, st.castmode),
+        "modes": {
+            "castmode": st.castmode.value, "roundmode": st.roundmode.value,
+            "scalemode": st.scalemode.value, "saturate": st.saturate,
+            "scalemode_applies": dt.sspec is not None and dt.sspec.scale.is_exponent
+            and not dt.nspec.is_uint,
+        },
+        "input_dtype": st.input_dtype,
+        "level": st.level,
+        "random": {
+            "generator": "Philox4x32-10, word 0 (SEMANTICS.md 3.3; = Triton tl.randint)",
+            "seed": st.seed,
+            "inputs_stream": "counters from 0: choices are word mod n, signs the low bit",
+            "rbits_stream": (f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
+                             "elements_per_line + element)")
+            if st.roundmode is RoundMode.STOCHASTIC else None,
+        },
+        "cases": info,
+        "counts": {
+            "lines": int(n_lines), "elements": int(n_lines * out_field.count),
+            "flagged": _flag_counts(cols.get("FLAGS")),
+        },
+        "layout": {
+            "fields": [f.describe() for f in layout.fields],
+            "words_per_line": layout.words,
+            "memh_word_bits": layout.memh_bits,
+            "memh_ranges": layout.memh_ranges(),
+            "txt": "one line per case after one '#' comment line; words separated by one "
+                   "space; fixed-width uppercase hex",
+            "memh": "one line per case after one '//' comment line; the words of a line "
+                    "joined by '_' into one word of memh_word_bits bits, first word most "
+                    "significant",
+            "npz": "one array per field, named in lower case, shape (lines, count)",
+        },
+        "flags": flag_docs() if "FLAGS" in cols else None,
+        "digests": {"outputs_sha256": sha256(
+            np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"]).astype(
+                np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<")
+            ).tobytes())},
+    }
+    return GoldenSet(header, layout, cols, files)
+
+
+def _unmask(words: np.ndarray, t: int) -> np.ndarray:
+    bits = (words.astype(np.uint64)[:, :, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+    return bits.reshape(words.shape[0], -1)[:, :t].astype(bool)
+
+
+def _flag_counts(f: np.ndarray | None) -> dict | None:
+    if f is None:
+        return None
+    from ._flags import FLAGS
+
+    return {name: int(np.count_nonzero(f & bit)) for name, bit in FLAGS.items()}
+
+
+def write(gs: GoldenSet, out: Path | str) -> None:
+    """Write a generated set atomically into ``out``."""
+    write_set(Path(out), gs.files, gs.header)

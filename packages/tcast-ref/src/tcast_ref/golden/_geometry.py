@@ -1,0 +1,105 @@
+"""How the lines of a tile set map onto the array that is cast (and back).
+
+Every line of a scaled set is one whole block of the datatype. The lines are placed in an
+array whose tile dimensions hold one tile each and whose *count* dimension (the first
+dimension that is not a tile dimension) enumerates the lines; every other dimension has size 1.
+Tensor-scaled datatypes cast every line as its own tensor; two-level datatypes (a tensor scale
+over tile scales, NVFP4) cast groups of ``lines_per_tensor`` consecutive lines as one tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+from tcast import DataType
+
+__all__ = ["CHANNEL_LENGTH", "LINES_PER_TENSOR", "TENSOR_LENGTH", "Geometry", "geometry"]
+
+#: Elements per line for channel scales (t0: the scale spans the whole dimension).
+CHANNEL_LENGTH = 32
+#: Elements per line (= per tensor) for tensor scales.
+TENSOR_LENGTH = 32
+#: Lines cast together as one tensor under a two-level scale.
+LINES_PER_TENSOR = 8
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where lines go in the cast array.
+
+    Attributes:
+        kind: ``unscaled``, ``tensor``, ``channel``, ``tile1d`` or ``tile2d``.
+        tile_shape: the shape of one block (one line, C order for 2-D tiles).
+        rank: the rank of the cast array.
+        tile_dims: the array dimensions of the tile segments.
+        count_dim: the array dimension enumerating lines.
+        lines_per_tensor: lines per cast call (None: all lines in one call).
+    """
+
+    kind: str
+    tile_shape: tuple[int, ...]
+    rank: int
+    tile_dims: tuple[int, ...]
+    count_dim: int
+    lines_per_tensor: int | None
+
+    @property
+    def size(self) -> int:
+        """Elements per line."""
+        return prod(self.tile_shape)
+
+    def to_array(self, lines: np.ndarray) -> np.ndarray:
+        """(G, size) lines -> the array to cast (a C-contiguous copy)."""
+        g = lines.shape[0]
+        if self.kind == "tensor":
+            return np.ascontiguousarray(lines.reshape(self.tile_shape))
+        a = lines.reshape(g, *self.tile_shape, *([1] * (self.rank - 1 - len(self.tile_dims))))
+        src = list(range(1 + len(self.tile_dims)))
+        return np.ascontiguousarray(np.moveaxis(a, src, [self.count_dim, *self.tile_dims]))
+
+    def from_array(self, a: np.ndarray) -> np.ndarray:
+        """An array of the cast's shape -> (G, size) lines."""
+        if self.kind == "tensor":
+            return a.reshape(1, -1)
+        dst = list(range(1 + len(self.tile_dims)))
+        moved = np.moveaxis(a, [self.count_dim, *self.tile_dims], dst)
+        return moved.reshape(moved.shape[0], -1)
+
+    def scales_from_array(self, s: np.ndarray) -> np.ndarray:
+        """A scale array of the cast (one scale per block) -> (G,) per line."""
+        return np.asarray(s).reshape(-1)
+
+    def describe(self) -> dict:
+        """The geometry as it appears in ``header.json``."""
+        return {
+            "kind": self.kind, "elements_per_line": self.size,
+            "tile_shape": list(self.tile_shape), "array_rank": self.rank,
+            "tile_dims": list(self.tile_dims), "count_dim": self.count_dim,
+            "lines_per_tensor": self.lines_per_tensor,
+            "padding": (
+                "none: every line is one whole block, so no partial tile and no padding value "
+                "occurs (SEMANTICS.md 5.1: padding never takes part in amax or sparsity)"
+            ),
+            "order": "elements of a line in C order of the tile (row-major for 2-D tiles)",
+        }
+
+
+def geometry(dt: DataType) -> Geometry:
+    """The geometry of a datatype's golden sets."""
+    ss = dt.sspec
+    if ss is None:
+        return Geometry("unscaled", (1,), 1, (), 0, None)
+    if ss.is_tensor:
+        return Geometry("tensor", (TENSOR_LENGTH,), 1, (0,), 0, 1)
+    per = LINES_PER_TENSOR if dt.is_multiscale else None
+    wanted = [t.dim for t in ss.tiles if t.dim is not None]
+    need = max([2 if len(ss.tiles) == 1 else 3] + [d + 1 if d >= 0 else -d for d in wanted])
+    rank = need if len(ss.tiles) == 1 or need > 2 else 3
+    dims = ss.dims(rank)
+    shape = tuple(CHANNEL_LENGTH if t.is_channel else t.size for t in ss.tiles)
+    count = next(d for d in range(rank) if d not in dims)
+    kind = "tile2d" if len(ss.tiles) == 2 else "channel" if ss.tiles[0].is_channel else "tile1d"
+    return Geometry(kind, shape, rank, dims, count, per)

@@ -1,0 +1,398 @@
+"""Check a device's results file or an installed engine against a golden set."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcast import (
+    CastModes,
+    CastResult,
+    SpecError,
+    TcastError,
+    UnsupportedError,
+    load_engines,
+    number,
+)
+
+from .._codec import decode
+from ._cases import INPUT_TYPES
+from ._files import HEADER, read_npz, sha256
+from ._flags import FLAGS
+from ._generate import SCHEMA_VERSION, Settings, _cast_set, _decode_set
+from ._layout import Field, Layout
+from ._progress import progress
+
+__all__ = [
+    "GoldenSetError",
+    "LoadedSet",
+    "Mismatch",
+    "compare",
+    "describe_word",
+    "engine_columns",
+    "load",
+    "read_actual",
+    "report",
+]
+
+
+class GoldenSetError(TcastError):
+    """A golden set or a results file that cannot be used (damaged, wrong set, bad syntax)."""
+
+
+@dataclass
+class LoadedSet:
+    """A verified-intact set: header, layout and expected columns."""
+
+    path: Path
+    header: dict
+    layout: Layout
+    columns: dict[str, np.ndarray]
+
+    @property
+    def lines(self) -> int:
+        """Number of cases (lines)."""
+        return int(self.header["counts"]["lines"])
+
+    def settings(self) -> Settings:
+        """The options the set was generated with."""
+        h = self.header
+        m = h["modes"]
+        return Settings.of(h["datatype"]["code"], roundmode=m["roundmode"],
+                           scalemode=m["scalemode"], castmode=m["castmode"],
+                           saturate=m["saturate"], level=h["level"],
+                           seed=h["random"]["seed"], input_dtype=h["input_dtype"])
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One differing word: line (1-based case number), field, word index within the field."""
+
+    line: int
+    field: str
+    index: int
+    observed: int
+    expected: int
+
+
+def load(path: Path | str) -> LoadedSet:
+    """Load a set, refusing it unless every file matches the SHA-256 in its header.
+
+    Raises:
+        GoldenSetError: for a missing or unreadable header, an unknown schema version, or a
+            missing, truncated or altered file.
+    """
+    path = Path(path)
+    hpath = path / HEADER
+    if not hpath.is_file():
+        raise GoldenSetError(f"{path}: no {HEADER}: not a golden-vector set")
+    try:
+        header = json.loads(hpath.read_text(encoding="ascii"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise GoldenSetError(f"{hpath}: not valid JSON ({err}); the set is damaged") from None
+    if not isinstance(header, dict) or header.get("schema_version") != SCHEMA_VERSION:
+        got = header.get("schema_version") if isinstance(header, dict) else None
+        raise GoldenSetError(
+            f"{hpath}: schema version {got!r}; this tcast reads schema version {SCHEMA_VERSION}"
+        )
+    files = header.get("files")
+    if not isinstance(files, dict) or "vectors.npz" not in files:
+        raise GoldenSetError(f"{hpath}: no file list with vectors.npz; the set is damaged")
+    for name, meta in sorted(files.items()):
+        f = path / name
+        if not f.is_file():
+            raise GoldenSetError(f"{path}: {name} is missing; the set is damaged")
+        data = f.read_bytes()
+        if len(data) != meta.get("bytes") or sha256(data) != meta.get("sha256"):
+            raise GoldenSetError(
+                f"{path}: {name} does not match its SHA-256 in {HEADER} "
+                f"(expected {meta.get('sha256')}, {meta.get('bytes')} bytes; found "
+                f"{sha256(data)}, {len(data)} bytes): the set is damaged; regenerate it"
+            )
+    try:
+        fields = tuple(
+            Field(f["name"], f["count"], f["bits"], f["role"], f["format"])
+            for f in header["layout"]["fields"]
+        )
+        arrays = read_npz(path / "vectors.npz")
+        columns = {f.name: arrays[f.name.lower()] for f in fields}
+    except (KeyError, TypeError, ValueError) as err:
+        raise GoldenSetError(f"{path}: inconsistent set ({err!r})") from None
+    return LoadedSet(path, header, Layout(fields), columns)
+
+
+def read_actual(path: Path | str, lset: LoadedSet) -> dict[str, np.ndarray]:
+    """Parse a results file (``vectors.txt`` or ``vectors.memh`` syntax) into columns.
+
+    Lines starting with ``#`` or ``//`` and blank lines are skipped. The file is memh when its
+    first case line holds ``_``.
+
+    Raises:
+        GoldenSetError: for unreadable syntax, a wrong number of lines, or inputs that differ
+            from the set's (the file belongs to another set).
+    """
+    layout = lset.layout
+    try:
+        text = Path(path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GoldenSetError(f"{path}: cannot read the results file ({err})") from None
+    rows, numbers = [], []
+    memh = None
+    for no, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if not s or s.startswith("#") or s.startswith("//"):
+            continue
+        if memh is None:
+            memh = "_" in s
+        try:
+            rows.append(layout.parse_line(s, memh))
+        except SpecError as err:
+            raise GoldenSetError(f"{path}:{no}: {err}") from None
+        numbers.append(no)
+    if len(rows) != lset.lines:
+        raise GoldenSetError(f"{path}: {len(rows)} cases, but the set has {lset.lines}")
+    words = np.array(rows, dtype=np.uint64).reshape(len(rows), layout.words)
+    cols, off = {}, 0
+    for f in layout.fields:
+        cols[f.name] = words[:, off:off + f.count]
+        off += f.count
+    for f in layout.fields:
+        if f.role != "input":
+            continue
+        exp = lset.columns[f.name].reshape(len(rows), f.count).astype(np.uint64)
+        bad = np.nonzero((cols[f.name] != exp).any(axis=1))[0]
+        if bad.size:
+            raise GoldenSetError(
+                f"{path}:{numbers[bad[0]]}: {f.name} differs from case {bad[0] + 1} of the set: "
+                "the results file does not belong to this set"
+            )
+    return cols
+
+
+# ------------------------------------------------------------------------ engines
+class _EngineArrays:
+    """Calls an engine with NumPy or torch arrays and returns NumPy results."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.torch = None
+        if not engine.accepts(np.zeros(2, np.float32)):
+            try:
+                import torch
+            except ImportError:
+                raise GoldenSetError(
+                    f"engine {engine.name!r} takes neither NumPy arrays nor (torch missing) "
+                    "torch tensors"
+                ) from None
+            if not engine.accepts(torch.zeros(2)):
+                raise GoldenSetError(
+                    f"engine {engine.name!r} takes neither NumPy arrays nor torch tensors"
+                )
+            self.torch = torch
+
+    def _native(self, a: Any) -> Any:
+        if a is None or self.torch is None or not isinstance(a, np.ndarray):
+            return a
+        t = self.torch
+        if a.dtype == INPUT_TYPES["bfloat16"][0]:
+            return t.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(t.bfloat16)
+        if a.dtype in (np.uint16, np.uint32, np.uint64):
+            return t.from_numpy(np.ascontiguousarray(a).view(a.dtype.str.replace("u", "i")))\
+                .view({2: t.uint16, 4: t.uint32, 8: t.uint64}[a.itemsize])
+        return t.from_numpy(np.ascontiguousarray(a))
+
+    def _numpy(self, a: Any) -> Any:
+        if a is None or self.torch is None or not isinstance(a, self.torch.Tensor):
+            return None if a is None else np.asarray(a)
+        t = self.torch
+        a = a.detach().cpu().contiguous()
+        if a.dtype == t.bfloat16:
+            return a.view(t.int16).numpy().view(INPUT_TYPES["bfloat16"][0])
+        signed = {t.uint16: (t.int16, np.uint16), t.uint32: (t.int32, np.uint32),
+                  t.uint64: (t.int64, np.uint64)}
+        if a.dtype in signed:
+            s, u = signed[a.dtype]
+            return a.view(s).numpy().view(u)
+        if a.dtype.is_floating_point and a.element_size() == 1:
+            return a.view(t.uint8).numpy()
+        return a.numpy()
+
+    def cast_numpy(self, x: np.ndarray, dt: Any, *, castmode: str, rbits: Any, roundmode: Any,
+                   scalemode: Any, saturate: bool) -> Any:
+        modes = CastModes.of(castmode, roundmode, scalemode, saturate, False)
+        if not self.engine.supports(dt, modes):
+            raise UnsupportedError(
+                f"engine {self.engine.name!r} does not support {dt.code} under {modes}"
+            )
+        out = self.engine.cast(
+            self._native(x), dt, castmode=modes.castmode, roundmode=modes.roundmode,
+            scalemode=modes.scalemode, seed=None, rbits=self._native(rbits),
+            saturate=saturate, transpose_scale=False,
+        )
+        if not isinstance(out, CastResult):
+            return self._numpy(out)
+        conv = {k: self._numpy(getattr(out, k)) for k in ("data", "scale", "zero", "tenscale",
+                                                          "mask")}
+        res = CastResult(**{**out.__dict__, **conv})
+        res.extra = {**out.extra, "_native": out}
+        return res
+
+    def upcast_numpy(self, result: CastResult) -> np.ndarray:
+        native = result.extra.get("_native") if result.extra else None
+        if native is None:
+            conv = {k: self._native(getattr(result, k)) for k in ("data", "scale", "zero",
+                                                                  "tenscale", "mask")}
+            native = CastResult(**{**result.__dict__, **conv})
+            native.engine = self.engine.name
+        return self._numpy(self.engine.upcast(native))
+
+
+def engine_columns(lset: LoadedSet, name: str, quiet: bool = True) -> dict[str, np.ndarray]:
+    """The columns an installed engine produces for the set's inputs.
+
+    Raises:
+        GoldenSetError: when the engine is not installed or takes no array type we have.
+        UnsupportedError: when the engine does not support the set's datatype and modes.
+    """
+    loaded = load_engines()
+    if name not in loaded.engines:
+        why = loaded.failures.get(name)
+        have = ", ".join(sorted(loaded.engines)) or "none"
+        raise GoldenSetError(
+            f"engine {name!r} is not installed" + (f" ({why})" if why else "")
+            + f"; installed: {have}"
+        )
+    eng = _EngineArrays(loaded.engines[name])
+    st = lset.settings()
+    if st.operation == "decode":
+        _, cols, _ = _decode_set(st, quiet, engine=eng)
+        return cols
+    idt = INPUT_TYPES[st.input_dtype][0]
+    x2 = np.ascontiguousarray(lset.columns["IN"]).view(idt)
+    rb = lset.columns.get("RBITS")
+    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb)
+    return cols
+
+
+# ---------------------------------------------------------------------- comparing
+def _nan_codes(fmt: str, width: int) -> np.ndarray | None:
+    """A table: True where a code of ``fmt`` decodes to NaN (None: no NaN rule)."""
+    if fmt in ("uint32", "flags8", "mask") or width > 16:
+        return None
+    try:
+        spec = number(fmt)
+    except SpecError:
+        return None
+    if not (spec.is_float or spec.is_exponent) or spec.nan_code is None:
+        return None
+    return np.isnan(decode(np.arange(1 << spec.bits, dtype=np.int64), spec))
+
+
+def _is_nan32(w: np.ndarray) -> np.ndarray:
+    return (w & 0x7FFFFFFF) > 0x7F800000
+
+
+def compare(
+    lset: LoadedSet, observed: dict[str, np.ndarray], *, strict_nan: bool = False,
+    ignore_flags: bool = False, quiet: bool = True,
+) -> tuple[list[Mismatch], int]:
+    """Every differing output word, and the number of output words compared.
+
+    Two NaNs match unless ``strict_nan`` (their sign and payload are then compared too).
+    """
+    out: list[Mismatch] = []
+    compared = 0
+    fields = [f for f in lset.layout.fields if f.role == "output"
+              and not (ignore_flags and f.name == "FLAGS")]
+    with progress(len(fields), "verify", quiet) as bar:
+        for f in fields:
+            exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
+            obs = np.asarray(observed[f.name]).reshape(lset.lines, f.count).astype(np.uint64)
+            diff = obs != exp
+            if not strict_nan:
+                if f.bits == 32 and f.format == "float32":
+                    diff &= ~(_is_nan32(obs) & _is_nan32(exp))
+                else:
+                    table = _nan_codes(f.format, f.bits)
+                    if table is not None:
+                        m = np.uint64(table.size - 1)
+                        both = table[(obs & m).astype(np.intp)] & table[(exp & m).astype(np.intp)]
+                        diff &= ~both
+            compared += diff.size
+            for line, idx in zip(*np.nonzero(diff), strict=True):
+                out.append(Mismatch(int(line) + 1, f.name, int(idx), int(obs[line, idx]),
+                                    int(exp[line, idx])))
+            bar.update(1)
+    out.sort(key=lambda m: (m.line, m.index, m.field))
+    return out, compared
+
+
+# ---------------------------------------------------------------------- reporting
+def describe_word(value: int, fmt: str) -> str:
+    """A word with its fields split: ``0 0111 000 = 1`` for a float, flag names for flags."""
+    if fmt == "flags8":
+        names = [n for n, b in FLAGS.items() if value & b]
+        return "|".join(names) or "none"
+    if fmt == "mask":
+        return f"{value:b}"
+    if fmt == "uint32":
+        return str(value)
+    spec = number(fmt)
+    if spec.is_float:
+        s = value >> (spec.bits - 1)
+        e = (value >> spec.mbits) & ((1 << spec.ebits) - 1)
+        m = value & ((1 << spec.mbits) - 1)
+        v = _value(value, spec)
+        mant = f" {m:0{spec.mbits}b}" if spec.mbits else ""
+        return f"{s} {e:0{spec.ebits}b}{mant} = {v}"
+    if spec.is_exponent:
+        return f"{value:0{spec.bits}b} = {_value(value, spec)}"
+    return f"{value:0{spec.bits}b} = {_value(value, spec)}"
+
+
+def _value(code: int, spec: Any) -> str:
+    from tcast.cli import format_value
+
+    if spec.bits == 32 and spec.is_float:
+        v = float(np.array([code], np.uint32).view(np.float32)[0])
+    else:
+        v = float(decode(np.array([code], np.int64), spec)[0])
+    return format_value(v)
+
+
+def report(lset: LoadedSet, mismatches: list[Mismatch], max_errors: int) -> list[str]:
+    """Text for the first ``max_errors`` mismatches: inputs => observed, expected."""
+    lines = []
+    fields = {f.name: f for f in lset.layout.fields}
+    per_element = fields["IN"].count if "IN" in fields else 1
+    for m in mismatches[:max_errors]:
+        f = fields[m.field]
+        ins = []
+        for inf in lset.layout.fields:
+            if inf.role != "input":
+                continue
+            words = lset.columns[inf.name].reshape(lset.lines, inf.count)[m.line - 1]
+            if inf.count == per_element and per_element > 1 and f.count == per_element:
+                j = m.index
+                ins.append(f"{inf.name}[{j}]={_hex(int(words[j]), inf)} "
+                           f"[{describe_word(int(words[j]), inf.format)}]")
+            elif inf.count == 1:
+                ins.append(f"{inf.name}={_hex(int(words[0]), inf)} "
+                           f"[{describe_word(int(words[0]), inf.format)}]")
+            else:
+                ins.append(f"{inf.name}=<{inf.count} words>")
+        where = f"{m.field}[{m.index}]" if f.count > 1 else m.field
+        lines.append(
+            f"case {m.line}: {' '.join(ins)} => {where} observed {_hex(m.observed, f)} "
+            f"[{describe_word(m.observed, f.format)}], expected {_hex(m.expected, f)} "
+            f"[{describe_word(m.expected, f.format)}]"
+        )
+    return lines
+
+
+def _hex(v: int, f: Field) -> str:
+    return f"{v:0{f.digits}X}"
