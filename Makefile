@@ -16,11 +16,12 @@ $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	$(PY) -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	touch $(STAMP)
 
-# The main job (grows with later issues): the catalog, then the core datatypes in full.
-CORE := mxfp8 mxfp8e5 mxfp6e2 mxfp6e3 mxfp4 mxint8 nvfp4
+# The main job: the core golden-vector sets (level 1) into ./out, every installed engine
+# verified against them (summary table), and a byte comparison with the committed sets.
 run: $(STAMP)
-	$(VENV)/bin/tcast info --catalog
-	@for name in $(CORE); do echo; $(VENV)/bin/tcast info $$name || exit 1; done
+	$(VENV)/bin/tcast golden --core --out out
+	$(VENV)/bin/tcast verify out/* --engine all --quiet
+	diff -r out tests/golden && echo "out/ is byte-identical to the committed sets in tests/golden/"
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

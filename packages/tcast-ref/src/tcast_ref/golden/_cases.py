@@ -219,6 +219,12 @@ PATTERNS = {
     "nan": "grid tile with one NaN (non-finite block)",
     "inf": "grid tile with one +Inf (non-finite block)",
 }
+#: Tiles made once per set (after the per-position patterns, before the random tiles).
+SINGLE_TILES = {
+    "zeros": "every element +0 or -0 (all-zero block: scale code 0 / smallest normal)",
+    "input_max": "one element +-the input dtype's largest finite value, the others grid "
+    "values at the top position (the largest reachable scale)",
+}
 
 
 def _scale_range(dt: DataType) -> tuple[int, int]:
@@ -237,18 +243,19 @@ def _input_range(idt: str) -> tuple[int, int]:
 def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
     """The scale positions and patterns of a tile set.
 
-    Level 1: k at both ends of the scale range (two beyond, the end, one inside), around 0
-    (-8, -1, 0, 1, 8), where it fits the input dtype; level 2: every k from the lowest to the
+    Level 1: k at both ends of the scale range (two beyond, the end, one inside), at both ends
+    of what the input dtype reaches, and around 0 (-8, -1, 0, 1, 8), where it fits the input
+    dtype; level 2: every k from the lowest to the
     highest that fits, each pattern twice with different random fill.
     """
     smin, smax = _scale_range(dt)
     m = element_max(dt)
     elog = int(np.floor(np.log2(m)))
     lo_in, hi_in = _input_range(idt)
-    kmin, kmax = lo_in - elog + 1, hi_in - elog - 1
+    kmin, kmax = lo_in - elog + 1, hi_in - elog
     if level == "1":
         ks = sorted({smin - 2, smin - 1, smin, smin + 1, -8, -1, 0, 1, 8,
-                     smax - 1, smax, smax + 1})
+                     smax - 1, smax, smax + 1, kmin, kmin + 1, kmax - 1, kmax})
     else:
         ks = list(range(smin - 3, smax + 3))
     ks = tuple(k for k in ks if kmin <= k <= kmax)
@@ -269,6 +276,13 @@ def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) 
     for k in plan.exponents:
         for pat in plan.patterns:
             rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng))
+    signs = rng.signs(size)
+    rows.append(to_input(np.where(signs, -0.0, 0.0), idt))
+    top_k = plan.exponents[-1] if plan.exponents else 0
+    x = _grid_fill(top_k, size, pool, idt, rng)
+    biggest = _from_bits(_specials(idt)[6:8], idt)  # +max, -max
+    x[int(rng.below(size, 1)[0])] = biggest[int(rng.below(2, 1)[0])]
+    rows.append(x)
     for _ in range(plan.random):
         k = int(plan.exponents[int(rng.below(len(plan.exponents), 1)[0])]) if plan.exponents else 0
         rows.append(_random_tile(k, size, m, idt, rng))
@@ -297,7 +311,9 @@ def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
            "overflow": (m + gap / 2) * 2.0**k}.get(pat)
     if pat == "binade_high":
         edge = to_input(np.array([2.0 ** (elog + k + 1)]), idt)
-        top = float(_neighbours(edge, idt, (-1,))[0]) if edge.size else None
+        below = _neighbours(edge, idt, (-1,))
+        # an edge beyond the input dtype (Inf) leaves its largest finite value
+        top = float(below[0] if below.size else _from_bits(_specials(idt)[6:7], idt)[0])
     if pat == "outlier":
         x = _grid_fill(k - 12, size, pool, idt, rng)
     if pat == "equal":

@@ -33,6 +33,7 @@ from ._cases import (
     INPUT_TYPES,
     LEVELS,
     PATTERNS,
+    SINGLE_TILES,
     exhaustive_inputs,
     tile_inputs,
     tile_plan,
@@ -258,6 +259,7 @@ def _cast_set(
         info["inputs"] = {
             "scale_positions_k": list(plan.exponents),
             "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
+            "single_tiles": SINGLE_TILES,
             "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
         }
     if not given and st.roundmode is RoundMode.STOCHASTIC:

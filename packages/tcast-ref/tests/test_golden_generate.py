@@ -1,0 +1,334 @@
+"""`tcast golden`: files, layout, coverage levels, reproducibility and atomic writing (issue 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tcast
+from tcast import SpecError, UnsupportedError
+from tcast.cli import main
+from tcast_ref import golden
+from tcast_ref.golden import Settings, generate, write
+from tcast_ref.golden import _files as files_mod
+
+F32 = np.float32
+
+
+def _gen(tmp_path: Path, name: str = "float8_e4m3fn", sub: str = "s", **kw) -> Path:
+    out = tmp_path / sub
+    write(generate(Settings.of(name, **kw)), out)
+    return out
+
+
+def _words(path: Path, memh: bool) -> list[list[str]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or line.startswith("//"):
+            continue
+        rows.append(line.split("_") if memh else line.split(" "))
+    return rows
+
+
+# ------------------------------------------------------------------ files & header
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "mxfp8", "nvfp4", "mxint8"])
+def test_the_three_forms_hold_the_same_cases(tmp_path, name):
+    """vectors.txt, vectors.memh and vectors.npz agree word for word with the header layout."""
+    d = _gen(tmp_path, name)
+    h = json.loads((d / "header.json").read_text())
+    fields = h["layout"]["fields"]
+    txt, memh = _words(d / "vectors.txt", False), _words(d / "vectors.memh", True)
+    assert txt == memh
+    assert len(txt) == h["counts"]["lines"]
+    z = np.load(d / "vectors.npz")
+    col = 0
+    for f in fields:
+        arr = z[f["name"].lower()]
+        assert arr.shape == (len(txt), f["count"])
+        for k in range(f["count"]):
+            got = [int(r[col + k], 16) for r in txt]
+            assert all(len(r[col + k]) == f["hex_digits"] for r in txt)
+            assert got == arr[:, k].astype(np.int64).tolist()
+        col += f["count"]
+    assert col == len(txt[0]) == h["layout"]["words_per_line"]
+    # one memh word = memh_word_bits / 4 hex digits, and the ranges tile it exactly
+    assert all(len("".join(r)) * 4 == h["layout"]["memh_word_bits"] for r in memh)
+    ranges = h["layout"]["memh_ranges"]
+    assert ranges[0]["msb"] == h["layout"]["memh_word_bits"] - 1 and ranges[-1]["lsb"] == 0
+    first = (d / "vectors.txt").read_text().splitlines()[0]
+    assert first.startswith("# IN") and "OUT" in first and "FLAGS" in first
+
+
+def test_header_names_every_setting_and_every_file_digest(tmp_path):
+    d = _gen(tmp_path, "nvfp4", roundmode="stochastic", seed=5)
+    h = json.loads((d / "header.json").read_text())
+    assert h["schema_version"] == golden.SCHEMA_VERSION
+    assert h["tcast_version"] == tcast.__version__
+    assert h["operation"] == "cast"
+    dt = h["datatype"]
+    assert dt["code"] == "e2m1f_e4m3fn_float32_t16"
+    assert dt["element"]["style"] == "finite" and dt["element"]["max"] == "6"
+    assert dt["scale"]["code"] == "e4m3fn" and dt["scale"]["bias"] == 7
+    assert dt["tensor_scale"]["code"] == "float32"
+    assert h["modes"] == {"castmode": "actual", "roundmode": "stochastic", "scalemode": "floor",
+                          "saturate": True, "scalemode_applies": False}
+    assert h["random"]["seed"] == 5 and "Philox4x32-10" in h["random"]["generator"]
+    assert {"rounding", "two_level", "float_scale", "nonfinite_block"} <= set(h["policies"])
+    assert h["cases"]["geometry"]["lines_per_tensor"] == 8
+    assert "padding" in h["cases"]["geometry"]
+    assert set(h["flags"]) == set(golden.FLAGS)
+    on_disk = sorted(p.name for p in d.iterdir() if p.name != "header.json")
+    assert sorted(h["files"]) == on_disk == ["vectors.memh", "vectors.npz", "vectors.txt"]
+    for name, meta in h["files"].items():
+        data = (d / name).read_bytes()
+        assert meta["bytes"] == len(data)
+        import hashlib
+
+        assert meta["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_compress_sets_add_the_packed_stream(tmp_path):
+    """packed.bin is the kept codes of all lines in line order, packed as SEMANTICS.md §8."""
+    d = _gen(tmp_path, "mxfp4", castmode="compress")
+    z = np.load(d / "vectors.npz")
+    codes = z["out"].reshape(-1).astype(np.uint8)
+    packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
+    # independent unpacking: low nibble first (torch float4_e2m1fn_x2 order)
+    unpacked = np.stack([packed & 0xF, packed >> 4], axis=1).reshape(-1)
+    assert np.array_equal(unpacked[: codes.size], codes)
+    assert "packed.bin" in json.loads((d / "header.json").read_text())["files"]
+
+
+def test_sparse_compress_sets_add_the_packed_mask(tmp_path):
+    d = _gen(tmp_path, "e2m1f_e8m0_t32n2m4", castmode="compress")
+    z = np.load(d / "vectors.npz")
+    words = z["mask"].astype(np.uint64)
+    keep = ((words[:, :, None] >> np.arange(32, dtype=np.uint64)) & 1).reshape(len(words), -1)
+    keep = keep.astype(bool)
+    assert keep.sum() == keep.size // 2  # 2 of every 4
+    flags = z["flags"]
+    assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep)
+    assert np.all(z["out"][~keep] == 0)
+    mask_bytes = np.frombuffer((d / "packed_mask.bin").read_bytes(), np.uint8)
+    assert np.array_equal(np.unpackbits(mask_bytes, bitorder="little")[: keep.size],
+                          keep.reshape(-1))
+    packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
+    assert packed.size == keep.sum() // 2
+
+
+def test_npz_is_written_without_numpy_savez_and_loads(tmp_path):
+    a = {"b": np.arange(6, dtype=np.uint16).reshape(2, 3), "a": np.array([True, False])}
+    data = files_mod.npz_bytes(a)
+    assert data == files_mod.npz_bytes(dict(reversed(list(a.items()))))
+    p = tmp_path / "x.npz"
+    p.write_bytes(data)
+    z = np.load(p)
+    assert z["b"].dtype == np.uint16 and np.array_equal(z["b"], a["b"])
+    assert np.array_equal(z["a"], a["a"])
+    # the member bytes are exactly what numpy's own writer produces for these arrays
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(a["b"]), version=(1, 0))
+    assert files_mod.npy_bytes(a["b"]) == buf.getvalue()
+
+
+# --------------------------------------------------------------- reproducibility
+def test_same_command_same_bytes(tmp_path):
+    a = _gen(tmp_path, "mxfp6e3", "a", roundmode="stochastic", seed=3)
+    b = _gen(tmp_path, "mxfp6e3", "b", roundmode="stochastic", seed=3)
+    for p in a.iterdir():
+        assert p.read_bytes() == (b / p.name).read_bytes(), p.name
+
+
+def test_seed_and_options_change_the_set(tmp_path):
+    a = _gen(tmp_path, "float8_e5m2", "a", seed=1)
+    b = _gen(tmp_path, "float8_e5m2", "b", seed=2)
+    assert (a / "vectors.txt").read_bytes() != (b / "vectors.txt").read_bytes()
+
+
+def test_random_bits_are_the_documented_philox_stream(tmp_path):
+    """RBITS[i] = word 0 of Philox at counter 2**40 + i (checked with tcast's pure-Python
+    Philox, not the NumPy one that generated them)."""
+    d = _gen(tmp_path, "float8_e4m3fn", roundmode="stochastic", seed=99)
+    rb = np.load(d / "vectors.npz")["rbits"].reshape(-1)
+    for i in (0, 1, 2, 777, rb.size - 1):
+        assert int(rb[i]) == tcast.random_bits(99, [(1 << 40) + i])[0]
+
+
+# --------------------------------------------------------------------- atomicity
+def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    gs = generate(Settings.of("mxfp8"))
+    calls = {"n": 0}
+    real = os.fsync
+
+    def flaky(fd):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full (simulated)")
+        real(fd)
+
+    monkeypatch.setattr(files_mod.os, "fsync", flaky)
+    with pytest.raises(OSError, match="disk full"):
+        write(gs, tmp_path / "set")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_rewrite_keeps_the_old_set(tmp_path, monkeypatch):
+    old = _gen(tmp_path, "float8_e5m2", "set")
+    before = {p.name: p.read_bytes() for p in old.iterdir()}
+    gs = generate(Settings.of("float8_e5m2", seed=8))
+
+    def boom(fd):
+        raise OSError("simulated")
+
+    monkeypatch.setattr(files_mod.os, "fsync", boom)
+    with pytest.raises(OSError):
+        write(gs, old)
+    assert {p.name: p.read_bytes() for p in old.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["set"]
+
+
+def test_rewrite_replaces_a_set_and_refuses_other_directories(tmp_path):
+    d = _gen(tmp_path, "float8_e5m2", "set")
+    _gen(tmp_path, "float8_e5m2", "set", seed=4)
+    assert json.loads((d / "header.json").read_text())["random"]["seed"] == 4
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="not a golden-vector set"):
+        write(generate(Settings.of("float8_e5m2")), other)
+    assert (other / "notes.txt").read_text() == "keep me"
+
+
+# ------------------------------------------------------------------------ levels
+def _inputs(d: Path) -> np.ndarray:
+    return np.load(d / "vectors.npz")["in"].reshape(-1).view(F32)
+
+
+def test_level1_unscaled_covers_codes_midpoints_neighbours_and_specials(tmp_path):
+    d = _gen(tmp_path, "float8_e4m3fn")
+    x = _inputs(d)
+    bits = set(x.view(np.uint32).tolist())
+    # computed with ml_dtypes, not with tcast: every finite value, both signs
+    vals = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    pos = np.unique(vals[np.isfinite(vals) & (vals > 0)])
+    for v in np.concatenate([pos, -pos, [0.0, 448.0, 464.0, 480.0]]):
+        assert np.float32(v).view(np.uint32) in bits, v
+    mids = (pos[:-1] + pos[1:]) / 2
+    for m in mids:
+        b = int(np.float32(m).view(np.uint32))
+        assert {b - 1, b, b + 1} <= bits, m
+    for special in (0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x00000001, 0x7F7FFFFF):
+        assert special in bits
+    assert 2000 <= x.size <= 5000
+
+
+def test_level1_tiles_reach_both_scale_ends_and_non_finite_blocks(tmp_path):
+    d = _gen(tmp_path, "mxfp8")
+    z = np.load(d / "vectors.npz")
+    scale = z["scale"].reshape(-1)
+    # the largest reachable code: amax = float32 max, floor_log2 127, e4m3fn emax 8, bias 127
+    top = 127 - 8 + 127
+    finite_codes = set(scale.tolist()) - {255}
+    assert {0, 1, top - 1, top} <= finite_codes and max(finite_codes) == top
+    flags = z["flags"]
+    nanblock = (flags & golden.FLAGS["nanblock"]) != 0
+    assert np.array_equal(nanblock.all(axis=1), scale == 255)
+    assert np.array_equal(nanblock.any(axis=1), scale == 255)
+
+
+def test_level2_is_larger_and_exhaustive_covers_every_16_bit_input(tmp_path):
+    one = json.loads((_gen(tmp_path, "float8_e5m2", "1") / "header.json").read_text())
+    two = json.loads((_gen(tmp_path, "float8_e5m2", "2", level=2) / "header.json").read_text())
+    assert 10 * one["counts"]["lines"] < two["counts"]["lines"]
+    d = _gen(tmp_path, "float8_e5m2", "x", level="exhaustive")
+    x = _inputs(d)
+    assert x.size == 2 * 65536
+    every = np.arange(65536, dtype=np.uint16)
+    assert np.array_equal(x[:65536].view(np.uint32),
+                          every.view(np.float16).astype(F32).view(np.uint32))
+    assert np.array_equal(x[65536:].view(np.uint32),
+                          every.view(ml_dtypes.bfloat16).astype(F32).view(np.uint32))
+    h = json.loads((d / "header.json").read_text())
+    assert len(h["digests"]["outputs_sha256"]) == 64
+    d16 = _gen(tmp_path, "float8_e5m2", "x16", level="exhaustive", input_dtype="bfloat16")
+    assert np.array_equal(np.load(d16 / "vectors.npz")["in"].reshape(-1), every)
+
+
+def test_exhaustive_decode_of_mxfp4_matches_ml_dtypes_times_the_scale(tmp_path):
+    """Every element code x every e8m0 code: value = float4_e2m1fn(code) * 2**(scale - 127)
+    (NaN at scale 0xFF), computed with ml_dtypes and float64, not with tcast."""
+    d = _gen(tmp_path, "mxfp4", level="exhaustive")
+    h = json.loads((d / "header.json").read_text())
+    assert h["operation"] == "decode"
+    z = np.load(d / "vectors.npz")
+    code, scale = z["code"].reshape(-1), z["scale"].reshape(-1).astype(np.int64)
+    assert code.size == 16 * 256
+    assert set(zip(code.tolist(), scale.tolist(), strict=True)) == {
+        (c, s) for c in range(16) for s in range(256)}
+    elem = code.astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    with np.errstate(over="ignore"):  # 6 * 2**127 overflows float32 to Inf (SEMANTICS 5.3)
+        want = (elem * np.ldexp(1.0, scale - 127)).astype(F32)
+    want[scale == 255] = np.nan
+    got = z["value"].reshape(-1).view(F32)
+    finite = ~np.isnan(want)
+    assert np.array_equal(got[finite].view(np.uint32), want[finite].view(np.uint32))
+    assert np.isnan(got[~finite]).all()
+
+
+def test_exhaustive_decode_needs_an_enumerable_scale(tmp_path, capsys):
+    with pytest.raises(UnsupportedError, match="at most 16 bits"):
+        generate(Settings.of("int8_Fc", level="exhaustive"))
+
+
+# ----------------------------------------------------------------------- options
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"level": 3}, "level must be one of"),
+        ({"input_dtype": "float64"}, "input dtype must be one of"),
+        ({"seed": -1}, "seed must be"),
+        ({"count": -5}, "count must be"),
+        ({"roundmode": "up"}, "up"),
+    ],
+)
+def test_bad_options_raise_spec_errors(kw, match):
+    with pytest.raises(SpecError, match=match):
+        Settings.of("mxfp8", **kw)
+
+
+def test_cli_generates_and_reports(tmp_path, capsys):
+    assert main(["golden", "mxfp8", "--out", str(tmp_path / "m"), "--count", "3",
+                 "--castmode", "virtual", "--input-dtype", "bfloat16"]) == 0
+    out = capsys.readouterr().out
+    assert "e4m3fn_e8m0_t32 cast level 1" in out
+    h = json.loads((tmp_path / "m" / "header.json").read_text())
+    assert h["modes"]["castmode"] == "virtual" and h["input_dtype"] == "bfloat16"
+    assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "OUT", "FLAGS"]
+    assert h["layout"]["fields"][1]["format"] == "bfloat16"
+    assert main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads((tmp_path / "q" / "header.json").read_text())["modes"]["saturate"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["golden", "mxfp9", "--out", "X"], "mxfp9"),
+        (["golden", "--out", "X"], "DATATYPE or --core"),
+        (["golden", "mxfp8", "--core", "--out", "X"], "DATATYPE or --core"),
+        (["golden", "mxfp8", "--seed", "-3", "--out", "X"], "seed"),
+    ],
+)
+def test_cli_errors_exit_2_with_a_message(tmp_path, capsys, argv, match):
+    argv = [a.replace("X", str(tmp_path / "o")) for a in argv]
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
