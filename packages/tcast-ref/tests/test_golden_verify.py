@@ -1,0 +1,258 @@
+"""`tcast verify`: integrity checks, results files, engines, NaN rule, exit codes (issue 4)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcast.cli import main
+from tcast_ref.golden import Settings, describe_word, generate, load, write
+from tcast_ref.golden._verify import GoldenSetError
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("sets")
+    out = {}
+    for name, kw in {"float8_e4m3fn": {}, "mxfp8": {}, "e5m2": {"castmode": "virtual"},
+                     "nvfp4": {"roundmode": "stochastic", "seed": 1}}.items():
+        out[name] = root / name
+        write(generate(Settings.of(name, **kw)), out[name])
+    return out
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+# ------------------------------------------------------------------ integrity
+@pytest.mark.parametrize("victim", ["vectors.txt", "vectors.memh", "vectors.npz"])
+def test_a_damaged_file_is_refused_before_anything_else(sets, tmp_path, capsys, victim):
+    d = _copy(sets["mxfp8"], tmp_path)
+    data = bytearray((d / victim).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (d / victim).write_bytes(bytes(data))
+    assert main(["verify", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert f"{victim} does not match its SHA-256" in err and "damaged" in err
+
+
+def test_a_truncated_or_missing_file_is_refused(sets, tmp_path, capsys):
+    d = _copy(sets["float8_e4m3fn"], tmp_path)
+    (d / "vectors.memh").write_bytes((d / "vectors.memh").read_bytes()[:-10])
+    assert main(["verify", str(d)]) == 2
+    assert "vectors.memh does not match" in capsys.readouterr().err
+    (d / "vectors.memh").unlink()
+    assert main(["verify", str(d)]) == 2
+    assert "vectors.memh is missing" in capsys.readouterr().err
+
+
+def test_a_bad_header_is_refused(sets, tmp_path, capsys):
+    d = _copy(sets["float8_e4m3fn"], tmp_path)
+    h = json.loads((d / "header.json").read_text())
+    h["schema_version"] = 99
+    (d / "header.json").write_text(json.dumps(h))
+    assert main(["verify", str(d)]) == 2
+    assert "schema version 99" in capsys.readouterr().err
+    (d / "header.json").write_text("{ not json")
+    assert main(["verify", str(d)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["verify", str(tmp_path / "nowhere")]) == 2
+    assert "not a golden-vector set" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- results files
+def test_an_intact_results_file_matches(sets, capsys):
+    d = sets["mxfp8"]
+    for name in ("vectors.txt", "vectors.memh"):
+        assert main(["verify", str(d), "--actual", str(d / name)]) == 0
+        assert "match" in capsys.readouterr().out
+
+
+def test_one_flipped_output_bit_is_reported_exactly(sets, tmp_path, capsys):
+    """Flip bit 0 of OUT[5] of case 40 of an mxfp8 results file: exit 1, exactly that word."""
+    d = sets["mxfp8"]
+    h = json.loads((d / "header.json").read_text())
+    off = {f["name"]: i for i, f in enumerate(h["layout"]["fields"])}
+    assert off["OUT"] == 2
+    lines = _lines(d / "vectors.txt")
+    words = lines[40].split(" ")
+    col = 32 + 1 + 5  # IN[0..31], SCALE, then OUT[5]
+    before = words[col]
+    words[col] = f"{int(before, 16) ^ 1:02X}"
+    lines[40] = " ".join(words)
+    act = tmp_path / "results.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 1
+    out = capsys.readouterr().out
+    assert f": 1 of {h['counts']['elements'] * 2 + h['counts']['lines']} output words differ" in out
+    assert f"(in 1 of {h['counts']['lines']} cases)" in out
+    assert "case 40: " in out and "OUT[5] observed " + words[col] in out
+    assert f"expected {before}" in out
+    assert out.count("case ") == 1
+    # the same in memh syntax
+    mlines = _lines(d / "vectors.memh")
+    mwords = mlines[40].split("_")
+    mwords[col] = words[col]
+    mlines[40] = "_".join(mwords)
+    act2 = tmp_path / "results.memh"
+    act2.write_text("\n".join(mlines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act2)]) == 1
+    assert "case 40: " in capsys.readouterr().out
+
+
+def test_failures_show_inputs_and_split_fields(sets, tmp_path, capsys):
+    d = sets["float8_e4m3fn"]
+    lines = _lines(d / "vectors.txt")
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("3F800000 "))  # 1.0
+    assert lines[i] == "3F800000 38 00"
+    lines[i] = "3F800000 39 00"
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 1
+    out = capsys.readouterr().out
+    assert (f"case {i}: IN=3F800000 [0 01111111 00000000000000000000000 = 1] => OUT observed 39 "
+            "[0 0111 001 = 1.125], expected 38 [0 0111 000 = 1]") in out
+
+
+def test_max_errors_limits_the_printout(sets, tmp_path, capsys):
+    d = sets["float8_e4m3fn"]
+    lines = _lines(d / "vectors.txt")
+    changed = 0
+    for k in range(1, len(lines)):
+        w = lines[k].split(" ")
+        if w[2] == "00" and w[1] != "7F" and w[1] != "FF":
+            w[1] = f"{int(w[1], 16) ^ 0x10:02X}"
+            lines[k] = " ".join(w)
+            changed += 1
+        if changed == 30:
+            break
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act), "--max-errors", "3"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("  case ") == 3 and "... 27 more" in out
+
+
+def test_nan_payloads_match_unless_strict(sets, tmp_path, capsys):
+    """e4m3fn NaN codes 0x7F and 0xFF are both NaN: equal by default, not with --strict-nan."""
+    d = sets["float8_e4m3fn"]
+    lines = _lines(d / "vectors.txt")
+    i = next(k for k, ln in enumerate(lines) if ln.split(" ")[1:2] == ["7F"])
+    w = lines[i].split(" ")
+    w[1] = "FF"
+    lines[i] = " ".join(w)
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(d), "--actual", str(act), "--strict-nan"]) == 1
+    assert "observed FF" in capsys.readouterr().out
+
+
+def test_virtual_float32_nan_payloads(sets, tmp_path, capsys):
+    d = sets["e5m2"]
+    lines = _lines(d / "vectors.txt")
+    i = next(k for k, ln in enumerate(lines) if ln.split(" ")[1:2] == ["7FC00000"])
+    w = lines[i].split(" ")
+    w[1] = "7FC00123"
+    lines[i] = " ".join(w)
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 0
+    assert main(["verify", str(d), "--actual", str(act), "--strict-nan"]) == 1
+
+
+def test_flags_are_compared_unless_ignored(sets, tmp_path, capsys):
+    d = sets["float8_e4m3fn"]
+    lines = _lines(d / "vectors.txt")
+    lines[5] = lines[5][:-2] + "00" if not lines[5].endswith("00") else lines[5][:-2] + "01"
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 1
+    assert "FLAGS observed" in capsys.readouterr().out
+    assert main(["verify", str(d), "--actual", str(act), "--ignore-flags"]) == 0
+
+
+@pytest.mark.parametrize("damage", ["input", "count", "syntax", "width"])
+def test_results_of_another_set_or_bad_syntax_exit_2(sets, tmp_path, capsys, damage):
+    d = sets["float8_e4m3fn"]
+    lines = _lines(d / "vectors.txt")
+    if damage == "input":
+        lines[3] = "3F800001" + lines[3][8:]
+        want = "does not belong to this set"
+    elif damage == "count":
+        lines = lines[:-1]
+        want = "cases, but the set has"
+    elif damage == "syntax":
+        lines[3] = lines[3].replace(" ", "  Z ", 1)
+        want = "expected 3 words"
+    else:
+        lines[3] = lines[3][:-2] + "000"
+        want = "must have 2 hex digits"
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 2
+    assert want in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- engines
+def test_every_installed_engine_passes_and_a_missing_one_exits_2(sets, capsys):
+    dirs = [str(p) for p in sets.values()]
+    assert main(["verify", *dirs, "--engine", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "datatype" in out and "mismatches" in out
+    assert main(["verify", dirs[0], "--engine", "nosuch"]) == 2
+    assert "'nosuch' is not installed" in capsys.readouterr().err
+
+
+def test_an_engine_that_disagrees_is_reported(sets, monkeypatch, capsys):
+    """A fake engine that flips one code: verify names that case (engine path, not a file)."""
+    import tcast
+    import tcast_ref
+
+    class Off:
+        name, priority = "off", 0
+
+        def accepts(self, x):
+            return isinstance(x, np.ndarray)
+
+        def supports(self, dtype, modes):
+            return True
+
+        def cast(self, x, dtype, **kw):
+            r = tcast_ref.cast(x, dtype, **kw)
+            if kw["castmode"].value == "actual":
+                r.data = r.data.copy()
+                r.data.reshape(-1)[7] ^= 1
+            return r
+
+        def upcast(self, result):
+            return tcast_ref.upcast(result)
+
+    loaded = tcast.load_engines()
+    fake = type(loaded)({**loaded.engines, "off": Off()}, loaded.failures)
+    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: fake)
+    assert main(["verify", str(sets["float8_e4m3fn"]), "--engine", "off"]) == 1
+    out = capsys.readouterr().out
+    assert "case 8: " in out and "OUT observed" in out
+
+
+def test_load_refuses_and_describe_splits(sets):
+    with pytest.raises(GoldenSetError):
+        load(sets["mxfp8"] / "nope")
+    assert describe_word(0x38, "e4m3fn") == "0 0111 000 = 1"
+    assert describe_word(0x7F, "e8m0") == "01111111 = 1"
+    assert describe_word(0x81, "int8") == "10000001 = -127"
+    assert describe_word(0x05, "flags8") == "inexact|overflow"
+    assert describe_word(0x3F800000, "float32") == "0 01111111 00000000000000000000000 = 1"
