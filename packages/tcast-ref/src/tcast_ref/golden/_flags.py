@@ -36,8 +36,8 @@ _DOCS = {
     "overflow": (
         "x is finite, kept, its block is finite, and either d is +-Inf or NaN, or the element "
         "code has the largest finite magnitude of the element format (uint: code 0 or the "
-        "largest code) and x lies beyond d (|x| > |d|; uint: below d at code 0, above it at the largest "
-        "code): the input was out of range and saturated. This is not IEEE's after-rounding "
+        "largest code) and x lies beyond d (|x| > |d|; uint: below d at code 0, above it at "
+        "the largest code): the input was out of range and saturated. This is not IEEE's after-rounding "
         "overflow: e4m3fn 450 saturates to 448 and is flagged, though RNE gives 448 anyway"
     ),
     "invalid": "x is NaN",
