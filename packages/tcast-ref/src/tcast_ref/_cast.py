@@ -545,9 +545,9 @@ def _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose):
             out[rs, cs] = codes
     full = til.from_blocks(out.reshape(blocks.shape))
     if virtual:
-        return np.array(full, order="C", copy=None)
+        return np.asarray(full, order="C")
     return _result(dt, cmode, in_name, tuple(x.shape), transpose, til, plan,
-                   np.array(full, order="C", copy=None))
+                   np.asarray(full, order="C"))
 
 
 # ----------------------------------------------------------------- results
@@ -564,7 +564,7 @@ def _result(dt, cmode, in_name, shape, transpose, til, plan, codes) -> CastResul
             tens = np.array(plan.tenscale, dtype=code_dtype(dt.tenscale.bits))
         if plan.keep is not None:
             keep = plan.keep.reshape(*counts, plan.keep.shape[-1])
-            mask = np.array(til.from_blocks(keep), order="C", copy=None)
+            mask = np.asarray(til.from_blocks(keep), order="C")
     data = codes
     if cmode is CastMode.COMPRESS:
         flat = data.reshape(-1)
@@ -669,4 +669,4 @@ def _upcast_scaled(result, dt, shape, codes, mask):
     out = np.empty(rows.shape, np.float32)
     for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
         out[rs, cs] = _decode_piece(rows[rs, cs], plan, rs, cs, dt)
-    return np.array(til.from_blocks(out.reshape(blocks.shape)), order="C", copy=None)
+    return np.asarray(til.from_blocks(out.reshape(blocks.shape)), order="C")
