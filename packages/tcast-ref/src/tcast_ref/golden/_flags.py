@@ -41,27 +41,6 @@ _DOCS = {
         "after-rounding overflow: e4m3fn 450 saturates to 448 and is flagged, though RNE "
         "gives 448 anyway"
     ),
-    "invalid": 0x08,
-    "infinite": 0x10,
-    "nanblock": 0x20,
-    "pruned": 0x40,
-}
-
-_DOCS = {
-    "inexact": (
-        "x is finite, kept, its block is finite, and the decoded result d differs from x"
-    ),
-    "underflow": (
-        "inexact, x != 0, and the element result is tiny: a float element whose code has "
-        "exponent field 0 (subnormal or zero), or an int/uint element that decodes to 0"
-    ),
-    "overflow": (
-        "x is finite, kept, its block is finite, and either d is +-Inf or NaN, or the element "
-        "code has the largest finite magnitude of the element format (uint: code 0 or the "
-        "largest code) and x lies beyond d (|x| > |d|; uint: below d at code 0, above it at "
-        "the largest code): the input was out of range and saturated. This is not IEEE's after-rounding "
-        "overflow: e4m3fn 450 saturates to 448 and is flagged, though RNE gives 448 anyway"
-    ),
     "invalid": "x is NaN",
     "infinite": "x is +Inf or -Inf",
     "nanblock": (
