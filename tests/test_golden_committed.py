@@ -53,3 +53,16 @@ def test_the_committed_files_are_intact(capsys):
         d = GOLDEN / n
         assert main(["verify", str(d), "--actual", str(d / "vectors.txt")]) == 0
         assert main(["verify", str(d), "--actual", str(d / "vectors.memh")]) == 0
+
+
+def test_the_set_schema_version_is_the_semantics_schema_version():
+    import re
+
+    from tcast_ref.golden import SCHEMA_VERSION
+
+    text = (GOLDEN.parents[1] / "packages" / "tcast-spec" / "SEMANTICS.md").read_text()
+    (number,) = re.findall(r"Schema version of these semantics: \*\*(\d+)\*\*", text)
+    assert int(number) == SCHEMA_VERSION
+    for n in CORE:
+        assert json.loads((GOLDEN / n / "header.json").read_text())["schema_version"] == int(
+            number)
