@@ -226,6 +226,11 @@ def test_level1_unscaled_covers_codes_midpoints_neighbours_and_specials(tmp_path
         assert {b - 1, b, b + 1} <= bits, m
     for special in (0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x00000001, 0x7F7FFFFF):
         assert special in bits
+    # the overflow boundary (max, the tie 464, 480, 896) with its neighbours, both signs
+    for edge in (464.0, 480.0, 896.0):
+        for sign in (0, 0x80000000):
+            b = int(np.float32(edge).view(np.uint32)) | sign
+            assert {b - 1, b, b + 1} <= bits, (edge, sign)
     assert 2000 <= x.size <= 5000
 
 
@@ -241,6 +246,19 @@ def test_level1_tiles_reach_both_scale_ends_and_non_finite_blocks(tmp_path):
     nanblock = (flags & golden.FLAGS["nanblock"]) != 0
     assert np.array_equal(nanblock.all(axis=1), scale == 255)
     assert np.array_equal(nanblock.any(axis=1), scale == 255)
+
+
+def test_every_finite_nvfp4_tile_is_in_a_finite_tensor(tmp_path):
+    """NaN/Inf tiles make their whole 8-line tensor non-finite; they are grouped after filler
+    tiles, so no line with only finite inputs is forced to NaN."""
+    d = _gen(tmp_path, "nvfp4")
+    z = np.load(d / "vectors.npz")
+    x = z["in"].view(F32)
+    finite_line = np.isfinite(x).all(axis=1)
+    nanblock = ((z["flags"] & golden.FLAGS["nanblock"]) != 0).any(axis=1)
+    assert np.array_equal(nanblock, ~finite_line)
+    first_bad = int(np.argmax(~finite_line))
+    assert first_bad > 0 and first_bad % 8 == 0 and not finite_line[first_bad:].any()
 
 
 def test_level2_is_larger_and_exhaustive_covers_every_16_bit_input(tmp_path):

@@ -256,3 +256,38 @@ def test_load_refuses_and_describe_splits(sets):
     assert describe_word(0x81, "int8") == "10000001 = -127"
     assert describe_word(0x05, "flags8") == "inexact|overflow"
     assert describe_word(0x3F800000, "float32") == "0 01111111 00000000000000000000000 = 1"
+
+
+def test_an_edited_header_is_refused(sets, tmp_path, capsys):
+    """Policy text or layout edited by hand: the header's own digest no longer matches."""
+    d = _copy(sets["mxfp8"], tmp_path)
+    text = (d / "header.json").read_text()
+    (d / "header.json").write_text(text.replace('"castmode": "actual"', '"castmode": "virtual"'))
+    assert main(["verify", str(d)]) == 2
+    assert "does not match its header_sha256" in capsys.readouterr().err
+
+
+def test_a_damaged_set_does_not_stop_the_others(sets, tmp_path, capsys):
+    bad = _copy(sets["float8_e4m3fn"], tmp_path)
+    (bad / "vectors.txt").write_text("x")
+    assert main(["verify", str(bad), str(sets["mxfp8"])]) == 2
+    captured = capsys.readouterr()
+    assert "vectors.txt does not match" in captured.err
+    assert "damaged" in captured.out and "mxfp8" in captured.out
+    assert "all " in captured.out  # the intact set was still checked
+
+
+def test_results_without_flags_are_accepted_with_ignore_flags(sets, tmp_path, capsys):
+    d = sets["mxfp8"]
+    lines = [" ".join(ln.split(" ")[:-32]) for ln in _lines(d / "vectors.txt")[1:]]
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act), "--ignore-flags"]) == 0
+    assert main(["verify", str(d), "--actual", str(act)]) == 2
+    assert "words" in capsys.readouterr().err
+
+
+def test_the_summary_names_non_default_options(sets, capsys):
+    assert main(["verify", str(sets["nvfp4"]), str(sets["e5m2"]), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "nvfp4 (stochastic, seed 1)" in out and "float8_e5m2 (virtual)" in out

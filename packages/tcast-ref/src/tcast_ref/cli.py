@@ -103,7 +103,9 @@ def register_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-errors", type=int, default=20, help="failures to print (default 20)")
     p.add_argument("--strict-nan", action="store_true", help="compare NaN sign and payload too")
     p.add_argument("--ignore-flags", action="store_true", help="do not compare FLAGS")
-    p.add_argument("--quiet", action="store_true", help="only the summary")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no line per passing set; failures and the summary "
+                   "table are still printed")
     p.set_defaults(func=run_verify)
 
 
@@ -122,15 +124,18 @@ def run_verify(args: argparse.Namespace) -> int:
         try:
             lset = load(d)
         except TcastError as err:
+            # a damaged set is reported; the other sets are still checked
             print(f"tcast verify: {err}", file=sys.stderr)
-            return 2
-        name = lset.header["datatype"]["name"]
+            rows.append((str(d), "-", "-", "damaged"))
+            status = 2
+            continue
+        name = _set_label(lset.header)
         sources = [("actual", None)] if args.actual is not None else [("engine", e)
                                                                        for e in engines]
         for kind, eng in sources:
             label = str(args.actual) if kind == "actual" else eng
             try:
-                observed = (read_actual(args.actual, lset) if kind == "actual"
+                observed = (read_actual(args.actual, lset, args.ignore_flags) if kind == "actual"
                             else engine_columns(lset, eng, quiet=args.quiet))
             except TcastError as err:
                 print(f"tcast verify: {d}: {label}: {err}", file=sys.stderr)
@@ -153,6 +158,22 @@ def run_verify(args: argparse.Namespace) -> int:
     if len(rows) > 1 or args.quiet:
         _table(rows)
     return status
+
+
+def _set_label(h: dict) -> str:
+    """The datatype name, with every option that differs from the defaults."""
+    m = h["modes"]
+    opts = [v for k, v, default in (
+        ("castmode", m["castmode"], "actual"), ("roundmode", m["roundmode"], "even"),
+        ("scalemode", m["scalemode"], "floor"), ("input", h["input_dtype"], "float32"),
+        ("level", h["level"], "1"),
+    ) if v != default]
+    if not m["saturate"]:
+        opts.append("ieee-overflow")
+    if h["random"]["seed"]:
+        opts.append(f"seed {h['random']['seed']}")
+    name = h["datatype"]["name"]
+    return f"{name} ({', '.join(opts)})" if opts else name
 
 
 def _table(rows: list[tuple]) -> None:

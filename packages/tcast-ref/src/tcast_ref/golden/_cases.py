@@ -144,13 +144,12 @@ def unscaled_inputs(n: NumberSpec, idt: str, level: str, count: int, rng: Stream
     top = grid[-1]
     gap = top - grid[-2] if grid.size > 1 else top
     mids = _midpoints(grid)
-    base = np.concatenate([
-        [0.0], grid, mids, [grid[0] / 4, top + gap / 2, top + gap, 2 * top],
-    ])
+    edges = np.array([grid[0] / 4, top + gap / 2, top + gap, 2 * top])
+    base = np.concatenate([[0.0], grid, mids, edges])
     base = np.concatenate([base, -base])
     vals = to_input(base, idt)
     offsets = (-1, 1) if level == "1" else (-256, -16, -3, -2, -1, 1, 2, 3, 16, 256)
-    near = _neighbours(to_input(np.concatenate([mids, -mids, base[-8:]]), idt), idt, offsets)
+    near = _neighbours(to_input(np.concatenate([mids, -mids, edges, -edges]), idt), idt, offsets)
     parts = [vals, near, _from_bits(_specials(idt), idt), _random_values(n, idt, count, rng)]
     return _dedupe(np.concatenate(parts), idt)
 
@@ -295,7 +294,8 @@ def _grid_fill(k: int, size: int, pool: np.ndarray, idt: str, rng: Stream) -> np
     v = pool[rng.below(pool.size, size)] * 2.0**k
     v = np.where(rng.signs(size), -v, v)
     x = to_input(v, idt)
-    # a third of the elements move one step in the input dtype (sticky neighbours of ties)
+    # a third of the elements move one step down and a third one step up in the input dtype
+    # (the sticky neighbours of ties)
     step = rng.below(3, size)
     b = _bits(x, idt).astype(np.int64)
     width = INPUT_TYPES[idt][2]
@@ -327,6 +327,13 @@ def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
     if pat in ("nan", "inf"):
         x[at] = to_input(np.array([np.nan if pat == "nan" else np.inf]), idt)[0]
     return x
+
+
+def random_tiles(dt: DataType, size: int, idt: str, k: int, count: int, rng: Stream) -> np.ndarray:
+    """``count`` random tiles at scale position ``k`` (as the plan's random tiles)."""
+    m = element_max(dt)
+    rows = [_random_tile(k, size, m, idt, rng) for _ in range(count)]
+    return np.stack(rows) if rows else np.zeros((0, size), INPUT_TYPES[idt][0])
 
 
 def _random_tile(k: int, size: int, m: float, idt: str, rng: Stream) -> np.ndarray:

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HEADER", "npy_bytes", "npz_bytes", "read_npz", "sha256", "write_set"]
+__all__ = [
+    "HEADER", "header_bytes", "header_digest", "npy_bytes", "npz_bytes", "read_npz", "sha256",
+    "write_set",
+]
 
 #: The header file of every set.
 HEADER = "header.json"
@@ -70,13 +73,19 @@ def header_bytes(header: dict) -> bytes:
     return (json.dumps(header, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
 
 
+def header_digest(header: dict) -> str:
+    """SHA-256 of the canonical header without its own ``header_sha256`` entry."""
+    return sha256(header_bytes({k: v for k, v in header.items() if k != "header_sha256"}))
+
+
 def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
     """Write a set atomically: into a temporary sibling directory, then renamed into place.
 
-    ``header["files"]`` receives the size and SHA-256 of every file. An existing ``out`` is
-    replaced only when it is a golden set (has ``header.json``) or empty; the old set is
-    removed only after the new one is in place, so a failure at any point leaves either the
-    old set or the new one, never a mix, and no temporary directory.
+    ``header["files"]`` receives the size and SHA-256 of every file, and
+    ``header["header_sha256"]`` the digest of the header itself (without that entry). An
+    existing ``out`` is replaced only when it is a golden set (has ``header.json``) or empty;
+    the old set is removed only after the new one is in place, so a failure at any point
+    leaves either the old set or the new one, never a mix, and no temporary directory.
 
     Raises:
         FileExistsError: when ``out`` exists and is not a golden set.
@@ -89,6 +98,7 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
     header["files"] = {
         name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())
     }
+    header["header_sha256"] = header_digest(header)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     old = None
     try:

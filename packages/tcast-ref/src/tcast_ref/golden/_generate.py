@@ -35,6 +35,7 @@ from ._cases import (
     PATTERNS,
     SINGLE_TILES,
     exhaustive_inputs,
+    random_tiles,
     tile_inputs,
     tile_plan,
     unscaled_inputs,
@@ -253,15 +254,23 @@ def _cast_set(
         x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng)
         if dt.is_multiscale:
             # a NaN/Inf anywhere makes the whole tensor non-finite (5.6): such tiles go last,
-            # into tensors of their own, so the finite tensors stay finite
+            # into tensors of their own, after random finite tiles that complete the last
+            # finite tensor, so that every finite tile is in a finite tensor
             bad = ~np.isfinite(x2.astype(np.float32)).all(axis=1)
-            x2 = np.concatenate([x2[~bad], x2[bad]])
+            fill = -int((~bad).sum()) % geo.lines_per_tensor
+            filler = random_tiles(dt, geo.size, st.input_dtype, 0, fill, rng)
+            x2 = np.concatenate([x2[~bad], filler, x2[bad]])
         info["inputs"] = {
             "scale_positions_k": list(plan.exponents),
             "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
             "single_tiles": SINGLE_TILES,
             "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
         }
+        if dt.is_multiscale:
+            info["inputs"]["filler_tiles"] = {
+                "count": fill, "rule": "random tiles at k = 0 after the finite tiles, so the "
+                "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
+            }
     if not given and st.roundmode is RoundMode.STOCHASTIC:
         rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
     xin = x2.reshape(-1) if geo.kind == "unscaled" else x2

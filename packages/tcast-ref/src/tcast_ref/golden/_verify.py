@@ -21,7 +21,7 @@ from tcast import (
 
 from .._codec import decode
 from ._cases import INPUT_TYPES
-from ._files import HEADER, read_npz, sha256
+from ._files import HEADER, header_digest, read_npz, sha256
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, Settings, _cast_set, _decode_set
 from ._layout import Field, Layout
@@ -99,6 +99,11 @@ def load(path: Path | str) -> LoadedSet:
         raise GoldenSetError(
             f"{hpath}: schema version {got!r}; this tcast reads schema version {SCHEMA_VERSION}"
         )
+    if header.get("header_sha256") != header_digest(header):
+        raise GoldenSetError(
+            f"{hpath}: the header does not match its header_sha256 (it was edited): the set is "
+            "damaged; regenerate it"
+        )
     files = header.get("files")
     if not isinstance(files, dict) or "vectors.npz" not in files:
         raise GoldenSetError(f"{hpath}: no file list with vectors.npz; the set is damaged")
@@ -125,17 +130,21 @@ def load(path: Path | str) -> LoadedSet:
     return LoadedSet(path, header, Layout(fields), columns)
 
 
-def read_actual(path: Path | str, lset: LoadedSet) -> dict[str, np.ndarray]:
+def read_actual(
+    path: Path | str, lset: LoadedSet, flags_optional: bool = False
+) -> dict[str, np.ndarray]:
     """Parse a results file (``vectors.txt`` or ``vectors.memh`` syntax) into columns.
 
     Lines starting with ``#`` or ``//`` and blank lines are skipped. The file is memh when its
-    first case line holds ``_``.
+    first case line holds ``_``. With ``flags_optional`` (``--ignore-flags``), lines may leave
+    out the FLAGS words (a device without flags); the columns then have no ``FLAGS``.
 
     Raises:
         GoldenSetError: for unreadable syntax, a wrong number of lines, or inputs that differ
             from the set's (the file belongs to another set).
     """
     layout = lset.layout
+    no_flags = Layout(tuple(f for f in layout.fields if f.name != "FLAGS"))
     try:
         text = Path(path).read_text(encoding="ascii")
     except (OSError, UnicodeDecodeError) as err:
@@ -148,6 +157,9 @@ def read_actual(path: Path | str, lset: LoadedSet) -> dict[str, np.ndarray]:
             continue
         if memh is None:
             memh = "_" in s
+            words = len(s.replace("_", " ").split())
+            if flags_optional and words == no_flags.words and no_flags.words != layout.words:
+                layout = no_flags
         try:
             rows.append(layout.parse_line(s, memh))
         except SpecError as err:
@@ -307,7 +319,7 @@ def compare(
     out: list[Mismatch] = []
     compared = 0
     fields = [f for f in lset.layout.fields if f.role == "output"
-              and not (ignore_flags and f.name == "FLAGS")]
+              and not (ignore_flags and f.name == "FLAGS") and f.name in observed]
     with progress(len(fields), "verify", quiet) as bar:
         for f in fields:
             exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
