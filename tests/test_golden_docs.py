@@ -32,3 +32,11 @@ def test_the_e4m3fn_table_cites_the_right_case_numbers():
     assert len(rows) >= 5
     for case, line in rows:
         assert e4m3.get(line) == int(case), (case, line)
+
+
+def test_the_mxfp8_worked_example_is_the_case_it_names():
+    text = DOC.read_text()
+    (case,) = re.findall(r"### 5\.2 mxfp8, case (\d+)", text)
+    quoted = [ln.strip() for ln in text.splitlines()
+              if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8}){64,}", ln.strip())]
+    assert quoted and _committed_lines()["mxfp8"].get(quoted[0]) == int(case)
