@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from tcast import (
 )
 
 from .._cast import cast, upcast
-from .._codec import code_dtype
+from .._codec import code_dtype, encode
 from .._pack import pack_codes, pack_mask
 from ._cases import (
     DEFAULT_COUNT,
@@ -172,9 +172,11 @@ def run_cast(
                 mask=None if res.mask is None else geo.from_array(np.asarray(res.mask)),
             ))
             bar.update(g)
-    out = _Cast(*(None if parts[0].__dict__[k] is None else np.concatenate(
-        [p.__dict__[k] for p in parts]) for k in
-        ("codes", "decoded", "virtual", "scale", "zero", "tenscale", "mask", "nanblock")))
+    joined = {}
+    for f in fields(_Cast):
+        got = [getattr(p, f.name) for p in parts]
+        joined[f.name] = None if got[0] is None else np.concatenate(got)
+    out = _Cast(**joined)
     s = dt.sspec.scale
     nb = out.scale.astype(np.int64) == s.nan_code
     if out.tenscale is not None and dt.tenscale.nan_code is not None:
@@ -319,9 +321,8 @@ def _second_codes(spec, budget: int, rng: Stream) -> tuple[list[int], str]:
     if spec.bits <= 16 and (1 << spec.bits) <= budget:
         return list(range(1 << spec.bits)), "every code"
     picks = {0, 1, spec.max_code, spec.sign_bit if spec.is_float else 0}
-    for v in (1.0, 0.5, 2.0, spec.smallest_normal, float(spec.max_value)):
-        picks.add(int(np.asarray(__import__("tcast_ref").encode(
-            np.array([v], np.float32), spec), np.int64)[0]))
+    values = np.array([1.0, 0.5, 2.0, spec.smallest_normal, float(spec.max_value)], np.float32)
+    picks.update(int(c) for c in encode(values, spec, RoundMode.EVEN, None, True))
     extra = rng.below(1 << min(spec.bits, 31), 16)
     picks.update(int(c) for c in extra)
     codes = sorted(c for c in picks if c < (1 << spec.bits))

@@ -97,7 +97,7 @@ def geometry(dt: DataType) -> Geometry:
     per = LINES_PER_TENSOR if dt.is_multiscale else None
     wanted = [t.dim for t in ss.tiles if t.dim is not None]
     need = max([2 if len(ss.tiles) == 1 else 3] + [d + 1 if d >= 0 else -d for d in wanted])
-    rank = need if len(ss.tiles) == 1 or need > 2 else 3
+    rank = need  # one dimension for the lines beside the tile's (a 2-D tile needs three)
     dims = ss.dims(rank)
     shape = tuple(CHANNEL_LENGTH if t.is_channel else t.size for t in ss.tiles)
     count = next(d for d in range(rank) if d not in dims)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +249,7 @@ class _EngineArrays:
             return self._numpy(out)
         conv = {k: self._numpy(getattr(out, k)) for k in ("data", "scale", "zero", "tenscale",
                                                           "mask")}
-        res = CastResult(**{**out.__dict__, **conv})
+        res = replace(out, **conv)
         res.extra = {**out.extra, "_native": out}
         return res
 
@@ -258,8 +258,7 @@ class _EngineArrays:
         if native is None:
             conv = {k: self._native(getattr(result, k)) for k in ("data", "scale", "zero",
                                                                   "tenscale", "mask")}
-            native = CastResult(**{**result.__dict__, **conv})
-            native.engine = self.engine.name
+            native = replace(result, **conv, engine=self.engine.name)
         return self._numpy(self.engine.upcast(native))
 
 
