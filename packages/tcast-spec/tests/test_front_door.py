@@ -181,8 +181,18 @@ def test_the_engine_protocol_is_runtime_checkable():
 
 
 def test_engines_in_this_workspace_are_discovered_through_entry_points():
-    # The reference engine registers as "ref"; the skeleton packages register nothing yet.
+    # The reference engine registers as "ref", the PyTorch engine as "torch"; the Triton
+    # skeleton registers nothing yet.
     loaded = tcast.load_engines()
     assert loaded.failures == {}
-    assert "ref" in loaded.engines
-    assert not {"torch", "triton"} & set(loaded.engines)
+    assert {"ref", "torch"} <= set(loaded.engines)
+    assert "triton" not in loaded.engines
+
+
+def test_a_torch_tensor_reaches_the_torch_engine():
+    x = torch.linspace(-4, 4, 64).reshape(2, 32)
+    y = tcast.cast(x, "mxfp8")
+    assert isinstance(y, torch.Tensor) and y.dtype == x.dtype and y.shape == x.shape
+    r = tcast.cast(x, "mxfp8", castmode="actual")
+    assert r.engine == "torch" and isinstance(r.data, torch.Tensor)
+    assert torch.equal(tcast.upcast(r), y)

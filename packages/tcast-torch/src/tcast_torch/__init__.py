@@ -1,5 +1,37 @@
-"""tcast_torch: installable skeleton; the engine is not built yet, so it registers no engine."""
+"""tcast_torch: the bit-exact PyTorch engine of tcast.
+
+Implements every rule of tcast's SEMANTICS.md on torch tensors (float32, float16,
+bfloat16; CPU and CUDA; any rank and strides), bit for bit the same as the NumPy reference
+engine ``tcast_ref``. Registered as the ``torch`` engine, so ``tcast.cast(tensor, ...)``
+reaches it. The cast path is int32 bit arithmetic in plain torch operations, with no host
+synchronisation, so it also runs under ``torch.compile``.
+"""
+
+from ._cast import INPUT_DTYPES, cast, upcast
+from ._codec import decode, encode
+from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
+from ._engine import TorchEngine, engine
+from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
+from ._philox import random_bits
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "INPUT_DTYPES",
+    "TORCH_DTYPES",
+    "TorchEngine",
+    "TorchView",
+    "__version__",
+    "as_torch_dtype",
+    "cast",
+    "decode",
+    "encode",
+    "engine",
+    "pack_codes",
+    "pack_mask",
+    "random_bits",
+    "torch_dtype",
+    "unpack_codes",
+    "unpack_mask",
+    "upcast",
+]

@@ -1,0 +1,77 @@
+"""Gradients of the virtual cast (fake quantization for training).
+
+Rounding has a zero derivative almost everywhere, so training uses a straight-through
+estimator: the backward pass hands the incoming gradient through unchanged (``grad="ste"``,
+the default). With ``grad="saturate"`` the gradient is zero where the cast clipped the input:
+where the input, scaled by its block's encode multiplier (SEMANTICS.md §5), lies beyond the
+element range (``|x * r| > M``; for uint data ``x * r + z`` outside ``[0, maxint]``), or,
+unscaled, where ``|x| > maxfloat`` (infinities included); NaN inputs get a zero gradient too.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import CastMode, DataType, SpecError
+
+from ._scale import elem_max, f32, make_plan
+
+__all__ = ["GRAD_MODES", "clipped_mask", "virtual_with_grad"]
+
+#: The gradient options of a virtual cast.
+GRAD_MODES = ("ste", "saturate")
+
+
+def clipped_mask(x32: torch.Tensor, dt: DataType, til, smode) -> torch.Tensor:
+    """True where the cast clips (saturates) the float32 input, in x's shape."""
+    n = dt.nspec
+    if til is None:
+        return ~(x32.abs() <= f32(n.max_value))  # NaN counts as clipped
+    from ._cast import _scaled_inputs  # the same scaled inputs the encoder rounds
+
+    blocks = til.to_blocks(x32)
+    rows = blocks.reshape(-1, blocks.shape[-1])
+    plan = make_plan(rows, dt, til, smode)
+    xs = _scaled_inputs(rows, plan)
+    if n.is_uint:
+        inside = (xs >= 0) & (xs <= f32(n.maxint))
+    elif n.is_int:
+        inside = xs.abs() <= f32(n.maxint)
+    else:
+        inside = xs.abs() <= f32(elem_max(n, False))
+    return til.from_blocks((~inside).reshape(blocks.shape)).contiguous()
+
+
+class _VirtualCast(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, run, mask_fn):
+        with torch.no_grad():
+            y = run(x.detach())
+            ctx.clip = None if mask_fn is None else mask_fn(x.detach())
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.clip is not None:
+            grad = torch.where(ctx.clip, 0, grad)
+        return grad, None, None
+
+
+def virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad="ste"):
+    """The virtual cast as a differentiable function of x (see the module docstring)."""
+    from ._cast import cast_checked
+
+    if grad not in GRAD_MODES:
+        raise SpecError(f"grad {grad!r} is not defined; valid: {', '.join(GRAD_MODES)}")
+
+    def run(v):
+        in_name = str(v.dtype).replace("torch.", "")
+        return cast_checked(v, dt, CastMode.VIRTUAL, rmode, smode, rsrc, saturate, til,
+                            in_name, False)
+
+    mask_fn = None
+    if grad == "saturate":
+        def mask_fn(v):
+            return clipped_mask(v.to(torch.float32), dt, til, smode)
+
+    return _VirtualCast.apply(x, run, mask_fn)

@@ -1,0 +1,309 @@
+"""Elementwise encode and decode of float32 tensors (SEMANTICS.md §2-§4), in int32 bit ops.
+
+Every rule is integer arithmetic on the float32 bit patterns (``_bits``), so each result is
+the exactly rounded one in every round mode; the structure follows ``tcast_ref._codec`` and
+the tests compare the two bit for bit. Codes are returned as int32 tensors (unsigned patterns
+of the format's width); ``_bits.unsigned_codes`` gives the stored unsigned dtype.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import Kind, NumberSpec, RoundMode, SpecError, Style, number, round_mode
+
+from ._bits import (
+    NAN_BITS,
+    SIGN,
+    floor_log2_small,
+    nan_like_bits,
+    pick,
+    pow2,
+    s32,
+    shl1,
+    split_f32,
+    to_bits,
+    to_f32,
+)
+
+__all__ = ["decode", "encode", "round_even_values"]
+
+
+def _round_up(
+    n: torch.Tensor, rem: torch.Tensor, sh: torch.Tensor, shift: torch.Tensor,
+    odd: torch.Tensor | None, mode: RoundMode, rbits: torch.Tensor | None,
+) -> torch.Tensor | None:
+    """Whether to add one unit to ``n`` (None: never, under trunc).
+
+    ``rem`` is the discarded part in units of 2**-shift of the kept unit; ``sh`` is ``shift``
+    clamped to 30 (``rem`` is the same: significands are below 2**24).
+    """
+    if mode is RoundMode.TRUNC:
+        return None
+    if mode is RoundMode.STOCHASTIC:
+        if rbits is None:
+            raise SpecError("stochastic rounding needs random bits")
+        # floor(frac * 2**32) as a 32-bit pattern; rounds up iff it plus r carries out of 32
+        # bits, i.e. r >u ~frac32 (unsigned compare = signed compare of both xor the sign).
+        frac32 = torch.where(
+            shift <= 32,
+            rem << torch.clamp(32 - shift, 0, 31),
+            rem >> torch.clamp(shift - 32, 0, 31),
+        )
+        return (rbits ^ SIGN) > (~frac32 ^ SIGN)
+    half = torch.where(sh > 0, shl1(torch.clamp(sh - 1, 0, 30)), 0)
+    above = rem > half
+    if mode is RoundMode.ZERO:  # nearest, ties toward zero
+        return above
+    tie = (rem == half) & (rem > 0)
+    if mode is RoundMode.AWAY:
+        return above | tie
+    return above | (tie & odd)  # EVEN
+
+
+def _round_at(
+    s: torch.Tensor, shift: torch.Tensor, mode: RoundMode, rbits: torch.Tensor | None,
+    odd_of,
+) -> torch.Tensor:
+    """Round S * 2**q to a multiple of 2**g, shift = g - q >= 0: the rounded count of 2**g."""
+    sh = torch.clamp(shift, 0, 30)
+    n = s >> sh
+    rem = s & (shl1(sh) - 1)
+    odd = odd_of(n) if mode is RoundMode.EVEN else None
+    up = _round_up(n, rem, sh, shift, odd, mode, rbits)
+    return n if up is None else n + up.to(torch.int32)
+
+
+def encode(
+    x: torch.Tensor,
+    spec: NumberSpec | str,
+    mode: RoundMode | str = RoundMode.EVEN,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+) -> torch.Tensor:
+    """Encode float32 values into ``spec``, elementwise (an unscaled cast).
+
+    Args:
+        x: float32 tensor.
+        spec: float, int, uint or exponent spec (or its code).
+        mode: round mode.
+        rbits: int32 random bit patterns of x's shape (stochastic).
+        saturate: overflow to +-max (True) or IEEE-style.
+
+    Returns:
+        int32 tensor of codes (unsigned patterns of the format's width), x's shape.
+
+    Raises:
+        SpecError: for an unknown spec or mode, or missing random bits.
+    """
+    spec = number(spec)
+    mode = round_mode(mode)
+    if mode is RoundMode.STOCHASTIC and rbits is None:
+        raise SpecError("stochastic rounding needs rbits (32-bit, one per element)")
+    if spec.kind is Kind.FLOAT:
+        return _encode_float(x, spec, mode, rbits, saturate)
+    if spec.kind is Kind.EXPONENT:
+        return _encode_exponent(x, spec, mode, rbits, saturate)
+    if mode is RoundMode.EVEN and spec.bits <= 24:
+        return _encode_int_even(x, spec)
+    return _encode_int(x, spec, mode, rbits)
+
+
+def _encode_float(x, spec: NumberSpec, mode, rbits, saturate) -> torch.Tensor:
+    _, neg, mag, e32, s, q = split_f32(x)
+    nan = mag > 0x7F800000
+    inf = mag == 0x7F800000
+    mb, bias, emin = spec.mbits, spec.bias, spec.emin
+    if emin >= -126:
+        # float32 subnormal inputs lie below the format's normal range: their grid is the
+        # format's subnormal spacing, whatever their own exponent
+        e_eff = torch.clamp_min(e32 - 127, emin)
+    else:
+        e = torch.where(e32 > 0, e32 - 127, floor_log2_small(torch.clamp_min(s, 1)) - 149)
+        e_eff = torch.clamp_min(e, emin)
+    g = e_eff - mb  # exponent of the grid spacing (SEMANTICS.md §3.1)
+
+    def odd_of(n):
+        # ties to the even code: the parity of n with mantissa bits; without, the parity of
+        # the exponent field (g + bias)
+        if mb:
+            return (n & 1) == 1
+        return (n > 0) & (((g + bias) & 1) == 1)
+
+    nq = _round_at(s, g - q, mode, rbits, odd_of)
+    # (field - 1) << mb plus the rounded significand: a carry moves into the exponent field
+    code = ((g + (bias - 1 + mb)) << mb) + nq
+    code = torch.where(nq == 0, 0, code)
+    over = code > spec.max_code
+    sign = s32(spec.sign_bit)
+    if spec.has_negzero:
+        result = torch.where(neg, code | sign, code)
+    else:
+        result = torch.where(neg & (code != 0), code | sign, code)
+    # Overflow of a finite input, and infinite inputs (SEMANTICS.md §4.1).
+    finite_max = spec.max_code
+    if saturate or not (spec.has_inf or spec.has_nan):
+        over_code = inf_code = finite_max
+    else:
+        inf_code = spec.inf_code if spec.has_inf else spec.nan_code
+        over_code = finite_max if mode is RoundMode.TRUNC else inf_code
+    single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
+
+    def with_sign(c: int):
+        if single_nan and c == spec.nan_code:  # the single NaN carries the sign bit itself
+            return c
+        return pick(neg, s32(c | spec.sign_bit), c)
+
+    result = torch.where(over, with_sign(over_code), result)
+    result = torch.where(inf, with_sign(inf_code), result)
+    if spec.has_nan:
+        if spec.style in (Style.IEEE, Style.FN):
+            nan_code = pick(neg, s32(spec.nan_code | spec.sign_bit), spec.nan_code)
+        else:
+            nan_code = spec.nan_code
+        result = torch.where(nan, nan_code, result)
+    else:
+        result = torch.where(nan, 0, result)
+    return result
+
+
+def _encode_int_even(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
+    """Integers under round-to-nearest-even: round (IEEE ties to even), clamp, two's complement."""
+    lo = 0.0 if spec.is_uint else float(-spec.maxint)
+    v = torch.clamp(torch.round(x), lo, float(spec.maxint))
+    v = torch.where(torch.isnan(v), 0.0, v)
+    return v.to(torch.int32) & ((1 << spec.bits) - 1)
+
+
+def _encode_int(x: torch.Tensor, spec: NumberSpec, mode, rbits) -> torch.Tensor:
+    _, neg, mag, _, s, q = split_f32(x)
+    nan = mag > 0x7F800000
+    # the integer grid: g = 0; values with q >= 0 are integers already (no rounding)
+    nq = _round_at(s, torch.clamp_min(-q, 0), mode, rbits, lambda n: (n & 1) == 1)
+    if spec.bits <= 24:
+        maxint = spec.maxint  # < 2**24 <= any |x| with q > 0 (Inf included)
+        m = torch.where(q > 0, maxint, torch.clamp_max(nq, maxint))
+        m = torch.where(nan, 0, m)
+        val = torch.where(neg, 0, m) if spec.is_uint else torch.where(neg, -m, m)
+        return val & ((1 << spec.bits) - 1)
+    # wide integers: magnitudes up to 2**32 need 64 bits (|x| >= 2**40 saturates first)
+    maxint = spec.maxint
+    big = (s.to(torch.int64) << torch.clamp(q, 0, 16)).clamp_max(maxint)
+    m = torch.where(q > 16, maxint, torch.where(q > 0, big, nq.to(torch.int64).clamp_max(maxint)))
+    m = torch.where(nan, 0, m)
+    val = torch.where(neg, 0, m) if spec.is_uint else torch.where(neg, -m, m)
+    val = val & ((1 << spec.bits) - 1)
+    return torch.where(val >= 1 << 31, val - (1 << 32), val).to(torch.int32)
+
+
+def _encode_exponent(x, spec: NumberSpec, mode, rbits, saturate) -> torch.Tensor:
+    _, neg, mag, _, s, q = split_f32(x)
+    nan = mag > 0x7F800000
+    inf = mag == 0x7F800000
+    zero = s == 0
+    lg = floor_log2_small(torch.clamp_min(s, 1))
+    e = lg + q
+
+    def odd_of(n):
+        return (((e + spec.bias) & 1) == 1) & (n > 0)
+
+    nq = _round_at(s, lg, mode, rbits, odd_of)  # candidates 2**e (nq = 1) and 2**(e+1)
+    code = e + spec.bias + (nq > 1).to(torch.int32)
+    code = torch.clamp_min(code, 0)
+    big = spec.max_code if saturate else spec.nan_code
+    code = torch.where((code > spec.max_code) | inf, big, code)
+    return torch.where(nan | neg | zero, spec.nan_code, code)
+
+
+def decode(codes: torch.Tensor, spec: NumberSpec | str) -> torch.Tensor:
+    """Decode int32 codes to float32 values (canonical NaN, signed for IEEE/fn negative NaNs).
+
+    Raises:
+        SpecError: for an unknown spec.
+    """
+    spec = number(spec)
+    if spec.kind is Kind.EXPONENT:
+        v = pow2(codes - spec.bias)
+        return to_f32(torch.where(codes == spec.nan_code, NAN_BITS, to_bits(v)))
+    if spec.kind is Kind.INT:
+        k = spec.bits
+        v = codes if k == 32 else (codes << (32 - k)) >> (32 - k)  # sign extension
+        return v.to(torch.float32)
+    if spec.kind is Kind.UINT:
+        if spec.bits < 32:
+            return codes.to(torch.float32)
+        # two exact halves, one rounding (the sum) as for any integer to float32
+        hi = ((codes >> 16) & 0xFFFF).to(torch.float32)
+        return hi * 65536.0 + (codes & 0xFFFF).to(torch.float32)
+    return _decode_float(codes, spec)
+
+
+def _decode_float(codes: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
+    mb, bias = spec.mbits, spec.bias
+    sign_bit = spec.sign_bit
+    neg = (codes & s32(sign_bit)) != 0
+    mag = codes & (sign_bit - 1)
+    field = mag >> mb
+    frac = mag & ((1 << mb) - 1)
+    sig = torch.where(field > 0, frac | (1 << mb), frac).to(torch.float32)  # exact, < 2**24
+    k = torch.clamp_min(field, 1) - (bias + mb)
+    if 1 - bias - mb >= -126:
+        val = sig * pow2(k)
+    else:  # a power of two below float32's normals: two exact steps
+        kc = torch.clamp_min(k, -126)
+        val = (sig * pow2(kc)) * pow2(k - kc)
+    b = to_bits(torch.where(neg, -val, val))
+    allones = (1 << (spec.ebits + mb)) - 1
+    top = (1 << spec.ebits) - 1
+    inf_bits = pick(neg, s32(0xFF800000), 0x7F800000)
+    if spec.style is Style.IEEE:
+        special = field == top
+        b = torch.where(special & (frac == 0), inf_bits, b)
+        b = torch.where(special & (frac != 0), nan_like_bits(neg), b)
+    elif spec.style is Style.FN:
+        b = torch.where(mag == allones, nan_like_bits(neg), b)
+    elif spec.style is Style.FNUZ:
+        b = torch.where(codes == s32(sign_bit), NAN_BITS, b)
+    elif spec.style is Style.UZ:
+        b = torch.where(codes == s32(sign_bit), NAN_BITS, b)
+        b = torch.where(mag == allones, inf_bits, b)
+    return to_f32(b)
+
+
+def round_even_values(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor | None:
+    """decode(encode(x, spec, even, saturate=True)) for finite float32 x, in float32 bit ops.
+
+    The fast path of virtual casts (the same construction as tcast_ref's): normal results
+    round the float32 mantissa to ``mbits`` bits with the carry trick (add half an ulp minus
+    one plus the kept LSB, clear the dropped bits); results below the smallest normal round
+    at the subnormal spacing by adding and subtracting 1.5 * 2**(emin - mbits + 23). NaN
+    inputs give some NaN (callers canonicalize). None where the path does not apply.
+    """
+    if spec.kind is not Kind.FLOAT or spec.mbits >= 23 or spec.emin < -126:
+        return None
+    if spec.mbits == 0 and (spec.bias - 127) % 2:
+        # ties go to the even code (the exponent's parity); float32's exponent field has the
+        # other parity here, so the carry trick would pick the odd code
+        return None
+    hi = spec.maxfloat
+    xc = torch.clamp(x, -hi, hi)
+    drop = 23 - spec.mbits
+    b = to_bits(xc)
+    normal = (((b >> drop) & 1) + ((1 << (drop - 1)) - 1) + b) & s32(~((1 << drop) - 1))
+    c = 1.5 * 2.0 ** (spec.emin - spec.mbits + 23)
+    sub = (xc + c) - c
+    if spec.has_negzero:
+        sub = torch.copysign(sub, xc)
+    m = b & 0x7FFFFFFF
+    # all-ones where |x| < smallest normal: the sign of (|x| bits - smallest normal bits)
+    small = (m - _f32_bits_of(spec.smallest_normal)) >> 31
+    out = to_f32((normal & ~small) | (to_bits(sub) & small))
+    if not spec.has_negzero:
+        out = torch.where(out == 0, 0.0, out)  # -0 becomes +0
+    return out
+
+
+def _f32_bits_of(v: float) -> int:
+    import struct
+
+    return struct.unpack("<i", struct.pack("<f", v))[0]
