@@ -230,7 +230,7 @@ class NumberSpec:
     @property
     def maxfloat(self) -> float:
         """The largest finite value (``finfo.max``)."""
-        return float(self.max_value)
+        return _to_float(self.max_value)
 
     @property
     def emax(self) -> int:
@@ -249,24 +249,24 @@ class NumberSpec:
     @property
     def smallest_normal(self) -> float:
         """The smallest positive normal value (``finfo.tiny``); 1 for integers."""
-        return float(_pow2(self.emin))
+        return _to_float(_pow2(self.emin))
 
     @property
     def smallest_subnormal(self) -> float:
         """The smallest positive value (``finfo.smallest_subnormal``); 1 for integers."""
         if self.kind is Kind.FLOAT:
-            return float(_pow2(self.emin - self.mbits))
+            return _to_float(_pow2(self.emin - self.mbits))
         return self.smallest_normal
 
     @property
     def eps(self) -> float:
         """Distance from 1 to the next larger value: 2**-mbits (1 for exponent types and ints)."""
-        return float(_pow2(-self.mbits)) if self.kind is Kind.FLOAT else 1.0
+        return _to_float(_pow2(-self.mbits)) if self.kind is Kind.FLOAT else 1.0
 
     @property
     def midmax(self) -> float:
         """Midway between maxfloat and 2**(emax + 1) (the midmax scale rule's threshold)."""
-        return float((self.max_value + _pow2(self.emax + 1)) / 2)
+        return _to_float((self.max_value + _pow2(self.emax + 1)) / 2)
 
     @property
     def maxint(self) -> int:
@@ -275,7 +275,8 @@ class NumberSpec:
             return (1 << self.mbits) - 1
         if self.kind is Kind.EXPONENT:
             return 2 if self.max_value >= 2 and self.emin <= 0 else 1
-        return int(min(Fraction(1 << (self.mbits + 1)), self.max_value))
+        top = min(Fraction(1 << (self.mbits + 1)), self.max_value)
+        return top.numerator // top.denominator
 
     @property
     def minint(self) -> int:
@@ -314,13 +315,16 @@ class NumberSpec:
 
 
 def _pow2(e: int) -> Fraction:
-    return Fraction(2) ** e
+    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 
 
 def _floor_log2(v: Fraction) -> int:
-    # Exact floor(log2 v) for v > 0 from integer bit lengths: never a float log2.
-    e = v.numerator.bit_length() - v.denominator.bit_length()
-    return e if _pow2(e) <= v else e - 1
+    # Exact floor(log2 v) for v > 0 from integer bit lengths: never a float log2 (and only
+    # integer arithmetic, which torch.compile traces).
+    num, den = v.numerator, v.denominator
+    e = num.bit_length() - den.bit_length()
+    fits = (den << e) <= num if e >= 0 else den <= (num << -e)
+    return e if fits else e - 1
 
 
 def _validate(spec: NumberSpec) -> None:
@@ -376,6 +380,16 @@ def _validate(spec: NumberSpec) -> None:
 
 
 # ------------------------------------------------------------------ the parser
+def _to_float(v: Fraction) -> float:
+    """``float(v)``, spelled as the correctly rounded integer quotient it is.
+
+    The same value as ``float(v)`` (Fraction's own conversion divides these two integers), in
+    a form that ``torch.compile`` can trace (torch 2.11's dynamo refuses ``float`` of a
+    Fraction), so engines may read these properties inside compiled code.
+    """
+    return v.numerator / v.denominator
+
+
 def _float(e: int, m: int, bias: int | None = None, style: Style = Style.IEEE) -> NumberSpec:
     return NumberSpec(Kind.FLOAT, e, m, (1 << (e - 1)) - 1 if bias is None else bias, style)
 

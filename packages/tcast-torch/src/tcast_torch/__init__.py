@@ -11,6 +11,14 @@ from ._cast import INPUT_DTYPES, cast, upcast
 from ._codec import decode, encode
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
 from ._engine import TorchEngine, engine
+from ._model import (
+    SUPPORTED_LAYERS,
+    AlreadyQuantizedError,
+    QuantHandle,
+    QuantizedLayer,
+    QuantRule,
+    quantize_model,
+)
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 
@@ -18,7 +26,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "INPUT_DTYPES",
+    "SUPPORTED_LAYERS",
     "TORCH_DTYPES",
+    "AlreadyQuantizedError",
+    "QuantHandle",
+    "QuantRule",
+    "QuantizedLayer",
     "TorchEngine",
     "TorchView",
     "__version__",
@@ -29,6 +42,7 @@ __all__ = [
     "engine",
     "pack_codes",
     "pack_mask",
+    "quantize_model",
     "random_bits",
     "torch_dtype",
     "unpack_codes",

@@ -34,7 +34,8 @@ def f32(v: float | Fraction) -> float:
 
     Overflow gives +-Inf, as float32 arithmetic does (SEMANTICS.md §0).
     """
-    v = float(v)
+    # Fraction -> float as the integer quotient (what float() does; torch 2.11 cannot trace it)
+    v = v.numerator / v.denominator if isinstance(v, Fraction) else float(v)
     try:
         return struct.unpack("<f", struct.pack("<f", v))[0]
     except OverflowError:
@@ -95,10 +96,13 @@ class Plan:
 def exponent_codes(amax: torch.Tensor, n: NumberSpec, s: NumberSpec, mode: ScaleMode):
     """Exponent-scale codes for finite amax >= 0 (SEMANTICS.md §5.3), exactly from the bits."""
     m = elem_max(n, True)
-    emax = m.numerator.bit_length() - m.denominator.bit_length()
-    if Fraction(2) ** emax > m:
+    num, den = m.numerator, m.denominator  # integers only below: torch.compile traces them
+    emax = num.bit_length() - den.bit_length()
+    if ((den << emax) > num) if emax >= 0 else (den > (num << -emax)):
         emax -= 1
-    tau = m / Fraction(2) ** emax
+    # tau = M / 2**emax = num / tden; the bump thresholds are floor(t * 2**23)
+    tden = den << emax if emax >= 0 else den
+    tnum = num if emax >= 0 else num << -emax
     _, _, _, _, sig, q = split_f32(amax)
     zero = sig == 0
     sig = torch.clamp_min(sig, 1)
@@ -110,9 +114,9 @@ def exponent_codes(amax: torch.Tensor, n: NumberSpec, s: NumberSpec, mode: Scale
     elif mode is ScaleMode.CEIL:
         bump = norm > (1 << 23)
     elif mode is ScaleMode.MIDMAX:
-        bump = norm > int((tau + 2) / 2 * (1 << 23))
+        bump = norm > ((tnum + 2 * tden) << 22) // tden  # (tau + 2) / 2
     elif mode is ScaleMode.TOPBINADE:
-        bump = norm > int(tau * (1 << 23))
+        bump = norm > (tnum << 23) // tden
     else:  # OPTION3: round sigma to p significant bits (ties to even); bump on reaching 2
         p = n.precision
         sh = 24 - p
