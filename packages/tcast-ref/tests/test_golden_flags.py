@@ -129,3 +129,53 @@ def test_mxfp8_flags_column_equals_the_exact_definition():
                 d = math.copysign(math.inf, d)
             want = _exact_flags(float(x[i, j]), int(codes[i, j]), d, spec, s == 255)
             assert int(got[i, j]) == want, (i, j)
+
+
+def _column_flags(x, codes, d, nanblock, maxmag, tiny) -> np.ndarray:
+    """The header's flag definitions on arrays (numpy float64 comparisons, exact here)."""
+    xf = x.astype(np.float64)
+    dd = d.astype(np.float64)
+    finite = np.isfinite(xf) & ~nanblock
+    with np.errstate(invalid="ignore"):
+        inexact = finite & (dd != xf)
+        under = inexact & (xf != 0) & tiny
+        over = finite & (~np.isfinite(dd) | (maxmag & (np.abs(xf) > np.abs(dd))))
+    f = np.zeros(x.shape, np.int64)
+    for mask, bit in ((inexact, INEXACT), (under, UNDER), (over, OVER), (np.isnan(xf), INVALID),
+                      (np.isinf(xf), INF), (nanblock, NANBLOCK)):
+        f |= np.where(mask, bit, 0)
+    return f
+
+
+def test_mxint8_flags_column_equals_the_definition():
+    """d = fl32(fl32(code / 64) * 2**(scale - 127)) in NumPy float32; ints are tiny at 0."""
+    gs = generate(Settings.of("mxint8"))
+    x = gs.columns["IN"].astype(np.uint32).view(np.float32)
+    codes = gs.columns["OUT"].astype(np.int64)
+    ival = np.where(codes >= 128, codes - 256, codes)
+    scale = gs.columns["SCALE"].astype(np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):  # scale 255 (NaN blocks): 0 * Inf
+        sval = np.ldexp(np.float32(1), (scale - 127).astype(np.int32)).astype(np.float32)
+        d = (ival / 64).astype(np.float32) * sval
+    nanblock = np.broadcast_to(scale == 255, x.shape)
+    want = _column_flags(x, codes, d, nanblock, np.abs(ival) == 127, d == 0)
+    assert np.array_equal(gs.columns["FLAGS"].astype(np.int64), want)
+
+
+def test_nvfp4_flags_column_equals_the_definition():
+    """d = fl32(e2m1(code) * fl32(t * s)) with ml_dtypes decoding and NumPy float32 products."""
+    import ml_dtypes
+
+    gs = generate(Settings.of("nvfp4"))
+    x = gs.columns["IN"].astype(np.uint32).view(np.float32)
+    codes = gs.columns["OUT"].astype(np.uint8)
+    elem = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    s = gs.columns["SCALE"].astype(np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    t = gs.columns["TENSCALE"].astype(np.uint32).view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = elem * (t * s)
+    nanblock = np.broadcast_to(np.isnan(s) | np.isnan(t), x.shape)
+    maxmag = (codes & 0x7) == 0x7
+    tiny = ((codes & 0x7) >> 1) == 0
+    want = _column_flags(x, codes, d, nanblock, maxmag, tiny)
+    assert np.array_equal(gs.columns["FLAGS"].astype(np.int64), want)

@@ -350,3 +350,70 @@ def test_cli_errors_exit_2_with_a_message(tmp_path, capsys, argv, match):
     assert main(argv) == 2
     assert match in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ review fixes
+def test_wide_destinations_sample_their_grid(tmp_path):
+    """float32 as a destination: a sample of its values, named in the header (no 2**32 table)."""
+    d = _gen(tmp_path, "float32")
+    h = json.loads((d / "header.json").read_text())
+    assert h["cases"]["inputs"]["grid"].startswith("a sample of the 2139095039 positive values")
+    assert 2000 < h["counts"]["lines"] < 6000
+    assert main(["verify", str(d)]) == 0
+
+
+def test_sets_are_as_readable_as_any_new_directory(tmp_path):
+    d = _gen(tmp_path, "float8_e5m2")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (d.stat().st_mode & 0o777) == 0o777 & ~umask
+
+
+def test_the_header_records_the_tile_order(tmp_path):
+    d = _gen(tmp_path, "mxfp8")
+    inputs = json.loads((d / "header.json").read_text())["cases"]["inputs"]
+    assert inputs["pattern_order"] == list(golden._cases.PATTERNS)
+    assert inputs["single_tile_order"] == ["zeros", "input_max"]
+    # case 10*p + j + 1 is pattern j at position p: case 84 = overflow at k = 0
+    k = inputs["scale_positions_k"]
+    p, j = divmod(84 - 1, len(inputs["pattern_order"]))
+    assert k[p] == 0 and inputs["pattern_order"][j] == "overflow"
+    x = np.load(d / "vectors.npz")["in"].view(F32)
+    zeros = len(k) * len(inputs["pattern_order"])
+    assert np.all(x[zeros] == 0)  # the single 'zeros' tile follows the positions
+    assert np.isin(np.abs(x[zeros + 1]), np.float32(np.finfo(np.float32).max)).any()
+
+
+def test_float16_patterns_widen_by_integer_operations():
+    """Every float16 pattern, widened with integer operations: the value equals NumPy's
+    conversion, and NaN payloads (signalling bit included) are kept, shifted by 13 bits."""
+    every = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    w = golden._cases._widen_f16(every)
+    ref = every.view(np.float16).astype(F32)
+    nan = np.isnan(ref)
+    assert np.array_equal(w[~nan].view(np.uint32), ref[~nan].view(np.uint32))
+    bits = every[nan].astype(np.uint32)
+    want = ((bits & 0x8000) << 16) | 0x7F800000 | ((bits & 0x3FF) << 13)
+    assert np.array_equal(w[nan].view(np.uint32), want)
+
+
+def test_no_stray_infinities_from_neighbour_steps(tmp_path):
+    """bfloat16 inputs: a step up from the largest finite value would be Inf; it never is, so
+    only the nan/inf patterns make non-finite tiles."""
+    d = _gen(tmp_path, "uint8_ei", input_dtype="bfloat16")
+    h = json.loads((d / "header.json").read_text())
+    x = np.load(d / "vectors.npz")["in"].view(ml_dtypes.bfloat16).astype(F32)
+    planned = 2 * len(h["cases"]["inputs"]["scale_positions_k"])
+    assert int((~np.isfinite(x)).any(axis=1).sum()) == planned
+
+
+def test_options_that_do_nothing_are_refused():
+    with pytest.raises(SpecError, match="elements always saturate"):
+        Settings.of("mxfp8", saturate=False)
+    with pytest.raises(SpecError, match="exhaustive level has none"):
+        Settings.of("float8_e4m3fn", level="exhaustive", count=5)
+
+
+def test_level2_tiles_move_up_to_three_steps(tmp_path):
+    h = json.loads((_gen(tmp_path, "mxfp4", level=2, count=4) / "header.json").read_text())
+    assert h["cases"]["inputs"]["neighbour_steps"] == 3

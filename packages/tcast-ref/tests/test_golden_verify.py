@@ -291,3 +291,90 @@ def test_the_summary_names_non_default_options(sets, capsys):
     assert main(["verify", str(sets["nvfp4"]), str(sets["e5m2"]), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "nvfp4 (stochastic, seed 1)" in out and "float8_e5m2 (virtual)" in out
+
+
+def test_writememh_dumps_and_address_lines_are_read(sets, tmp_path, capsys):
+    """A plain $writememh dump: no underscores, '@' address lines, lowercase digits."""
+    d = sets["mxfp8"]
+    body = [ln.replace("_", "").lower() for ln in _lines(d / "vectors.memh")[1:]]
+    act = tmp_path / "dump.memh"
+    act.write_text("// written by $writememh\n@0\n" + "\n".join(body) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 0
+
+
+def test_failures_are_listed_in_column_order(sets, tmp_path, capsys):
+    d = sets["mxfp8"]
+    lines = _lines(d / "vectors.txt")
+    w = lines[2].split(" ")
+    w[32] = f"{int(w[32], 16) ^ 1:02X}"  # SCALE
+    w[33] = f"{int(w[33], 16) ^ 1:02X}"  # OUT[0]
+    w[65] = f"{int(w[65], 16) ^ 1:02X}"  # FLAGS[0]
+    lines[2] = " ".join(w)
+    act = tmp_path / "r.txt"
+    act.write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(d), "--actual", str(act)]) == 1
+    out = capsys.readouterr().out
+    assert out.index("=> SCALE") < out.index("=> OUT[0]") < out.index("=> FLAGS[0]")
+
+
+def test_negative_max_errors_is_refused(sets, capsys):
+    assert main(["verify", str(sets["mxfp8"]), "--max-errors", "-1"]) == 2
+    assert "--max-errors" in capsys.readouterr().err
+
+
+def test_compress_sets_check_the_engines_packing(tmp_path, monkeypatch, capsys):
+    """An engine whose compress output swaps the two nibbles of one byte fails a compress set,
+    at exactly those two elements (its actual casts are right)."""
+    import tcast
+    import tcast_ref
+
+    d = tmp_path / "c"
+    write(generate(Settings.of("mxfp4", castmode="compress")), d)
+    packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
+    byte = int(np.argmax((packed & 0xF) != (packed >> 4)))  # the first byte with two codes
+    assert (packed[byte] & 0xF) != (packed[byte] >> 4)
+
+    class BadPacker:
+        name, priority = "badpack", 0
+
+        def accepts(self, x):
+            return isinstance(x, np.ndarray)
+
+        def supports(self, dtype, modes):
+            return True
+
+        def cast(self, x, dtype, **kw):
+            r = tcast_ref.cast(x, dtype, **kw)
+            if kw["castmode"].value == "compress":
+                r.data = r.data.copy()
+                r.data[byte] = ((r.data[byte] & 0xF) << 4) | (r.data[byte] >> 4)
+            return r
+
+        def upcast(self, result):
+            return tcast_ref.upcast(result)
+
+    loaded = tcast.load_engines()
+    fake = type(loaded)({**loaded.engines, "badpack": BadPacker()}, loaded.failures)
+    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: fake)
+    assert main(["verify", str(d), "--engine", "ref"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(d), "--engine", "badpack"]) == 1
+    out = capsys.readouterr().out
+    case, elem = divmod(2 * byte, 32)  # mxfp4 lines are 32 codes, packed two per byte
+    assert f"case {case + 1}: " in out
+    assert f"OUT[{elem}] observed" in out and f"OUT[{elem + 1}] observed" in out
+
+
+def test_decode_sets_refuse_rows_this_tcast_does_not_enumerate(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "dec"
+    write(generate(Settings.of("mxfp4", level="exhaustive")), d)
+    assert main(["verify", str(d)]) == 0
+    real = np.arange
+
+    def shifted(*a, **k):  # the generator would enumerate element codes in another order
+        out = real(*a, **k)
+        return out[::-1].copy() if out.size == 16 else out
+
+    monkeypatch.setattr("tcast_ref.golden._generate.np.arange", shifted)
+    assert main(["verify", str(d)]) == 2
+    assert "differs from what this tcast enumerates" in capsys.readouterr().err

@@ -113,6 +113,10 @@ def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``tcast verify``."""
     from tcast import load_engines
 
+    if args.max_errors < 0:
+        print(f"tcast verify: --max-errors must be 0 or more, got {args.max_errors}",
+              file=sys.stderr)
+        return 2
     if args.actual is not None and len(args.dirs) != 1:
         print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
         return 2
@@ -163,10 +167,9 @@ def run_verify(args: argparse.Namespace) -> int:
 def _set_label(h: dict) -> str:
     """The datatype name, with every option that differs from the defaults."""
     m = h["modes"]
-    opts = [v for k, v, default in (
-        ("castmode", m["castmode"], "actual"), ("roundmode", m["roundmode"], "even"),
-        ("scalemode", m["scalemode"], "floor"), ("input", h["input_dtype"], "float32"),
-        ("level", h["level"], "1"),
+    opts = [v for v, default in (
+        (m["castmode"], "actual"), (m["roundmode"], "even"), (m["scalemode"], "floor"),
+        (h["input_dtype"], "float32"), (f"level {h['level']}", "level 1"),
     ) if v != default]
     if not m["saturate"]:
         opts.append("ieee-overflow")

@@ -97,23 +97,41 @@ def _dedupe(a: np.ndarray, idt: str) -> np.ndarray:
 
 
 def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
-    """Positive finite values of a format (ints under a power-of-two scale: fixed point)."""
+    """Positive finite values of a format (ints under a power-of-two scale: fixed point).
+
+    Formats with more than ``_GRID_CAP`` positive values (16-bit and wider) give a sample: the
+    64 smallest, the 64 largest and evenly spaced ones between (``grid_rule`` says so).
+    """
     if n.is_float:
-        v = decode(np.arange(1 << n.bits, dtype=np.int64), n).astype(np.float64)
+        mags = np.arange(1, n.max_code + 1, dtype=np.int64)
+        if mags.size > _GRID_CAP:
+            mags = _sample(mags)
+        v = decode(mags, n).astype(np.float64)
         v = np.unique(v[np.isfinite(v) & (v > 0)])
     else:
         top = n.maxint
         v = np.arange(1, top + 1, dtype=np.float64)
         if n.is_int and pow2_scale:
             v = v / float(1 << (n.bits - 2))
-    if v.size > _GRID_CAP:
-        idx = np.unique(np.concatenate([
-            np.arange(64), np.arange(v.size - 64, v.size),
-            np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
-        ]))
-        v = v[idx]
-    return v
+    return _sample(v) if v.size > _GRID_CAP else v
 
+
+def _sample(v: np.ndarray) -> np.ndarray:
+    """The 64 first, the 64 last and evenly spaced elements between (``_GRID_CAP`` in all)."""
+    idx = np.unique(np.concatenate([
+        np.arange(64), np.arange(v.size - 64, v.size),
+        np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
+    ]))
+    return v[idx]
+
+
+def grid_rule(n: NumberSpec) -> str:
+    """How the grid of ``n`` was taken (for the header)."""
+    count = n.max_code if n.is_float else n.maxint
+    if count > _GRID_CAP:
+        return (f"a sample of the {count} positive values: the 64 smallest, the 64 largest and "
+                f"{_GRID_CAP - 128} evenly spaced between")
+    return "every positive finite value"
 
 def element_max(dt: DataType) -> float:
     """M: the largest element magnitude (ints under an exponent scale: fixed point)."""
@@ -182,10 +200,30 @@ def exhaustive_inputs(idt: str) -> np.ndarray:
         return every.view(np.float16)
     if idt == "bfloat16":
         return every.view(ml_dtypes.bfloat16)
-    return np.concatenate([
-        every.view(np.float16).astype(np.float32),
-        every.view(ml_dtypes.bfloat16).astype(np.float32),
-    ])
+    return np.concatenate([_widen_f16(every), _widen_bf16(every)])
+
+
+def _widen_bf16(b: np.ndarray) -> np.ndarray:
+    """bfloat16 patterns as float32, exactly (NaN payloads and signalling bits kept)."""
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def _widen_f16(b: np.ndarray) -> np.ndarray:
+    """float16 patterns as float32, exactly, by integer operations.
+
+    No platform conversion: some quiet signalling NaNs.
+    """
+    b = b.astype(np.uint32)
+    sign = (b & 0x8000) << 16
+    e = (b >> 10) & 0x1F
+    m = b & 0x3FF
+    normal = ((e + 112) << 23) | (m << 13)
+    special = np.uint32(0x7F800000) | (m << 13)
+    # subnormal m * 2**-24: shift the leading bit of m up to the hidden-bit position
+    lead = np.floor(np.log2(np.maximum(m, 1))).astype(np.uint32)  # exact for m < 2**10
+    sub = ((lead + 103) << 23) | ((m << (23 - lead)) & 0x7FFFFF)
+    out = np.where(e == 31, special, np.where(e > 0, normal, np.where(m > 0, sub, 0)))
+    return (sign | out.astype(np.uint32)).view(np.float32)
 
 
 # ------------------------------------------------------------------------- tiles
@@ -197,11 +235,13 @@ class TilePlan:
         exponents: the scale positions k (amax near ``M * 2**k``).
         patterns: the tile patterns made at every position.
         random: how many random tiles follow.
+        reach: grid fill values move up to this many steps in the input dtype.
     """
 
     exponents: tuple[int, ...]
     patterns: tuple[str, ...]
     random: int
+    reach: int = 1
 
 
 #: Tile patterns and what they exercise (header.json lists them).
@@ -227,11 +267,11 @@ SINGLE_TILES = {
 
 
 def _scale_range(dt: DataType) -> tuple[int, int]:
-    """floor_log2 of the smallest and largest positive scale values."""
+    """floor_log2 of the smallest and largest scale values a cast produces."""
     s = dt.sspec.scale
     if s.is_exponent:
         return -s.bias, s.max_code - s.bias
-    return int(np.floor(np.log2(s.smallest_subnormal))), s.emax
+    return s.emin, s.emax  # float scales are clamped to the normal range (SEMANTICS.md 5.5)
 
 
 def _input_range(idt: str) -> tuple[int, int]:
@@ -254,12 +294,12 @@ def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
     kmin, kmax = lo_in - elog + 1, hi_in - elog
     if level == "1":
         ks = sorted({smin - 2, smin - 1, smin, smin + 1, -8, -1, 0, 1, 8,
-                     smax - 1, smax, smax + 1, kmin, kmin + 1, kmax - 1, kmax})
+                     smax - 1, smax, smax + 1, smax + 2, kmin, kmin + 1, kmax - 1, kmax})
     else:
         ks = list(range(smin - 3, smax + 3))
     ks = tuple(k for k in ks if kmin <= k <= kmax)
     pats = tuple(PATTERNS) if level == "1" else tuple(PATTERNS) * 2
-    return TilePlan(ks, pats, count)
+    return TilePlan(ks, pats, count, 1 if level == "1" else 3)
 
 
 def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) -> np.ndarray:
@@ -274,11 +314,11 @@ def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) 
     rows = []
     for k in plan.exponents:
         for pat in plan.patterns:
-            rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng))
+            rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng, plan.reach))
     signs = rng.signs(size)
     rows.append(to_input(np.where(signs, -0.0, 0.0), idt))
     top_k = plan.exponents[-1] if plan.exponents else 0
-    x = _grid_fill(top_k, size, pool, idt, rng)
+    x = _grid_fill(top_k, size, pool, idt, rng, plan.reach)
     biggest = _from_bits(_specials(idt)[6:8], idt)  # +max, -max
     x[int(rng.below(size, 1)[0])] = biggest[int(rng.below(2, 1)[0])]
     rows.append(x)
@@ -290,23 +330,35 @@ def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) 
     return np.stack(rows)
 
 
-def _grid_fill(k: int, size: int, pool: np.ndarray, idt: str, rng: Stream) -> np.ndarray:
+def _grid_fill(
+    k: int, size: int, pool: np.ndarray, idt: str, rng: Stream, reach: int = 1
+) -> np.ndarray:
+    """Grid values and midpoints at scale 2**k with random signs.
+
+    Each value then moves a random number of steps in [-reach, reach] in the input dtype
+    (the sticky neighbours of ties).
+    """
     v = pool[rng.below(pool.size, size)] * 2.0**k
     v = np.where(rng.signs(size), -v, v)
     x = to_input(v, idt)
-    # a third of the elements move one step down and a third one step up in the input dtype
-    # (the sticky neighbours of ties)
-    step = rng.below(3, size)
+    step = rng.below(2 * reach + 1, size) - reach
     b = _bits(x, idt).astype(np.int64)
     width = INPUT_TYPES[idt][2]
     mag = b & ((1 << (width - 1)) - 1)
-    moved = np.where((step == 1) & (mag > 0), b - 1, np.where(step == 2, b + 1, b))
+    top = int(_bits(_from_bits(_specials(idt)[6:7], idt), idt)[0])  # the largest finite
+    new = mag + step
+    ok = (new >= 0) & (new <= top) & (mag <= top)  # never past the largest finite, never Inf
+    moved = np.where(ok, b + step, b)
     return _from_bits(moved, idt)
 
 
-def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
+def _tile(
+    pat: str, k: int, size: int, m: float, gap: float, elog: int, pool: np.ndarray, idt: str,
+    rng: Stream, reach: int,
+) -> np.ndarray:
+    """One tile of pattern ``pat`` at scale position ``k`` (see ``PATTERNS``)."""
     at = int(rng.below(size, 1)[0])
-    x = _grid_fill(k, size, pool, idt, rng)
+    x = _grid_fill(k, size, pool, idt, rng, reach)
     top = {"grid": m * 2.0**k, "binade_low": 2.0 ** (elog + k), "outlier": m * 2.0**k,
            "overflow": (m + gap / 2) * 2.0**k}.get(pat)
     if pat == "binade_high":
@@ -315,7 +367,7 @@ def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
         # an edge beyond the input dtype (Inf) leaves its largest finite value
         top = float(below[0] if below.size else _from_bits(_specials(idt)[6:7], idt)[0])
     if pat == "outlier":
-        x = _grid_fill(k - 12, size, pool, idt, rng)
+        x = _grid_fill(k - 12, size, pool, idt, rng, reach)
     if pat == "equal":
         x = to_input(np.where(rng.signs(size), -m, m) * 2.0**k, idt)
     if pat == "positive":
@@ -323,6 +375,8 @@ def _tile(pat, k, size, m, gap, elog, pool, idt, rng) -> np.ndarray:
     if pat == "negative":
         x = -np.abs(x)
     if top is not None:
+        biggest = float(_from_bits(_specials(idt)[6:7], idt)[0])
+        top = min(top, biggest)  # at the top position a pattern may pass the input's range
         x[at] = to_input(np.array([-top if rng.signs(1)[0] else top]), idt)[0]
     if pat in ("nan", "inf"):
         x[at] = to_input(np.array([np.nan if pat == "nan" else np.inf]), idt)[0]

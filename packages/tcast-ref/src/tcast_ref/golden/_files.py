@@ -102,6 +102,10 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     old = None
     try:
+        # mkdtemp makes the directory private (0700); a set is as readable as any new folder
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
         for name, data in {**files, HEADER: header_bytes(header)}.items():
             with open(tmp / name, "wb") as f:
                 f.write(data)

@@ -27,7 +27,7 @@ from tcast import (
 
 from .._cast import cast, upcast
 from .._codec import code_dtype, encode
-from .._pack import pack_codes, pack_mask
+from .._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._cases import (
     DEFAULT_COUNT,
     INPUT_TYPES,
@@ -35,6 +35,7 @@ from ._cases import (
     PATTERNS,
     SINGLE_TILES,
     exhaustive_inputs,
+    grid_rule,
     random_tiles,
     tile_inputs,
     tile_plan,
@@ -98,6 +99,14 @@ class Settings:
             raise SpecError(f"count must be a non-negative integer, got {count!r}")
         if not isinstance(saturate, bool):
             raise SpecError(f"saturate must be True or False, got {saturate!r}")
+        if not saturate and dt.sspec is not None:
+            raise SpecError(
+                f"--ieee-overflow applies to unscaled casts; {dt.code} is scaled and its "
+                "elements always saturate (SEMANTICS.md 5.2)"
+            )
+        if count is not None and level == "exhaustive":
+            raise SpecError("count sets the random part of levels 1 and 2; the exhaustive "
+                            "level has none")
         return cls(dt, round_mode(roundmode), scale_mode(scalemode), cast_mode(castmode),
                    saturate, level, seed, input_dtype, count)
 
@@ -144,10 +153,13 @@ def run_cast(
     do_up = upcast if engine is None else engine.upcast_numpy
     dt = st.dtype
     want_virtual = st.castmode is CastMode.VIRTUAL
+    # a compress set takes its codes from the packed stream, so an engine's packing is checked
+    mode = "compress" if st.castmode is CastMode.COMPRESS else "actual"
     if geo.kind == "unscaled":
-        res = do_cast(x, dt, castmode="actual", rbits=rbits, **kw)
+        res = do_cast(x, dt, castmode=mode, rbits=rbits, **kw)
         virt = do_cast(x, dt, castmode="virtual", rbits=rbits, **kw) if want_virtual else None
-        return _Cast(np.asarray(res.data), np.asarray(do_up(res)), virt)
+        codes, _ = _codes_of(res, x.shape)
+        return _Cast(codes, np.asarray(do_up(res)), virt)
     per = geo.lines_per_tensor or max(len(x), 1)
     parts: list[_Cast] = []
     with progress(len(x), f"cast {dt.code}", quiet) as bar:
@@ -155,7 +167,8 @@ def run_cast(
             lines = x[lo:lo + per]
             arr = geo.to_array(lines)
             rb = None if rbits is None else geo.to_array(rbits[lo:lo + per])
-            res = do_cast(arr, dt, castmode="actual", rbits=rb, **kw)
+            res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw)
+            codes, mask = _codes_of(res, arr.shape)
             dec = geo.from_array(np.asarray(do_up(res)))
             virt = None
             if want_virtual:
@@ -164,12 +177,12 @@ def run_cast(
             g = len(lines)
             scale = geo.scales_from_array(res.scale)
             parts.append(_Cast(
-                codes=geo.from_array(np.asarray(res.data)), decoded=dec, virtual=virt,
+                codes=geo.from_array(codes), decoded=dec, virtual=virt,
                 scale=scale,
                 zero=None if res.zero is None else geo.scales_from_array(res.zero),
                 tenscale=None if res.tenscale is None else np.full(
                     g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype),
-                mask=None if res.mask is None else geo.from_array(np.asarray(res.mask)),
+                mask=None if mask is None else geo.from_array(mask),
             ))
             bar.update(g)
     joined = {}
@@ -183,6 +196,22 @@ def run_cast(
         nb |= out.tenscale.astype(np.int64) == dt.tenscale.nan_code
     out.nanblock = np.repeat(nb[:, None], geo.size, axis=1)
     return out
+
+
+def _codes_of(res: CastResult, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Element codes (in ``shape``) and keep-mask of an actual or compress result."""
+    bits = res.dtype.nspec.bits
+    mask = None if res.mask is None else np.asarray(res.mask)
+    if res.castmode is not CastMode.COMPRESS:
+        return np.asarray(res.data).reshape(shape), mask
+    count = int(np.prod(shape, dtype=np.int64))
+    data = np.asarray(res.data)
+    if mask is None:
+        return unpack_codes(data, bits, count).reshape(shape), None
+    keep = unpack_mask(mask, count)
+    codes = np.zeros(count, code_dtype(bits))
+    codes[keep] = unpack_codes(data, bits, int(keep.sum()))
+    return codes.reshape(shape), keep.reshape(shape)
 
 
 def _f32(x: np.ndarray) -> np.ndarray:
@@ -237,9 +266,7 @@ def _cast_set(
     rng = Stream(st.seed)
     info: dict[str, Any] = {"geometry": geo.describe()}
     given = x2 is not None
-    if given:
-        pass
-    elif geo.kind == "unscaled":
+    if not given and geo.kind == "unscaled":
         if st.level == "exhaustive":
             x = exhaustive_inputs(st.input_dtype)
             info["inputs"] = ("every float16 and every bfloat16 pattern" if
@@ -248,9 +275,15 @@ def _cast_set(
         else:
             count = DEFAULT_COUNT[st.level][0] if st.count is None else st.count
             x = unscaled_inputs(dt.nspec, st.input_dtype, st.level, count, rng)
-            info["inputs"] = {"random_values": count}
+            info["inputs"] = {
+                "random_values": count, "grid": grid_rule(dt.nspec),
+                "order": "the format's values, the midpoints between neighbours and the "
+                "overflow edges (both signs), their neighbours in the input dtype, the input "
+                "dtype's specials, then the random values; repeated bit patterns dropped "
+                "(first kept)",
+            }
         x2 = x.reshape(-1, 1)
-    else:
+    elif not given:
         count = DEFAULT_COUNT[st.level][1] if st.count is None else st.count
         plan = tile_plan(dt, st.input_dtype, st.level, count)
         x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng)
@@ -267,6 +300,14 @@ def _cast_set(
             "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
             "single_tiles": SINGLE_TILES,
             "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
+            "pattern_order": list(plan.patterns),
+            "single_tile_order": list(SINGLE_TILES),
+            "grid": grid_rule(dt.nspec),
+            "neighbour_steps": plan.reach,
+            "order": "for each k of scale_positions_k, one tile per entry of pattern_order; "
+            "then single_tile_order; then random_tiles random tiles"
+            + ("; then (two-level) the finite tiles keep this order, filler_tiles follow, and "
+               "the tiles holding NaN/Inf are moved last" if dt.is_multiscale else ""),
         }
         if dt.is_multiscale:
             info["inputs"]["filler_tiles"] = {
@@ -282,7 +323,9 @@ def _cast_set(
     return cast_layout(st, geo), columns, info
 
 
-def _columns(st, geo, x2, rbits, res: _Cast) -> dict[str, np.ndarray]:
+def _columns(
+    st: Settings, geo: Geometry, x2: np.ndarray, rbits: np.ndarray | None, res: _Cast
+) -> dict[str, np.ndarray]:
     dt = st.dtype
     n_lines = x2.shape[0]
     codes = res.codes.reshape(n_lines, -1)
@@ -398,7 +441,7 @@ def _decode_set(
 
 
 # ------------------------------------------------------------------------- output
-def _files(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool,
+def _file_bytes(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool,
            extra: dict[str, bytes]) -> dict[str, bytes]:
     n_lines = next(iter(cols.values())).shape[0]
     txt = [f"# {layout.comment()}"]
@@ -419,7 +462,12 @@ def _files(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: boo
 
 
 def generate(st: Settings, quiet: bool = True) -> GoldenSet:
-    """Generate a set in memory (nothing is written)."""
+    """Generate a set in memory (nothing is written).
+
+    Raises:
+        UnsupportedError: exhaustive decode of a datatype whose scale (more than 16 bits) or
+            size cannot be enumerated.
+    """
     dt = st.dtype
     if st.operation == "decode":
         layout, cols, info = _decode_set(st, quiet)
@@ -434,7 +482,7 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             codes = codes[keep]
             extra["packed_mask.bin"] = pack_mask(keep).tobytes()
         extra["packed.bin"] = pack_codes(codes, dt.nspec.bits).tobytes()
-    files = _files(layout, cols, st, quiet, extra)
+    files = _file_bytes(layout, cols, st, quiet, extra)
     n_lines = next(iter(cols.values())).shape[0]
     out_field = layout.field("OUT") or layout.field("VALUE")
     header = {
@@ -500,5 +548,10 @@ def _flag_counts(f: np.ndarray | None) -> dict | None:
 
 
 def write(gs: GoldenSet, out: Path | str) -> None:
-    """Write a generated set atomically into ``out``."""
+    """Write a generated set atomically into ``out``.
+
+    Raises:
+        FileExistsError: when ``out`` exists and is not a golden-vector set.
+        OSError: when the files cannot be written (nothing is left behind).
+    """
     write_set(Path(out), gs.files, gs.header)

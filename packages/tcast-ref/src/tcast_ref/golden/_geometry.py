@@ -83,7 +83,11 @@ class Geometry:
                 "none: every line is one whole block, so no partial tile and no padding value "
                 "occurs (SEMANTICS.md 5.1: padding never takes part in amax or sparsity)"
             ),
-            "order": "elements of a line in C order of the tile (row-major for 2-D tiles)",
+            "order": (
+                "elements of a line in C order of tile_shape, whose entries follow the tile "
+                "segments in spec order (2-D: the first segment's index varies slowest, "
+                "whichever array dimension it lies on: tile_dims)"
+            ),
         }
 
 

@@ -109,13 +109,34 @@ class Layout:
         words = np.concatenate(parts, axis=1) if parts else np.empty((0, 0), object)
         return [sep.join(words[i]) for i in range(n)]
 
+    @property
+    def digits(self) -> int:
+        """Hex digits of a whole line."""
+        return sum(f.digits * f.count for f in self.fields)
+
     def parse_line(self, text: str, memh: bool) -> list[int]:
         """Parse one line into its words.
 
+        A txt line has its words separated by whitespace. A memh line is one hex number: its
+        underscores are ignored (as ``$readmemh`` does), so both this tool's ``_``-joined
+        words and a plain ``$writememh`` dump of the line's bits are read, cut at the field
+        widths.
+
         Raises:
-            SpecError: for a wrong number of words, a word of the wrong width or a bad digit.
+            SpecError: for a wrong number of words or digits, a word of the wrong width or a
+                bad digit.
         """
-        raw = text.replace("_", " ").split() if memh else text.split()
+        if memh:
+            digits = text.replace("_", "").strip()
+            if len(digits) != self.digits:
+                raise SpecError(f"expected {self.digits} hex digits, found {len(digits)}")
+            raw, i = [], 0
+            for f in self.fields:
+                for _ in range(f.count):
+                    raw.append(digits[i:i + f.digits])
+                    i += f.digits
+        else:
+            raw = text.split()
         if len(raw) != self.words:
             raise SpecError(f"expected {self.words} words, found {len(raw)}")
         out, i = [], 0

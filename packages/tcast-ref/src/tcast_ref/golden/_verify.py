@@ -135,8 +135,9 @@ def read_actual(
 ) -> dict[str, np.ndarray]:
     """Parse a results file (``vectors.txt`` or ``vectors.memh`` syntax) into columns.
 
-    Lines starting with ``#`` or ``//`` and blank lines are skipped. The file is memh when its
-    first case line holds ``_``. With ``flags_optional`` (``--ignore-flags``), lines may leave
+    Lines starting with ``#``, ``//`` or ``@`` (a ``$writememh`` address) and blank lines are
+    skipped. A line with whitespace inside is txt syntax, one without is a memh word
+    (underscores ignored). With ``flags_optional`` (``--ignore-flags``), lines may leave
     out the FLAGS words (a device without flags); the columns then have no ``FLAGS``.
 
     Raises:
@@ -150,15 +151,18 @@ def read_actual(
     except (OSError, UnicodeDecodeError) as err:
         raise GoldenSetError(f"{path}: cannot read the results file ({err})") from None
     rows, numbers = [], []
-    memh = None
+    chosen = False
     for no, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
-        if not s or s.startswith("#") or s.startswith("//"):
+        if not s or s.startswith(("#", "//", "@")):
             continue
-        if memh is None:
-            memh = "_" in s
-            words = len(s.replace("_", " ").split())
-            if flags_optional and words == no_flags.words and no_flags.words != layout.words:
+        memh = len(s.split()) == 1
+        if not chosen:  # the first case line says whether FLAGS were left out
+            chosen = True
+            size = len(s.replace("_", "")) if memh else len(s.split())
+            if flags_optional and no_flags.fields != layout.fields and size == (
+                no_flags.digits if memh else no_flags.words
+            ):
                 layout = no_flags
         try:
             rows.append(layout.parse_line(s, memh))
@@ -280,7 +284,13 @@ def engine_columns(lset: LoadedSet, name: str, quiet: bool = True) -> dict[str, 
     eng = _EngineArrays(loaded.engines[name])
     st = lset.settings()
     if st.operation == "decode":
-        _, cols, _ = _decode_set(st, quiet, engine=eng)
+        layout, cols, _ = _decode_set(st, quiet, engine=eng)
+        for f in layout.fields:  # the rows enumerated now must be the set's rows
+            if f.role == "input" and not np.array_equal(cols[f.name], lset.columns[f.name]):
+                raise GoldenSetError(
+                    f"{lset.path}: the {f.name} column differs from what this tcast enumerates "
+                    "for the set's settings: regenerate the set"
+                )
         return cols
     idt = INPUT_TYPES[st.input_dtype][0]
     x2 = np.ascontiguousarray(lset.columns["IN"]).view(idt)
@@ -338,7 +348,8 @@ def compare(
                 out.append(Mismatch(int(line) + 1, f.name, int(idx), int(obs[line, idx]),
                                     int(exp[line, idx])))
             bar.update(1)
-    out.sort(key=lambda m: (m.line, m.index, m.field))
+    order = {f.name: i for i, f in enumerate(lset.layout.fields)}
+    out.sort(key=lambda m: (m.line, order[m.field], m.index))
     return out, compared
 
 
@@ -360,9 +371,7 @@ def describe_word(value: int, fmt: str) -> str:
         v = _value(value, spec)
         mant = f" {m:0{spec.mbits}b}" if spec.mbits else ""
         return f"{s} {e:0{spec.ebits}b}{mant} = {v}"
-    if spec.is_exponent:
-        return f"{value:0{spec.bits}b} = {_value(value, spec)}"
-    return f"{value:0{spec.bits}b} = {_value(value, spec)}"
+    return f"{value:0{spec.bits}b} = {_value(value, spec)}"  # exponent, int, uint
 
 
 def _value(code: int, spec: Any) -> str:
