@@ -1,92 +1,112 @@
-"""Benchmark of tcast-torch on a GPU (not a test): virtual and actual MXFP8/MXFP4/NVFP4.
+"""Benchmark of tcast-torch on a GPU (not a test): virtual and actual MXFP8, MXFP4, NVFP4.
 
-For each size (bfloat16, 8192 x 8192 and 16384 x 16384) and cast, eager and
-``torch.compile``d tcast-torch are timed with CUDA events (median of ``--repeat`` runs after
-warm-up), beside torchao's ``to_mx`` compiled on the same input (when torchao imports) and a
-device-to-device copy of the input measured in the same run. GB/s counts bytes read plus
-bytes written. Prints a Markdown table.
+For each size (bfloat16, 8192 x 8192 and 16384 x 16384) and cast, times tcast_torch.cast
+eager and under ``torch.compile`` with ``triton.testing.do_bench`` (median, L2 flushed
+between runs), beside, in the same run, a device-to-device copy of the input and the peer:
+torchao's ``to_mx`` (MXFP8, MXFP4) and ``nvfp4_quantize`` with a per-tensor scale (NVFP4),
+compiled on the same input. GB/s counts bytes read (the input once) plus bytes written
+(output codes or values, and scales). Prints the configuration, then a Markdown table.
 
-    python packages/tcast-torch/bench/bench_torch.py [--repeat 20] [--sizes 8192,16384]
+    python packages/tcast-torch/bench/bench_torch.py [--sizes 8192,16384] [--rep 200]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import platform
 
 import torch
+import triton
+from triton.testing import do_bench
 
 import tcast
 import tcast_torch
 
-
-def _time(fn, x, repeat: int) -> float:
-    for _ in range(3):
-        fn(x)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn(x)
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(times)
+CASTS = [("mxfp8", "virtual"), ("mxfp8", "actual"), ("mxfp4", "virtual"), ("mxfp4", "actual"),
+         ("nvfp4", "virtual"), ("nvfp4", "actual")]
 
 
-def _bytes_out(n: int, name: str, castmode: str) -> int:
+def _written(n: int, name: str, castmode: str) -> int:
+    """Bytes a cast writes: values (virtual, bf16) or codes (actual, 8 or 4 bits) + scales."""
     dt = tcast.datatype(name)
     if castmode == "virtual":
         return 2 * n
-    elem = n  # actual: one uint8 code per element
-    tiles = dt.sspec.tiles[0].size
-    return elem + n // tiles * (dt.sspec.scale.bits // 8)
+    tile = dt.sspec.tiles[0].size
+    return n * dt.nspec.bits // 8 + n // tile * dt.sspec.scale.bits // 8
+
+
+def _peer(name: str):
+    """The compiled peer of a cast (torchao), or None with the reason."""
+    try:
+        if name == "nvfp4":
+            from torchao.prototype.mx_formats.nvfp4_tensor import (
+                nvfp4_quantize,
+                per_tensor_amax_to_scale,
+            )
+
+            def run(v):
+                return nvfp4_quantize(v, 16, per_tensor_amax_to_scale(v.abs().amax()))
+        else:
+            from torchao.prototype.mx_formats.mx_tensor import to_mx
+
+            elem = torch.float8_e4m3fn if name == "mxfp8" else torch.float4_e2m1fn_x2
+
+            def run(v):
+                return to_mx(v, elem, 32)
+        return torch.compile(run), None
+    except Exception as err:  # the peer is optional: report why it is missing
+        return None, f"{type(err).__name__}: {err}"
+
+
+def _ms(fn, x, rep: int) -> float:
+    return do_bench(lambda: fn(x), warmup=25, rep=rep, return_mode="median")
 
 
 def main() -> None:
     """Time every cast and print the table."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--sizes", default="8192,16384")
+    ap.add_argument("--rep", type=int, default=200, help="do_bench repetition time, ms")
     args = ap.parse_args()
     try:
-        from torchao.prototype.mx_formats.mx_tensor import to_mx
-    except Exception as err:  # torchao is optional
-        to_mx = None
-        print(f"torchao unavailable: {type(err).__name__}: {err}")
-    print(f"GPU {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"tcast-torch {tcast_torch.__version__}")
-    print("| size | cast | mode | eager ms | compiled ms | compiled GB/s | compiled / copy | "
-          "eager / compiled | torchao to_mx compiled ms | tcast speedup vs torchao |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+        import torchao
+
+        ao_version = torchao.__version__
+    except ImportError:  # the peer is optional
+        ao_version = "not installed"
+    print(f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
+          f"{triton.__version__}; torchao {ao_version}; tcast-torch "
+          f"{tcast_torch.__version__}; Python {platform.python_version()}")
+    print("timing: triton.testing.do_bench median (ms); input bfloat16, torch.randn")
+    print("| size | cast | eager ms | compiled ms | compiled GB/s | compiled vs copy | "
+          "eager / compiled | peer compiled ms | peer / tcast compiled |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    peers = {name: _peer(name) for name in ("mxfp8", "mxfp4", "nvfp4")}
     for size in (int(s) for s in args.sizes.split(",")):
         x = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
         n = x.numel()
-        t_copy = _time(lambda v: v.clone(), x, args.repeat)
-        for name, ao in (("mxfp8", torch.float8_e4m3fn), ("mxfp4", torch.float4_e2m1fn_x2),
-                         ("nvfp4", None)):
-            for castmode in ("virtual", "actual"):
-                def run(v, name=name, castmode=castmode):
-                    return tcast_torch.cast(v, name, castmode=castmode)
+        t_copy = _ms(lambda v: v.clone(), x, args.rep)
+        for name, castmode in CASTS:
+            def run(v, name=name, castmode=castmode):
+                return tcast_torch.cast(v, name, castmode=castmode)
 
-                t_eager = _time(run, x, args.repeat)
-                comp = torch.compile(run)  # torch 2.11 breaks the graph at Fraction constants
-                t_comp = _time(comp, x, args.repeat)
-                gbs = (2 * n + _bytes_out(n, name, castmode)) / t_comp / 1e9
-                t_ao = ratio = "—"
-                if to_mx is not None and ao is not None and castmode == "actual":
-                    ao_fn = torch.compile(lambda v, ao=ao: to_mx(v, ao, 32))
-                    try:
-                        ta = _time(ao_fn, x, args.repeat)
-                        t_ao, ratio = f"{ta * 1e3:.3f}", f"{ta / t_comp:.2f}x"
-                    except Exception as err:
-                        t_ao = f"failed: {type(err).__name__}"
-                print(f"| {size}x{size} | {name} | {castmode} | {t_eager * 1e3:.3f} | "
-                      f"{t_comp * 1e3:.3f} | {gbs:.0f} | {t_comp / t_copy:.2f} | "
-                      f"{t_eager / t_comp:.2f} | {t_ao} | {ratio} |", flush=True)
-        print(f"| {size}x{size} | copy | d2d | {t_copy * 1e3:.3f} | | "
-              f"{2 * 2 * n / t_copy / 1e9:.0f} | 1.00 | | | |", flush=True)
+            t_eager = _ms(run, x, args.rep)
+            t_comp = _ms(torch.compile(run), x, args.rep)
+            gbs = (2 * n + _written(n, name, castmode)) / (t_comp * 1e-3) / 1e9
+            peer_ms = ratio = "—"
+            fn, why = peers[name]
+            if castmode == "actual" and fn is not None:
+                t_peer = _ms(fn, x, args.rep)
+                peer_ms, ratio = f"{t_peer:.3f}", f"{t_peer / t_comp:.2f}"
+            elif castmode == "actual":
+                peer_ms = f"unavailable ({why})"
+            print(f"| {size}² | {name} {castmode} | {t_eager:.3f} | {t_comp:.3f} | {gbs:.0f} | "
+                  f"{t_comp / t_copy:.2f}x | {t_eager / t_comp:.1f}x | {peer_ms} | {ratio} |",
+                  flush=True)
+        print(f"| {size}² | d2d copy | {t_copy:.3f} | | {2 * 2 * n / (t_copy * 1e-3) / 1e9:.0f} "
+              f"| 1.00x | | | |", flush=True)
+        del x
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from tcast import (
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
 from ._codec import decode, encode, round_even_values
+from ._fast import fast_scaled
+from ._fast import result as fast_result
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import _check_seed, philox_bits
 from ._scale import Plan, make_plan
@@ -181,11 +183,22 @@ def cast(
                             transpose_scale)
 
 
-def cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name, transpose):
-    """The cast after :func:`check_cast_args` (no validation here)."""
+def cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name, transpose,
+                 fast: bool = True):
+    """The cast after :func:`check_cast_args` (no validation here).
+
+    ``fast=False`` skips the fast path (``_fast``); the tests use it to compare the two.
+    """
     rb = _random_source_bits(rsrc, x)
     if til is None:
         return _unscaled(x, dt, cmode, rmode, rb, saturate, in_name)
+    if fast:
+        nan = torch.full((), float("nan"), dtype=x.dtype, device=x.device)  # canonical bits
+        out = fast_scaled(x, dt, til, cmode, rmode, smode, in_name, nan)
+        if isinstance(out, torch.Tensor):
+            return out
+        if out is not None:
+            return fast_result(dt, cmode, in_name, tuple(x.shape), transpose, *out)
     return _scaled(x, dt, til, cmode, rmode, smode, rb, in_name, transpose)
 
 
