@@ -58,6 +58,22 @@ def _peer(name: str):
         return None, f"{type(err).__name__}: {err}"
 
 
+def _special(size: int) -> torch.Tensor:
+    """Inputs that exercise every rule: random spreads, zeros, NaN/Inf blocks, ties, tiny."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(size, size, device="cuda", generator=g)
+    x = x * torch.exp2(torch.randint(-30, 30, (size, 1), device="cuda", generator=g).float())
+    x[0, 3], x[1, 40], x[2] = float("nan"), float("inf"), 0.0
+    x[3] = 2.0**-135
+    x[4] = (torch.arange(size, device="cuda") % 64) * 0.0625 + 0.03125
+    return x.to(torch.bfloat16)
+
+
+def _bits(out) -> list[torch.Tensor]:
+    parts = [out] if isinstance(out, torch.Tensor) else [out.data, out.scale, out.tenscale]
+    return [p.reshape(-1).contiguous().view(torch.uint8) for p in parts if p is not None]
+
+
 def _ms(fn, x, rep: int) -> float:
     return do_bench(lambda: fn(x), warmup=25, rep=rep, return_mode="median")
 
@@ -78,6 +94,17 @@ def main() -> None:
           f"{triton.__version__}; torchao {ao_version}; tcast-torch "
           f"{tcast_torch.__version__}; Python {platform.python_version()}")
     print("timing: triton.testing.do_bench median (ms); input bfloat16, torch.randn")
+    print("compiled == eager, raw bits, on special inputs (every cast): ", end="")
+    xs = _special(1024)
+    same = []
+    for name, castmode in CASTS:
+        def probe(v, name=name, castmode=castmode):
+            return tcast_torch.cast(v, name, castmode=castmode)
+
+        torch._dynamo.reset()
+        a, b = _bits(probe(xs)), _bits(torch.compile(probe)(xs))
+        same.append(all(torch.equal(p, q) for p, q in zip(a, b, strict=True)))
+    print("yes" if all(same) else f"NO: {same}")
     print("| size | cast | eager ms | compiled ms | compiled GB/s | compiled vs copy | "
           "eager / compiled | peer compiled ms | peer / tcast compiled |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -91,11 +118,14 @@ def main() -> None:
                 return tcast_torch.cast(v, name, castmode=castmode)
 
             t_eager = _ms(run, x, args.rep)
+            torch._dynamo.reset()  # a fresh static-shape graph per cast and size
             t_comp = _ms(torch.compile(run), x, args.rep)
             gbs = (2 * n + _written(n, name, castmode)) / (t_comp * 1e-3) / 1e9
             peer_ms = ratio = "—"
             fn, why = peers[name]
             if castmode == "actual" and fn is not None:
+                torch._dynamo.reset()
+                fn = _peer(name)[0]
                 t_peer = _ms(fn, x, args.rep)
                 peer_ms, ratio = f"{t_peer:.3f}", f"{t_peer / t_comp:.2f}"
             elif castmode == "actual":
