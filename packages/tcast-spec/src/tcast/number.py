@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
-from functools import cached_property
 from types import MappingProxyType
 
 from .errors import SpecError
@@ -98,6 +97,12 @@ class NumberSpec:
 
     def __post_init__(self) -> None:
         _validate(self)
+        # Computed now rather than lazily (a lazy cache, functools.cached_property, takes a
+        # lock that torch.compile cannot trace) and kept as two ints, not a Fraction, so that
+        # a spec made inside a compiled graph can leave it (dynamo rebuilds ints, not
+        # Fractions).
+        m = self._compute_max_value()
+        object.__setattr__(self, "_max_ratio", (m.numerator, m.denominator))
 
     # ----------------------------------------------------------------- layout
     @property
@@ -218,9 +223,13 @@ class NumberSpec:
             return Fraction(frac) * _pow2(1 - self.bias - self.mbits)
         return Fraction((1 << self.mbits) + frac) * _pow2(field - self.bias - self.mbits)
 
-    @cached_property
+    @property
     def max_value(self) -> Fraction:
         """The largest finite value, exactly."""
+        r = self.__dict__.get("_max_ratio")  # absent only while __post_init__ validates
+        return self._compute_max_value() if r is None else Fraction(*r)
+
+    def _compute_max_value(self) -> Fraction:
         if self.kind is Kind.EXPONENT:
             return _pow2(self.max_code - self.bias)
         if self.is_integer:

@@ -33,6 +33,7 @@ from tcast import (
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
 from ._codec import decode, encode, round_even_values
+from ._compiled import compiled_cast, use_compiled
 from ._fast import fast_scaled
 from ._fast import result as fast_result
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
@@ -146,6 +147,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     grad: str = "ste",
+    compile: bool | None = None,
 ) -> torch.Tensor | CastResult:
     """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -162,6 +164,10 @@ def cast(
         grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
             (straight through, the default) or ``"saturate"`` (zero where the cast clipped
             the input; see ``tcast_torch._autograd``).
+        compile: run a ``torch.compile``d version of the cast (the same bits, a few fused
+            kernels instead of tens): ``None`` (default) on CUDA tensors, ``True`` on any
+            device, ``False`` never. The first call of each datatype and modes compiles (a
+            few seconds); see ``tcast_torch._compiled`` for what always runs eagerly.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -174,11 +180,17 @@ def cast(
         x, dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale)
     if grad not in ("ste", "saturate"):
         raise SpecError(f"grad {grad!r} is not defined; valid: ste, saturate")
+    if compile is not None and not isinstance(compile, bool):
+        raise SpecError(f"compile must be True, False or None, got {compile!r}")
     if cmode is CastMode.VIRTUAL and x.requires_grad and torch.is_grad_enabled():
         from ._autograd import virtual_with_grad
 
         return virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad)
     with torch.no_grad():
+        if use_compiled(x, compile, rsrc):
+            rb = None if rsrc is None else rsrc[1]
+            fn = compiled_cast(dt, cmode, rmode, smode, saturate, transpose_scale, in_name)
+            return fn(x, rb)
         return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
                             transpose_scale)
 

@@ -73,8 +73,8 @@ def fast_scaled(
     """The fast cast, or None when it does not apply.
 
     Returns:
-        The virtual tensor; or for actual casts ``(codes, scale, tenscale)`` with int32
-        codes in x's shape, int32 scale codes in the scale shape and the tensor-scale code.
+        The virtual tensor; or for actual casts ``(codes, scale, tenscale)``: unsigned codes
+        in x's shape, unsigned scale codes in the scale shape, the int32 tensor-scale code.
     """
     if not _applies(x, dt, til, cmode, rmode):
         return None
@@ -111,7 +111,10 @@ def fast_scaled(
         codes = codes_from_values(v, n)
     codes = torch.where(bad, 0, codes)
     scale = torch.where(nonfinite, ss.scale.nan_code, scale)
-    return codes.reshape(x.shape), scale.reshape(til.scale_shape), tcode
+    # narrow to the stored dtypes while still in the row layout: a conversion after the
+    # reshape is a node of another shape, which Inductor does not fuse into the reduction
+    return (unsigned_codes(codes, n.bits).reshape(x.shape),
+            unsigned_codes(scale, ss.scale.bits).reshape(til.scale_shape), tcode)
 
 
 def result(dt: DataType, cmode: CastMode, in_name: str, shape: tuple[int, ...],
@@ -120,7 +123,7 @@ def result(dt: DataType, cmode: CastMode, in_name: str, shape: tuple[int, ...],
     """The CastResult of a fast actual cast."""
     tens = None if tcode is None else unsigned_codes(tcode.reshape(()), dt.tenscale.bits)
     return CastResult(
-        data=unsigned_codes(codes, dt.nspec.bits), scale=unsigned_codes(scale, dt.sspec.scale.bits),
+        data=codes, scale=scale,
         zero=None, tenscale=tens, mask=None, meta=None, dtype=dt, shape=tuple(shape),
         castmode=cmode, input_dtype=in_name, transpose_scale=transpose, engine="torch",
         extra={"bits": dt.nspec.bits},

@@ -1,0 +1,98 @@
+"""torch.compile: whole casts trace into one graph (fullgraph=True, CPU), give the eager bits,
+and the internal ``compile=True`` kernels give them too."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import tcast
+import tcast_torch
+
+CASES = [
+    ("mxfp8", "virtual", {}), ("mxfp8", "actual", {}), ("mxfp8e5", "virtual", {}),
+    ("mxfp4", "compress", {}), ("mxfp6e3", "actual", {}), ("nvfp4", "virtual", {}),
+    ("nvfp4", "actual", {}), ("float8_e4m3fn", "virtual", {}), ("e5m2", "actual", {}),
+    ("mxint8", "virtual", {"roundmode": "stochastic", "seed": 11}),
+    ("mxfp8", "actual", {"roundmode": "stochastic", "rbits": "yes"}),
+    ("uint4_FFc", "virtual", {}), ("e2m1f_e8m0_t32n2m4", "compress", {}),
+    ("mxfp8_2d", "actual", {"transpose_scale": True}), ("mxfp4", "virtual", {"scalemode": "ceil"}),
+    ("int8_Fc", "actual", {"roundmode": "trunc"}),
+]
+
+
+def _x(dtype=torch.bfloat16) -> torch.Tensor:
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(64, 96, generator=g) * 4
+    x[3, 5] = float("nan")
+    x[7] = 0.0
+    return x.to(dtype)
+
+
+def _bits(out) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out.reshape(-1).view(torch.uint8)]
+    return [p.reshape(-1).contiguous().view(torch.uint8) for p in
+            (out.data, out.scale, out.zero, out.tenscale, out.mask) if p is not None]
+
+
+@pytest.mark.parametrize(("name", "castmode", "kw"), CASES)
+def test_fullgraph_trace_gives_the_eager_bits(name, castmode, kw):
+    x = _x()
+    kw = dict(kw)
+    if kw.get("rbits") == "yes":
+        kw["rbits"] = torch.randint(-(2**31), 2**31 - 1, x.shape, dtype=torch.int32,
+                                    generator=torch.Generator().manual_seed(5))
+
+    def fn(v):
+        return tcast_torch.cast(v, name, castmode=castmode, compile=False, **kw)
+
+    torch._dynamo.reset()
+    traced = torch.compile(fn, fullgraph=True, backend="eager")  # raises on any graph break
+    for a, b in zip(_bits(fn(x)), _bits(traced(x)), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_dynamo_explain_finds_one_graph_and_no_breaks():
+    torch._dynamo.reset()
+    ex = torch._dynamo.explain(lambda v: tcast_torch.cast(v, "nvfp4", castmode="actual"))(_x())
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+
+
+# torch 2.13's dynamo instantiates autograd.Function classes while tracing them and warns
+# about its own call (a DeprecationWarning from inside torch, not from tcast_torch)
+@pytest.mark.filterwarnings("ignore:.*should not be instantiated:DeprecationWarning")
+def test_gradients_trace_too():
+    """A loss through a virtual cast (STE) compiles in one graph with the eager gradients."""
+    w0 = torch.randn(32, 64, generator=torch.Generator().manual_seed(1))
+
+    def loss(w):
+        return (tcast_torch.cast(w, "mxfp4", grad="saturate") ** 2).sum()
+
+    w1, w2 = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+    loss(w1).backward()
+    torch._dynamo.reset()
+    torch.compile(loss, fullgraph=True, backend="aot_eager")(w2).backward()
+    assert torch.equal(w1.grad, w2.grad)
+
+
+# Inductor's CPU code generation imports torch.jit pieces that warn about themselves
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+@pytest.mark.parametrize(("name", "castmode"), [("mxfp8", "virtual"), ("nvfp4", "actual")])
+def test_internal_compiled_kernels_give_the_eager_bits(name, castmode):
+    """compile=True (what CUDA calls use by default) runs Inductor's kernels: same bits."""
+    x = _x(torch.float32)
+    eager = tcast_torch.cast(x, name, castmode=castmode, compile=False)
+    fused = tcast_torch.cast(x, name, castmode=castmode, compile=True)
+    for a, b in zip(_bits(eager), _bits(fused), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_compile_argument_is_checked():
+    with pytest.raises(tcast.SpecError, match="compile must be"):
+        tcast_torch.cast(_x(), "mxfp8", compile="yes")
+    # CPU tensors run eagerly by default (no compiler needed)
+    from tcast_torch._compiled import use_compiled
+
+    assert not use_compiled(_x(), None, None)
+    assert use_compiled(_x(), True, None) and not use_compiled(_x(), True, ("seed", 3))
