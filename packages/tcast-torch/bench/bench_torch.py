@@ -1,7 +1,9 @@
 """Benchmark of tcast-torch on a GPU (not a test): virtual and actual MXFP8, MXFP4, NVFP4.
 
 For each size (bfloat16, 8192 x 8192 and 16384 x 16384) and cast, times tcast_torch.cast
-eager and under ``torch.compile`` with ``triton.testing.do_bench`` (median, L2 flushed
+called eagerly (default ``compile=False``: one PyTorch kernel per operation), called eagerly
+with ``compile=True`` (its own compiled kernels), and inside the caller's ``torch.compile``,
+with ``triton.testing.do_bench`` (median, L2 flushed
 between runs), beside, in the same run, a device-to-device copy of the input and the peer:
 torchao's ``to_mx`` (MXFP8, MXFP4) and ``nvfp4_quantize`` with a per-tensor scale (NVFP4),
 compiled on the same input. GB/s counts bytes read (the input once) plus bytes written
@@ -105,9 +107,10 @@ def main() -> None:
         a, b = _bits(probe(xs)), _bits(torch.compile(probe)(xs))
         same.append(all(torch.equal(p, q) for p, q in zip(a, b, strict=True)))
     print("yes" if all(same) else f"NO: {same}")
-    print("| size | cast | eager ms | compiled ms | compiled GB/s | compiled vs copy | "
-          "eager / compiled | peer compiled ms | peer / tcast compiled |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| size | cast | eager ms | eager, compile=True ms | compiled ms | compiled GB/s | "
+          "compiled vs copy | eager (compile=True) / compiled | peer compiled ms | "
+          "peer / tcast compiled |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     peers = {name: _peer(name) for name in ("mxfp8", "mxfp4", "nvfp4")}
     for size in (int(s) for s in args.sizes.split(",")):
         x = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
@@ -117,7 +120,11 @@ def main() -> None:
             def run(v, name=name, castmode=castmode):
                 return tcast_torch.cast(v, name, castmode=castmode)
 
+            def internal(v, name=name, castmode=castmode):
+                return tcast_torch.cast(v, name, castmode=castmode, compile=True)
+
             t_eager = _ms(run, x, args.rep)
+            t_plain = _ms(internal, x, args.rep)
             torch._dynamo.reset()  # a fresh static-shape graph per cast and size
             t_comp = _ms(torch.compile(run), x, args.rep)
             gbs = (2 * n + _written(n, name, castmode)) / (t_comp * 1e-3) / 1e9
@@ -130,10 +137,11 @@ def main() -> None:
                 peer_ms, ratio = f"{t_peer:.3f}", f"{t_peer / t_comp:.2f}"
             elif castmode == "actual":
                 peer_ms = f"unavailable ({why})"
-            print(f"| {size}² | {name} {castmode} | {t_eager:.3f} | {t_comp:.3f} | {gbs:.0f} | "
-                  f"{t_comp / t_copy:.2f}x | {t_eager / t_comp:.1f}x | {peer_ms} | {ratio} |",
+            print(f"| {size}² | {name} {castmode} | {t_eager:.3f} | {t_plain:.3f} | "
+                  f"{t_comp:.3f} | {gbs:.0f} | "
+                  f"{t_comp / t_copy:.2f}x | {t_plain / t_comp:.1f}x | {peer_ms} | {ratio} |",
                   flush=True)
-        print(f"| {size}² | d2d copy | {t_copy:.3f} | | {2 * 2 * n / (t_copy * 1e-3) / 1e9:.0f} "
+        print(f"| {size}² | d2d copy | {t_copy:.3f} | | | {2 * 2 * n / (t_copy * 1e-3) / 1e9:.0f} "
               f"| 1.00x | | | |", flush=True)
         del x
         torch.cuda.empty_cache()

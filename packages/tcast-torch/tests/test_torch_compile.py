@@ -94,5 +94,5 @@ def test_compile_argument_is_checked():
     # CPU tensors run eagerly by default (no compiler needed)
     from tcast_torch._compiled import use_compiled
 
-    assert not use_compiled(_x(), None, None)
+    assert not use_compiled(_x(), None, None) and not use_compiled(_x(), False, None)
     assert use_compiled(_x(), True, None) and not use_compiled(_x(), True, ("seed", 3))

@@ -147,7 +147,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     grad: str = "ste",
-    compile: bool | None = None,
+    compile: bool | None = False,
 ) -> torch.Tensor | CastResult:
     """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -164,10 +164,11 @@ def cast(
         grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
             (straight through, the default) or ``"saturate"`` (zero where the cast clipped
             the input; see ``tcast_torch._autograd``).
-        compile: run a ``torch.compile``d version of the cast (the same bits, a few fused
-            kernels instead of tens): ``None`` (default) on CUDA tensors, ``True`` on any
-            device, ``False`` never. The first call of each datatype and modes compiles (a
-            few seconds); see ``tcast_torch._compiled`` for what always runs eagerly.
+        compile: run a ``torch.compile``d version of the cast (a few fused kernels instead
+            of tens; the first call of each datatype and modes compiles, a few seconds):
+            ``False`` (default) never, ``True`` always, ``None`` on CUDA tensors. Compiled
+            GPU code is not yet bit-exact for every datatype (see the package README), so
+            it is opt-in; see ``tcast_torch._compiled`` for what always runs eagerly.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.

@@ -1,4 +1,4 @@
-"""Compiled kernels behind eager calls: ``cast(..., compile=True)`` (the default on CUDA).
+"""Compiled kernels behind eager calls: ``cast(..., compile=True)`` (opt-in).
 
 An eager cast runs one PyTorch kernel per tensor operation (tens of them, each a full pass
 over memory); ``torch.compile`` fuses the same operations into one or two kernels. With
@@ -23,7 +23,7 @@ __all__ = ["compiled_cast", "use_compiled"]
 
 
 def use_compiled(x: torch.Tensor, compile: bool | None, rsrc) -> bool:
-    """Whether this call runs the compiled kernel (``compile=None``: on CUDA tensors)."""
+    """Whether this call runs the compiled kernel (``compile=None`` means on CUDA tensors)."""
     if compile is False or (compile is None and x.device.type != "cuda"):
         return False
     if torch.compiler.is_compiling():
