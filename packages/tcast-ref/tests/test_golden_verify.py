@@ -35,6 +35,42 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
+class _AlteredRef:
+    """The reference engine with ``alter(result, castmode)`` applied to its results."""
+
+    priority = 0
+
+    def __init__(self, name, alter):
+        self.name, self.alter = name, alter
+
+    def accepts(self, x):
+        return isinstance(x, np.ndarray)
+
+    def supports(self, dtype, modes):
+        return True
+
+    def cast(self, x, dtype, **kw):
+        import tcast_ref
+
+        r = tcast_ref.cast(x, dtype, **kw)
+        self.alter(r, kw["castmode"].value)
+        return r
+
+    def upcast(self, result):
+        import tcast_ref
+
+        return tcast_ref.upcast(result)
+
+
+def _install(monkeypatch, engine) -> None:
+    """Make ``engine`` visible to ``tcast verify --engine`` beside the installed ones."""
+    import tcast
+
+    loaded = tcast.load_engines()
+    fake = type(loaded)({**loaded.engines, engine.name: engine}, loaded.failures)
+    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: fake)
+
+
 # ------------------------------------------------------------------ integrity
 @pytest.mark.parametrize("victim", ["vectors.txt", "vectors.memh", "vectors.npz"])
 def test_a_damaged_file_is_refused_before_anything_else(sets, tmp_path, capsys, victim):
@@ -218,31 +254,13 @@ def test_every_installed_engine_passes_and_a_missing_one_exits_2(sets, capsys):
 
 def test_an_engine_that_disagrees_is_reported(sets, monkeypatch, capsys):
     """A fake engine that flips one code: verify names that case (engine path, not a file)."""
-    import tcast
-    import tcast_ref
 
-    class Off:
-        name, priority = "off", 0
+    def flip(r, castmode):
+        if castmode == "actual":
+            r.data = r.data.copy()
+            r.data.reshape(-1)[7] ^= 1
 
-        def accepts(self, x):
-            return isinstance(x, np.ndarray)
-
-        def supports(self, dtype, modes):
-            return True
-
-        def cast(self, x, dtype, **kw):
-            r = tcast_ref.cast(x, dtype, **kw)
-            if kw["castmode"].value == "actual":
-                r.data = r.data.copy()
-                r.data.reshape(-1)[7] ^= 1
-            return r
-
-        def upcast(self, result):
-            return tcast_ref.upcast(result)
-
-    loaded = tcast.load_engines()
-    fake = type(loaded)({**loaded.engines, "off": Off()}, loaded.failures)
-    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: fake)
+    _install(monkeypatch, _AlteredRef("off", flip))
     assert main(["verify", str(sets["float8_e4m3fn"]), "--engine", "off"]) == 1
     out = capsys.readouterr().out
     assert "case 8: " in out and "OUT observed" in out
@@ -325,37 +343,18 @@ def test_negative_max_errors_is_refused(sets, capsys):
 def test_compress_sets_check_the_engines_packing(tmp_path, monkeypatch, capsys):
     """An engine whose compress output swaps the two nibbles of one byte fails a compress set,
     at exactly those two elements (its actual casts are right)."""
-    import tcast
-    import tcast_ref
-
     d = tmp_path / "c"
     write(generate(Settings.of("mxfp4", castmode="compress")), d)
     packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
     byte = int(np.argmax((packed & 0xF) != (packed >> 4)))  # the first byte with two codes
     assert (packed[byte] & 0xF) != (packed[byte] >> 4)
 
-    class BadPacker:
-        name, priority = "badpack", 0
+    def swap(r, castmode):
+        if castmode == "compress":
+            r.data = r.data.copy()
+            r.data[byte] = ((r.data[byte] & 0xF) << 4) | (r.data[byte] >> 4)
 
-        def accepts(self, x):
-            return isinstance(x, np.ndarray)
-
-        def supports(self, dtype, modes):
-            return True
-
-        def cast(self, x, dtype, **kw):
-            r = tcast_ref.cast(x, dtype, **kw)
-            if kw["castmode"].value == "compress":
-                r.data = r.data.copy()
-                r.data[byte] = ((r.data[byte] & 0xF) << 4) | (r.data[byte] >> 4)
-            return r
-
-        def upcast(self, result):
-            return tcast_ref.upcast(result)
-
-    loaded = tcast.load_engines()
-    fake = type(loaded)({**loaded.engines, "badpack": BadPacker()}, loaded.failures)
-    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: fake)
+    _install(monkeypatch, _AlteredRef("badpack", swap))
     assert main(["verify", str(d), "--engine", "ref"]) == 0
     capsys.readouterr()
     assert main(["verify", str(d), "--engine", "badpack"]) == 1
