@@ -8,58 +8,15 @@ best and comes later), so padding is invisible in the result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from tcast import DataType, SpecError
+from tcast import BlockLayout, DataType, block_layout
 
 __all__ = ["Tiling", "tiling"]
 
 
-@dataclass(frozen=True)
-class Tiling:
-    """How an array of ``shape`` maps onto blocks.
-
-    Attributes:
-        shape: the array's shape.
-        dims: tiled dimensions in segment order (empty for a tensor scale).
-        sizes: tile length along each tiled dimension (padded length for channels).
-        scale_shape: the scale array's shape.
-        sparse: index of the sparse segment in ``dims``, or None.
-        sparse_m: the sparsity group length (0 when dense).
-        sparse_n: kept elements per group.
-    """
-
-    shape: tuple[int, ...]
-    dims: tuple[int, ...]
-    sizes: tuple[int, ...]
-    scale_shape: tuple[int, ...]
-    sparse: int | None
-    sparse_m: int
-    sparse_n: int
-
-    @property
-    def _rest(self) -> tuple[int, ...]:
-        return tuple(n for d, n in enumerate(self.shape) if d not in self.dims)
-
-    @property
-    def _counts(self) -> tuple[int, ...]:
-        return tuple(-(-self.shape[d] // t) for d, t in zip(self.dims, self.sizes, strict=True))
-
-    @property
-    def scale_counts_shape(self) -> tuple[int, ...]:
-        """Shape of the per-block layout (*rest, *counts); ``(1,)`` for a tensor scale."""
-        if not self.dims:
-            return (1,)
-        return (*self._rest, *self._counts)
-
-    @property
-    def block_len(self) -> int:
-        """Elements per block (padding included)."""
-        if not self.dims:
-            return max(int(np.prod(self.shape, dtype=np.int64)), 1)
-        return int(np.prod(self.sizes, dtype=np.int64))
+class Tiling(BlockLayout):
+    """A :class:`tcast.BlockLayout` with the array operations of this engine."""
 
     def to_blocks(self, a: np.ndarray) -> np.ndarray:
         """Array of ``shape`` -> (*rest, *counts, block_len); padding is 0 (False for bools)."""
@@ -73,14 +30,14 @@ class Tiling:
         moved = np.moveaxis(a, self.dims, range(nd - k, nd))
         pads = [(0, 0)] * (nd - k) + [
             (0, c * t - self.shape[d])
-            for d, t, c in zip(self.dims, self.sizes, self._counts, strict=True)
+            for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True)
         ]
         if any(p[1] for p in pads):
             moved = np.pad(moved, pads)
         rest = moved.shape[: nd - k]
         if k == 1:
-            return moved.reshape(*rest, self._counts[0], self.sizes[0])
-        (c1, c2), (t1, t2) = self._counts, self.sizes
+            return moved.reshape(*rest, self.counts[0], self.sizes[0])
+        (c1, c2), (t1, t2) = self.counts, self.sizes
         blocks = moved.reshape(*rest, c1, t1, c2, t2)
         blocks = np.moveaxis(blocks, -3, -2)  # (*rest, c1, c2, t1, t2)
         return blocks.reshape(*rest, c1, c2, t1 * t2)
@@ -94,9 +51,9 @@ class Tiling:
         k = len(self.dims)
         rest = b.shape[:-1 - k]
         if k == 1:
-            moved = b.reshape(*rest, self._counts[0] * self.sizes[0])
+            moved = b.reshape(*rest, self.counts[0] * self.sizes[0])
         else:
-            (c1, c2), (t1, t2) = self._counts, self.sizes
+            (c1, c2), (t1, t2) = self.counts, self.sizes
             blocks = b.reshape(*rest, c1, c2, t1, t2)
             moved = np.moveaxis(blocks, -2, -3).reshape(*rest, c1 * t1, c2 * t2)
         crop = tuple([slice(None)] * (nd - k) + [slice(0, self.shape[d]) for d in self.dims])
@@ -139,27 +96,11 @@ class Tiling:
 
 
 def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> Tiling:
-    """The Tiling of a scaled datatype over an array shape.
+    """The Tiling of a scaled datatype over a shape (:func:`tcast.block_layout`).
 
     Raises:
-        SpecError: if a tile segment names a dimension the array does not have.
+        SpecError: for an unscaled datatype, a tile segment naming a dimension the array does
+            not have, or two segments landing on one dimension.
     """
-    sspec = dtype.sspec
-    if sspec is None:
-        raise SpecError(f"{dtype.name} is unscaled: it has no tiles")
-    if not sspec.tiles:
-        return Tiling(tuple(shape), (), (), (), None, 0, 0)
-    dims = sspec.dims(len(shape), transpose)
-    sizes = []
-    sparse, sm, sn = None, 0, 0
-    for i, (d, t) in enumerate(zip(dims, sspec.tiles, strict=True)):
-        size = t.size or max(shape[d], 1)
-        if t.is_sparse:
-            sparse, sm, sn = i, t.sparse_m, t.sparse_n
-            size = -(-size // t.sparse_m) * t.sparse_m  # a channel pads to whole groups
-        sizes.append(size)
-    scale_shape = tuple(
-        (-(-shape[d] // sizes[dims.index(d)]) if shape[d] else 0) if d in dims else shape[d]
-        for d in range(len(shape))
-    )
-    return Tiling(tuple(shape), tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn)
+    b = block_layout(shape, dtype, transpose)  # fields spelled out: torch.compile traces this
+    return Tiling(b.shape, b.dims, b.sizes, b.scale_shape, b.sparse, b.sparse_m, b.sparse_n)

@@ -148,6 +148,7 @@ from .combinations import DEFAULT_SPACE, CombinationSpace, combinations
 from .datatype import DataType, datatype
 from .engine import ENTRY_POINT_GROUP, CastModes, CastResult, Engine, engines, load_engines
 from .errors import EngineNotFoundError, SpecError, TcastError, UnsupportedError
+from .layout import BlockLayout, block_layout
 from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
 from .number import Kind, NumberSpec, Style, number
 from .philox import check_random_source, philox4x32, random_bits
@@ -160,6 +161,7 @@ __all__ = [
     "DESCRIPTIONS",
     "ENTRY_POINT_GROUP",
     "NOT_YET_SUPPORTED",
+    "BlockLayout",
     "CastMode",
     "CastModes",
     "CastResult",
@@ -208,6 +210,7 @@ __all__ = [
     "binary8p5",
     "binary8p6",
     "binary8p7",
+    "block_layout",
     "cast",
     "cast_mode",
     "check_random_source",

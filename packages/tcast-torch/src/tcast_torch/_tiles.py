@@ -11,75 +11,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from tcast import DataType, SpecError
+from tcast import BlockLayout, DataType, block_layout
 
 __all__ = ["Tiling", "tiling"]
 
 
-@dataclass(frozen=True)
-class Tiling:
-    """How a tensor of ``shape`` maps onto blocks.
-
-    Attributes:
-        shape: the tensor's shape.
-        dims: tiled dimensions in segment order (empty for a tensor scale).
-        sizes: tile length along each tiled dimension (padded length for channels).
-        scale_shape: the scale tensor's shape.
-        sparse: index of the sparse segment in ``dims``, or None.
-        sparse_m: the sparsity group length (0 when dense).
-        sparse_n: kept elements per group.
-    """
-
-    shape: tuple[int, ...]
-    dims: tuple[int, ...]
-    sizes: tuple[int, ...]
-    scale_shape: tuple[int, ...]
-    sparse: int | None
-    sparse_m: int
-    sparse_n: int
-
-    @property
-    def _rest(self) -> tuple[int, ...]:
-        return tuple(n for d, n in enumerate(self.shape) if d not in self.dims)
-
-    @property
-    def _counts(self) -> tuple[int, ...]:
-        return tuple(-(-self.shape[d] // t) for d, t in zip(self.dims, self.sizes, strict=True))
-
-    @property
-    def scale_counts_shape(self) -> tuple[int, ...]:
-        """Shape of the per-block layout (*rest, *counts); ``(1,)`` for a tensor scale."""
-        if not self.dims:
-            return (1,)
-        return (*self._rest, *self._counts)
-
-    @property
-    def block_len(self) -> int:
-        """Elements per block (padding included)."""
-        if not self.dims:
-            return max(math.prod(self.shape), 1)
-        return math.prod(self.sizes)
-
-    @property
-    def kept_count(self) -> int:
-        """Elements the sparsity groups keep over the whole tensor (all of them when dense)."""
-        total = math.prod(self.shape)
-        if not self.sparse_m or total == 0:
-            return total
-        d = self.dims[self.sparse]
-        length, tile = self.shape[d], self.sizes[self.sparse]
-        m, n = self.sparse_m, self.sparse_n
-        per_line = 0
-        for start in range(0, length, tile):  # groups restart at every tile
-            real = min(tile, length - start)
-            full, part = divmod(real, m)
-            per_line += full * n + min(n, part)
-        return total // length * per_line
+class Tiling(BlockLayout):
+    """A :class:`tcast.BlockLayout` with the array operations of this engine."""
 
     def to_blocks(self, a: torch.Tensor) -> torch.Tensor:
         """Tensor of ``shape`` -> (*rest, *counts, block_len); padding is 0 (False for bools)."""
@@ -92,7 +34,7 @@ class Tiling:
         k = len(self.dims)
         moved = torch.movedim(a, self.dims, tuple(range(nd - k, nd)))
         extra = [c * t - self.shape[d]
-                 for d, t, c in zip(self.dims, self.sizes, self._counts, strict=True)]
+                 for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True)]
         if any(extra):
             pads: list[int] = []
             for e in reversed(extra):  # F.pad lists the last dimension first
@@ -100,8 +42,8 @@ class Tiling:
             moved = F.pad(moved, pads)
         rest = moved.shape[: nd - k]
         if k == 1:
-            return moved.reshape(*rest, self._counts[0], self.sizes[0])
-        (c1, c2), (t1, t2) = self._counts, self.sizes
+            return moved.reshape(*rest, self.counts[0], self.sizes[0])
+        (c1, c2), (t1, t2) = self.counts, self.sizes
         blocks = moved.reshape(*rest, c1, t1, c2, t2)
         blocks = torch.movedim(blocks, -3, -2)  # (*rest, c1, c2, t1, t2)
         return blocks.reshape(*rest, c1, c2, t1 * t2)
@@ -115,9 +57,9 @@ class Tiling:
         k = len(self.dims)
         rest = b.shape[: -1 - k]
         if k == 1:
-            moved = b.reshape(*rest, self._counts[0] * self.sizes[0])
+            moved = b.reshape(*rest, self.counts[0] * self.sizes[0])
         else:
-            (c1, c2), (t1, t2) = self._counts, self.sizes
+            (c1, c2), (t1, t2) = self.counts, self.sizes
             blocks = b.reshape(*rest, c1, c2, t1, t2)
             moved = torch.movedim(blocks, -2, -3).reshape(*rest, c1 * t1, c2 * t2)
         for i, d in enumerate(self.dims):
@@ -163,29 +105,11 @@ class Tiling:
 
 
 def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> Tiling:
-    """The Tiling of a scaled datatype over a tensor shape.
+    """The Tiling of a scaled datatype over a shape (:func:`tcast.block_layout`).
 
     Raises:
-        SpecError: if a tile segment names a dimension the tensor does not have, or two
-            segments land on one dimension.
+        SpecError: for an unscaled datatype, a tile segment naming a dimension the array does
+            not have, or two segments landing on one dimension.
     """
-    sspec = dtype.sspec
-    if sspec is None:
-        raise SpecError(f"{dtype.name} is unscaled: it has no tiles")
-    shape = tuple(int(n) for n in shape)
-    if not sspec.tiles:
-        return Tiling(shape, (), (), (), None, 0, 0)
-    dims = sspec.dims(len(shape), transpose)
-    sizes = []
-    sparse, sm, sn = None, 0, 0
-    for i, (d, t) in enumerate(zip(dims, sspec.tiles, strict=True)):
-        size = t.size or max(shape[d], 1)
-        if t.is_sparse:
-            sparse, sm, sn = i, t.sparse_m, t.sparse_n
-            size = -(-size // t.sparse_m) * t.sparse_m  # a channel pads to whole groups
-        sizes.append(size)
-    scale_shape = tuple(
-        (-(-shape[d] // sizes[dims.index(d)]) if shape[d] else 0) if d in dims else shape[d]
-        for d in range(len(shape))
-    )
-    return Tiling(shape, tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn)
+    b = block_layout(shape, dtype, transpose)  # fields spelled out: torch.compile traces this
+    return Tiling(b.shape, b.dims, b.sizes, b.scale_shape, b.sparse, b.sparse_m, b.sparse_n)
