@@ -96,3 +96,16 @@ def test_compile_argument_is_checked():
 
     assert not use_compiled(_x(), None, None) and not use_compiled(_x(), False, None)
     assert use_compiled(_x(), True, None) and not use_compiled(_x(), True, ("seed", 3))
+
+
+def test_exact_inductor_options_name_real_config_keys():
+    """The options exist in this torch and a compile with them gives the eager bits."""
+    import torch._inductor.config as inductor
+
+    opts = tcast_torch.exact_inductor_options()
+    assert opts.get("emulate_precision_casts") is True
+    for key in opts:
+        obj = inductor
+        for part in key.split("."):
+            assert hasattr(obj, part), key
+            obj = getattr(obj, part)

@@ -9,6 +9,7 @@ synchronisation, so it also runs under ``torch.compile``.
 
 from ._cast import INPUT_DTYPES, cast, upcast
 from ._codec import decode, encode
+from ._compiled import exact_inductor_options
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
 from ._engine import TorchEngine, engine
 from ._model import (
@@ -40,6 +41,7 @@ __all__ = [
     "decode",
     "encode",
     "engine",
+    "exact_inductor_options",
     "pack_codes",
     "pack_mask",
     "quantize_model",

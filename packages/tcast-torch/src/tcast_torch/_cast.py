@@ -166,9 +166,10 @@ def cast(
             the input; see ``tcast_torch._autograd``).
         compile: run a ``torch.compile``d version of the cast (a few fused kernels instead
             of tens; the first call of each datatype and modes compiles, a few seconds):
-            ``False`` (default) never, ``True`` always, ``None`` on CUDA tensors. Compiled
-            GPU code is not yet bit-exact for every datatype (see the package README), so
-            it is opt-in; see ``tcast_torch._compiled`` for what always runs eagerly.
+            ``False`` (default) never, ``True`` always, ``None`` on CUDA tensors. The
+            compiled kernels use :func:`exact_inductor_options`; on CUDA three float32-scaled
+            datatypes still differ by an ulp (see the package README), so it is opt-in; see
+            ``tcast_torch._compiled`` for what always runs eagerly.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.

@@ -19,7 +19,7 @@ import torch
 
 from tcast import CastMode, DataType, RoundMode, ScaleMode
 
-__all__ = ["compiled_cast", "use_compiled"]
+__all__ = ["compiled_cast", "exact_inductor_options", "use_compiled"]
 
 
 def use_compiled(x: torch.Tensor, compile: bool | None, rsrc) -> bool:
@@ -46,4 +46,23 @@ def compiled_cast(
         return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
                             transpose)
 
-    return torch.compile(run)
+    return torch.compile(run, options=exact_inductor_options())
+
+
+def exact_inductor_options() -> dict:
+    """Inductor options that keep float32 arithmetic as eager rounds it.
+
+    Triton contracts a multiply and an add into one FMA (one rounding instead of two) and
+    divides float32 approximately (``div.full``) unless told otherwise; both change bits of
+    the scale and zero-point arithmetic. ``emulate_precision_casts`` turns FMA contraction
+    off and ``eager_numerics.division_rounding`` (newer torch) asks for correctly rounded
+    division. Pass the same options to your own ``torch.compile`` around tcast_torch casts.
+    """
+    import torch._inductor.config as inductor
+
+    options = {}
+    if hasattr(inductor, "emulate_precision_casts"):
+        options["emulate_precision_casts"] = True
+    if hasattr(getattr(inductor, "eager_numerics", None), "division_rounding"):
+        options["eager_numerics.division_rounding"] = True
+    return options
