@@ -43,19 +43,23 @@ def f32(v: float | Fraction) -> float:
 
 
 def div(a: torch.Tensor, b: float | torch.Tensor) -> torch.Tensor:
-    """fl32(a / b), correctly rounded on every device.
+    """fl32(a / b) of float32 operands, correctly rounded on every device and compiler.
 
-    The divisor is always a tensor on ``a``'s device: CUDA divides by a host scalar through
-    its reciprocal, which is not the correctly rounded quotient (SEMANTICS.md §0).
+    Computed in float64 and rounded once to float32: for float32 operands the float64
+    quotient rounded to float32 is the correctly rounded float32 quotient (53 >= 2 * 24 + 2:
+    double rounding of a division is innocuous, Figueroa 1995). This holds where float32
+    division itself is not exact: CUDA divides by a host scalar through its reciprocal,
+    Triton divides approximately, and Inductor may turn a division by a constant into a
+    multiplication. Only per-block values are divided, so the float64 work is small.
     """
     if not isinstance(b, torch.Tensor):
-        b = torch.full((), b, dtype=torch.float32, device=a.device)
-    return a / b
+        b = torch.full((), b, dtype=torch.float64, device=a.device)
+    return (a.to(torch.float64) / b.to(torch.float64)).to(torch.float32)
 
 
 def recip(a: torch.Tensor) -> torch.Tensor:
-    """fl32(1 / a), correctly rounded."""
-    return torch.ones_like(a) / a
+    """fl32(1 / a), correctly rounded (through float64, as :func:`div`)."""
+    return (1.0 / a.to(torch.float64)).to(torch.float32)
 
 
 def elem_max(n: NumberSpec, power_of_two: bool) -> Fraction:
