@@ -167,8 +167,8 @@ def cast(
         compile: run a ``torch.compile``d version of the cast (a few fused kernels instead
             of tens; the first call of each datatype and modes compiles, a few seconds):
             ``False`` (default) never, ``True`` always, ``None`` on CUDA tensors. The
-            compiled kernels use :func:`exact_inductor_options`; on CUDA three float32-scaled
-            datatypes still differ by an ulp (see the package README), so it is opt-in; see
+            compiled kernels use :func:`exact_inductor_options` and matched the reference on
+            the CUDA conformance fast tier (see the package README); see
             ``tcast_torch._compiled`` for what always runs eagerly.
 
     Returns:
