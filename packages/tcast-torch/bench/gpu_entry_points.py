@@ -1,0 +1,48 @@
+r"""Make the tcast engines discoverable on a machine that cannot build wheels (no network).
+
+The conformance harness finds engines through entry points, which need installed
+distribution metadata. On the GPU machine there is no index to build wheels from, so this
+writes minimal ``*.dist-info`` folders (METADATA, entry_points.txt) into a directory on
+``PYTHONPATH``, with the packages' sources on ``PYTHONPATH`` too. It also registers
+``torchc``, the torch engine run with ``compile=True`` (see ``compiled_engine.py``), so the
+harness can check the compiled kernels::
+
+    python3 packages/tcast-torch/bench/gpu_entry_points.py /tmp/site
+    P=$PWD/packages
+    export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-torch/bench
+    export PYTHONPATH=$PYTHONPATH:/tmp/site TCAST_CONFORMANCE_DEVICE=cuda:0
+    TCAST_CONFORMANCE_ENGINES=torch,torchc python3 -m pytest tests/test_conformance.py \
+        -p no:benchmark -n 14
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ENTRY_POINTS = {
+    "tcast_spec": ("tcast-spec", "[console_scripts]\ntcast = tcast.cli:main\n"),
+    "tcast_ref": ("tcast-ref", "[tcast.engines]\nref = tcast_ref:engine\n[tcast.commands]\n"
+                  "golden = tcast_ref.cli:register_golden\n"
+                  "verify = tcast_ref.cli:register_verify\n"),
+    "tcast_torch": ("tcast-torch", "[tcast.engines]\ntorch = tcast_torch:engine\n"),
+    "compiled_engine": ("tcast-torch-compiled",
+                        "[tcast.engines]\ntorchc = compiled_engine:engine\n"),
+}
+
+
+def main() -> None:
+    """Write the dist-info folders into the directory given on the command line."""
+    site = Path(sys.argv[1])
+    site.mkdir(parents=True, exist_ok=True)
+    for module, (name, eps) in ENTRY_POINTS.items():
+        d = site / f"{module}-0.1.0.dist-info"
+        d.mkdir(exist_ok=True)
+        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+        (d / "entry_points.txt").write_text(eps)
+        (d / "RECORD").write_text("")
+    print(f"entry points for {', '.join(ENTRY_POINTS)} in {site}")
+
+
+if __name__ == "__main__":
+    main()
