@@ -180,16 +180,22 @@ def test_max_errors_limits_the_printout(sets, tmp_path, capsys):
     assert out.count("  case ") == 3 and "... 27 more" in out
 
 
-def test_nan_payloads_match_unless_strict(sets, tmp_path, capsys):
-    """e4m3fn NaN codes 0x7F and 0xFF are both NaN: equal by default, not with --strict-nan."""
-    d = sets["float8_e4m3fn"]
+def _replace_first_out(d: Path, tmp_path: Path, old: str, new: str) -> Path:
+    """A results file equal to an unscaled set's, with the first OUT word ``old`` -> ``new``."""
     lines = _lines(d / "vectors.txt")
-    i = next(k for k, ln in enumerate(lines) if ln.split(" ")[1:2] == ["7F"])
+    i = next(k for k, ln in enumerate(lines) if ln.split(" ")[1:2] == [old])
     w = lines[i].split(" ")
-    w[1] = "FF"
+    w[1] = new
     lines[i] = " ".join(w)
     act = tmp_path / "r.txt"
     act.write_text("\n".join(lines) + "\n")
+    return act
+
+
+def test_nan_payloads_match_unless_strict(sets, tmp_path, capsys):
+    """e4m3fn NaN codes 0x7F and 0xFF are both NaN: equal by default, not with --strict-nan."""
+    d = sets["float8_e4m3fn"]
+    act = _replace_first_out(d, tmp_path, "7F", "FF")
     assert main(["verify", str(d), "--actual", str(act)]) == 0
     capsys.readouterr()
     assert main(["verify", str(d), "--actual", str(act), "--strict-nan"]) == 1
@@ -198,13 +204,7 @@ def test_nan_payloads_match_unless_strict(sets, tmp_path, capsys):
 
 def test_virtual_float32_nan_payloads(sets, tmp_path, capsys):
     d = sets["e5m2"]
-    lines = _lines(d / "vectors.txt")
-    i = next(k for k, ln in enumerate(lines) if ln.split(" ")[1:2] == ["7FC00000"])
-    w = lines[i].split(" ")
-    w[1] = "7FC00123"
-    lines[i] = " ".join(w)
-    act = tmp_path / "r.txt"
-    act.write_text("\n".join(lines) + "\n")
+    act = _replace_first_out(d, tmp_path, "7FC00000", "7FC00123")
     assert main(["verify", str(d), "--actual", str(act)]) == 0
     assert main(["verify", str(d), "--actual", str(act), "--strict-nan"]) == 1
 
