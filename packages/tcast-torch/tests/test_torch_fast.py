@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
 import tcast
+from tcast_torch._bits import clamp_finite
 from tcast_torch._cast import cast_checked, check_cast_args
-from tcast_torch._fast import codes_from_values, fast_scaled
+from tcast_torch._fast import (
+    _grid_codes,
+    _grid_values,
+    block_amax,
+    codes_from_values,
+    fast_scaled,
+    small_grid,
+)
 
 F32 = torch.float32
 
@@ -95,3 +105,64 @@ def test_codes_from_values_inverts_decode_on_every_finite_code(code):
     if not n.has_negzero:  # fnuz/uz: -0 is the NaN code; zero decodes to +0 only
         assert 0 in codes
     assert torch.equal(got, want)
+
+
+SMALL = ["e2m1f", "e2m1", "e2m1fn", "e2m1fnuz", "e2m1uz", "e2m1b2", "e1m2", "e1m2f", "e3m0f",
+         "e3m0fnuz", "e1m1f", "e2m0f"]
+
+
+def _threshold_probes(n) -> torch.Tensor:
+    """Every magnitude and midpoint of n, their float32 neighbours, far beyond, random; +-."""
+    mags = [tcast.exact.decode(c, n) for c in range(n.max_code + 1)]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(mags)]  # exact: both are tiny dyadics
+    t = torch.tensor(mags + mids + [2 * mags[-1], 3.0e38, 2.0**-149], dtype=F32)
+    inf = torch.full_like(t, float("inf"))
+    t = torch.cat([t, torch.nextafter(t, inf), torch.nextafter(t, -inf)])
+    g = torch.Generator().manual_seed(3)
+    t = torch.cat([t, torch.rand(512, generator=g) * 2 * mags[-1]])
+    return torch.cat([t, -t])
+
+
+@pytest.mark.parametrize("code", SMALL)
+def test_small_grid_rounding_equals_exact_model(code):
+    """Counting thresholds gives the exact model's saturating RNE code and value."""
+    n = tcast.number(code)
+    grid = small_grid(n)
+    assert grid is not None and len(grid) == n.max_code
+    xs = _threshold_probes(n)
+    want = [tcast.exact.encode(v, n, "even", saturate=True) for v in xs.tolist()]
+    assert _grid_codes(xs, n, grid).tolist() == want
+    values = torch.tensor([tcast.exact.decode(c, n) for c in want], dtype=F32)
+    assert torch.equal(_grid_values(xs, n, grid).view(torch.int32), values.view(torch.int32))
+
+
+@pytest.mark.parametrize("code", ["e4m3fn", "e3m2f", "e2m3f", "int4", "e4m0"])
+def test_small_grid_only_for_small_float_formats(code):
+    assert small_grid(tcast.number(code)) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_block_amax_equals_abs_amax(dtype):
+    """The integer max of magnitude bits is abs().amax() bit for bit: NaN, Inf, -0, tiny."""
+    x = _inputs(dtype)
+    x[10, 3] = -float("nan")
+    want = x.to(F32).abs().amax(-1)
+    got = block_amax(x)
+    assert got.dtype == F32
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    keep = ~torch.isnan(want)
+    assert torch.equal(got[keep].view(torch.int32), want[keep].view(torch.int32))
+
+
+# Inductor's CPU code generation imports torch.jit pieces that warn about themselves
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+def test_clamp_finite_compiled_equals_clamp():
+    """The compiled compare-and-select form gives torch.clamp's bits, NaN and -0 included."""
+    x = torch.tensor([float("nan"), -float("nan"), float("inf"), -float("inf"), -0.0, 0.0,
+                      448.0, 449.0, -449.0, 1e-45, 3.0e38])
+    compiled = torch.compile(lambda v: clamp_finite(v, 448.0), fullgraph=True)
+    want = torch.clamp(x, -448.0, 448.0)
+    for got in (clamp_finite(x, 448.0), compiled(x)):
+        assert torch.equal(torch.isnan(got), torch.isnan(want))
+        keep = ~torch.isnan(want)
+        assert torch.equal(got[keep].view(torch.int32), want[keep].view(torch.int32))

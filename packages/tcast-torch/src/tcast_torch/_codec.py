@@ -15,6 +15,7 @@ from tcast import Kind, NumberSpec, RoundMode, SpecError, Style, number, round_m
 from ._bits import (
     NAN_BITS,
     SIGN,
+    clamp_finite,
     floor_log2_small,
     nan_like_bits,
     pick,
@@ -285,8 +286,7 @@ def round_even_values(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor | None:
         # ties go to the even code (the exponent's parity); float32's exponent field has the
         # other parity here, so the carry trick would pick the odd code
         return None
-    hi = spec.maxfloat
-    xc = torch.clamp(x, -hi, hi)
+    xc = clamp_finite(x, spec.maxfloat)
     drop = 23 - spec.mbits
     b = to_bits(xc)
     normal = (((b >> drop) & 1) + ((1 << (drop - 1)) - 1) + b) & s32(~((1 << drop) - 1))

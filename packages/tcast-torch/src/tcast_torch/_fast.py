@@ -2,14 +2,24 @@
 
 MX-style casts (float elements, a power-of-two scale, 1-D tiles along the last dimension
 that divide it, round to nearest even, no sparsity) and float-scaled ones (NVFP4) are
-computed on ``x.reshape(-1, T)`` directly: one row reduction, then per element a multiply,
-the float32 carry-trick rounding (``round_even_values``), and either a multiply by the
-decode scale (virtual) or the code built from the rounded value's bits (actual). No step
-reinterprets a full-size computed tensor as another dtype, which keeps the whole cast one
-fused kernel under ``torch.compile`` (a full-size dtype view of an intermediate makes
-Inductor write it to memory), and the element work stays a few integer operations, so the
-cast is bound by memory, not arithmetic. The general path handles everything else; the
-tests compare the two bit for bit.
+computed on ``x.reshape(-1, T)`` directly: one row reduction, then per element a multiply and
+the rounding, then either a multiply by the decode scale (virtual) or the code (actual).
+
+Each step is chosen for the instructions it becomes in the one fused kernel that
+``torch.compile`` makes of it (measured on an H200, packages/tcast-torch/README.md):
+
+* the block amax is an integer max of the input's magnitude bits (:func:`block_amax`), one
+  instruction per element where a float max that propagates NaN takes four;
+* clamps are compare-and-selects when compiled (:func:`tcast_torch._bits.clamp_finite`);
+* the two FP8 types with a hardware conversion (:data:`NATIVE_FLOAT8`) use it, and their
+  codes are the converted bytes;
+* formats of at most eight magnitudes (FP4 e2m1) round by counting the rounding thresholds
+  below ``|x|`` (:func:`small_grid`): seven comparisons, where the bit-level rounding takes
+  about thirty integer operations;
+* nothing reinterprets a full-size computed tensor as a dtype of another width, which would
+  make Inductor write it to memory and split the kernel.
+
+The general path handles everything else; the tests compare the two bit for bit.
 """
 
 from __future__ import annotations
@@ -18,18 +28,87 @@ import torch
 
 from tcast import CastMode, CastResult, DataType, NumberSpec, RoundMode, ScaleMode
 
-from ._bits import pow2, to_bits, to_f32, unsigned_codes
+from ._bits import clamp_finite, pow2, to_bits, to_f32, unsigned_codes
 from ._codec import round_even_values
 from ._scale import exponent_codes, make_plan
 from ._tiles import Tiling
 
-__all__ = ["NATIVE_FLOAT8", "codes_from_values", "fast_scaled"]
+__all__ = ["NATIVE_FLOAT8", "block_amax", "codes_from_values", "fast_scaled", "small_grid"]
 
 #: Element formats whose torch dtype rounds like tcast (to nearest even) on finite values in
 #: range: after clamping to +-max, ``.to(dtype)`` gives tcast's saturating RNE result, and on
 #: GPUs Inductor lowers it to one conversion instruction (the fnuz types have no such
 #: instruction on NVIDIA GPUs and take the integer route).
 NATIVE_FLOAT8 = {"e4m3fn": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+
+#: Integer views of the input dtypes and the mask of their magnitude bits.
+_MAGNITUDE = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.float16: (torch.int16, 0x7FFF),
+              torch.bfloat16: (torch.int16, 0x7FFF)}
+
+
+def block_amax(rows: torch.Tensor) -> torch.Tensor:
+    """float32 max of |x| along the last dimension of the input ``rows`` (the blocks).
+
+    The max of the magnitude bits read as integers: for non-negative floats the integer order
+    is the value order, and NaN patterns lie above Inf's, so a block holding a NaN gets a NaN
+    amax (as ``abs().amax()`` gives). The view is of the input, whose width it keeps.
+    """
+    ib, mask = _MAGNITUDE[rows.dtype]
+    mags = rows.view(ib) & mask
+    return mags.amax(-1).view(rows.dtype).to(torch.float32)
+
+
+def small_grid(n: NumberSpec) -> tuple[tuple[float, bool, float], ...] | None:
+    """The rounding thresholds of a float format of at most eight finite magnitudes.
+
+    Returns:
+        For each pair of neighbouring magnitudes ``a < b``: the midpoint, whether a value
+        equal to it rounds up (to nearest, ties to the even code), and ``b - a``; None for
+        formats with more magnitudes. ``|x|`` rounds to the magnitude code that counts the
+        thresholds it passes, saturating at the largest. All values are exact in float32.
+    """
+    if not n.is_float or n.max_code > 7:
+        return None
+    vals = [n.magnitude_value(c) for c in range(n.max_code + 1)]
+    out = []
+    for c in range(n.max_code):
+        a, b = vals[c], vals[c + 1]
+        mid, step = (a + b) / 2, b - a
+        # integer quotients: torch.compile traces them (not float() of a Fraction)
+        out.append((mid.numerator / mid.denominator, (c + 1) % 2 == 0,
+                    step.numerator / step.denominator))
+    return tuple(out)
+
+
+def _passed(m: torch.Tensor, grid) -> torch.Tensor:
+    """How many thresholds of ``grid`` the magnitudes ``m`` pass: their int32 codes."""
+    code = None
+    for mid, up, _ in grid:
+        hit = ((m >= mid) if up else (m > mid)).to(torch.int32)
+        code = hit if code is None else code + hit
+    return code
+
+
+def _grid_values(xs: torch.Tensor, n: NumberSpec, grid) -> torch.Tensor:
+    """The rounded values of float32 ``xs`` (finite) on a small grid, with xs's sign."""
+    m = xs.abs()
+    val = None
+    for mid, up, step in grid:
+        add = torch.where((m >= mid) if up else (m > mid), step, 0.0)
+        val = add if val is None else val + add  # sums of a few dyadics: exact
+    val = torch.copysign(val, xs)
+    if not n.has_negzero:
+        val = torch.where(val == 0, 0.0, val)
+    return val
+
+
+def _grid_codes(xs: torch.Tensor, n: NumberSpec, grid) -> torch.Tensor:
+    """int32 codes of float32 ``xs`` (finite) on a small grid; the sign bit from xs's."""
+    code = _passed(xs.abs(), grid)
+    sign = (to_bits(xs) >> (32 - n.bits)) & n.sign_bit  # xs's sign bit, moved to the code's
+    if not n.has_negzero:
+        sign = torch.where(code == 0, 0, sign)
+    return code | sign
 
 
 def _applies(x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode,
@@ -80,41 +159,50 @@ def fast_scaled(
         return None
     ss, n = dt.sspec, dt.nspec
     t = ss.tiles[0].size
-    rows = x.reshape(-1, t).to(torch.float32)
+    blocks = x.reshape(-1, t)
+    rows = blocks.to(torch.float32)
+    amax = block_amax(blocks)
     if ss.scale.is_exponent and not dt.is_multiscale:
-        amax = rows.abs().amax(-1)
         nonfinite = ~torch.isfinite(amax)
         scale = exponent_codes(torch.where(nonfinite, 0.0, amax), n, ss.scale, smode)
         rcp = pow2(ss.scale.bias - scale)
         dec = pow2(scale - ss.scale.bias)
         tcode = None
     else:
-        plan = make_plan(rows, dt, til, smode)
+        plan = make_plan(rows, dt, til, smode, amax=amax)
         scale, nonfinite, rcp, dec, tcode = (plan.scale, plan.nonfinite, plan.recip, plan.dec,
                                              plan.tenscale)
     xs = rows * rcp[:, None]
     bad = nonfinite[:, None]
+    virtual = cmode is CastMode.VIRTUAL
+
+    def actual(codes: torch.Tensor) -> tuple:
+        sc = unsigned_codes(torch.where(nonfinite, ss.scale.nan_code, scale), ss.scale.bits)
+        return codes.reshape(x.shape), sc.reshape(til.scale_shape), tcode
+
+    # every full-size result is narrowed while still in the row layout: a conversion after
+    # the reshape is a node of another shape, which Inductor does not fuse into the reduction
     native = NATIVE_FLOAT8.get(n.code)
+    grid = small_grid(n)
     if native is not None:
-        q = torch.clamp(xs, -n.maxfloat, n.maxfloat).to(native)
+        if not virtual:
+            xs = torch.where(bad, 0.0, xs)  # code 0 in non-finite blocks
+        q = clamp_finite(xs, n.maxfloat).to(native)
+        if not virtual:
+            # the codes are the float8 bytes, read through int8 (a uint8 view of a computed
+            # float8 tensor splits the fused kernel under torch.compile; int8 does not)
+            return actual(q.view(torch.int8).to(torch.uint8))
         v = q.to(torch.float32)
+    elif grid is not None:
+        if not virtual:
+            return actual(unsigned_codes(torch.where(bad, 0, _grid_codes(xs, n, grid)), n.bits))
+        v = _grid_values(xs, n, grid)
     else:
         v = round_even_values(xs, n)
-    if cmode is CastMode.VIRTUAL:
-        out = (v * dec[:, None]).to(x.dtype)
-        return torch.where(bad, nan, out).reshape(x.shape)
-    if native is not None:
-        # the codes are the float8 bits; read through int8 (a uint8 view of a computed tensor
-        # would split the fused kernel under torch.compile)
-        codes = q.view(torch.int8).to(torch.int32) & 0xFF
-    else:
-        codes = codes_from_values(v, n)
-    codes = torch.where(bad, 0, codes)
-    scale = torch.where(nonfinite, ss.scale.nan_code, scale)
-    # narrow to the stored dtypes while still in the row layout: a conversion after the
-    # reshape is a node of another shape, which Inductor does not fuse into the reduction
-    return (unsigned_codes(codes, n.bits).reshape(x.shape),
-            unsigned_codes(scale, ss.scale.bits).reshape(til.scale_shape), tcode)
+        if not virtual:
+            return actual(unsigned_codes(torch.where(bad, 0, codes_from_values(v, n)), n.bits))
+    out = (v * dec[:, None]).to(x.dtype)
+    return torch.where(bad, nan, out).reshape(x.shape)
 
 
 def result(dt: DataType, cmode: CastMode, in_name: str, shape: tuple[int, ...],

@@ -185,8 +185,13 @@ def keep_mask(rows: torch.Tensor, til: Tiling) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- the plan
-def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode) -> Plan:
-    """Reduce every row (block) to its scale (SEMANTICS.md §5)."""
+def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode, *,
+              amax: torch.Tensor | None = None) -> Plan:
+    """Reduce every row (block) to its scale (SEMANTICS.md §5).
+
+    ``amax`` is the rows' max magnitude when the caller has it already (the fast path,
+    which has no sparsity and no unsigned elements).
+    """
     n, snum = dt.nspec, dt.sspec.scale
     keep = None
     if til.sparse_m:
@@ -197,7 +202,8 @@ def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode) -
         lo = torch.clamp_max(rows.amin(-1), 0.0)
         hi = torch.clamp_min(rows.amax(-1), 0.0)
         return _uint_plan(lo, hi, dt, keep)
-    amax = rows.abs().amax(-1)
+    if amax is None:
+        amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
     amax = torch.where(nonfinite, 0.0, amax)
     tcode = None
