@@ -4,14 +4,15 @@ The conformance harness finds engines through entry points, which need installed
 distribution metadata. On the GPU machine there is no index to build wheels from, so this
 writes minimal ``*.dist-info`` folders (METADATA, entry_points.txt) into a directory on
 ``PYTHONPATH``, with the packages' sources on ``PYTHONPATH`` too. It also registers
-``torchc``, the torch engine run with ``compile=True`` (see ``compiled_engine.py``), so the
-harness can check the compiled kernels::
+``torchc`` and ``torche``, the torch engine run with ``compile=True`` and ``compile=False``
+(see ``shim_engines.py``; the default engine ``torch`` uses the compiled kernels on CUDA), so
+the harness can check both ways::
 
     python3 packages/tcast-torch/bench/gpu_entry_points.py /tmp/site
     P=$PWD/packages
     export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-torch/bench
     export PYTHONPATH=$PYTHONPATH:/tmp/site TCAST_CONFORMANCE_DEVICE=cuda:0
-    TCAST_CONFORMANCE_ENGINES=torch,torchc python3 -m pytest tests/test_conformance.py \
+    TCAST_CONFORMANCE_ENGINES=torch,torche python3 -m pytest tests/test_conformance.py \
         -p no:benchmark -n 14
 """
 
@@ -26,8 +27,9 @@ ENTRY_POINTS = {
                   "golden = tcast_ref.cli:register_golden\n"
                   "verify = tcast_ref.cli:register_verify\n"),
     "tcast_torch": ("tcast-torch", "[tcast.engines]\ntorch = tcast_torch:engine\n"),
-    "compiled_engine": ("tcast-torch-compiled",
-                        "[tcast.engines]\ntorchc = compiled_engine:engine\n"),
+    "shim_engines": ("tcast-torch-shims",
+                     "[tcast.engines]\ntorchc = shim_engines:compiled\n"
+                     "torche = shim_engines:eager\n"),
 }
 
 

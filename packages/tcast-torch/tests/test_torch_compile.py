@@ -88,14 +88,69 @@ def test_internal_compiled_kernels_give_the_eager_bits(name, castmode):
         assert torch.equal(a, b)
 
 
+# Inductor's CPU code generation imports torch.jit pieces that warn about themselves
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+def test_compiled_kernels_of_many_datatypes_and_shapes_stay_whole():
+    """More datatypes than dynamo's per-function recompile limit (8), and new shapes and ranks:
+    each compiled cast is its own function (own cache, limit and automatic-dynamic record),
+    so every call compiles without graph breaks and gives the eager bits."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    names = ["mxfp8", "mxfp6e2", "mxfp6e3", "mxfp4", "nvfp4", "mxint8", "mxfp8e5",
+             "e4m3fn_e8m0_t16", "e2m1f_e8m0_t64"]
+    g = torch.Generator().manual_seed(5)
+    calls = [(name, torch.randn(16, 128, generator=g)) for name in names]
+    calls += [("mxfp8", torch.randn(*shape, generator=g))
+              for shape in ((8, 64), (2, 3, 64), (16, 128), (5, 32), (1, 2, 3, 32))]
+    for name, x in calls:
+        eager = tcast_torch.cast(x, name, castmode="actual", compile=False)
+        fused = tcast_torch.cast(x, name, castmode="actual", compile=True)
+        for a, b in zip(_bits(eager), _bits(fused), strict=True):
+            assert torch.equal(a, b), (name, tuple(x.shape))
+    assert not counters["graph_break"], dict(counters["graph_break"])
+
+
+# Inductor's CPU code generation imports torch.jit pieces that warn about themselves
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+@pytest.mark.xfail(strict=True, reason="torch 2.13 Inductor CPU bug: a reduction over "
+                   "zero-padded tiles with the output cut back to the real length leaves the "
+                   "last partial tile unwritten (strict: this fails once torch fixes it)")
+def test_inductor_cpu_partial_tiles_bug_is_still_there():
+    """Why CPU casts with partial tiles run eagerly under compile=True, shown without tcast:
+    compiled, the padded-tile normalization below differs from eager."""
+    import torch.nn.functional as F
+
+    def normalize(v):
+        rows = F.pad(v, (0, 32)).reshape(-1, 64)
+        out = rows / rows.abs().amax(-1)[:, None]
+        return out.reshape(64, 128).narrow(1, 0, 96).contiguous()
+
+    x = torch.randn(64, 96, generator=torch.Generator().manual_seed(2))
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(normalize)(x), normalize(x))
+
+
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+def test_cpu_partial_tiles_run_eagerly_under_compile_true():
+    """The workaround: compile=True of a CPU tensor with a partial tile gives the eager bits."""
+    x = torch.randn(64, 96, generator=torch.Generator().manual_seed(4))
+    for name in ("e2m1f_e8m0_t64", "mxfp8"):
+        eager = tcast_torch.cast(x[:, :80], name, castmode="actual", compile=False)
+        fused = tcast_torch.cast(x[:, :80], name, castmode="actual", compile=True)
+        for a, b in zip(_bits(eager), _bits(fused), strict=True):
+            assert torch.equal(a, b), name
+
+
 def test_compile_argument_is_checked():
     with pytest.raises(tcast.SpecError, match="compile must be"):
         tcast_torch.cast(_x(), "mxfp8", compile="yes")
     # CPU tensors run eagerly by default (no compiler needed)
     from tcast_torch._compiled import use_compiled
 
-    assert not use_compiled(_x(), None, None) and not use_compiled(_x(), False, None)
-    assert use_compiled(_x(), True, None) and not use_compiled(_x(), True, ("seed", 3))
+    assert not use_compiled(_x(), None, None, True) and not use_compiled(_x(), False, None, True)
+    assert use_compiled(_x(), True, None, False) and not use_compiled(_x(), True, ("seed", 3), True)
 
 
 def test_exact_inductor_options_name_real_config_keys():

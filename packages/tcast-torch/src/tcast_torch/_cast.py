@@ -34,7 +34,7 @@ from tcast import (
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
 from ._codec import decode, encode, round_even_values
 from ._compiled import compiled_cast, use_compiled
-from ._fast import fast_scaled
+from ._fast import fast_path_applies, fast_scaled
 from ._fast import result as fast_result
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import _check_seed, philox_bits
@@ -147,7 +147,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     grad: str = "ste",
-    compile: bool | None = False,
+    compile: bool | None = None,
 ) -> torch.Tensor | CastResult:
     """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -164,12 +164,14 @@ def cast(
         grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
             (straight through, the default) or ``"saturate"`` (zero where the cast clipped
             the input; see ``tcast_torch._autograd``).
-        compile: run a ``torch.compile``d version of the cast (a few fused kernels instead
-            of tens; the first call of each datatype and modes compiles, a few seconds):
-            ``False`` (default) never, ``True`` always, ``None`` on CUDA tensors. The
-            compiled kernels use :func:`exact_inductor_options` and matched the reference on
-            the CUDA conformance fast tier (see the package README); see
-            ``tcast_torch._compiled`` for what always runs eagerly.
+        compile: run a ``torch.compile``d version of the cast (one or two fused kernels
+            instead of tens; the first call of each datatype, modes and input rank
+            compiles, a few seconds): ``None`` (default) for the fast-path casts (round to
+            nearest even, MX or NVFP4-style tiles along the last dimension that divide it)
+            of CUDA tensors when Triton is installed, ``True`` always, ``False`` never.
+            The compiled kernels use :func:`exact_inductor_options` and give the eager bits
+            (the CUDA conformance runs in the package README); ``tcast_torch._compiled``
+            says which calls always run eagerly.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -189,9 +191,11 @@ def cast(
 
         return virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad)
     with torch.no_grad():
-        if use_compiled(x, compile, rsrc):
+        fast = til is not None and fast_path_applies(x, dt, til, cmode, rmode)
+        if use_compiled(x, compile, rsrc, fast, til is not None and til.padded):
             rb = None if rsrc is None else rsrc[1]
-            fn = compiled_cast(dt, cmode, rmode, smode, saturate, transpose_scale, in_name)
+            fn = compiled_cast(dt, cmode, rmode, smode, saturate, transpose_scale, in_name,
+                               x.ndim)
             return fn(x, rb)
         return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
                             transpose_scale)

@@ -33,7 +33,8 @@ from ._codec import round_even_values
 from ._scale import exponent_codes, make_plan
 from ._tiles import Tiling
 
-__all__ = ["NATIVE_FLOAT8", "block_amax", "codes_from_values", "fast_scaled", "small_grid"]
+__all__ = ["NATIVE_FLOAT8", "block_amax", "codes_from_values", "fast_path_applies", "fast_scaled",
+           "small_grid"]
 
 #: Element formats whose torch dtype rounds like tcast (to nearest even) on finite values in
 #: range: after clamping to +-max, ``.to(dtype)`` gives tcast's saturating RNE result, and on
@@ -111,7 +112,7 @@ def _grid_codes(xs: torch.Tensor, n: NumberSpec, grid) -> torch.Tensor:
     return code | sign
 
 
-def _applies(x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode,
+def fast_path_applies(x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode,
              rmode: RoundMode) -> bool:
     ss, n = dt.sspec, dt.nspec
     if rmode is not RoundMode.EVEN or cmode is CastMode.COMPRESS or x.ndim == 0:
@@ -155,7 +156,7 @@ def fast_scaled(
         The virtual tensor; or for actual casts ``(codes, scale, tenscale)``: unsigned codes
         in x's shape, unsigned scale codes in the scale shape, the int32 tensor-scale code.
     """
-    if not _applies(x, dt, til, cmode, rmode):
+    if not fast_path_applies(x, dt, til, cmode, rmode):
         return None
     ss, n = dt.sspec, dt.nspec
     t = ss.tiles[0].size

@@ -23,6 +23,12 @@ __all__ = ["Tiling", "tiling"]
 class Tiling(BlockLayout):
     """A :class:`tcast.BlockLayout` with the array operations of this engine."""
 
+    @property
+    def padded(self) -> bool:
+        """Whether some tiled dimension ends in a partial tile (padded with zeros)."""
+        return any(c * t != self.shape[d]
+                   for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True))
+
     def to_blocks(self, a: torch.Tensor) -> torch.Tensor:
         """Tensor of ``shape`` -> (*rest, *counts, block_len); padding is 0 (False for bools)."""
         if not self.dims:
