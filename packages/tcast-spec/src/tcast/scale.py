@@ -143,7 +143,7 @@ class ScaleSpec:
     @property
     def is_tensor(self) -> bool:
         """True for one scale over the whole tensor."""
-        return not self.tiles
+        return len(self.tiles) == 0  # len(): dynamo (torch 2.13) cannot trace "not" of a tuple
 
     @property
     def is_2d(self) -> bool:

@@ -32,7 +32,7 @@ from tcast import (
 )
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
-from ._codec import decode, encode, round_even_values
+from ._codec import decode, encode, round_even_applies, round_even_values
 from ._compiled import compiled_cast, use_compiled
 from ._fast import fast_path_applies, fast_scaled
 from ._fast import result as fast_result
@@ -71,11 +71,6 @@ def to_input_dtype(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     canon = _NAN16[dtype]
     nan_bits = torch.where(to_bits(v) < 0, canon - 0x10000 + 0x8000, canon).to(torch.int16)
     return torch.where(torch.isnan(v), nan_bits, out).view(dtype)
-
-
-def _rev_applies(n: NumberSpec) -> bool:
-    """Whether ``round_even_values`` computes n's RNE values (a static property of n)."""
-    return round_even_values(torch.zeros(0), n) is not None
 
 
 # ----------------------------------------------------------------- arguments
@@ -233,7 +228,7 @@ def _unscaled(x, dt, cmode, rmode, rb, saturate, in_name):
     n = dt.nspec
     x32 = _f32_keeping_nan_sign(x)  # the sign of an input NaN reaches the code (§4.2)
     virtual = cmode is CastMode.VIRTUAL
-    if virtual and rmode is RoundMode.EVEN and saturate and _rev_applies(n):
+    if virtual and rmode is RoundMode.EVEN and saturate and round_even_applies(n):
         values = round_even_values(x32, n)
         signed = n.style is not Style.FNUZ and n.style is not Style.UZ
         nan_bits = nan_like_bits(to_bits(x32) < 0) if signed else NAN_BITS
@@ -275,7 +270,7 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, n: NumberSpec) -> torch.Tensor
     """
     if n.is_integer and n.bits > 24:
         return None
-    if not n.is_integer and not _rev_applies(n):
+    if not n.is_integer and not round_even_applies(n):
         return None
     xs = _scaled_inputs(rows, plan)
     if n.is_integer:

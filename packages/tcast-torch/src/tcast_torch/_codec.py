@@ -27,7 +27,7 @@ from ._bits import (
     to_f32,
 )
 
-__all__ = ["decode", "encode", "round_even_values"]
+__all__ = ["decode", "encode", "round_even_applies", "round_even_values"]
 
 
 def _round_up(
@@ -271,6 +271,15 @@ def _decode_float(codes: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
     return to_f32(b)
 
 
+def round_even_applies(spec: NumberSpec) -> bool:
+    """Whether :func:`round_even_values` computes ``spec``'s RNE values (no tensor work)."""
+    if spec.kind is not Kind.FLOAT or spec.mbits >= 23 or spec.emin < -126:
+        return False
+    # mbits = 0: ties go to the even code (the exponent's parity); where float32's exponent
+    # field has the other parity, the carry trick would pick the odd code
+    return not (spec.mbits == 0 and (spec.bias - 127) % 2)
+
+
 def round_even_values(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor | None:
     """decode(encode(x, spec, even, saturate=True)) for finite float32 x, in float32 bit ops.
 
@@ -280,11 +289,7 @@ def round_even_values(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor | None:
     at the subnormal spacing by adding and subtracting 1.5 * 2**(emin - mbits + 23). NaN
     inputs give some NaN (callers canonicalize). None where the path does not apply.
     """
-    if spec.kind is not Kind.FLOAT or spec.mbits >= 23 or spec.emin < -126:
-        return None
-    if spec.mbits == 0 and (spec.bias - 127) % 2:
-        # ties go to the even code (the exponent's parity); float32's exponent field has the
-        # other parity here, so the carry trick would pick the odd code
+    if not round_even_applies(spec):
         return None
     xc = clamp_finite(x, spec.maxfloat)
     drop = 23 - spec.mbits

@@ -18,13 +18,16 @@ import torch
 
 from tcast import DataType, NumberSpec, RoundMode, ScaleMode
 
-from ._bits import F32_MAX_BITS, floor_log2_small, pow2, split_f32
+from ._bits import F32_MAX_BITS, floor_log2_small, pow2, split_f32, to_bits
 from ._codec import decode, encode
 from ._tiles import Tiling
 
 __all__ = ["Plan", "div", "f32", "make_plan"]
 
 _F32_MAX = struct.unpack("<f", struct.pack("<i", F32_MAX_BITS))[0]
+#: The smallest magnitude that rounds to Inf in float32: halfway from the max to 2**128
+#: (a tie, and the max's significand is odd, so it rounds up).
+_F32_OVERFLOW = 2.0**128 - 2.0**103
 #: Sparsity groups up to this length rank by pairwise comparison, longer ones by a sort.
 PAIRWISE_MAX_M = 16
 
@@ -36,10 +39,9 @@ def f32(v: float | Fraction) -> float:
     """
     # Fraction -> float as the integer quotient (what float() does; torch 2.11 cannot trace it)
     v = v.numerator / v.denominator if isinstance(v, Fraction) else float(v)
-    try:
-        return struct.unpack("<f", struct.pack("<f", v))[0]
-    except OverflowError:
+    if abs(v) >= _F32_OVERFLOW:  # tested first: torch.compile cannot trace the pack's error
         return math.copysign(math.inf, v)
+    return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
 def div(a: torch.Tensor, b: float | torch.Tensor) -> torch.Tensor:
@@ -107,6 +109,11 @@ def exponent_codes(amax: torch.Tensor, n: NumberSpec, s: NumberSpec, mode: Scale
     # tau = M / 2**emax = num / tden; the bump thresholds are floor(t * 2**23)
     tden = den << emax if emax >= 0 else den
     tnum = num if emax >= 0 else num << -emax
+    if mode is ScaleMode.FLOOR and s.bias - 127 - emax <= 0:
+        # floor(log2 amax) is the exponent field minus 127 for normal amax; zero and float32
+        # subnormal amax (field 0) would need a smaller code than that, and both clamp to 0
+        e = ((to_bits(amax) >> 23) & 0xFF) - 127 - emax
+        return torch.clamp(e + s.bias, 0, s.max_code)
     _, _, _, _, sig, q = split_f32(amax)
     zero = sig == 0
     sig = torch.clamp_min(sig, 1)
