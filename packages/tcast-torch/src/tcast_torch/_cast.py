@@ -187,7 +187,8 @@ def cast(
         return virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad)
     with torch.no_grad():
         fast = til is not None and fast_path_applies(x, dt, til, cmode, rmode)
-        if use_compiled(x, compile, rsrc, fast, til is not None and til.padded):
+        sbits = 0 if dt.sspec is None else dt.sspec.scale.bits
+        if use_compiled(x, compile, rsrc, fast, til is not None and til.padded, sbits):
             rb = None if rsrc is None else rsrc[1]
             fn = compiled_cast(dt, cmode, rmode, smode, saturate, transpose_scale, in_name,
                                x.ndim)
