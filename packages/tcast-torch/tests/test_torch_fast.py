@@ -41,7 +41,7 @@ def _inputs(dtype: torch.dtype) -> torch.Tensor:
 
 FAST = ["mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "nvfp4", "e4m3fn_e8m0_t16",
         "e2m1f_e8m0_t64", "e4m3fnuz_e8m0_t32", "e5m2_float16_t32", "e2m1f_bfloat16_t16",
-        "e3m2f_e4m3fn_float32_t32"]
+        "e3m2f_e4m3fn_float32_t32", "e2m1fnuz_e8m0_t32", "e2m1_e8m0_t32"]
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -166,3 +166,26 @@ def test_clamp_finite_compiled_equals_clamp():
         assert torch.equal(torch.isnan(got), torch.isnan(want))
         keep = ~torch.isnan(want)
         assert torch.equal(got[keep].view(torch.int32), want[keep].view(torch.int32))
+
+
+@pytest.mark.parametrize("scale", ["e8m0", "e5m0", "e4m0b3", "e5m0b0", "e6m0b40", "e4m0b120"])
+@pytest.mark.parametrize("elem", ["e4m3fn", "e5m2", "e2m1f", "e3m2f", "e2m3f", "e2m1b5"])
+def test_floor_exponent_codes_equal_exact_model(elem, scale):
+    """FLOOR scale codes (the exponent-field shortcut where it applies) against the exact model:
+    zero, float32 subnormals, every power of two and its neighbours, float32 max. e2m1b5
+    (max 3/16, emax < 0) takes the general branch under the wider-bias scales."""
+    from tcast_torch._scale import exponent_codes
+
+    n, s = tcast.number(elem), tcast.number(scale)
+    mags = [0.0, 2.0**-149, 2.0**-140, 1.5 * 2.0**-130, 3.4028234663852886e38]
+    for k in range(-126, 128):
+        mags += [2.0**k, 2.0**k * 1.5, 2.0**k * (2 - 2.0**-23)]
+    amax = torch.tensor(mags, dtype=F32)
+    want = []
+    for v in amax.tolist():
+        if v == 0:
+            want.append(0)
+            continue
+        e = tcast.exact.exponent_scale(v, n.max_value, n.precision, "floor")
+        want.append(min(max(e + s.bias, 0), s.max_code))
+    assert exponent_codes(amax, n, s, tcast.ScaleMode.FLOOR).tolist() == want

@@ -33,7 +33,7 @@ from tcast import (
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
 from ._codec import decode, encode, round_even_applies, round_even_values
-from ._compiled import compiled_cast, use_compiled
+from ._compiled import call_compiled, compiled_cast, use_compiled
 from ._fast import fast_path_applies, fast_scaled
 from ._fast import result as fast_result
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
@@ -162,11 +162,13 @@ def cast(
         compile: run a ``torch.compile``d version of the cast (one or two fused kernels
             instead of tens; the first call of each datatype, modes and input rank
             compiles, a few seconds): ``None`` (default) for the fast-path casts (round to
-            nearest even, MX or NVFP4-style tiles along the last dimension that divide it)
-            of CUDA tensors when Triton is installed, ``True`` always, ``False`` never.
-            The compiled kernels use :func:`exact_inductor_options` and give the eager bits
-            (the CUDA conformance runs in the package README); ``tcast_torch._compiled``
-            says which calls always run eagerly.
+            nearest even, MX or NVFP4-style tiles along the last dimension that divide it,
+            block scales narrower than float32) of CUDA tensors when Triton is installed,
+            falling back to eager with a warning if compiling fails; ``True`` for every cast
+            that can be compiled (compiler errors raise); ``False`` never. The compiled
+            kernels use :func:`exact_inductor_options` and give the eager bits (the CUDA
+            conformance runs in the package README); ``tcast_torch._compiled`` lists the
+            calls that always run eagerly.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -186,15 +188,18 @@ def cast(
 
         return virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad)
     with torch.no_grad():
+        def eager():
+            return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
+                                transpose_scale)
+
         fast = til is not None and fast_path_applies(x, dt, til, cmode, rmode)
-        sbits = 0 if dt.sspec is None else dt.sspec.scale.bits
-        if use_compiled(x, compile, rsrc, fast, til is not None and til.padded, sbits):
+        if use_compiled(x, compile, rsrc, fast=fast, padded=til is not None and til.padded,
+                        scale_bits=0 if dt.sspec is None else dt.sspec.scale.bits):
             rb = None if rsrc is None else rsrc[1]
             fn = compiled_cast(dt, cmode, rmode, smode, saturate, transpose_scale, in_name,
                                x.ndim)
-            return fn(x, rb)
-        return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
-                            transpose_scale)
+            return call_compiled(fn, x, rb, eager, required=compile is True)
+        return eager()
 
 
 def cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name, transpose,

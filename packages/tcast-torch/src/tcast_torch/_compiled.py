@@ -1,18 +1,25 @@
 """Compiled kernels behind eager calls: ``cast(..., compile=None|True)``.
 
 An eager cast runs one PyTorch kernel per tensor operation (tens of them, each a full pass
-over memory); ``torch.compile`` fuses the same operations into one or two kernels. With
-``compile`` on (``None``, the default, turns it on for CUDA tensors), an eager call runs a
-compiled version of the same function (the same bits: the tests and the CUDA conformance
-run compare the two), built on the first call of each datatype, modes and input rank and
-reused after: a few seconds once, then the compiled speed. Shapes are specialized first and
-made dynamic by torch.compile when a second shape appears. Calls that are being traced
-already (inside the caller's own ``torch.compile``), casts seeded by an integer (the seed
-would be a compile-time constant) and casts that record gradients run eagerly.
+over memory); ``torch.compile`` fuses the same operations into one or two kernels. When
+:func:`use_compiled` says so, an eager call runs a compiled version of the same function (the
+same bits: the tests and the CUDA conformance runs compare the two), built on the first call
+of each datatype, modes, input dtype and rank and reused after: a few seconds once, then the
+compiled speed. Shapes are specialized first and made dynamic by torch.compile when a second
+shape appears.
+
+Always eager: calls being traced already (inside the caller's own ``torch.compile``), casts
+seeded by an integer (the seed would be a compile-time constant), casts that record
+gradients, and CPU casts with partial tiles (an Inductor CPU bug, below). Eager unless
+``compile=True``: everything but the fast-path casts of CUDA tensors, float32 block scales,
+ROCm and machines without Triton; and, under ``compile=None``, a cast whose compilation failed
+(it warns once and stays eager).
 """
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from collections.abc import Callable
 from functools import lru_cache
 from importlib.util import find_spec
@@ -21,17 +28,19 @@ import torch
 
 from tcast import CastMode, DataType, RoundMode, ScaleMode
 
-__all__ = ["compiled_cast", "exact_inductor_options", "use_compiled"]
+__all__ = ["call_compiled", "compiled_cast", "exact_inductor_options", "use_compiled"]
 
 
-def use_compiled(x: torch.Tensor, compile: bool | None, rsrc, fast: bool,
-                 padded: bool = False, dt_scale_bits: int = 8) -> bool:
+def use_compiled(x: torch.Tensor, compile: bool | None, rsrc, *, fast: bool, padded: bool,
+                 scale_bits: int) -> bool:
     """Whether this call runs the compiled kernel.
 
     ``compile=None`` (the default) means: for the casts of the fast path (``fast``: RNE MX and
     NVFP4-style casts along the last dimension, ``tcast_torch._fast``) of CUDA tensors, when
-    Triton is installed. Those are the casts where tens of eager kernels cost the most, and
-    their compiled kernel is one fused pass that the CUDA conformance tiers check.
+    Triton is installed, not on ROCm (whose compiled arithmetic no conformance run has
+    checked), and not with float32 block scales (``scale_bits``). Those are the casts where
+    tens of eager kernels cost the most, and their compiled kernel is one fused pass that the
+    CUDA conformance runs check.
 
     Casts of CPU tensors with partial tiles (``padded``) run eagerly even under
     ``compile=True``: torch 2.13's Inductor CPU backend miscompiles a reduction over
@@ -42,9 +51,10 @@ def use_compiled(x: torch.Tensor, compile: bool | None, rsrc, fast: bool,
         return False  # off, or already inside the caller's graph
     if padded and x.device.type == "cpu":
         return False
-    if compile is None and not (fast and x.device.type == "cuda" and _has_triton()):
+    if compile is None and not (fast and x.device.type == "cuda" and torch.version.hip is None
+                                and _has_triton()):
         return False
-    if compile is None and dt_scale_bits >= 32:
+    if compile is None and scale_bits >= 32:
         # float32 block scales: on the H200 the compiled scale arithmetic differed from the
         # reference by an ulp in 4 of 842 conformance cases (float32 under a float32 tensor
         # scale); they stay eager unless compile=True is asked for
@@ -81,9 +91,36 @@ def compiled_cast(
     # a code object and a name of its own: dynamo keeps its cache, its recompile limit (8)
     # and its automatic-dynamic record (which turns an int that differs between two compiles
     # into a symbol, and then breaks the graph on the spec arithmetic) per function
-    key = hash((dt, cmode, rmode, smode, saturate, transpose, in_name, ndim)) & 0xFFFFFFFF
-    run.__code__ = run.__code__.replace(co_name=f"tcast_cast_{key:08x}")
+    # (a digest, not hash(): the same name in every process, for logs and caches)
+    key = repr((dt, cmode, rmode, smode, saturate, transpose, in_name, ndim)).encode()
+    run.__code__ = run.__code__.replace(
+        co_name=f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
     return torch.compile(run, options=exact_inductor_options())
+
+
+def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None,
+                  eager: Callable[[], object], required: bool):
+    """Run a compiled cast; unless ``required`` (``compile=True``), fall back to ``eager``.
+
+    The default (``compile=None``) must never make a cast fail that works eagerly: if
+    compiling fails (no C compiler for Triton's launcher, an Inductor error), this warns
+    once, marks ``fn`` so that later calls skip it, and casts eagerly. Running out of memory
+    is not a compiler failure and propagates.
+    """
+    if getattr(fn, "tcast_failed", False):
+        return eager()
+    if required:
+        return fn(x, rbits)
+    try:
+        return fn(x, rbits)
+    except torch.OutOfMemoryError:
+        raise
+    except Exception as err:  # any compiler failure: the eager path gives the same bits
+        fn.tcast_failed = True
+        warnings.warn(f"tcast_torch: compiling the cast failed ({type(err).__name__}: "
+                      f"{str(err)[:200]}); casting eagerly from now on (compile=False skips "
+                      "the attempt, compile=True raises)", RuntimeWarning, stacklevel=3)
+        return eager()
 
 
 def exact_inductor_options() -> dict:

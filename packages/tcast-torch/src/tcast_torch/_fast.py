@@ -113,7 +113,12 @@ def _grid_codes(xs: torch.Tensor, n: NumberSpec, grid) -> torch.Tensor:
 
 
 def fast_path_applies(x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode,
-             rmode: RoundMode) -> bool:
+                      rmode: RoundMode) -> bool:
+    """Whether :func:`fast_scaled` takes this cast (shapes, datatype and modes only).
+
+    Round to nearest even, virtual or actual, float elements with a power-of-two or float
+    scale, one tile along the last dimension that divides it, no sparsity, no zero point.
+    """
     ss, n = dt.sspec, dt.nspec
     if rmode is not RoundMode.EVEN or cmode is CastMode.COMPRESS or x.ndim == 0:
         return False

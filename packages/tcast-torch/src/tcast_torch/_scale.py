@@ -196,8 +196,8 @@ def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode, *
               amax: torch.Tensor | None = None) -> Plan:
     """Reduce every row (block) to its scale (SEMANTICS.md §5).
 
-    ``amax`` is the rows' max magnitude when the caller has it already (the fast path,
-    which has no sparsity and no unsigned elements).
+    ``amax`` is the rows' max magnitude when the caller has it already (the fast path);
+    it is ignored (recomputed) where sparsity or unsigned elements change what is reduced.
     """
     n, snum = dt.nspec, dt.sspec.scale
     keep = None
@@ -209,7 +209,7 @@ def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode, *
         lo = torch.clamp_max(rows.amin(-1), 0.0)
         hi = torch.clamp_min(rows.amax(-1), 0.0)
         return _uint_plan(lo, hi, dt, keep)
-    if amax is None:
+    if amax is None or keep is not None:
         amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
     amax = torch.where(nonfinite, 0.0, amax)
