@@ -611,35 +611,9 @@ def upcast(result: CastResult) -> np.ndarray:
 
 def _check_result(r: CastResult) -> None:
     """Refuse a CastResult whose parts do not fit its datatype and shape."""
-    dt, shape = r.dtype, tuple(r.shape)
-    if not isinstance(dt, DataType) or any(not isinstance(n, int) or n < 0 for n in shape):
-        raise SpecError(f"CastResult has dtype {dt!r} and shape {shape!r}")
-    count = int(np.prod(shape, dtype=np.int64))
-    if not isinstance(r.data, np.ndarray) or r.data.dtype.kind != "u":
+    r.check_parts(np.ndarray, "a NumPy array")
+    if r.data.dtype.kind != "u":
         raise SpecError("CastResult.data must be a NumPy array of unsigned codes")
-    if r.castmode is CastMode.ACTUAL and r.data.size != count:
-        raise SpecError(f"CastResult.data holds {r.data.size} codes for shape {shape}")
-    parts = {"scale": r.scale, "zero": r.zero, "tenscale": r.tenscale, "mask": r.mask}
-    sspec = dt.sspec
-    wanted = {
-        "scale": sspec is not None,
-        "zero": dt.zero is not None,
-        "tenscale": dt.is_multiscale,
-        "mask": sspec is not None and sspec.is_sparse,
-    }
-    for name, want in wanted.items():
-        if want != (parts[name] is not None):
-            state = "needs" if want else "must not have"
-            raise SpecError(f"a {dt.name} CastResult {state} {name}")
-    if sspec is not None:
-        til = tiling(shape, dt, r.transpose_scale)
-        for name in ("scale", "zero"):
-            part = parts[name]
-            if part is not None and np.shape(part) != til.scale_shape:
-                raise SpecError(f"CastResult.{name} has shape {np.shape(part)}, "
-                                f"expected {til.scale_shape}")
-        if r.castmode is CastMode.ACTUAL and r.mask is not None and np.shape(r.mask) != shape:
-            raise SpecError(f"CastResult.mask has shape {np.shape(r.mask)}, expected {shape}")
 
 
 def _upcast_scaled(result, dt, shape, codes, mask):

@@ -403,39 +403,10 @@ def upcast(result: CastResult) -> torch.Tensor:
 
 def _check_result(r: CastResult) -> None:
     """Refuse a CastResult whose parts do not fit its datatype and shape."""
-    dt, shape = r.dtype, tuple(r.shape)
-    if not isinstance(dt, DataType) or any(not isinstance(k, int) or k < 0 for k in shape):
-        raise SpecError(f"CastResult has dtype {dt!r} and shape {shape!r}")
-    count = math.prod(shape)
-    codes_ok = (torch.uint8, torch.uint16, torch.uint32)
-    if not isinstance(r.data, torch.Tensor) or r.data.dtype not in codes_ok:
+    r.check_parts(torch.Tensor, "a torch tensor")
+    if r.data.dtype not in (torch.uint8, torch.uint16, torch.uint32):
         raise SpecError("CastResult.data must be a torch tensor of unsigned codes "
                         "(uint8, uint16 or uint32)")
-    if r.castmode is CastMode.ACTUAL and r.data.numel() != count:
-        raise SpecError(f"CastResult.data holds {r.data.numel()} codes for shape {shape}")
-    parts = {"scale": r.scale, "zero": r.zero, "tenscale": r.tenscale, "mask": r.mask}
-    sspec = dt.sspec
-    wanted = {
-        "scale": sspec is not None,
-        "zero": dt.zero is not None,
-        "tenscale": dt.is_multiscale,
-        "mask": sspec is not None and sspec.is_sparse,
-    }
-    for name, want in wanted.items():
-        if want != (parts[name] is not None):
-            state = "needs" if want else "must not have"
-            raise SpecError(f"a {dt.name} CastResult {state} {name}")
-        if parts[name] is not None and not isinstance(parts[name], torch.Tensor):
-            raise SpecError(f"CastResult.{name} must be a torch tensor")
-    if sspec is not None:
-        til = tiling(shape, dt, r.transpose_scale)
-        for name in ("scale", "zero"):
-            part = parts[name]
-            if part is not None and tuple(part.shape) != til.scale_shape:
-                raise SpecError(f"CastResult.{name} has shape {tuple(part.shape)}, "
-                                f"expected {til.scale_shape}")
-        if r.castmode is CastMode.ACTUAL and r.mask is not None and tuple(r.mask.shape) != shape:
-            raise SpecError(f"CastResult.mask has shape {tuple(r.mask.shape)}, expected {shape}")
 
 
 def _upcast_scaled(result, dt: DataType, til: Tiling, codes, mask) -> torch.Tensor:

@@ -24,6 +24,8 @@ The general path handles everything else; the tests compare the two bit for bit.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 from tcast import CastMode, CastResult, DataType, NumberSpec, RoundMode, ScaleMode
@@ -62,12 +64,21 @@ def block_amax(rows: torch.Tensor) -> torch.Tensor:
 def small_grid(n: NumberSpec) -> tuple[tuple[float, bool, float], ...] | None:
     """The rounding thresholds of a float format of at most eight finite magnitudes.
 
+    Memoized per spec for eager calls (the exact arithmetic costs tens of microseconds);
+    computed directly while torch.compile traces (dynamo warns about cached functions).
+
     Returns:
         For each pair of neighbouring magnitudes ``a < b``: the midpoint, whether a value
         equal to it rounds up (to nearest, ties to the even code), and ``b - a``; None for
         formats with more magnitudes. ``|x|`` rounds to the magnitude code that counts the
         thresholds it passes, saturating at the largest. All values are exact in float32.
     """
+    if torch.compiler.is_compiling():
+        return _thresholds(n)
+    return _thresholds_cached(n)
+
+
+def _thresholds(n: NumberSpec) -> tuple[tuple[float, bool, float], ...] | None:
     if not n.is_float or n.max_code > 7:
         return None
     vals = [n.magnitude_value(c) for c in range(n.max_code + 1)]
@@ -79,6 +90,9 @@ def small_grid(n: NumberSpec) -> tuple[tuple[float, bool, float], ...] | None:
         out.append((mid.numerator / mid.denominator, (c + 1) % 2 == 0,
                     step.numerator / step.denominator))
     return tuple(out)
+
+
+_thresholds_cached = lru_cache(maxsize=64)(_thresholds)
 
 
 def _passed(m: torch.Tensor, grid) -> torch.Tensor:
