@@ -8,7 +8,7 @@ front door that dispatches to installed engines. The normative semantics are
 in SEMANTICS.md beside this package.
 """
 
-from . import exact
+from . import exact, kit
 from ._version import __version__
 from .api import cast, select_engine, upcast
 from .catalog import (
@@ -146,8 +146,18 @@ from .catalog import (
 )
 from .combinations import DEFAULT_SPACE, CombinationSpace, combinations
 from .datatype import DataType, datatype
-from .engine import ENTRY_POINT_GROUP, CastModes, CastResult, Engine, engines, load_engines
+from .engine import (
+    ARRAYS_GROUP,
+    ENTRY_POINT_GROUP,
+    CastModes,
+    CastResult,
+    Engine,
+    engines,
+    load_engines,
+    refresh_engines,
+)
 from .errors import EngineNotFoundError, SpecError, TcastError, UnsupportedError
+from .kit import CastRequest, EngineBase
 from .layout import BlockLayout, block_layout
 from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
 from .number import Kind, NumberSpec, Style, number
@@ -156,6 +166,7 @@ from .scale import ScaleSpec, TileSpec, scale
 
 __all__ = [
     "ALIASES",
+    "ARRAYS_GROUP",
     "CATALOG",
     "DEFAULT_SPACE",
     "DESCRIPTIONS",
@@ -164,10 +175,12 @@ __all__ = [
     "BlockLayout",
     "CastMode",
     "CastModes",
+    "CastRequest",
     "CastResult",
     "CombinationSpace",
     "DataType",
     "Engine",
+    "EngineBase",
     "EngineNotFoundError",
     "Kind",
     "NumberSpec",
@@ -268,6 +281,7 @@ __all__ = [
     "int8_fc",
     "int8_n",
     "int8_nc",
+    "kit",
     "load_engines",
     "mxfp4",
     "mxfp4_2d",
@@ -295,6 +309,7 @@ __all__ = [
     "nvfp4",
     "philox4x32",
     "random_bits",
+    "refresh_engines",
     "round_mode",
     "scale",
     "scale_mode",

@@ -1,14 +1,20 @@
-"""The front door: :func:`cast` and :func:`upcast` dispatch to an installed engine."""
+"""The front door: :func:`cast` and :func:`upcast` dispatch to an installed engine.
+
+Discovery reads the entry points once per process and imports only the engines registered
+for the array's library (``tcast.engine_arrays``): casting a NumPy array never imports torch.
+Arguments are checked once (:func:`tcast.kit.normalize_args`), the engine builds the
+request for its array, and the engine's ``cast`` runs it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .datatype import DataType, datatype
-from .engine import CastModes, CastResult, Engine, load_engines
+from .datatype import DataType
+from .engine import CastModes, CastResult, Engine, engine_names, engines_for, failure, load_engine
 from .errors import EngineNotFoundError, SpecError, UnsupportedError
+from .kit._request import normalize_args
 from .modes import CastMode, RoundMode, ScaleMode
-from .philox import check_random_source
 
 __all__ = ["cast", "select_engine", "upcast"]
 
@@ -41,29 +47,31 @@ def select_engine(x: Any, dtype: DataType, modes: CastModes, engine: str | None 
             ``engine`` is not installed); the message names the wheel to install.
         UnsupportedError: if engines take ``x`` but none supports the request.
     """
-    loaded = load_engines()
     if engine is not None:
-        if engine not in loaded.engines:
-            why = loaded.failures.get(engine)
+        eng = load_engine(engine)
+        if eng is None:
+            why = failure(engine)
             detail = f" (it failed to load: {why})" if why else ""
-            names = ", ".join(sorted(loaded.engines)) or "none"
+            names = ", ".join(n for n in engine_names() if failure(n) is None) or "none"
             raise EngineNotFoundError(
                 f"engine {engine!r} is not installed{detail}; installed: {names}"
             )
-        eng = loaded.engines[engine]
         if not eng.accepts(x):
             raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
         if not eng.supports(dtype, modes):
             raise UnsupportedError(f"engine {engine!r} does not support {dtype.name} with {modes}")
         return eng
-    takers = [e for e in loaded.engines.values() if e.accepts(x)]
+    takers = [e for e in engines_for(x) if e.accepts(x)]
     if not takers:
         raise EngineNotFoundError(f"no installed engine takes {type(x).__name__}: {_wheel_hint(x)}")
-    able = [e for e in takers if e.supports(dtype, modes)]
-    if not able:
+    best = None
+    for e in takers:
+        if e.supports(dtype, modes) and (best is None or e.priority > best.priority):
+            best = e
+    if best is None:
         names = ", ".join(e.name for e in takers)
         raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}")
-    return max(able, key=lambda e: e.priority)
+    return best
 
 
 def cast(
@@ -81,6 +89,8 @@ def cast(
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
 
+    Works inside ``torch.compile(fullgraph=True)`` on torch tensors.
+
     Args:
         x: a float32, float16 or bfloat16 array of an engine's library.
         dtype: a DataType or a catalog name.
@@ -88,7 +98,8 @@ def cast(
             actual or compress (return a :class:`CastResult`).
         roundmode: even, away (nearest), zero, trunc or stochastic.
         scalemode: floor, ceil, midmax, option3, topbinade (rceil).
-        seed: stochastic rounding: seed of the Philox bits (SEMANTICS.md §3.3).
+        seed: stochastic rounding: seed of the Philox bits (SEMANTICS.md §3.3), any integer
+            type in [0, 2**64).
         rbits: stochastic rounding: explicit 32-bit random integers, one per element.
         saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN.
         transpose_scale: swap the two segments of a 2-D tile.
@@ -100,16 +111,13 @@ def cast(
     Raises:
         SpecError: for bad codes, modes, or a seed given with rbits.
         EngineNotFoundError: when no engine is installed for ``x``.
-        UnsupportedError: when no engine supports the request.
+        UnsupportedError: when no engine supports the request, or ``x`` is not of an
+            accepted dtype.
     """
-    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
-    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale)
-    check_random_source(modes.roundmode, seed, rbits)
+    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
+                                     saturate, transpose_scale)
     eng = select_engine(x, dt, modes, engine)
-    return eng.cast(
-        x, dt, castmode=modes.castmode, roundmode=modes.roundmode, scalemode=modes.scalemode,
-        seed=seed, rbits=rbits, saturate=modes.saturate, transpose_scale=modes.transpose_scale,
-    )
+    return eng.cast(x, eng.request(x, dt, modes, seed, rbits))
 
 
 def upcast(result: CastResult, *, engine: str | None = None) -> Any:
@@ -122,10 +130,11 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     if not isinstance(result, CastResult):
         raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
     name = engine or result.engine
-    loaded = load_engines()
-    if name and name in loaded.engines:
-        return loaded.engines[name].upcast(result)
-    for eng in sorted(loaded.engines.values(), key=lambda e: -e.priority):
+    if name:
+        eng = load_engine(name)
+        if eng is not None:
+            return eng.upcast(result)
+    for eng in sorted(engines_for(result.data), key=lambda e: -e.priority):
         if eng.accepts(result.data):
             return eng.upcast(result)
     raise EngineNotFoundError(

@@ -2,15 +2,20 @@
 
 An engine is any object implementing :class:`Engine`, published under the
 ``tcast.engines`` entry-point group (the entry point loads either the engine or
-a zero-argument factory that returns it)::
+a zero-argument factory that returns it), and says in ``tcast.engine_arrays`` which
+library's arrays it takes (the top-level module of their type), so that the front door
+imports only the engine that will run::
 
     [project.entry-points."tcast.engines"]
-    ref = "tcast_ref:engine"
+    ref = "tcast_ref._engine:engine"
 
-A third-party engine registers the same way and is then reached by
-:func:`tcast.cast` and tested by the conformance suite with no edit to tcast.
-Engines validate ``seed``/``rbits`` with :func:`tcast.check_random_source` and
-take their bits from the Philox stream of :func:`tcast.random_bits`.
+    [project.entry-points."tcast.engine_arrays"]
+    ref = "numpy"
+
+A third-party engine registers the same way (most simply as a subclass of
+:class:`tcast.kit.EngineBase`) and is then reached by :func:`tcast.cast` and tested by
+the conformance suite with no edit to tcast. An engine without an ``engine_arrays``
+entry is loaded for arrays of every library. See docs/engines.md.
 """
 
 from __future__ import annotations
@@ -25,10 +30,26 @@ from .errors import SpecError
 from .layout import block_layout
 from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
 
-__all__ = ["ENTRY_POINT_GROUP", "CastModes", "CastResult", "Engine", "engines", "load_engines"]
+__all__ = [
+    "ARRAYS_GROUP",
+    "ENTRY_POINT_GROUP",
+    "CastModes",
+    "CastResult",
+    "Engine",
+    "LoadedEngines",
+    "engine_names",
+    "engines",
+    "engines_for",
+    "failure",
+    "load_engine",
+    "load_engines",
+    "refresh_engines",
+]
 
 #: The entry-point group engines register under.
 ENTRY_POINT_GROUP = "tcast.engines"
+#: The entry-point group where an engine names the module of the arrays it takes.
+ARRAYS_GROUP = "tcast.engine_arrays"
 
 
 @dataclass(frozen=True)
@@ -173,20 +194,18 @@ class Engine(Protocol):
         """True when this engine implements ``dtype`` under ``modes``."""
         ...
 
-    def cast(
-        self,
-        x: Any,
-        dtype: DataType,
-        *,
-        castmode: CastMode,
-        roundmode: RoundMode,
-        scalemode: ScaleMode,
-        seed: int | None,
-        rbits: Any,
-        saturate: bool,
-        transpose_scale: bool,
+    def request(
+        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
     ) -> Any:
-        """Cast ``x``; virtual returns an array, actual/compress a CastResult.
+        """The :class:`tcast.kit.CastRequest` for ``x`` from checked arguments.
+
+        The arguments come from :func:`tcast.kit.normalize_args`; the engine checks ``x``
+        and ``rbits``.
+        """
+        ...
+
+    def cast(self, x: Any, request: Any) -> Any:
+        """Cast ``x`` as the request says; virtual returns an array, actual/compress a CastResult.
 
         Raises ``UnsupportedError`` for anything ``supports`` rejects.
         """
@@ -205,26 +224,124 @@ class LoadedEngines:
     failures: dict[str, str]
 
 
+class _Registry:
+    """What discovery found, once per process.
+
+    The entry points, their array modules, and the engines loaded so far (each at most once).
+    """
+
+    def __init__(self) -> None:
+        self.points: dict[str, Any] | None = None
+        self.arrays: dict[str, str] = {}
+        self.loaded: dict[str, Engine] = {}
+        self.failures: dict[str, str] = {}
+
+
+_REGISTRY = _Registry()
+
+
+def _discover() -> int:
+    """Read the entry points (once per process); returns how many engines are registered."""
+    reg = _REGISTRY
+    if reg.points is None:
+        reg.arrays = {ep.name: ep.value.strip() for ep in entry_points(group=ARRAYS_GROUP)}
+        reg.points = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return len(reg.points)
+
+
+# torch.compile cannot trace importlib.metadata; this marks _discover the way
+# torch.compiler.assume_constant_result does (an attribute, so tcast needs no torch import):
+# while tracing, dynamo calls it once and keeps its result as a constant, and the registry it
+# filled is then read like any other Python object
+_discover._dynamo_marked_constant = True  # type: ignore[attr-defined]
+
+
+def refresh_engines() -> None:
+    """Forget what discovery found and loaded (tests; after installing an engine at runtime)."""
+    global _REGISTRY
+    _REGISTRY = _Registry()
+
+
+def _load(name: str) -> Engine | None:
+    _import_engine(name)
+    return _REGISTRY.loaded.get(name)
+
+
+def _import_engine(name: str) -> bool:
+    """Load one registered engine (once); whether it loaded. Failures are recorded."""
+    reg = _REGISTRY
+    if name in reg.loaded:
+        return True
+    if name in reg.failures:
+        return False
+    ep = reg.points[name]
+    try:
+        obj = ep.load()
+        eng = obj() if callable(obj) and not isinstance(obj, Engine) else obj
+    except Exception as err:
+        reg.failures[name] = f"{type(err).__name__}: {err}"
+        return False
+    if not isinstance(eng, Engine):
+        reg.failures[name] = f"{ep.value} does not implement tcast.Engine"
+        return False
+    reg.loaded[name] = eng
+    return True
+
+
+# importing is not traceable either: same mark as _discover
+_import_engine._dynamo_marked_constant = True  # type: ignore[attr-defined]
+
+
+def engine_names() -> tuple[str, ...]:
+    """The names of the registered engines (nothing is imported)."""
+    _discover()
+    return tuple(sorted(_REGISTRY.points))
+
+
+def engines_for(x: Any) -> list[Engine]:
+    """The loaded engines that may take ``x`` (only those are imported).
+
+    Those registered for its library (the top-level module of its type) or for none.
+    """
+    _discover()
+    reg = _REGISTRY
+    module = type(x).__module__.partition(".")[0]
+    out = []
+    for name in sorted(reg.points):
+        arrays = reg.arrays.get(name)
+        if arrays is not None and arrays != module:
+            continue
+        eng = _load(name)
+        if eng is not None:
+            out.append(eng)
+    return out
+
+
+def load_engine(name: str) -> Engine | None:
+    """The engine registered as ``name`` (loaded on first use), or None.
+
+    None when it is not installed or failed to load (see :func:`load_engines`).
+    """
+    _discover()
+    return _load(name) if name in _REGISTRY.points else None
+
+
 def load_engines() -> LoadedEngines:
-    """Load every engine registered under ``tcast.engines``.
+    """Load every engine registered under ``tcast.engines`` (once per process).
 
     An entry point that fails to import (say, tcast-triton without triton) is
     recorded in ``failures`` with its error instead of breaking the others.
     """
-    found: dict[str, Engine] = {}
-    failures: dict[str, str] = {}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            obj = ep.load()
-            eng = obj() if callable(obj) and not isinstance(obj, Engine) else obj
-        except Exception as err:
-            failures[ep.name] = f"{type(err).__name__}: {err}"
-            continue
-        if not isinstance(eng, Engine):
-            failures[ep.name] = f"{ep.value} does not implement tcast.Engine"
-            continue
-        found[ep.name] = eng
-    return LoadedEngines(found, failures)
+    _discover()
+    for name in sorted(_REGISTRY.points):
+        _load(name)
+    reg = _REGISTRY
+    return LoadedEngines(dict(sorted(reg.loaded.items())), dict(sorted(reg.failures.items())))
+
+
+def failure(name: str) -> str | None:
+    """Why the engine ``name`` failed to load, if it did."""
+    return _REGISTRY.failures.get(name)
 
 
 def engines() -> dict[str, Engine]:

@@ -1,0 +1,69 @@
+"""The engine kit: every rule that is not array arithmetic, once, for every engine.
+
+* :class:`CastRequest` and :func:`normalize_args`: a cast's arguments, checked once;
+* :func:`cast_rules`: per datatype and scale mode, the element maximum and limits, the
+  power-of-two scale rule as two integers (:class:`ExponentScaleRule`), and the float-scale,
+  two-level, zero-point, element and upcast arithmetic as ordered float32 steps
+  (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
+* :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
+* :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only.
+
+Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
+"""
+
+from ._base import EngineBase
+from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
+from ._request import (
+    INPUT_DTYPE_NAMES,
+    CastRequest,
+    as_datatype,
+    input_dtype_name,
+    make_request,
+    normalize_args,
+    normalize_seed,
+)
+from ._results import ArrayOps, UpcastParts, build_result, upcast_parts
+from ._rules import (
+    F32_MAX,
+    NEVER,
+    CastRules,
+    ExponentScaleRule,
+    cast_rules,
+    element_max,
+    exponent_scale_rule,
+    nan_keeps_sign,
+    range_scale_rule,
+    scale_bounds,
+    sig24,
+)
+
+__all__ = [
+    "F32_MAX",
+    "INPUT_DTYPE_NAMES",
+    "NEVER",
+    "OPERATIONS",
+    "ArrayOps",
+    "CastRequest",
+    "CastRules",
+    "EngineBase",
+    "ExponentScaleRule",
+    "Recipe",
+    "RecipeOps",
+    "Step",
+    "UpcastParts",
+    "as_datatype",
+    "build_result",
+    "cast_rules",
+    "element_max",
+    "exponent_scale_rule",
+    "input_dtype_name",
+    "make_request",
+    "nan_keeps_sign",
+    "normalize_args",
+    "normalize_seed",
+    "range_scale_rule",
+    "run_recipe",
+    "scale_bounds",
+    "sig24",
+    "upcast_parts",
+]

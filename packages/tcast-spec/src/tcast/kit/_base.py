@@ -1,0 +1,141 @@
+"""The engine base class: what every engine shares, so that an engine implements array work only.
+
+A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and implements
+:meth:`EngineBase.run` (the cast of a normalized request), :meth:`EngineBase.run_upcast` (the
+decode of a checked result), :meth:`EngineBase.check_rbits` and
+:meth:`EngineBase.check_result_arrays`. The base gives the protocol's ``accepts``,
+``supports``, ``request``, ``cast`` and ``upcast``, and :meth:`EngineBase.cast_args`, the body
+of an engine's public ``cast`` function. See docs/engines.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..datatype import DataType
+from ..engine import CastModes, CastResult
+from ..errors import SpecError, UnsupportedError
+from ..modes import CastMode, RoundMode, ScaleMode
+from ._request import CastRequest, input_dtype_name, make_request, normalize_args
+
+__all__ = ["EngineBase"]
+
+
+class EngineBase:
+    """Shared plumbing of an engine (subclass it; see the module docstring).
+
+    Attributes:
+        name: the engine's name (its entry-point name).
+        priority: the highest priority wins when several engines take an array.
+        array_type: the array type(s) the engine casts.
+        array_what: how messages name those arrays ("NumPy arrays").
+    """
+
+    name: str = ""
+    priority: int = 0
+    array_type: type | tuple[type, ...] = ()
+    array_what: str = "arrays"
+
+    # ------------------------------------------------------------- the protocol
+    def accepts(self, x: Any) -> bool:
+        """Arrays of ``array_type`` (unsupported dtypes are refused by ``cast`` with a reason)."""
+        return isinstance(x, self.array_type)
+
+    def supports(self, dtype: DataType, modes: CastModes) -> bool:
+        """Every valid datatype under every mode (override to refuse some)."""
+        return isinstance(dtype, DataType) and isinstance(modes, CastModes)
+
+    def request(
+        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+    ) -> CastRequest:
+        """The normalized request for ``x`` from checked arguments (:func:`normalize_args`).
+
+        Raises:
+            UnsupportedError: ``x`` is not an array of this engine or of an accepted dtype.
+            SpecError: bad rbits, or a tile segment naming a dimension ``x`` lacks.
+        """
+        if not self.accepts(x):
+            raise UnsupportedError(f"{self.label} casts {self.array_what}, not {type(x).__name__}")
+        in_name = input_dtype_name(x, self.label)
+        if rbits is not None:
+            rbits = self.check_rbits(x, rbits)
+        return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name)
+
+    def cast(self, x: Any, request: CastRequest) -> Any:
+        """Cast ``x`` as ``request`` says: the virtual array, or a CastResult.
+
+        Raises:
+            UnsupportedError: for a request ``supports`` refuses.
+            SpecError: for a request not made for ``x``.
+        """
+        if not isinstance(request, CastRequest):
+            raise SpecError(f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
+                            f"{type(request).__name__}; build one with engine.request(...)")
+        if not self.supports(request.dtype, request.modes):
+            raise UnsupportedError(f"engine {self.name!r} does not support "
+                                   f"{request.dtype.name} with {request.modes}")
+        if not self.accepts(x) or tuple(x.shape) != request.shape:
+            raise SpecError(f"{self.label}: the request was made for an input of shape "
+                            f"{request.shape}, not this {type(x).__name__}")
+        return self.run(x, request)
+
+    def upcast(self, result: CastResult) -> Any:
+        """Decode an actual or compress result to float32 (equal to the virtual cast).
+
+        Raises:
+            SpecError: if ``result`` is not an actual/compress CastResult whose parts are
+                arrays of this engine that fit its datatype and shape.
+        """
+        if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
+            raise SpecError("upcast takes the CastResult of an actual or compress cast")
+        result.check_parts(self.array_type, f"a {self.array_what[:-1]}")
+        self.check_result_arrays(result)
+        return self.run_upcast(result)
+
+    # ------------------------------------------------------------- public functions
+    def cast_args(
+        self,
+        x: Any,
+        dtype: DataType | str,
+        *,
+        castmode: CastMode | str = "virtual",
+        roundmode: RoundMode | str = "even",
+        scalemode: ScaleMode | str = "floor",
+        seed: int | None = None,
+        rbits: Any = None,
+        saturate: bool = True,
+        transpose_scale: bool = False,
+    ) -> Any:
+        """The body of an engine's public ``cast(x, dtype, **modes)``: check once, then cast."""
+        dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
+                                         saturate, transpose_scale)
+        return self.cast(x, self.request(x, dt, modes, seed, rbits))
+
+    @property
+    def label(self) -> str:
+        """How messages name the engine: its package."""
+        return f"tcast_{self.name}" if self.name else type(self).__name__
+
+    # ------------------------------------------------------------- for subclasses
+    def check_rbits(self, x: Any, rbits: Any) -> Any:
+        """Check explicit random bits against ``x`` (type, dtype, shape, device); return them.
+
+        Raises:
+            SpecError: for rbits that do not fit.
+        """
+        raise NotImplementedError
+
+    def check_result_arrays(self, result: CastResult) -> None:
+        """Check the dtypes of a result's arrays (the base checked their presence and shapes).
+
+        Raises:
+            SpecError: for arrays of the wrong dtype.
+        """
+
+    def run(self, x: Any, request: CastRequest) -> Any:
+        """The cast itself (arguments are checked)."""
+        raise NotImplementedError
+
+    def run_upcast(self, result: CastResult) -> Any:
+        """The decode itself (the result is checked)."""
+        raise NotImplementedError

@@ -1,0 +1,232 @@
+"""The float32 arithmetic of scales, zero points and elements as ordered steps (SEMANTICS §5).
+
+A :class:`Recipe` is a tuple of :class:`Step`: ``out = op(args)``, where each argument is the
+name of an input, of an earlier step's output or of a constant of :class:`~tcast.kit.CastRules`
+(``rules.constants``), and every arithmetic step rounds once to float32 (SEMANTICS.md §0).
+An engine evaluates a recipe with :func:`run_recipe` and an object providing the operations on
+its arrays (:class:`RecipeOps`); a kernel generator can unroll the same steps at compile time.
+
+The operations:
+
+==============  ================================================================================
+``div mul``     ``fl32(a / b)``, ``fl32(a * b)``, ``fl32(a + b)``, ``fl32(a - b)``: one correctly
+``add sub``     rounded float32 operation (no fused multiply-add, no approximate division)
+``min``         the smaller of two (``a`` when equal; no NaN reaches it)
+``scale_code``  ``RNE_S(clamp(v, smallest_normal_S, max_S))`` as codes, NaN -> ``max_S``
+                (SEMANTICS.md §5.5); args ``(v, "scale" | "tenscale")``
+``exp_code``    the power-of-two scale code of ``v >= 0`` by ``rules.exponent``: 0 for 0,
+                ``max_code`` for +Inf
+``zero_code``   the zero-point code: ``v`` rounded to nearest even into the zero-point format,
+                saturating
+``decode``      the float32 value of codes; args ``(codes, "scale" | "tenscale" | "zero")``
+==============  ================================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = [
+    "ELEMENT_DECODE",
+    "ELEMENT_DECODE_FIXED",
+    "ELEMENT_DECODE_ZERO",
+    "ELEMENT_ENCODE",
+    "ELEMENT_ENCODE_FIXED",
+    "ELEMENT_ENCODE_ZERO",
+    "EXPONENT_DECODE",
+    "EXPONENT_SCALE",
+    "FLOAT_SCALE",
+    "OPERATIONS",
+    "TWO_LEVEL_DECODE",
+    "TWO_LEVEL_SCALE",
+    "UINT_DECODE",
+    "UINT_EXPONENT_SCALE",
+    "UINT_FLOAT_SCALE",
+    "Recipe",
+    "RecipeOps",
+    "Step",
+    "run_recipe",
+]
+
+#: The operations a step may name, with their argument counts.
+OPERATIONS = {"div": 2, "mul": 2, "add": 2, "sub": 2, "min": 2, "scale_code": 2,
+              "exp_code": 1, "zero_code": 1, "decode": 2}
+
+
+@dataclass(frozen=True)
+class Step:
+    """``out = op(*args)``: one step of a recipe."""
+
+    out: str
+    op: str
+    args: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.out} = {self.op}({', '.join(self.args)})"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Ordered float32 steps from named inputs to named outputs.
+
+    Attributes:
+        name: what the recipe computes.
+        inputs: names the caller provides (arrays or Python floats).
+        steps: the steps, in order.
+        outputs: the names the caller reads back.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    steps: tuple[Step, ...]
+    outputs: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "; ".join(str(s) for s in self.steps)
+
+
+def _recipe(name: str, inputs: str, text: str, outputs: str) -> Recipe:
+    steps = []
+    for line in text.strip().splitlines():
+        out, call = (p.strip() for p in line.split("="))
+        op, rest = call.split("(")
+        args = tuple(a.strip() for a in rest.rstrip(")").split(","))
+        steps.append(Step(out, op.strip(), args))
+    return Recipe(name, tuple(inputs.split()), tuple(steps), tuple(outputs.split()))
+
+
+class RecipeOps(Protocol):
+    """The operations an engine provides to :func:`run_recipe` (arrays or Python floats)."""
+
+    def div(self, a: Any, b: Any) -> Any: ...
+    def mul(self, a: Any, b: Any) -> Any: ...
+    def add(self, a: Any, b: Any) -> Any: ...
+    def sub(self, a: Any, b: Any) -> Any: ...
+    def min(self, a: Any, b: Any) -> Any: ...
+    def scale_code(self, v: Any, which: str) -> Any: ...
+    def exp_code(self, v: Any) -> Any: ...
+    def zero_code(self, v: Any) -> Any: ...
+    def decode(self, codes: Any, which: str) -> Any: ...
+
+
+def run_recipe(
+    recipe: Recipe, ops: Any, constants: tuple[tuple[str, float], ...], **inputs: Any
+) -> dict:
+    """Evaluate ``recipe`` with an engine's ``ops``; returns every named value.
+
+    Args:
+        recipe: the recipe.
+        ops: an object with the methods of :class:`RecipeOps`.
+        constants: ``(name, value)`` pairs of float32 constants (``CastRules.constants``).
+        **inputs: the recipe's inputs.
+
+    Raises:
+        KeyError: for an input the caller did not give (a programming error in an engine).
+    """
+    env: dict[str, Any] = dict(constants)
+    env.update(inputs)
+    for name in recipe.inputs:
+        if name not in inputs:
+            raise KeyError(f"recipe {recipe.name} needs input {name!r}")
+    for step in recipe.steps:
+        if step.op in ("scale_code", "decode"):
+            env[step.out] = getattr(ops, step.op)(env[step.args[0]], step.args[1])
+        else:
+            env[step.out] = getattr(ops, step.op)(*(env[a] for a in step.args))
+    return env
+
+
+#: Power-of-two scale of signed data; ``recip`` is exact (a power of two within float32).
+EXPONENT_SCALE = _recipe("exponent scale", "amax", """
+    scale = exp_code(amax)
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+""", "scale recip dec")
+
+#: Float scale of signed data: ``s = RNE_S(clamp(fl32(amax / M)))``, encode multiplies by
+#: ``fl32(1 / s)`` (SEMANTICS.md §5.5).
+FLOAT_SCALE = _recipe("float scale", "amax", """
+    q = div(amax, M)
+    scale = scale_code(q, scale)
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+""", "scale recip dec")
+
+#: Two-level scaling (NVFP4, SEMANTICS.md §5.6): a tensor scale from the tensor amax, block
+#: scales relative to it; the encode multiplier is kept finite.
+TWO_LEVEL_SCALE = _recipe("two-level scale", "amax tamax", """
+    tq = div(tamax, MS_M)
+    tenscale = scale_code(tq, tenscale)
+    tval = decode(tenscale, tenscale)
+    q1 = div(amax, M)
+    q = div(q1, tval)
+    scale = scale_code(q, scale)
+    sval = decode(scale, scale)
+    r1 = div(ONE, tval)
+    r2 = div(r1, sval)
+    recip = min(r2, F32_MAX)
+    dec = mul(tval, sval)
+""", "tenscale scale recip dec")
+
+#: uint data, float scale (SEMANTICS.md §5.7): the range ``[lo, hi]`` always holds 0.
+UINT_FLOAT_SCALE = _recipe("uint float scale", "lo hi", """
+    rng = sub(hi, lo)
+    q = div(rng, M)
+    scale = scale_code(q, scale)
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+    nlo = sub(ZERO, lo)
+    zraw = mul(nlo, recip)
+    zero = zero_code(zraw)
+    zval = decode(zero, zero)
+""", "scale zero recip zval dec")
+
+#: uint data, power-of-two scale (SEMANTICS.md §5.7).
+UINT_EXPONENT_SCALE = _recipe("uint exponent scale", "lo hi", """
+    rng = sub(hi, lo)
+    scale = exp_code(rng)
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+    nlo = sub(ZERO, lo)
+    zraw = mul(nlo, recip)
+    zero = zero_code(zraw)
+    zval = decode(zero, zero)
+""", "scale zero recip zval dec")
+
+#: Element before rounding (float data, or ints under a float scale).
+ELEMENT_ENCODE = _recipe("element encode", "x recip", "xs = mul(x, recip)", "xs")
+#: intK under a power-of-two scale: fixed point with K-2 fraction bits.
+ELEMENT_ENCODE_FIXED = _recipe("element encode (fixed point)", "x recip", """
+    x1 = mul(x, recip)
+    xs = mul(x1, FIXED)
+""", "xs")
+#: uint data: the zero point is added after the multiply.
+ELEMENT_ENCODE_ZERO = _recipe("element encode (zero point)", "x recip zval", """
+    x1 = mul(x, recip)
+    xs = add(x1, zval)
+""", "xs")
+#: Element value from its decoded code ``q`` (before NaN blocks and pruning).
+ELEMENT_DECODE = _recipe("element decode", "q dec", "v = mul(q, dec)", "v")
+ELEMENT_DECODE_FIXED = _recipe("element decode (fixed point)", "q dec", """
+    q1 = mul(q, INV_FIXED)
+    v = mul(q1, dec)
+""", "v")
+ELEMENT_DECODE_ZERO = _recipe("element decode (zero point)", "q dec zval", """
+    q1 = sub(q, zval)
+    v = mul(q1, dec)
+""", "v")
+
+#: Upcast: the decode multiplier of a block from its scale code (one scale level).
+EXPONENT_DECODE = _recipe("scale decode", "scale", "dec = decode(scale, scale)", "dec")
+#: Upcast, two-level scaling: the tensor scale times the block scale.
+TWO_LEVEL_DECODE = _recipe("two-level decode", "scale tenscale", """
+    tval = decode(tenscale, tenscale)
+    sval = decode(scale, scale)
+    dec = mul(tval, sval)
+""", "dec")
+#: Upcast, uint data: the scale and the zero point.
+UINT_DECODE = _recipe("uint decode", "scale zero", """
+    dec = decode(scale, scale)
+    zval = decode(zero, zero)
+""", "dec zval")

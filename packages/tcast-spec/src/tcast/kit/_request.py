@@ -1,0 +1,169 @@
+"""The normalized request: every argument of a cast, checked once (SEMANTICS.md §3.3, §9).
+
+``tcast.cast`` and every engine's public ``cast`` build a :class:`CastRequest` the same way
+(:func:`normalize_args`, then the engine's ``request``), so an argument is checked exactly
+once per call and every engine accepts and refuses the same arguments.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+from ..datatype import DataType, datatype
+from ..engine import CastModes
+from ..errors import SpecError, UnsupportedError
+from ..layout import BlockLayout, block_layout
+from ..modes import CastMode, RoundMode, ScaleMode
+from ..philox import check_random_source
+from ._rules import CastRules, cast_rules
+
+__all__ = [
+    "INPUT_DTYPE_NAMES",
+    "CastRequest",
+    "as_datatype",
+    "input_dtype_name",
+    "normalize_args",
+    "normalize_seed",
+]
+
+#: The input dtypes every engine accepts (SEMANTICS.md §9), by name.
+INPUT_DTYPE_NAMES = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class CastRequest:
+    """One cast, normalized: what an engine's ``cast`` receives.
+
+    Attributes:
+        dtype: the datatype.
+        modes: the cast, round and scale modes and the two flags.
+        seed: the Philox seed (an int in [0, 2**64)) or None.
+        rbits: the explicit random bits (the engine's array, checked by the engine) or None.
+        shape: the input's shape.
+        input_dtype: the input's dtype name (float32, float16 or bfloat16).
+        layout: the blocks over ``shape`` (scaled datatypes), else None.
+        rules: every rule of the datatype under the scale mode (:func:`tcast.kit.cast_rules`).
+    """
+
+    dtype: DataType
+    modes: CastModes
+    seed: int | None
+    rbits: Any
+    shape: tuple[int, ...]
+    input_dtype: str
+    layout: BlockLayout | None
+    rules: CastRules
+
+    @property
+    def castmode(self) -> CastMode:
+        """The cast mode."""
+        return self.modes.castmode
+
+    @property
+    def roundmode(self) -> RoundMode:
+        """The round mode."""
+        return self.modes.roundmode
+
+    @property
+    def scalemode(self) -> ScaleMode:
+        """The scale mode."""
+        return self.modes.scalemode
+
+    @property
+    def saturate(self) -> bool:
+        """Unscaled casts: overflow to +-max (True) or IEEE-style."""
+        return self.modes.saturate
+
+    @property
+    def transpose_scale(self) -> bool:
+        """Whether the two segments of a 2-D tile are swapped."""
+        return self.modes.transpose_scale
+
+    @property
+    def virtual(self) -> bool:
+        """Whether the result is an array of the input dtype."""
+        return self.modes.castmode is CastMode.VIRTUAL
+
+
+def as_datatype(dtype: DataType | str) -> DataType:
+    """A DataType from itself or a catalog name or code.
+
+    Raises:
+        SpecError: for a name or code tcast does not define.
+    """
+    return dtype if isinstance(dtype, DataType) else datatype(dtype)
+
+
+def normalize_seed(seed: object) -> int | None:
+    """The seed as an int in [0, 2**64), or None.
+
+    Any integer type is accepted (``numpy.int64(7)`` as well as ``7``); bool is not.
+
+    Raises:
+        SpecError: for a non-integer or out-of-range seed.
+    """
+    if seed is None:
+        return None
+    try:
+        value = None if isinstance(seed, bool) else operator.index(seed)
+    except TypeError:
+        value = None
+    if value is None or not 0 <= value < 1 << 64:
+        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+    return value
+
+
+def normalize_args(
+    dtype: DataType | str,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: object = None,
+    rbits: Any = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+) -> tuple[DataType, CastModes, int | None]:
+    """Check the arguments that do not depend on the array: datatype, modes, random source.
+
+    Returns:
+        ``(datatype, modes, seed)``, the seed normalized.
+
+    Raises:
+        SpecError: for a bad datatype, mode, flag or seed; both or neither of seed and rbits
+            under stochastic rounding, or either without it.
+    """
+    dt = as_datatype(dtype)
+    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale)
+    check_random_source(modes.roundmode, seed, rbits)
+    return dt, modes, normalize_seed(seed)
+
+
+def input_dtype_name(x: Any, engine: str = "tcast") -> str:
+    """The input dtype name of an array of any library (``x.dtype`` printed, module dropped).
+
+    Raises:
+        UnsupportedError: naming the dtype, for anything but float32, float16 and bfloat16.
+    """
+    name = str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]
+    if name not in INPUT_DTYPE_NAMES:
+        raise UnsupportedError(
+            f"{engine} casts float32, float16 and bfloat16 arrays, not {name}; convert first "
+            f"(float64 is not accepted: SEMANTICS.md §9)"
+        )
+    return name
+
+
+def make_request(
+    dt: DataType, modes: CastModes, seed: int | None, rbits: Any, shape: tuple[int, ...],
+    input_dtype: str,
+) -> CastRequest:
+    """The request from checked arguments and the array's shape and dtype name.
+
+    Raises:
+        SpecError: for a tile segment naming a dimension the shape lacks.
+    """
+    layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
+    return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout,
+                       cast_rules(dt, modes.scalemode))

@@ -1,0 +1,131 @@
+"""Building and taking apart a :class:`~tcast.CastResult` (SEMANTICS.md §8), for any engine.
+
+The engine gives the arrays and an :class:`ArrayOps` object for the few array operations
+that differ between libraries (making unsigned codes, packing, selecting kept codes); the
+shape of the result, which parts it has and how compress data is formed are decided here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..engine import CastResult
+from ..layout import block_layout
+from ..modes import CastMode
+from ._request import CastRequest
+
+__all__ = ["ArrayOps", "UpcastParts", "build_result", "upcast_parts"]
+
+
+class ArrayOps(Protocol):
+    """The array operations result assembly needs from an engine."""
+
+    def unsigned(self, codes: Any, bits: int) -> Any:
+        """Codes as the narrowest unsigned array of ``bits`` (uint8/16/32), contiguous."""
+        ...
+
+    def flatten(self, a: Any) -> Any:
+        """A one-dimensional view or copy in C order."""
+        ...
+
+    def select(self, flat: Any, keep: Any, count: int) -> Any:
+        """The elements of ``flat`` where ``keep`` (``count`` of them), in order."""
+        ...
+
+    def pack_codes(self, codes: Any, bits: int) -> Any:
+        """Dense little-endian bit stream of codes (SEMANTICS.md §8)."""
+        ...
+
+    def pack_mask(self, mask: Any) -> Any:
+        """Eight keep-bits per byte (SEMANTICS.md §8)."""
+        ...
+
+    def unpack_codes(self, data: Any, bits: int, count: int) -> Any:
+        """``count`` codes from a packed stream (refusing a stream of the wrong length)."""
+        ...
+
+    def unpack_mask(self, data: Any, count: int) -> Any:
+        """``count`` keep-flags from packed bits."""
+        ...
+
+    def scatter(self, kept: Any, keep: Any, count: int) -> Any:
+        """A flat code array of ``count`` with ``kept`` where ``keep``, zeros elsewhere."""
+        ...
+
+    def reshape(self, a: Any, shape: tuple[int, ...]) -> Any:
+        """``a`` in ``shape``."""
+        ...
+
+
+def build_result(
+    req: CastRequest, codes: Any, ops: ArrayOps, engine: str, *, scale: Any = None,
+    zero: Any = None, tenscale: Any = None, mask: Any = None,
+) -> CastResult:
+    """The CastResult of an actual or compress cast.
+
+    Args:
+        req: the request.
+        codes: element codes in the input's shape (any integer array; 0 where pruned).
+        ops: the engine's array operations.
+        engine: the engine's name.
+        scale: scale codes in the scale shape (scaled datatypes).
+        zero: zero-point codes in the scale shape (uint data).
+        tenscale: the tensor-scale code, a 0-d array (two-level scaling).
+        mask: the keep-mask in the input's shape (sparsity).
+    """
+    dt = req.dtype
+    bits = dt.nspec.bits
+    if scale is not None:
+        scale = ops.unsigned(scale, dt.sspec.scale.bits)
+    if zero is not None:
+        zero = ops.unsigned(zero, dt.zero.bits)
+    if tenscale is not None:
+        tenscale = ops.unsigned(tenscale, dt.tenscale.bits)
+    if req.castmode is CastMode.COMPRESS:
+        flat = ops.flatten(codes)
+        if mask is not None:
+            flat = ops.select(flat, ops.flatten(mask), req.layout.kept_count)
+            mask = ops.pack_mask(mask)
+        data = ops.pack_codes(flat, bits)
+    else:
+        data = ops.unsigned(codes, bits)
+    return CastResult(
+        data=data, scale=scale, zero=zero, tenscale=tenscale, mask=mask, meta=None, dtype=dt,
+        shape=req.shape, castmode=req.castmode, input_dtype=req.input_dtype,
+        transpose_scale=req.transpose_scale, engine=engine, extra={"bits": bits},
+    )
+
+
+class UpcastParts:
+    """The element codes and keep-mask of a checked result, unpacked into its shape.
+
+    Attributes:
+        codes: one code per element, in the result's shape.
+        mask: the keep-mask in the result's shape (sparsity), else None.
+    """
+
+    __slots__ = ("codes", "mask")
+
+    def __init__(self, codes: Any, mask: Any) -> None:
+        self.codes = codes
+        self.mask = mask
+
+
+def upcast_parts(result: CastResult, ops: ArrayOps) -> UpcastParts:
+    """Unpack the codes and mask of a checked result (``EngineBase.upcast`` checks it)."""
+    dt, shape = result.dtype, tuple(result.shape)
+    bits = dt.nspec.bits
+    count = 1
+    for k in shape:
+        count *= k
+    mask = result.mask
+    if result.castmode is CastMode.COMPRESS:
+        if mask is not None:
+            keep = ops.unpack_mask(mask, count)
+            kept = block_layout(shape, dt, result.transpose_scale).kept_count
+            codes = ops.scatter(ops.unpack_codes(result.data, bits, kept), keep, count)
+            mask = ops.reshape(keep, shape)
+        else:
+            codes = ops.unpack_codes(result.data, bits, count)
+        return UpcastParts(ops.reshape(codes, shape), mask)
+    return UpcastParts(ops.reshape(result.data, shape), mask)
