@@ -29,6 +29,7 @@ import pytest
 
 import tcast
 from tcast import CastMode, CastModes, RoundMode, ScaleMode
+from tcast.kit import cast_with
 
 
 def _load_battery():
@@ -190,8 +191,8 @@ def test_unsupported_combinations_raise_unsupported_error(engine_name):
             refused += 1
             seed = 1 if rm is RoundMode.STOCHASTIC else None
             try:
-                engine.cast(x, dt, castmode=cm, roundmode=rm, scalemode=sm, seed=seed,
-                            rbits=None, saturate=sat, transpose_scale=tr)
+                cast_with(engine, x, dt, castmode=cm, roundmode=rm, scalemode=sm, seed=seed,
+                          saturate=sat, transpose_scale=tr)
             except tcast.UnsupportedError:
                 continue
             except Exception as err:
@@ -470,7 +471,7 @@ def test_harness_reports_a_wrong_bit():
         accepts, supports, upcast = engine.accepts, engine.supports, engine.upcast
 
         def cast(self, x, dtype, **kw):
-            r = engine.cast(x, dtype, **kw)
+            r = cast_with(engine, x, dtype, **kw)
             if isinstance(r, np.ndarray) and r.size:
                 r = r.copy()
                 r.reshape(-1).view(np.uint8)[0] ^= 1

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tcast.cli import main
+from tcast_ref import RefEngine
 from tcast_ref.golden import Settings, describe_word, generate, load, write
 from tcast_ref.golden._verify import GoldenSetError
 
@@ -35,31 +36,16 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
-class _AlteredRef:
+class _AlteredRef(RefEngine):
     """The reference engine with ``alter(result, castmode)`` applied to its results."""
-
-    priority = 0
 
     def __init__(self, name, alter):
         self.name, self.alter = name, alter
 
-    def accepts(self, x):
-        return isinstance(x, np.ndarray)
-
-    def supports(self, dtype, modes):
-        return True
-
-    def cast(self, x, dtype, **kw):
-        import tcast_ref
-
-        r = tcast_ref.cast(x, dtype, **kw)
-        self.alter(r, kw["castmode"].value)
+    def run(self, x, request):
+        r = super().run(x, request)
+        self.alter(r, request.castmode.value)
         return r
-
-    def upcast(self, result):
-        import tcast_ref
-
-        return tcast_ref.upcast(result)
 
 
 def _install(monkeypatch, engine) -> None:

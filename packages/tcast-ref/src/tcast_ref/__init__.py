@@ -7,7 +7,8 @@ gfloat). Registered as the ``ref`` engine, so ``tcast.cast(numpy_array, ...)``
 reaches it.
 """
 
-from ._cast import INPUT_DTYPES, cast, upcast
+from ._api import cast, upcast
+from ._cast import INPUT_DTYPES
 from ._codec import code_dtype, decode, encode
 from ._engine import RefEngine, engine
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask

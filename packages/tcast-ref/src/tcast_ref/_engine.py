@@ -6,34 +6,38 @@ from typing import Any
 
 import numpy as np
 
-from tcast import CastModes, CastResult, DataType
+from tcast import CastResult, SpecError
+from tcast.kit import CastRequest, EngineBase
 
-from ._cast import cast, upcast
+from ._cast import check_rbits, run_cast, run_upcast
 
 __all__ = ["RefEngine", "engine"]
 
 
-class RefEngine:
+class RefEngine(EngineBase):
     """The bit-exact NumPy reference engine: supports everything SEMANTICS.md defines."""
 
     name = "ref"
     priority = 0
+    array_type = np.ndarray
+    array_what = "NumPy arrays"
 
-    def accepts(self, x: Any) -> bool:
-        """NumPy arrays (of any dtype: unsupported dtypes are refused by ``cast`` with a reason)."""
-        return isinstance(x, np.ndarray)
+    def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
+        """A uint32 NumPy array of x's shape."""
+        return check_rbits(x, rbits)
 
-    def supports(self, dtype: DataType, modes: CastModes) -> bool:
-        """Every valid datatype under every mode (codebooks cannot be built as DataTypes yet)."""
-        return isinstance(dtype, DataType) and isinstance(modes, CastModes)
+    def check_result_arrays(self, result: CastResult) -> None:
+        """The codes must be unsigned."""
+        if result.data.dtype.kind != "u":
+            raise SpecError("CastResult.data must be a NumPy array of unsigned codes")
 
-    def cast(self, x: Any, dtype: DataType, **kwargs: Any) -> np.ndarray | CastResult:
-        """Cast with :func:`tcast_ref.cast`."""
-        return cast(x, dtype, **kwargs)
+    def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
+        """The cast, by :func:`tcast_ref._cast.run_cast`."""
+        return run_cast(x, request)
 
-    def upcast(self, result: CastResult) -> np.ndarray:
-        """Decode with :func:`tcast_ref.upcast`."""
-        return upcast(result)
+    def run_upcast(self, result: CastResult) -> np.ndarray:
+        """The decode, by :func:`tcast_ref._cast.run_upcast`."""
+        return run_upcast(result)
 
     def __repr__(self) -> str:
         return "tcast_ref.engine"

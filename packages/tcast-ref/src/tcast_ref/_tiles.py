@@ -12,7 +12,7 @@ import numpy as np
 
 from tcast import BlockLayout, DataType, block_layout
 
-__all__ = ["Tiling", "tiling"]
+__all__ = ["Tiling", "from_layout", "tiling"]
 
 
 class Tiling(BlockLayout):
@@ -102,5 +102,9 @@ def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> 
         SpecError: for an unscaled datatype, a tile segment naming a dimension the array does
             not have, or two segments landing on one dimension.
     """
-    b = block_layout(shape, dtype, transpose)  # fields spelled out: torch.compile traces this
+    return from_layout(block_layout(shape, dtype, transpose))
+
+
+def from_layout(b: BlockLayout) -> Tiling:
+    """The Tiling of a block layout (a request's ``layout``)."""
     return Tiling(b.shape, b.dims, b.sizes, b.scale_shape, b.sparse, b.sparse_m, b.sparse_n)

@@ -25,7 +25,7 @@ from tcast import (
     scale_mode,
 )
 
-from .._cast import cast, upcast
+from .._api import cast, upcast
 from .._codec import code_dtype, encode
 from .._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._cases import (

@@ -18,6 +18,7 @@ from tcast import (
     load_engines,
     number,
 )
+from tcast.kit import cast_with
 
 from .._codec import decode
 from ._cases import INPUT_TYPES
@@ -244,10 +245,10 @@ class _EngineArrays:
             raise UnsupportedError(
                 f"engine {self.engine.name!r} does not support {dt.code} under {modes}"
             )
-        out = self.engine.cast(
-            self._native(x), dt, castmode=modes.castmode, roundmode=modes.roundmode,
-            scalemode=modes.scalemode, seed=None, rbits=self._native(rbits),
-            saturate=saturate, transpose_scale=False,
+        out = cast_with(
+            self.engine, self._native(x), dt, castmode=modes.castmode,
+            roundmode=modes.roundmode, scalemode=modes.scalemode, rbits=self._native(rbits),
+            saturate=saturate,
         )
         if not isinstance(out, CastResult):
             return self._numpy(out)

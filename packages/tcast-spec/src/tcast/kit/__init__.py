@@ -11,7 +11,7 @@
 Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
 """
 
-from ._base import EngineBase
+from ._base import EngineBase, cast_with
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
@@ -54,6 +54,7 @@ __all__ = [
     "as_datatype",
     "build_result",
     "cast_rules",
+    "cast_with",
     "element_max",
     "exponent_scale_rule",
     "input_dtype_name",

@@ -18,7 +18,34 @@ from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleMode
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
 
-__all__ = ["EngineBase"]
+__all__ = ["EngineBase", "cast_with"]
+
+
+def cast_with(
+    engine: Any,
+    x: Any,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: Any = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+) -> Any:
+    """Cast with one engine through its protocol, from keyword arguments.
+
+    The arguments are checked once (:func:`normalize_args`), the engine builds the request
+    for ``x`` and casts it. An engine's public ``cast`` function, the golden-vector verifier
+    and the conformance suite call engines this way.
+
+    Raises:
+        SpecError, UnsupportedError: as the engine's ``request`` and ``cast`` do.
+    """
+    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
+                                     saturate, transpose_scale)
+    return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
 
 class EngineBase:
@@ -93,23 +120,9 @@ class EngineBase:
         return self.run_upcast(result)
 
     # ------------------------------------------------------------- public functions
-    def cast_args(
-        self,
-        x: Any,
-        dtype: DataType | str,
-        *,
-        castmode: CastMode | str = "virtual",
-        roundmode: RoundMode | str = "even",
-        scalemode: ScaleMode | str = "floor",
-        seed: int | None = None,
-        rbits: Any = None,
-        saturate: bool = True,
-        transpose_scale: bool = False,
-    ) -> Any:
-        """The body of an engine's public ``cast(x, dtype, **modes)``: check once, then cast."""
-        dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
-                                         saturate, transpose_scale)
-        return self.cast(x, self.request(x, dt, modes, seed, rbits))
+    def cast_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> Any:
+        """The body of an engine's public ``cast(x, dtype, **modes)``: :func:`cast_with`."""
+        return cast_with(self, x, dtype, **kwargs)
 
     @property
     def label(self) -> str:

@@ -1,0 +1,58 @@
+"""The public functions of the reference engine: :func:`cast` and :func:`upcast`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
+
+from ._engine import engine
+
+__all__ = ["cast", "upcast"]
+
+
+def cast(
+    x: np.ndarray,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: np.ndarray | None = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+) -> np.ndarray | CastResult:
+    """Cast a NumPy array bit-exactly as SEMANTICS.md defines.
+
+    Args:
+        x: float32, float16 or ``ml_dtypes.bfloat16`` array of any rank (views allowed).
+        dtype: a DataType, catalog name or code pair.
+        castmode: virtual (an array of x's dtype), actual or compress (a CastResult).
+        roundmode: even, away (nearest), zero, trunc, stochastic.
+        scalemode: floor, ceil, midmax, option3, topbinade (rceil).
+        seed: stochastic rounding: Philox seed (bits by flat C-order index), any integer
+            type in [0, 2**64).
+        rbits: stochastic rounding: uint32 array of x's shape.
+        saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
+        transpose_scale: swap the two segments of a 2-D tile.
+
+    Returns:
+        The virtual array, or a CastResult.
+
+    Raises:
+        UnsupportedError: for input that is not a float32/float16/bfloat16 NumPy array.
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+    """
+    return engine.cast_args(x, dtype, castmode=castmode, roundmode=roundmode,
+                            scalemode=scalemode, seed=seed, rbits=rbits, saturate=saturate,
+                            transpose_scale=transpose_scale)
+
+
+def upcast(result: CastResult) -> np.ndarray:
+    """Decode an actual or compress result to float32 (equal to the virtual cast in float32).
+
+    Raises:
+        SpecError: if ``result`` is not an actual/compress CastResult of NumPy arrays.
+    """
+    return engine.upcast(result)
