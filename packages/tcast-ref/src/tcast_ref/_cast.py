@@ -550,13 +550,13 @@ def _upcast_scaled(result, rules, codes, mask):
     scale = til.scales_to_blocks(np.asarray(result.scale)).reshape(-1).astype(np.uint32)
     nonfinite = scale == snum.nan_code
     inputs = {"scale": scale}
+    ops = _Ops(dt, rules)
     if result.tenscale is not None:
-        tcode = np.asarray(result.tenscale).astype(np.uint32)
-        inputs["tenscale"] = tcode
-        nonfinite = nonfinite | bool(tcode == dt.tenscale.nan_code)
+        inputs["tenscale"] = np.asarray(result.tenscale).astype(np.uint32)
+        nonfinite = nonfinite | bool(np.isnan(ops.decode(inputs["tenscale"], "tenscale")))
     if result.zero is not None:
         inputs["zero"] = til.scales_to_blocks(np.asarray(result.zero)).reshape(-1)
-    out = run_recipe(rules.upcast, _Ops(dt, rules), rules.constants, **inputs)
+    out = run_recipe(rules.upcast, ops, rules.constants, **inputs)
     dec = np.broadcast_to(out["dec"], scale.shape)
     blocks = til.to_blocks(codes)
     rows = blocks.reshape(-1, blocks.shape[-1])

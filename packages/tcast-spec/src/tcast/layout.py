@@ -58,6 +58,12 @@ class BlockLayout:
         return (*self.rest, *self.counts)
 
     @property
+    def padded(self) -> bool:
+        """Whether some tiled dimension ends in a partial tile (padded with zeros)."""
+        return any(c * t != self.shape[d]
+                   for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True))
+
+    @property
     def block_len(self) -> int:
         """Elements per block (padding included)."""
         if not self.dims:

@@ -7,7 +7,7 @@ reaches it. The cast path is int32 bit arithmetic in plain torch operations, wit
 synchronisation, so it also runs under ``torch.compile``.
 """
 
-from ._cast import INPUT_DTYPES, cast, upcast
+from ._api import cast, upcast
 from ._codec import decode, encode
 from ._compiled import exact_inductor_options
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
@@ -22,6 +22,7 @@ from ._model import (
 )
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
+from ._run import INPUT_DTYPES
 
 __version__ = "0.1.0"
 

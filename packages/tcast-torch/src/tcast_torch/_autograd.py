@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from tcast import CastMode, DataType, SpecError
+from tcast.kit import CastRequest
 
-from ._scale import elem_max, f32, make_plan
+from ._run import cast_checked, scaled_inputs
+from ._scale import f32, make_plan
+from ._tiles import from_layout
 
 __all__ = ["GRAD_MODES", "clipped_mask", "virtual_with_grad"]
 
@@ -22,23 +24,22 @@ __all__ = ["GRAD_MODES", "clipped_mask", "virtual_with_grad"]
 GRAD_MODES = ("ste", "saturate")
 
 
-def clipped_mask(x32: torch.Tensor, dt: DataType, til, smode) -> torch.Tensor:
+def clipped_mask(x32: torch.Tensor, req: CastRequest) -> torch.Tensor:
     """True where the cast clips (saturates) the float32 input, in x's shape."""
-    n = dt.nspec
-    if til is None:
+    n = req.dtype.nspec
+    if req.layout is None:
         return ~(x32.abs() <= f32(n.max_value))  # NaN counts as clipped
-    from ._cast import _scaled_inputs  # the same scaled inputs the encoder rounds
-
+    til = from_layout(req.layout)
     blocks = til.to_blocks(x32)
     rows = blocks.reshape(-1, blocks.shape[-1])
-    plan = make_plan(rows, dt, til, smode)
-    xs = _scaled_inputs(rows, plan)
+    plan = make_plan(rows, req, til)
+    xs = scaled_inputs(rows, plan, req.rules)  # the same scaled inputs the encoder rounds
     if n.is_uint:
         inside = (xs >= 0) & (xs <= f32(n.maxint))
     elif n.is_int:
         inside = xs.abs() <= f32(n.maxint)
     else:
-        inside = xs.abs() <= f32(elem_max(n, False))
+        inside = xs.abs() <= req.rules.elem_max_f32
     return til.from_blocks((~inside).reshape(blocks.shape)).contiguous()
 
 
@@ -57,21 +58,15 @@ class _VirtualCast(torch.autograd.Function):
         return grad, None, None
 
 
-def virtual_with_grad(x, dt, rmode, smode, rsrc, saturate, til, grad="ste"):
-    """The virtual cast as a differentiable function of x (see the module docstring)."""
-    from ._cast import cast_checked
-
-    if grad not in GRAD_MODES:
-        raise SpecError(f"grad {grad!r} is not defined; valid: {', '.join(GRAD_MODES)}")
+def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str = "ste") -> torch.Tensor:
+    """The virtual cast of a checked request as a differentiable function of x."""
 
     def run(v):
-        in_name = str(v.dtype).replace("torch.", "")
-        return cast_checked(v, dt, CastMode.VIRTUAL, rmode, smode, rsrc, saturate, til,
-                            in_name, False)
+        return cast_checked(v, req, False)
 
     mask_fn = None
     if grad == "saturate":
         def mask_fn(v):
-            return clipped_mask(v.to(torch.float32), dt, til, smode)
+            return clipped_mask(v.to(torch.float32), req)
 
     return _VirtualCast.apply(x, run, mask_fn)

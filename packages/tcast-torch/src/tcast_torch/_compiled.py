@@ -26,13 +26,16 @@ from importlib.util import find_spec
 
 import torch
 
-from tcast import CastMode, DataType, RoundMode, ScaleMode
+from tcast import CastModes, DataType
+from tcast.kit import make_request
+
+from ._run import cast_checked
 
 __all__ = ["call_compiled", "compiled_cast", "exact_inductor_options", "use_compiled"]
 
 
-def use_compiled(x: torch.Tensor, compile: bool | None, rsrc, *, fast: bool, padded: bool,
-                 scale_bits: int) -> bool:
+def use_compiled(x: torch.Tensor, compile: bool | None, seeded: bool, *, fast: bool,
+                 padded: bool, scale_bits: int) -> bool:
     """Whether this call runs the compiled kernel.
 
     ``compile=None`` (the default) means: for the casts of the fast path (``fast``: RNE MX and
@@ -59,7 +62,7 @@ def use_compiled(x: torch.Tensor, compile: bool | None, rsrc, *, fast: bool, pad
         # reference by an ulp in 4 of 842 conformance cases (float32 under a float32 tensor
         # scale); they stay eager unless compile=True is asked for
         return False
-    return rsrc is None or rsrc[0] == "rbits"
+    return not seeded
 
 
 @lru_cache(maxsize=1)
@@ -69,36 +72,29 @@ def _has_triton() -> bool:
 
 
 @lru_cache(maxsize=256)
-def compiled_cast(
-    dt: DataType, cmode: CastMode, rmode: RoundMode, smode: ScaleMode, saturate: bool,
-    transpose: bool, in_name: str, ndim: int,
-) -> Callable:
+def compiled_cast(dt: DataType, modes: CastModes, in_name: str, ndim: int) -> Callable:
     """The compiled cast of one datatype, set of modes and input rank.
 
     Returns:
-        ``f(x, rbits_int32_or_None)``. One function per rank, because a new rank always
+        ``f(x, rbits_int32_or_None, fast)``. One function per rank, because a new rank always
         recompiles and dynamo allows each function eight.
     """
-    from ._cast import cast_checked
-    from ._tiles import tiling
 
-    def run(x: torch.Tensor, rbits: torch.Tensor | None):
-        til = None if dt.sspec is None else tiling(tuple(x.shape), dt, transpose)
-        rsrc = None if rbits is None else ("rbits", rbits)
-        return cast_checked(x, dt, cmode, rmode, smode, rsrc, saturate, til, in_name,
-                            transpose)
+    def run(x: torch.Tensor, rbits: torch.Tensor | None, fast: bool):
+        req = make_request(dt, modes, None, rbits, tuple(x.shape), in_name)
+        return cast_checked(x, req, fast)
 
     # a code object and a name of its own: dynamo keeps its cache, its recompile limit (8)
     # and its automatic-dynamic record (which turns an int that differs between two compiles
     # into a symbol, and then breaks the graph on the spec arithmetic) per function
     # (a digest, not hash(): the same name in every process, for logs and caches)
-    key = repr((dt, cmode, rmode, smode, saturate, transpose, in_name, ndim)).encode()
+    key = repr((dt, modes, in_name, ndim)).encode()
     run.__code__ = run.__code__.replace(
         co_name=f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
     return torch.compile(run, options=exact_inductor_options())
 
 
-def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None,
+def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None, fast: bool,
                   eager: Callable[[], object], required: bool):
     """Run a compiled cast; unless ``required`` (``compile=True``), fall back to ``eager``.
 
@@ -110,9 +106,9 @@ def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None,
     if getattr(fn, "tcast_failed", False):
         return eager()
     if required:
-        return fn(x, rbits)
+        return fn(x, rbits, fast)
     try:
-        return fn(x, rbits)
+        return fn(x, rbits, fast)
     except torch.OutOfMemoryError:
         raise
     except Exception as err:  # any compiler failure: the eager path gives the same bits

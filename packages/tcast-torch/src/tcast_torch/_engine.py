@@ -6,34 +6,40 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType
+from tcast import CastResult, SpecError
+from tcast.kit import CastRequest, EngineBase
 
-from ._cast import cast, upcast
+from ._cast import run_cast
+from ._run import check_rbits, run_upcast
 
 __all__ = ["TorchEngine", "engine"]
 
 
-class TorchEngine:
+class TorchEngine(EngineBase):
     """The bit-exact PyTorch engine: everything SEMANTICS.md defines, on CPU and CUDA."""
 
     name = "torch"
     priority = 0
+    array_type = torch.Tensor
+    array_what = "torch tensors"
 
-    def accepts(self, x: Any) -> bool:
-        """Torch tensors on any device (unsupported dtypes are refused by ``cast``)."""
-        return isinstance(x, torch.Tensor)
+    def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
+        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""
+        return check_rbits(x, rbits)
 
-    def supports(self, dtype: DataType, modes: CastModes) -> bool:
-        """Every valid datatype under every mode."""
-        return isinstance(dtype, DataType) and isinstance(modes, CastModes)
+    def check_result_arrays(self, result: CastResult) -> None:
+        """The codes must be uint8, uint16 or uint32."""
+        if result.data.dtype not in (torch.uint8, torch.uint16, torch.uint32):
+            raise SpecError("CastResult.data must be a torch tensor of unsigned codes "
+                            "(uint8, uint16 or uint32)")
 
-    def cast(self, x: Any, dtype: DataType, **kwargs: Any) -> torch.Tensor | CastResult:
-        """Cast with :func:`tcast_torch.cast`."""
-        return cast(x, dtype, **kwargs)
+    def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+        """The cast with the default options (straight-through gradient, compile=None)."""
+        return run_cast(x, request)
 
-    def upcast(self, result: CastResult) -> torch.Tensor:
-        """Decode with :func:`tcast_torch.upcast`."""
-        return upcast(result)
+    def run_upcast(self, result: CastResult) -> torch.Tensor:
+        """The decode, by :func:`tcast_torch._run.run_upcast`."""
+        return run_upcast(result)
 
     def __repr__(self) -> str:
         return "tcast_torch.engine"

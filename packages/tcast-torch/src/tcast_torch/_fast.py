@@ -28,7 +28,8 @@ from functools import lru_cache
 
 import torch
 
-from tcast import CastMode, CastResult, DataType, NumberSpec, RoundMode, ScaleMode
+from tcast import CastMode, NumberSpec, RoundMode
+from tcast.kit import CastRequest
 
 from ._bits import clamp_finite, pow2, to_bits, to_f32, unsigned_codes
 from ._codec import round_even_applies, round_even_values
@@ -126,15 +127,17 @@ def _grid_codes(xs: torch.Tensor, n: NumberSpec, grid) -> torch.Tensor:
     return code | sign
 
 
-def fast_path_applies(x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode,
-                      rmode: RoundMode) -> bool:
+def fast_path_applies(x: torch.Tensor, req: CastRequest) -> bool:
     """Whether :func:`fast_scaled` takes this cast (shapes, datatype and modes only).
 
     Round to nearest even, virtual or actual, float elements with a power-of-two or float
     scale, one tile along the last dimension that divides it, no sparsity, no zero point.
     """
+    dt, til = req.dtype, req.layout
     ss, n = dt.sspec, dt.nspec
-    if rmode is not RoundMode.EVEN or cmode is CastMode.COMPRESS or x.ndim == 0:
+    if ss is None or req.roundmode is not RoundMode.EVEN or req.castmode is CastMode.COMPRESS:
+        return False
+    if x.ndim == 0:
         return False
     if len(ss.tiles) != 1 or ss.is_sparse or ss.tiles[0].is_channel or not n.is_float:
         return False
@@ -165,18 +168,14 @@ def codes_from_values(v: torch.Tensor, n: NumberSpec) -> torch.Tensor:
     return torch.where(neg, code | n.sign_bit, code)
 
 
-def fast_scaled(
-    x: torch.Tensor, dt: DataType, til: Tiling, cmode: CastMode, rmode: RoundMode,
-    smode: ScaleMode, in_name: str, nan: torch.Tensor,
-) -> torch.Tensor | tuple | None:
-    """The fast cast, or None when it does not apply.
+def fast_scaled(x: torch.Tensor, req: CastRequest, til: Tiling) -> torch.Tensor | tuple:
+    """The fast cast, where :func:`fast_path_applies` (the caller decided).
 
     Returns:
         The virtual tensor; or for actual casts ``(codes, scale, tenscale)``: unsigned codes
         in x's shape, unsigned scale codes in the scale shape, the int32 tensor-scale code.
     """
-    if not fast_path_applies(x, dt, til, cmode, rmode):
-        return None
+    dt = req.dtype
     ss, n = dt.sspec, dt.nspec
     t = ss.tiles[0].size
     blocks = x.reshape(-1, t)
@@ -184,17 +183,17 @@ def fast_scaled(
     amax = block_amax(blocks)
     if ss.scale.is_exponent and not dt.is_multiscale:
         nonfinite = ~torch.isfinite(amax)
-        scale = exponent_codes(torch.where(nonfinite, 0.0, amax), n, ss.scale, smode)
+        scale = exponent_codes(torch.where(nonfinite, 0.0, amax), req.rules.exponent)
         rcp = pow2(ss.scale.bias - scale)
         dec = pow2(scale - ss.scale.bias)
         tcode = None
     else:
-        plan = make_plan(rows, dt, til, smode, amax=amax)
+        plan = make_plan(rows, req, til, amax=amax)
         scale, nonfinite, rcp, dec, tcode = (plan.scale, plan.nonfinite, plan.recip, plan.dec,
                                              plan.tenscale)
     xs = rows * rcp[:, None]
     bad = nonfinite[:, None]
-    virtual = cmode is CastMode.VIRTUAL
+    virtual = req.virtual
 
     def actual(codes: torch.Tensor) -> tuple:
         sc = unsigned_codes(torch.where(nonfinite, ss.scale.nan_code, scale), ss.scale.bits)
@@ -222,17 +221,5 @@ def fast_scaled(
         if not virtual:
             return actual(unsigned_codes(torch.where(bad, 0, codes_from_values(v, n)), n.bits))
     out = (v * dec[:, None]).to(x.dtype)
+    nan = torch.full((), float("nan"), dtype=x.dtype, device=x.device)  # canonical bits
     return torch.where(bad, nan, out).reshape(x.shape)
-
-
-def result(dt: DataType, cmode: CastMode, in_name: str, shape: tuple[int, ...],
-           transpose: bool, codes: torch.Tensor, scale: torch.Tensor,
-           tcode: torch.Tensor | None) -> CastResult:
-    """The CastResult of a fast actual cast."""
-    tens = None if tcode is None else unsigned_codes(tcode.reshape(()), dt.tenscale.bits)
-    return CastResult(
-        data=codes, scale=scale,
-        zero=None, tenscale=tens, mask=None, meta=None, dtype=dt, shape=tuple(shape),
-        castmode=cmode, input_dtype=in_name, transpose_scale=transpose, engine="torch",
-        extra={"bits": dt.nspec.bits},
-    )

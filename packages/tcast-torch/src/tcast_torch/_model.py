@@ -53,10 +53,10 @@ from tcast import (
     round_mode,
     scale_mode,
 )
+from tcast.kit import normalize_seed
 
+from ._api import cast
 from ._autograd import GRAD_MODES
-from ._cast import cast
-from ._philox import _check_seed
 
 __all__ = [
     "SUPPORTED_LAYERS",
@@ -130,8 +130,7 @@ class QuantRule:
         object.__setattr__(self, "roundmode", rmode)
         object.__setattr__(self, "scalemode", scale_mode(self.scalemode))
         check_random_source(rmode, self.seed, None)
-        if self.seed is not None:
-            _check_seed(self.seed)
+        object.__setattr__(self, "seed", normalize_seed(self.seed))
         if not isinstance(self.saturate, bool):
             raise SpecError(f"saturate must be True or False, got {self.saturate!r}")
         if self.grad not in GRAD_MODES:

@@ -16,15 +16,22 @@ from fractions import Fraction
 
 import torch
 
-from tcast import DataType, NumberSpec, RoundMode, ScaleMode
+from tcast import NumberSpec, RoundMode
+from tcast.kit import (
+    NEVER,
+    CastRequest,
+    CastRules,
+    ExponentScaleRule,
+    run_recipe,
+    scale_bounds,
+)
 
-from ._bits import F32_MAX_BITS, floor_log2_small, pow2, split_f32, to_bits
+from ._bits import floor_log2_small, split_f32, to_bits
 from ._codec import decode, encode
 from ._tiles import Tiling
 
-__all__ = ["Plan", "div", "f32", "make_plan"]
+__all__ = ["Ops", "Plan", "div", "exponent_codes", "f32", "float_scale", "make_plan", "recip"]
 
-_F32_MAX = struct.unpack("<f", struct.pack("<i", F32_MAX_BITS))[0]
 #: The smallest magnitude that rounds to Inf in float32: halfway from the max to 2**128
 #: (a tie, and the max's significand is odd, so it rounds up).
 _F32_OVERFLOW = 2.0**128 - 2.0**103
@@ -64,13 +71,6 @@ def recip(a: torch.Tensor) -> torch.Tensor:
     return (1.0 / a.to(torch.float64)).to(torch.float32)
 
 
-def elem_max(n: NumberSpec, power_of_two: bool) -> Fraction:
-    """The element max M (SEMANTICS.md §0): MXINT is fixed point under a power-of-two scale."""
-    if n.is_int and power_of_two:
-        return Fraction(n.maxint, 1 << (n.bits - 2))
-    return n.max_value
-
-
 @dataclass
 class Plan:
     """Per-block (row) scales of a scaled cast and how to apply them.
@@ -83,7 +83,6 @@ class Plan:
         recip: float32 encode multiplier per row.
         zval: float32 zero point per row (uint data), added after the multiply, else None.
         dec: float32 decode multiplier per row.
-        fixed: int data under a power-of-two scale: 2**(K-2) (else None).
         keep: sparsity keep-mask, rows x block length, or None.
     """
 
@@ -94,79 +93,91 @@ class Plan:
     recip: torch.Tensor
     zval: torch.Tensor | None
     dec: torch.Tensor
-    fixed: float | None
     keep: torch.Tensor | None
 
+    def columns(self, names: tuple[str, ...]) -> dict:
+        """The per-row values an element recipe reads, as columns."""
+        cols = {"recip": self.recip, "dec": self.dec, "zval": self.zval}
+        return {k: cols[k][:, None] for k in names if k in cols}
 
-# ----------------------------------------------------------------- scale rules
-def exponent_codes(amax: torch.Tensor, n: NumberSpec, s: NumberSpec, mode: ScaleMode):
-    """Exponent-scale codes for finite amax >= 0 (SEMANTICS.md §5.3), exactly from the bits."""
-    m = elem_max(n, True)
-    num, den = m.numerator, m.denominator  # integers only below: torch.compile traces them
-    emax = num.bit_length() - den.bit_length()
-    if ((den << emax) > num) if emax >= 0 else (den > (num << -emax)):
-        emax -= 1
-    # tau = M / 2**emax = num / tden; the bump thresholds are floor(t * 2**23)
-    tden = den << emax if emax >= 0 else den
-    tnum = num if emax >= 0 else num << -emax
-    if mode is ScaleMode.FLOOR and s.bias - 127 - emax <= 0:
-        # floor(log2 amax) is the exponent field minus 127 for normal amax; zero and float32
-        # subnormal amax (field 0) would need a smaller code than that, and both clamp to 0
-        e = ((to_bits(amax) >> 23) & 0xFF) - 127 - emax
-        return torch.clamp(e + s.bias, 0, s.max_code)
-    _, _, _, _, sig, q = split_f32(amax)
-    zero = sig == 0
-    sig = torch.clamp_min(sig, 1)
-    lg = floor_log2_small(sig)
-    big_e = lg + q
-    norm = sig << (23 - lg)  # sigma * 2**23, in [2**23, 2**24)
-    if mode is ScaleMode.FLOOR:
-        bump = None
-    elif mode is ScaleMode.CEIL:
-        bump = norm > (1 << 23)
-    elif mode is ScaleMode.MIDMAX:
-        bump = norm > ((tnum + 2 * tden) << 22) // tden  # (tau + 2) / 2
-    elif mode is ScaleMode.TOPBINADE:
-        bump = norm > (tnum << 23) // tden
-    else:  # OPTION3: round sigma to p significant bits (ties to even); bump on reaching 2
-        p = n.precision
-        sh = 24 - p
-        if sh <= 0:
-            bump = None
-        else:
-            top = norm >> sh
-            rem = norm - (top << sh)
-            half = 1 << (sh - 1)
-            up = (rem > half) | ((rem == half) & ((top & 1) == 1))
-            bump = (top + up.to(torch.int32)) == (1 << p)
-    e = big_e - emax
-    if bump is not None:
-        e = e + bump.to(torch.int32)
-    code = torch.clamp(e + s.bias, 0, s.max_code)
-    return torch.where(zero, 0, code)
+
+# ----------------------------------------------------------------- rule operations
+def exponent_codes(v: torch.Tensor, rule: ExponentScaleRule) -> torch.Tensor:
+    """Power-of-two scale codes of float32 ``v >= 0`` by the kit's rule (SEMANTICS.md §5.3).
+
+    ``floor(log2 v)`` and the 24-bit significand come from the bits; where the rule allows
+    (``field_exact``) straight from the exponent and mantissa fields. 0 gives code 0 and
+    +Inf (a uint range that overflowed) the largest code.
+    """
+    if rule.field_exact:
+        b = to_bits(v)
+        big_e = ((b >> 23) & 0xFF) - 127  # zero and subnormals clamp to code 0 either way
+        sig = (b & 0x7FFFFF) | 0x800000
+        zero = None
+    else:
+        _, _, _, _, sig, q = split_f32(v)
+        zero = sig == 0
+        sig = torch.clamp_min(sig, 1)
+        lg = floor_log2_small(sig)
+        big_e = lg + q
+        sig = sig << (23 - lg)  # sigma * 2**23, in [2**23, 2**24)
+    e = big_e + rule.offset
+    if rule.threshold < NEVER:
+        e = e + (sig > rule.threshold).to(torch.int32)
+    code = torch.clamp(e, 0, rule.max_code)
+    if zero is not None:
+        code = torch.where(zero, 0, code)
+    return torch.where(torch.isinf(v), rule.max_code, code)
 
 
 def float_scale(v: torch.Tensor, s: NumberSpec) -> torch.Tensor:
-    """RNE_S(clamp(v, smallest_normal_S, max_S)) as int32 codes (SEMANTICS.md §5.5)."""
-    lo, hi = s.smallest_normal, f32(s.max_value)
+    """RNE_S(clamp(v, smallest_normal_S, max_S)) as int32 codes, NaN -> max (SEMANTICS §5.5)."""
+    lo, hi = scale_bounds(s)
     v = torch.where(torch.isnan(v), hi, v)
     return encode(torch.clamp(v, lo, hi), s, RoundMode.EVEN, None, True)
 
 
-def pow2_scale_exponent(rng: torch.Tensor, maxint: int) -> torch.Tensor:
-    """Smallest e with rng <= maxint * 2**e, exactly (rng > 0 finite float32).
+def _tensor(a: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
+    return a if isinstance(a, torch.Tensor) else torch.full_like(like, a)
 
-    With rng = S * 2**q, L = bit length of S and B that of maxint, the answer is
-    e0 = q + L - B or e0 + 1: e0 iff S * 2**(B - L) <= maxint (compared in 64 bits).
-    """
-    _, _, _, _, sig, q = split_f32(rng)
-    sig = torch.clamp_min(sig, 1)
-    big_l = floor_log2_small(sig) + 1
-    big_b = maxint.bit_length()
-    e0 = q + big_l - big_b
-    lhs = sig.to(torch.int64) << torch.clamp_min(big_b - big_l, 0).to(torch.int64)
-    rhs = torch.full_like(lhs, maxint) << torch.clamp_min(big_l - big_b, 0).to(torch.int64)
-    return e0 + (lhs > rhs).to(torch.int32)
+
+class Ops:
+    """The kit's recipe operations on float32 tensors (each one rounding, on any device)."""
+
+    def __init__(self, rules: CastRules) -> None:
+        dt = rules.dtype
+        self.rules = rules
+        self.specs = {"scale": dt.sspec.scale if dt.sspec else None, "tenscale": dt.tenscale,
+                      "zero": dt.zero}
+
+    def div(self, a, b):
+        if isinstance(a, torch.Tensor):
+            return div(a, b)
+        return recip(b) if a == 1.0 else div(_tensor(a, b), b)
+
+    def mul(self, a, b):
+        return a * b
+
+    def add(self, a, b):
+        return a + b
+
+    def sub(self, a, b):
+        return _tensor(a, b) - b
+
+    def min(self, a, b):
+        return torch.clamp_max(a, b) if not isinstance(b, torch.Tensor) else torch.minimum(a, b)
+
+    def scale_code(self, v, which):
+        return float_scale(v, self.specs[which])
+
+    def exp_code(self, v):
+        return exponent_codes(v, self.rules.exponent)
+
+    def zero_code(self, v):
+        return encode(v, self.specs["zero"], RoundMode.EVEN, None, True)
+
+    def decode(self, codes, which):
+        return decode(codes, self.specs[which])
 
 
 # ----------------------------------------------------------------- sparsity
@@ -192,14 +203,16 @@ def keep_mask(rows: torch.Tensor, til: Tiling) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- the plan
-def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode, *,
+def make_plan(rows: torch.Tensor, req: CastRequest, til: Tiling, *,
               amax: torch.Tensor | None = None) -> Plan:
-    """Reduce every row (block) to its scale (SEMANTICS.md §5).
+    """Reduce every row (block) to its scale (SEMANTICS.md §5), by the kit's recipe.
 
     ``amax`` is the rows' max magnitude when the caller has it already (the fast path);
     it is ignored (recomputed) where sparsity or unsigned elements change what is reduced.
     """
+    dt, rules = req.dtype, req.rules
     n, snum = dt.nspec, dt.sspec.scale
+    ops = Ops(rules)
     keep = None
     if til.sparse_m:
         keep = keep_mask(rows, til)
@@ -208,63 +221,29 @@ def make_plan(rows: torch.Tensor, dt: DataType, til: Tiling, smode: ScaleMode, *
         # the range always holds 0 (§5.7); NaN propagates through both reductions
         lo = torch.clamp_max(rows.amin(-1), 0.0)
         hi = torch.clamp_min(rows.amax(-1), 0.0)
-        return _uint_plan(lo, hi, dt, keep)
+        nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
+        out = run_recipe(rules.scale, ops, rules.constants,
+                         lo=torch.where(nonfinite, 0.0, lo), hi=torch.where(nonfinite, 0.0, hi))
+        z = dt.zero
+        return Plan(torch.where(nonfinite, snum.nan_code, out["scale"]),
+                    torch.where(nonfinite, z.nan_code if z.has_nan else 0, out["zero"]), None,
+                    nonfinite, out["recip"], out["zval"], out["dec"], keep)
     if amax is None or keep is not None:
         amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
-    amax = torch.where(nonfinite, 0.0, amax)
-    tcode = None
-    fixed = None
-    if snum.is_exponent:
-        scale = exponent_codes(amax, n, snum, smode)
-        rcp = pow2(snum.bias - scale)  # 2**-(code - bias): exponent types span 2**-127..2**127
-        dec = decode(scale, snum)
-        if n.is_int:
-            fixed = float(1 << (n.bits - 2))
-    else:
-        m = f32(elem_max(n, False))
-        if dt.is_multiscale:
-            t_spec = dt.tenscale
-            if amax.numel():
-                t_amax = torch.where(nonfinite, torch.inf, amax).amax()
-            else:
-                t_amax = amax.new_zeros(())
-            all_bad = ~torch.isfinite(t_amax)
-            denom = f32(f32(snum.max_value) * m)
-            tq = div(torch.where(all_bad, 0.0, t_amax), denom).reshape(1)
-            tcode = float_scale(tq, t_spec)
-            tval = decode(tcode, t_spec)
-            scale = float_scale(div(div(amax, m), tval), snum)
-            sval = decode(scale, snum)
-            rcp = torch.clamp_max(div(recip(tval), sval), _F32_MAX)
-            dec = tval * sval
-            nonfinite = nonfinite | all_bad
-            tcode = torch.where(all_bad, t_spec.nan_code, tcode).reshape(())
+    inputs = {"amax": torch.where(nonfinite, 0.0, amax)}
+    all_bad = None
+    if dt.is_multiscale:
+        if amax.numel():
+            t_amax = torch.where(nonfinite, torch.inf, amax).amax()
         else:
-            scale = float_scale(div(amax, m), snum)
-            dec = decode(scale, snum)
-            rcp = recip(dec)
-    scale = torch.where(nonfinite, snum.nan_code, scale)
-    return Plan(scale, None, tcode, nonfinite, rcp, None, dec, fixed, keep)
-
-
-def _uint_plan(lo, hi, dt: DataType, keep) -> Plan:
-    n, snum, z = dt.nspec, dt.sspec.scale, dt.zero
-    nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
-    lo = torch.where(nonfinite, 0.0, lo)
-    hi = torch.where(nonfinite, 0.0, hi)
-    rng = hi - lo
-    if snum.is_exponent:
-        e = pow2_scale_exponent(rng, n.maxint)
-        code = torch.clamp(e + snum.bias, 0, snum.max_code)
-        code = torch.where(rng == 0, 0, torch.where(torch.isinf(rng), snum.max_code, code))
-    else:
-        code = float_scale(div(rng, f32(n.maxint)), snum)
-    sval = decode(code, snum)
-    rcp = recip(sval)
-    # fl32(0 - lo): +0 for lo = +-0 (a negated +0 would be -0)
-    zcode = encode((torch.zeros_like(lo) - lo) * rcp, z, RoundMode.EVEN, None, True)
-    zval = decode(zcode, z)
-    code = torch.where(nonfinite, snum.nan_code, code)
-    zcode = torch.where(nonfinite, z.nan_code if z.has_nan else 0, zcode)
-    return Plan(code, zcode, None, nonfinite, rcp, zval, sval, None, keep)
+            t_amax = amax.new_zeros(())
+        all_bad = ~torch.isfinite(t_amax)  # a non-finite tensor: every block is NaN (§5.6)
+        inputs["tamax"] = torch.where(all_bad, 0.0, t_amax).reshape(1)
+        nonfinite = nonfinite | all_bad
+    out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+    tcode = None
+    if all_bad is not None:
+        tcode = torch.where(all_bad, dt.tenscale.nan_code, out["tenscale"]).reshape(())
+    return Plan(torch.where(nonfinite, snum.nan_code, out["scale"]), None, tcode, nonfinite,
+                out["recip"], None, out["dec"], keep)

@@ -17,17 +17,11 @@ import torch.nn.functional as F
 
 from tcast import BlockLayout, DataType, block_layout
 
-__all__ = ["Tiling", "tiling"]
+__all__ = ["Tiling", "from_layout", "tiling"]
 
 
 class Tiling(BlockLayout):
     """A :class:`tcast.BlockLayout` with the array operations of this engine."""
-
-    @property
-    def padded(self) -> bool:
-        """Whether some tiled dimension ends in a partial tile (padded with zeros)."""
-        return any(c * t != self.shape[d]
-                   for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True))
 
     def to_blocks(self, a: torch.Tensor) -> torch.Tensor:
         """Tensor of ``shape`` -> (*rest, *counts, block_len); padding is 0 (False for bools)."""
@@ -117,5 +111,10 @@ def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> 
         SpecError: for an unscaled datatype, a tile segment naming a dimension the array does
             not have, or two segments landing on one dimension.
     """
-    b = block_layout(shape, dtype, transpose)  # fields spelled out: torch.compile traces this
+    return from_layout(block_layout(shape, dtype, transpose))
+
+
+def from_layout(b: BlockLayout) -> Tiling:
+    """The Tiling of a block layout (a request's ``layout``)."""
+    # fields spelled out: torch.compile traces this
     return Tiling(b.shape, b.dims, b.sizes, b.scale_shape, b.sparse, b.sparse_m, b.sparse_n)

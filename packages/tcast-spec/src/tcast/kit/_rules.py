@@ -207,7 +207,7 @@ class CastRules:
         upcast: the recipe from stored codes (``scale`` [``tenscale``, ``zero``]) to
             ``dec`` [``zval``]; None when unscaled. A block is non-finite (NaN throughout)
             when its scale code is the scale format's NaN code, or (two-level) when the
-            tensor-scale code is the tensor-scale format's NaN code.
+            tensor scale decodes to NaN.
         constants: ``(name, value)`` pairs of the float32 constants the recipes use
             (``ONE``, ``ZERO``, ``F32_MAX``, ``M``; ``MS_M`` = ``fl32(fl32(M_S) * fl32(M))``
             for two-level scaling; ``FIXED`` and ``INV_FIXED`` for fixed point).

@@ -1,0 +1,77 @@
+"""The public functions of the torch engine: :func:`cast` and :func:`upcast`."""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
+from tcast.kit import normalize_args
+
+from ._cast import check_run_options, run_cast
+from ._engine import engine
+
+__all__ = ["cast", "upcast"]
+
+
+def cast(
+    x: torch.Tensor,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+    grad: str = "ste",
+    compile: bool | None = None,
+) -> torch.Tensor | CastResult:
+    """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
+
+    Args:
+        x: float32, float16 or bfloat16 tensor of any rank, any strides, on any device.
+        dtype: a DataType, catalog name or code pair.
+        castmode: virtual (a tensor of x's dtype), actual or compress (a CastResult).
+        roundmode: even, away (nearest), zero, trunc, stochastic.
+        scalemode: floor, ceil, midmax, option3, topbinade (rceil).
+        seed: stochastic rounding: Philox seed (bits by flat C-order index), any integer
+            type in [0, 2**64).
+        rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
+        saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
+        transpose_scale: swap the two segments of a 2-D tile.
+        grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
+            (straight through, the default) or ``"saturate"`` (zero where the cast clipped
+            the input; see ``tcast_torch._autograd``).
+        compile: run a ``torch.compile``d version of the cast (one or two fused kernels
+            instead of tens; the first call of each datatype, modes and input rank
+            compiles, a few seconds): ``None`` (default) for the fast-path casts (round to
+            nearest even, MX or NVFP4-style tiles along the last dimension that divide it,
+            block scales narrower than float32) of CUDA tensors when Triton is installed,
+            falling back to eager with a warning if compiling fails; ``True`` for every cast
+            that can be compiled (compiler errors raise); ``False`` never. The compiled
+            kernels use :func:`exact_inductor_options` and give the eager bits (the CUDA
+            conformance runs in the package README); ``tcast_torch._compiled`` lists the
+            calls that always run eagerly.
+
+    Returns:
+        The virtual tensor, or a CastResult whose tensors live on x's device.
+
+    Raises:
+        UnsupportedError: for input that is not a float32/float16/bfloat16 tensor.
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+    """
+    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
+                                     saturate, transpose_scale)
+    check_run_options(grad, compile)
+    return run_cast(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
+
+
+def upcast(result: CastResult) -> torch.Tensor:
+    """Decode an actual or compress result to float32 (equal to the virtual cast in float32).
+
+    Raises:
+        SpecError: if ``result`` is not an actual/compress CastResult of torch tensors that
+            fit its datatype and shape.
+    """
+    return engine.upcast(result)

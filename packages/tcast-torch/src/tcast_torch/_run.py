@@ -1,0 +1,296 @@
+"""The torch cast and upcast (SEMANTICS.md §4-§8), structured like tcast_ref's.
+
+A scaled cast views the tensor as a matrix of blocks (``_tiles``), reduces every block to
+its scale (``_scale.make_plan``), then encodes and decodes every element with its block's
+scale in int32 bit operations (``_codec``). The whole path is tensor operations branching
+in Python only on shapes, dtypes and the datatype, so it runs on any device and traces
+into one graph.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import CastResult, RoundMode, SpecError
+from tcast.kit import CastRequest, CastRules, build_result, cast_rules, run_recipe, upcast_parts
+
+from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
+from ._codec import decode, encode, round_even_applies, round_even_values
+from ._fast import fast_scaled
+from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
+from ._philox import philox_bits
+from ._scale import Ops, Plan, make_plan
+from ._tiles import Tiling, from_layout, tiling
+
+__all__ = ["INPUT_DTYPES", "OPS", "cast_checked", "check_rbits", "run_upcast", "scaled_inputs",
+           "to_input_dtype"]
+
+#: Accepted input dtypes by name (SEMANTICS.md §9).
+INPUT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+#: Canonical quiet NaN bits of the 16-bit input dtypes (SEMANTICS.md §2).
+_NAN16 = {torch.float16: 0x7E00, torch.bfloat16: 0x7FC0}
+
+
+def to_input_dtype(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """float32 values rounded to the input dtype (RNE, overflow to Inf), NaN canonical (§7).
+
+    torch's own conversion keeps neither the sign nor the payload of NaN in every case (the
+    CPU gives 0xFFFF for any NaN into bfloat16), so NaN bits are set here.
+    """
+    if dtype == torch.float32:
+        return v
+    out = v.to(dtype).view(torch.int16)
+    canon = _NAN16[dtype]
+    nan_bits = torch.where(to_bits(v) < 0, canon - 0x10000 + 0x8000, canon).to(torch.int16)
+    return torch.where(torch.isnan(v), nan_bits, out).view(dtype)
+
+
+# ----------------------------------------------------------------- arguments
+def check_rbits(x: torch.Tensor, rbits: object) -> torch.Tensor:
+    """Explicit random bits: a torch.uint32 (or int32) tensor of x's shape and device.
+
+    Returns:
+        The bits as an int32 view.
+
+    Raises:
+        SpecError: for anything else.
+    """
+    if not isinstance(rbits, torch.Tensor) or rbits.dtype not in (torch.uint32, torch.int32):
+        raise SpecError(
+            f"rbits must be a torch.uint32 (or int32 bit-pattern) tensor, got "
+            f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
+        )
+    if tuple(rbits.shape) != tuple(x.shape):
+        raise SpecError(f"rbits has shape {tuple(rbits.shape)}, the input has shape "
+                        f"{tuple(x.shape)}")
+    if rbits.device != x.device:
+        raise SpecError(f"rbits is on {rbits.device}, the input on {x.device}")
+    return rbits.view(torch.int32)
+
+
+def random_source_bits(req: CastRequest, x: torch.Tensor) -> torch.Tensor | None:
+    """int32 random bits in x's (logical) shape: explicit, or Philox by flat C-order index."""
+    if req.roundmode is not RoundMode.STOCHASTIC:
+        return None
+    if req.seed is None:
+        return req.rbits
+    idx = torch.arange(x.numel(), dtype=torch.int64, device=x.device).reshape(x.shape)
+    return philox_bits(req.seed, idx)
+
+
+# ----------------------------------------------------------------- the cast
+def cast_checked(x: torch.Tensor, req: CastRequest, fast: bool) -> torch.Tensor | CastResult:
+    """The eager cast of a checked request.
+
+    ``fast`` is the caller's decision (:func:`tcast_torch._fast.fast_path_applies`); the
+    tests pass False to compare the two paths.
+    """
+    if req.layout is None:
+        return _unscaled(x, req, random_source_bits(req, x))
+    til = from_layout(req.layout)
+    if fast:
+        out = fast_scaled(x, req, til)
+        if isinstance(out, torch.Tensor):
+            return out
+        codes, scale, tcode = out
+        return build_result(req, codes, OPS, "torch", scale=scale, tenscale=tcode)
+    return _scaled(x, req, til, random_source_bits(req, x))
+
+
+def _f32_keeping_nan_sign(x: torch.Tensor) -> torch.Tensor:
+    """X as float32; NaN keeps its sign (CUDA converts a 16-bit NaN to +0x7FFFFFFF)."""
+    x32 = x.to(torch.float32)
+    if x.dtype == torch.float32:
+        return x32
+    neg_nan = torch.isnan(x32) & (x.view(torch.int16) < 0)
+    return to_f32(torch.where(neg_nan, to_bits(x32) | SIGN, to_bits(x32)))
+
+
+def _unscaled(x: torch.Tensor, req: CastRequest, rb: torch.Tensor | None):
+    n = req.dtype.nspec
+    x32 = _f32_keeping_nan_sign(x)  # the sign of an input NaN reaches the code (§4.2)
+    virtual = req.virtual
+    if virtual and req.roundmode is RoundMode.EVEN and req.saturate and round_even_applies(n):
+        values = round_even_values(x32, n)
+        nan_bits = nan_like_bits(to_bits(x32) < 0) if req.rules.nan_keeps_sign else NAN_BITS
+        values = to_f32(torch.where(torch.isnan(x32), nan_bits, to_bits(values)))
+        return to_input_dtype(values, x.dtype).contiguous()
+    codes = encode(x32, n, req.roundmode, rb, req.saturate)
+    if not virtual:
+        return build_result(req, codes, OPS, "torch")
+    values = decode(codes, n)
+    if not n.has_nan:  # §4.2/§7: an input NaN stays NaN in the virtual result
+        nan_bits = nan_like_bits(to_bits(x32) < 0)
+        values = to_f32(torch.where(torch.isnan(x32), nan_bits, to_bits(values)))
+    return to_input_dtype(values, x.dtype).contiguous()
+
+
+def scaled_inputs(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
+    """The kit's element encode recipe: fl32(x * r) [+ zero point] [* 2**(K-2)]."""
+    enc = rules.encode
+    return run_recipe(enc, _ELEMENT_OPS, rules.constants, x=rows,
+                      **plan.columns(enc.inputs))["xs"]
+
+
+def _element_values(q: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
+    """The kit's element decode recipe: decoded codes ``q`` to float32 values."""
+    dec = rules.decode
+    return run_recipe(dec, _ELEMENT_OPS, rules.constants, q=q, **plan.columns(dec.inputs))["v"]
+
+
+def _finish(v: torch.Tensor, plan: Plan) -> torch.Tensor:
+    """NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6)."""
+    nonfinite = plan.nonfinite[:, None]
+    b = torch.where(nonfinite, NAN_BITS, to_bits(v))
+    if plan.keep is not None:
+        b = torch.where(plan.keep | nonfinite, b, 0)
+    return to_f32(b)
+
+
+def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor | None:
+    """Round-to-nearest-even virtual values without forming codes, or None.
+
+    Same bits as decoding the codes (checked by the tests over every combination).
+    """
+    n = rules.dtype.nspec
+    if n.is_integer and n.bits > 24:
+        return None
+    if not n.is_integer and not round_even_applies(n):
+        return None
+    xs = scaled_inputs(rows, plan, rules)
+    if n.is_integer:
+        lo, hi = rules.int_limits
+        v = _element_values(torch.clamp(torch.round(xs), float(lo), float(hi)), plan, rules)
+        v = torch.where(v == 0, 0.0, v)  # integers have no -0
+    else:
+        v = _element_values(round_even_values(xs, n), plan, rules)
+    return _finish(v, plan)
+
+
+def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
+    """Decoded float32 values of block rows (the virtual result before the input dtype)."""
+    return _finish(_element_values(decode(codes, rules.dtype.nspec), plan, rules), plan)
+
+
+def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | None):
+    blocks = til.to_blocks(x.to(torch.float32))
+    length = blocks.shape[-1]
+    rows = blocks.reshape(-1, length)
+    plan = make_plan(rows, req, til)
+    virtual = req.virtual
+    rules = req.rules
+    out = None
+    if virtual and req.roundmode is RoundMode.EVEN:
+        out = _virtual_fast(rows, plan, rules)
+    if out is None:
+        rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
+        codes = encode(scaled_inputs(rows, plan, rules), req.dtype.nspec, req.roundmode, rrows,
+                       True)
+        zero_out = plan.nonfinite[:, None]
+        if plan.keep is not None:
+            zero_out = zero_out | ~plan.keep
+        codes = torch.where(zero_out, 0, codes)
+        out = _decode_rows(codes, plan, rules) if virtual else codes
+    full = til.from_blocks(out.reshape(blocks.shape))
+    if virtual:
+        return to_input_dtype(full, x.dtype).contiguous()
+    counts = til.scale_counts_shape
+    zero = mask = None
+    if plan.zero is not None:
+        zero = til.scales_from_blocks(plan.zero.reshape(counts))
+    if plan.keep is not None:
+        mask = til.from_blocks(plan.keep.reshape(*counts, plan.keep.shape[-1])).contiguous()
+    return build_result(req, full, OPS, "torch",
+                        scale=til.scales_from_blocks(plan.scale.reshape(counts)), zero=zero,
+                        tenscale=plan.tenscale, mask=mask)
+
+
+class _ElementOps:
+    """The element recipes' steps: float32 tensor arithmetic (one rounding each)."""
+
+    def mul(self, a, b):
+        return a * b
+
+    def add(self, a, b):
+        return a + b
+
+    def sub(self, a, b):
+        return a - b
+
+
+_ELEMENT_OPS = _ElementOps()
+
+
+# ----------------------------------------------------------------- results
+class _ResultOps:
+    """The kit's array operations for CastResult assembly and unpacking (torch)."""
+
+    def unsigned(self, codes, bits):
+        return unsigned_codes(codes.contiguous(), bits)
+
+    def flatten(self, a):
+        return a.reshape(-1)
+
+    def select(self, flat, keep, count):
+        # the kept codes in C order; pruned codes go to a scratch slot past the end
+        pos = torch.cumsum(keep.to(torch.int32), 0) - 1
+        idx = torch.where(keep, pos, count)
+        out = flat.new_zeros(count + 1)
+        return out.scatter_(0, idx, flat)[:count]
+
+    def pack_codes(self, codes, bits):
+        return pack_codes(codes, bits)
+
+    def pack_mask(self, mask):
+        return pack_mask(mask)
+
+    def unpack_codes(self, data, bits, count):
+        return unpack_codes(data, bits, count)
+
+    def unpack_mask(self, data, count):
+        return unpack_mask(data, count)
+
+    def scatter(self, kept, keep, count):
+        codes = torch.zeros(count, dtype=torch.int32, device=kept.device)
+        return codes.masked_scatter(keep, kept)
+
+    def reshape(self, a, shape):
+        return a.reshape(shape)
+
+
+#: The result operations of this engine.
+OPS = _ResultOps()
+
+
+# ----------------------------------------------------------------- upcast
+def run_upcast(result: CastResult) -> torch.Tensor:
+    """Decode a checked actual or compress result to float32 (``TorchEngine.run_upcast``)."""
+    dt = result.dtype
+    with torch.no_grad():
+        parts = upcast_parts(result, OPS)
+        codes = widen_codes(parts.codes)
+        if dt.sspec is None:
+            return decode(codes, dt.nspec)
+        return _upcast_scaled(result, cast_rules(dt), codes, parts.mask)
+
+
+def _upcast_scaled(result: CastResult, rules: CastRules, codes, mask) -> torch.Tensor:
+    dt = result.dtype
+    til = tiling(tuple(result.shape), dt, result.transpose_scale)
+    snum = dt.sspec.scale
+    scale = widen_codes(til.scales_to_blocks(result.scale)).reshape(-1)
+    nonfinite = scale == snum.nan_code
+    inputs = {"scale": scale}
+    ops = Ops(rules)
+    if result.tenscale is not None:
+        inputs["tenscale"] = widen_codes(result.tenscale).reshape(1)
+        nonfinite = nonfinite | torch.isnan(ops.decode(inputs["tenscale"], "tenscale"))
+    if result.zero is not None:
+        inputs["zero"] = widen_codes(til.scales_to_blocks(result.zero)).reshape(-1)
+    out = run_recipe(rules.upcast, ops, rules.constants, **inputs)
+    blocks = til.to_blocks(codes)
+    rows = blocks.reshape(-1, blocks.shape[-1])
+    keep = None if mask is None else til.to_blocks(mask.to(torch.bool)).reshape(rows.shape)
+    plan = Plan(scale, None, None, nonfinite, out["dec"], out.get("zval"), out["dec"], keep)
+    v = _decode_rows(rows, plan, rules)
+    return til.from_blocks(v.reshape(blocks.shape)).contiguous()
