@@ -181,16 +181,16 @@ def test_use_compiled_rules(monkeypatch):
     monkeypatch.setattr(_compiled, "_has_triton", lambda: True)
     monkeypatch.setattr(torch.version, "hip", None)
 
-    def uses(x, compile, rsrc=None, fast=True, padded=False, scale_bits=8):
-        return use_compiled(x, compile, rsrc, fast=fast, padded=padded, scale_bits=scale_bits)
+    def uses(x, compile, seeded=False, fast=True, padded=False, scale_bits=8):
+        return use_compiled(x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits)
 
     # the default: fast-path casts of CUDA tensors only
     assert uses(cuda, None) and not uses(cpu, None) and not uses(cuda, None, fast=False)
     assert not uses(cuda, None, scale_bits=32)  # float32 block scales stay eager
     assert uses(cuda, True, scale_bits=32) and uses(cuda, True, fast=False)
-    assert not uses(cuda, None, ("seed", 3)) and uses(cuda, None, ("rbits", None))
+    assert not uses(cuda, None, seeded=True) and uses(cuda, None, seeded=False)
     assert not uses(cuda, False) and not uses(cpu, False)
-    assert uses(cpu, True) and not uses(cpu, True, ("seed", 3))
+    assert uses(cpu, True) and not uses(cpu, True, seeded=True)
     # CPU partial tiles stay eager even under compile=True (the Inductor CPU bug above)
     assert not uses(cpu, True, padded=True) and uses(cuda, True, padded=True)
     monkeypatch.setattr(_compiled, "_has_triton", lambda: False)
@@ -206,27 +206,27 @@ def test_compiler_failure_falls_back_to_eager_under_the_default():
 
     calls = []
 
-    def broken(x, rbits):
+    def broken(x, rbits, fast):
         calls.append(1)
         raise RuntimeError("no C compiler")
 
     x = _x()
     with pytest.warns(RuntimeWarning, match="compiling the cast failed"):
-        assert call_compiled(broken, x, None, lambda: "eager", required=False) == "eager"
-    assert call_compiled(broken, x, None, lambda: "eager", required=False) == "eager"
+        assert call_compiled(broken, x, None, True, lambda: "eager", required=False) == "eager"
+    assert call_compiled(broken, x, None, True, lambda: "eager", required=False) == "eager"
     assert len(calls) == 1  # marked: later calls go straight to eager, without warning again
 
-    def broken_too(x, rbits):
+    def broken_too(x, rbits, fast):
         raise RuntimeError("no C compiler")
 
     with pytest.raises(RuntimeError, match="no C compiler"):
-        call_compiled(broken_too, x, None, lambda: "eager", required=True)
+        call_compiled(broken_too, x, None, True, lambda: "eager", required=True)
 
-    def oom(x, rbits):
+    def oom(x, rbits, fast):
         raise torch.OutOfMemoryError("out of memory")
 
     with pytest.raises(torch.OutOfMemoryError):
-        call_compiled(oom, x, None, lambda: "eager", required=False)
+        call_compiled(oom, x, None, True, lambda: "eager", required=False)
 
 
 def test_exact_inductor_options_name_real_config_keys():

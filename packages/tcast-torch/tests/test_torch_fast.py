@@ -8,16 +8,18 @@ import pytest
 import torch
 
 import tcast
+import tcast_torch
+from tcast.kit import normalize_args
 from tcast_torch._bits import clamp_finite
-from tcast_torch._cast import cast_checked, check_cast_args
 from tcast_torch._fast import (
     _grid_codes,
     _grid_values,
     block_amax,
     codes_from_values,
-    fast_scaled,
+    fast_path_applies,
     small_grid,
 )
+from tcast_torch._run import cast_checked
 
 F32 = torch.float32
 
@@ -50,13 +52,10 @@ FAST = ["mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "nvfp4", "e4m3fn_e8m0
 @pytest.mark.parametrize("scalemode", ["floor", "ceil", "midmax", "option3", "topbinade"])
 def test_fast_equals_general(name, dtype, castmode, scalemode):
     x = _inputs(dtype)
-    args = check_cast_args(x, name, castmode, "even", scalemode, None, None, True, False)
-    dt, cmode, rmode, smode, in_name, rsrc, til = args
-    nan = torch.full((), float("nan"), dtype=dtype)
-    assert fast_scaled(x, dt, til, cmode, rmode, smode, in_name, nan) is not None
-    fast = cast_checked(x, dt, cmode, rmode, smode, rsrc, True, til, in_name, False)
-    slow = cast_checked(x, dt, cmode, rmode, smode, rsrc, True, til, in_name, False,
-                        fast=False)
+    req = _request(x, name, castmode=castmode, scalemode=scalemode)
+    assert fast_path_applies(x, req)
+    fast = cast_checked(x, req, True)
+    slow = cast_checked(x, req, False)
     if castmode == "virtual":
         assert fast.dtype == slow.dtype and fast.shape == slow.shape
         assert torch.equal(fast.view(torch.int16 if dtype != F32 else torch.int32),
@@ -79,14 +78,15 @@ def test_fast_path_declines_what_it_does_not_cover(name):
         if name == "mxfp8" and castmode == "virtual":
             continue  # the one case the fast path takes
         seed = 1 if rmode == "stochastic" else None
-        args = check_cast_args(x, name, castmode, rmode, "floor", seed, None, True, False)
-        dt, cmode, rm, smode, in_name, _, til = args
-        nan = torch.full((), float("nan"))
-        assert fast_scaled(x, dt, til, cmode, rm, smode, in_name, nan) is None
+        req = _request(x, name, castmode=castmode, roundmode=rmode, seed=seed)
+        assert not fast_path_applies(x, req)
     odd = torch.zeros(4, 48)  # 48 is not a multiple of 32
-    args = check_cast_args(odd, "mxfp8", "virtual", "even", "floor", None, None, True, False)
-    assert fast_scaled(odd, args[0], args[6], args[1], args[2], args[3], args[4],
-                       torch.full((), float("nan"))) is None
+    assert not fast_path_applies(odd, _request(odd, "mxfp8"))
+
+
+def _request(x, name, **kw):
+    dt, modes, seed = normalize_args(name, **kw)
+    return tcast_torch.engine.request(x, dt, modes, seed, None)
 
 
 @pytest.mark.parametrize("code", ["e4m3fn", "e5m2", "e2m3f", "e3m2f", "e2m1f", "e4m3b8fnuz",
@@ -168,12 +168,15 @@ def test_clamp_finite_compiled_equals_clamp():
         assert torch.equal(got[keep].view(torch.int32), want[keep].view(torch.int32))
 
 
+@pytest.mark.parametrize("mode", list(tcast.ScaleMode))
 @pytest.mark.parametrize("scale", ["e8m0", "e5m0", "e4m0b3", "e5m0b0", "e6m0b40", "e4m0b120"])
 @pytest.mark.parametrize("elem", ["e4m3fn", "e5m2", "e2m1f", "e3m2f", "e2m3f", "e2m1b5"])
-def test_floor_exponent_codes_equal_exact_model(elem, scale):
-    """FLOOR scale codes (the exponent-field shortcut where it applies) against the exact model:
-    zero, float32 subnormals, every power of two and its neighbours, float32 max. e2m1b5
-    (max 3/16, emax < 0) takes the general branch under the wider-bias scales."""
+def test_exponent_codes_equal_exact_model(elem, scale, mode):
+    """Scale codes of every mode (the exponent-field shortcut where the kit's rule allows it)
+    against the exact model: zero, float32 subnormals, every power of two and its neighbours,
+    float32 max. e2m1b5 (max 3/16, emax < 0) takes the general branch under the wider-bias
+    scales."""
+    from tcast.kit import exponent_scale_rule
     from tcast_torch._scale import exponent_codes
 
     n, s = tcast.number(elem), tcast.number(scale)
@@ -186,6 +189,6 @@ def test_floor_exponent_codes_equal_exact_model(elem, scale):
         if v == 0:
             want.append(0)
             continue
-        e = tcast.exact.exponent_scale(v, n.max_value, n.precision, "floor")
+        e = tcast.exact.exponent_scale(v, n.max_value, n.precision, mode)
         want.append(min(max(e + s.bias, 0), s.max_code))
-    assert exponent_codes(amax, n, s, tcast.ScaleMode.FLOOR).tolist() == want
+    assert exponent_codes(amax, exponent_scale_rule(n, s, mode)).tolist() == want

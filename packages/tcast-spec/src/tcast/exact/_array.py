@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from ..datatype import DataType, datatype
 from ..errors import SpecError
+from ..kit._request import normalize_seed
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
 from ..philox import check_random_source, random_bits
@@ -266,7 +267,7 @@ def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: in
     if mode is not RoundMode.STOCHASTIC:
         return None
     if seed is not None:
-        return random_bits(seed, range(n))
+        return random_bits(normalize_seed(seed), range(n))
     if len(rbits) != n:
         raise SpecError(f"rbits has {len(rbits)} values for {n} elements")
     return list(rbits)

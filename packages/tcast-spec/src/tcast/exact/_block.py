@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from ..datatype import DataType, datatype
 from ..errors import SpecError
+from ..kit._rules import element_max
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, _floor_log2
 from . import _f32
@@ -70,14 +71,6 @@ def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
         for i in idx[:n]:
             keep[i] = True
     return tuple(keep)
-
-
-def _element_max(n: NumberSpec, power_of_two_scale: bool) -> Fraction:
-    # An intK element under a power-of-two scale is fixed point with K-2 fraction
-    # bits (OCP MXINT8: 127/64); under a float scale it is the plain integer.
-    if n.is_int and power_of_two_scale:
-        return Fraction(n.maxint, 1 << (n.bits - 2))
-    return n.max_value
 
 
 def exponent_scale(
@@ -245,13 +238,13 @@ def _signed_block(
         if not math.isfinite(t_amax):
             return _nan_block(len(vals), scale=snum.nan_code, tenscale=tspec.nan_code)
         # M_S and M as float32 operands (maxint of a wide int rounds: SEMANTICS.md §0)
-        denom = _f32.mul(_f32.f32(snum.max_value), _f32.f32(_element_max(n, False)))
+        denom = _f32.mul(_f32.f32(snum.max_value), _f32.f32(element_max(n, False)))
         tcode = _float_scale(_f32.div(t_amax, denom), tspec)
     if not finite:
         return _nan_block(len(vals), scale=snum.nan_code, tenscale=tcode)
 
     if snum.is_exponent:
-        elem_max = _element_max(n, True)
+        elem_max = element_max(n, True)
         if amax == 0:
             code = 0
         else:
@@ -275,7 +268,7 @@ def _signed_block(
         return BlockResult(tuple(codes), tuple(values), code)
 
     # float scale: s = amax / max, clamped to the normal range and rounded (RNE).
-    elem_max = _f32.f32(_element_max(n, False))
+    elem_max = _f32.f32(element_max(n, False))
     if dt.is_multiscale:
         tval = decode(tcode, dt.tenscale)
         code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
