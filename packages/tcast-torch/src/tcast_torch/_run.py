@@ -226,6 +226,8 @@ class _ResultOps:
     """The kit's array operations for CastResult assembly and unpacking (torch)."""
 
     def unsigned(self, codes, bits):
+        if codes.dtype in (torch.uint8, torch.uint16, torch.uint32):  # the fast path's
+            return codes.contiguous()
         return unsigned_codes(codes.contiguous(), bits)
 
     def flatten(self, a):
