@@ -1,5 +1,8 @@
 """tcast.cast / tcast.upcast dispatch, engine discovery through entry points, input errors."""
 
+import subprocess
+import sys
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,6 +12,7 @@ import torch
 import tcast
 import tcast.engine as engine_mod
 from tcast import CastModes, CastResult, EngineNotFoundError, SpecError, UnsupportedError
+from tcast.kit import make_request
 
 
 @dataclass
@@ -24,8 +28,11 @@ class FakeEngine:
     def supports(self, dtype, modes):
         return dtype.name in self.supported and modes.castmode is tcast.CastMode.VIRTUAL
 
-    def cast(self, x, dtype, **kw):
-        self.calls.append((dtype.name, kw))
+    def request(self, x, dtype, modes, seed, rbits):
+        return make_request(dtype, modes, seed, rbits, (len(x),), "float32")
+
+    def cast(self, x, request):
+        self.calls.append((request.dtype.name, request))
         return ("cast-by", self.name)
 
     def upcast(self, result):
@@ -37,8 +44,10 @@ class FakeEntryPoint:
     name: str
     obj: object
     value: str = "fake:engine"
+    loads: list = field(default_factory=list)
 
     def load(self):
+        self.loads.append(1)
         if isinstance(self.obj, Exception):
             raise self.obj
         return self.obj
@@ -46,10 +55,26 @@ class FakeEntryPoint:
 
 @pytest.fixture
 def installed(monkeypatch):
-    def install(*eps):
-        monkeypatch.setattr(engine_mod, "entry_points", lambda group: list(eps))
+    """Replace the installed engines with fakes; ``arrays`` maps engine names to modules."""
+    reads = []
 
-    return install
+    def install(*eps, arrays=None):
+        groups = {
+            tcast.ENTRY_POINT_GROUP: list(eps),
+            tcast.ARRAYS_GROUP: [FakeEntryPoint(k, None, v) for k, v in (arrays or {}).items()],
+        }
+
+        def entry_points(group):
+            reads.append(group)
+            return groups[group]
+
+        monkeypatch.setattr(engine_mod, "entry_points", entry_points)
+        tcast.refresh_engines()
+        return reads
+
+    yield install
+    monkeypatch.undo()
+    tcast.refresh_engines()
 
 
 def test_with_no_engine_a_numpy_array_names_the_reference_wheel(installed):
@@ -77,10 +102,11 @@ def test_dispatch_picks_the_highest_priority_engine_that_supports_the_request(in
               FakeEntryPoint("picky", picky))
     assert tcast.cast([1.0], "mxfp8") == ("cast-by", "high")
     assert tcast.cast([1.0], "mxfp4") == ("cast-by", "picky")
-    name, kw = high.calls[0]
+    name, req = high.calls[0]
     assert name == "mxfp8"
-    assert kw["roundmode"] is tcast.RoundMode.EVEN and kw["scalemode"] is tcast.ScaleMode.FLOOR
-    assert kw["castmode"] is tcast.CastMode.VIRTUAL and kw["saturate"] is True
+    assert req.roundmode is tcast.RoundMode.EVEN and req.scalemode is tcast.ScaleMode.FLOOR
+    assert req.castmode is tcast.CastMode.VIRTUAL and req.saturate is True
+    assert req.shape == (1,) and req.rules is tcast.kit.cast_rules(tcast.mxfp8)
 
 
 def test_an_entry_point_may_load_a_factory(installed):
@@ -196,3 +222,96 @@ def test_a_torch_tensor_reaches_the_torch_engine():
     r = tcast.cast(x, "mxfp8", castmode="actual")
     assert r.engine == "torch" and isinstance(r.data, torch.Tensor)
     assert torch.equal(tcast.upcast(r), y)
+
+
+# ----------------------------------------------------------------- discovery and lazy loading
+def test_discovery_reads_the_entry_points_once_per_process(installed):
+    reads = installed(FakeEntryPoint("a", FakeEngine("a")))
+    for _ in range(3):
+        tcast.cast([1.0], "mxfp8")
+    tcast.load_engines()
+    assert sorted(reads) == sorted([tcast.ENTRY_POINT_GROUP, tcast.ARRAYS_GROUP])
+    tcast.refresh_engines()
+    tcast.cast([1.0], "mxfp8")
+    assert len(reads) == 4  # refreshed: read again
+
+
+def test_only_the_engines_for_the_arrays_library_are_loaded(installed):
+    """An engine registered for numpy or torch arrays is not imported to cast a list; an
+    engine that names no library is (it might take anything)."""
+    np_ep = FakeEntryPoint("np", ImportError("numpy engine imported"))
+    torch_ep = FakeEntryPoint("tor", ImportError("torch engine imported"))
+    any_ep = FakeEntryPoint("any", FakeEngine("any"))
+    installed(np_ep, torch_ep, any_ep, arrays={"np": "numpy", "tor": "torch"})
+    assert tcast.cast([1.0], "mxfp8") == ("cast-by", "any")
+    assert np_ep.loads == [] and torch_ep.loads == [] and any_ep.loads == [1]
+    tcast.cast([2.0], "mxfp8")
+    assert any_ep.loads == [1]  # loaded once
+    loaded = tcast.load_engines()  # loading everything on request still reports failures
+    assert "numpy engine imported" in loaded.failures["np"]
+
+
+def test_casting_a_numpy_array_never_imports_torch():
+    """In a fresh process with tcast-torch installed, a NumPy cast imports only tcast_ref."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import tcast
+        x = np.linspace(-4, 4, 512, dtype=np.float32).reshape(8, 64)
+        r = tcast.cast(x, "mxfp4", castmode="actual")
+        y = tcast.upcast(r)
+        assert r.engine == "ref" and y.shape == x.shape
+        bad = [m for m in ("torch", "tcast_torch", "triton") if m in sys.modules]
+        assert not bad, bad
+        assert "tcast_ref" in sys.modules
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_the_installed_engines_declare_their_array_library():
+    from importlib.metadata import entry_points
+
+    arrays = {ep.name: ep.value for ep in entry_points(group=tcast.ARRAYS_GROUP)}
+    assert arrays.get("ref") == "numpy" and arrays.get("torch") == "torch"
+
+
+@pytest.mark.parametrize("seed", [np.int64(7), np.uint64(7), 7])
+def test_every_engine_accepts_any_integer_seed(seed):
+    x = np.linspace(-4, 4, 64, dtype=np.float32).reshape(2, 32)
+    a = tcast.cast(x, "mxfp8", roundmode="stochastic", seed=seed)
+    b = tcast.cast(torch.from_numpy(x), "mxfp8", roundmode="stochastic", seed=seed)
+    assert np.array_equal(a.view(np.uint32), b.numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("seed", [True, -1, 1 << 64, 1.0, "7", np.float32(7)])
+def test_every_engine_refuses_the_same_seeds(seed):
+    x = np.zeros((2, 32), np.float32)
+    for arr in (x, torch.from_numpy(x)):
+        with pytest.raises(SpecError, match="seed"):
+            tcast.cast(arr, "mxfp8", roundmode="stochastic", seed=seed)
+
+
+@pytest.mark.parametrize(("make", "name"), [
+    (lambda: np.zeros(4, np.float64), "float64"),
+    (lambda: np.zeros(4, np.int32), "int32"),
+    (lambda: torch.zeros(4, dtype=torch.float64), "float64"),
+    (lambda: torch.zeros(4, dtype=torch.int8), "int8"),
+])
+def test_a_rejected_input_dtype_is_named(make, name):
+    with pytest.raises(UnsupportedError, match=rf"not {name}\b"):
+        tcast.cast(make(), "mxfp8")
+
+
+def test_an_engine_refuses_a_request_made_for_another_array():
+    import tcast_ref
+
+    x = np.zeros((2, 32), np.float32)
+    dt, modes, _ = tcast.kit.normalize_args("mxfp8")
+    req = tcast_ref.engine.request(x, dt, modes, None, None)
+    with pytest.raises(SpecError, match="shape"):
+        tcast_ref.engine.cast(np.zeros((4, 32), np.float32), req)
+    with pytest.raises(SpecError, match="CastRequest"):
+        tcast_ref.engine.cast(x, "mxfp8")

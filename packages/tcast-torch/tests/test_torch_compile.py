@@ -3,6 +3,10 @@ and the internal ``compile=True`` kernels give them too."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
@@ -240,3 +244,30 @@ def test_exact_inductor_options_name_real_config_keys():
         for part in key.split("."):
             assert hasattr(obj, part), key
             obj = getattr(obj, part)
+
+
+def test_the_front_door_traces_under_fullgraph_from_a_fresh_process():
+    """``tcast.cast`` inside ``torch.compile(fullgraph=True)`` with no tcast call before it:
+    discovery and the engine import happen while dynamo traces (no graph break), and the bits
+    equal the eager engine's."""
+    code = textwrap.dedent("""
+        import torch
+        import tcast
+
+        @torch.compile(fullgraph=True, backend="eager")
+        def f(x):
+            return tcast.cast(x, "mxfp8", scalemode="ceil") * 2
+
+        x = torch.linspace(-300, 300, 256).reshape(4, 64)
+        y = f(x)
+        import tcast_torch
+        want = tcast_torch.cast(x, "mxfp8", scalemode="ceil", compile=False) * 2
+        assert torch.equal(y.view(torch.int32), want.view(torch.int32))
+        g = torch.compile(lambda x: tcast.cast(x, "nvfp4", castmode="actual").data,
+                          fullgraph=True, backend="eager")
+        assert torch.equal(g(x), tcast_torch.cast(x, "nvfp4", castmode="actual").data)
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
