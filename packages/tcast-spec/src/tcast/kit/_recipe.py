@@ -88,7 +88,7 @@ class Recipe:
 
 def _recipe(name: str, inputs: str, text: str, outputs: str) -> Recipe:
     steps = []
-    for line in text.strip().splitlines():
+    for line in filter(str.strip, text.splitlines()):
         out, call = (p.strip() for p in line.split("="))
         op, rest = call.split("(")
         args = tuple(a.strip() for a in rest.rstrip(")").split(","))
@@ -170,29 +170,27 @@ TWO_LEVEL_SCALE = _recipe("two-level scale", "amax tamax", """
 """, "tenscale scale recip dec")
 
 #: uint data, float scale (SEMANTICS.md §5.7): the range ``[lo, hi]`` always holds 0.
-UINT_FLOAT_SCALE = _recipe("uint float scale", "lo hi", """
-    rng = sub(hi, lo)
-    q = div(rng, M)
-    scale = scale_code(q, scale)
+# uint data: from the scale to the encode multiplier and the zero point, fl32(0 - lo) (+0,
+# never -0) times the multiplier, rounded into the zero-point format
+_ZERO_POINT = """
     dec = decode(scale, scale)
     recip = div(ONE, dec)
     nlo = sub(ZERO, lo)
     zraw = mul(nlo, recip)
     zero = zero_code(zraw)
     zval = decode(zero, zero)
-""", "scale zero recip zval dec")
+"""
+UINT_FLOAT_SCALE = _recipe("uint float scale", "lo hi", """
+    rng = sub(hi, lo)
+    q = div(rng, M)
+    scale = scale_code(q, scale)
+""" + _ZERO_POINT, "scale zero recip zval dec")
 
 #: uint data, power-of-two scale (SEMANTICS.md §5.7).
 UINT_EXPONENT_SCALE = _recipe("uint exponent scale", "lo hi", """
     rng = sub(hi, lo)
     scale = exp_code(rng)
-    dec = decode(scale, scale)
-    recip = div(ONE, dec)
-    nlo = sub(ZERO, lo)
-    zraw = mul(nlo, recip)
-    zero = zero_code(zraw)
-    zval = decode(zero, zero)
-""", "scale zero recip zval dec")
+""" + _ZERO_POINT, "scale zero recip zval dec")
 
 #: Element before rounding (float data, or ints under a float scale).
 ELEMENT_ENCODE = _recipe("element encode", "x recip", "xs = mul(x, recip)", "xs")
