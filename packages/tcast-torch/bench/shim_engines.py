@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import tcast
-import tcast_torch
+from tcast_torch._cast import run_cast
 from tcast_torch._engine import TorchEngine
 
 
@@ -20,9 +20,9 @@ class _ForcedTorchEngine(TorchEngine):
 
     compile: bool = False
 
-    def cast(self, x: Any, dtype: tcast.DataType, **kwargs: Any) -> Any:
+    def run(self, x: Any, request: tcast.CastRequest) -> Any:
         """Cast with this engine's ``compile``; results name this engine."""
-        out = tcast_torch.cast(x, dtype, compile=self.compile, **kwargs)
+        out = run_cast(x, request, compile=self.compile)
         if isinstance(out, tcast.CastResult):
             out.engine = self.name
         return out
