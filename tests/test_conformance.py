@@ -396,32 +396,31 @@ def test_adapter_round_trips_bits(kind):
     assert adapter.to_numpy(None) is None
 
 
-class _TorchWrappedRef:
+class _TorchWrappedRef(tcast.kit.EngineBase):
     """tcast_ref behind torch tensors: a stand-in for a torch engine, to run the harness's
-    torch adapter and tcast_ref-oracle path end to end before a real torch engine exists."""
+    torch adapter and tcast_ref-oracle path end to end independently of tcast_torch."""
 
     name = "torch-wrapped-ref"
     priority = -1
+    array_what = "torch tensors"
 
     def __init__(self):
         import torch
 
-        self.torch = torch
+        self.array_type = torch.Tensor
         self.adapter = cb.torch_adapter()
 
-    def accepts(self, x):
-        return isinstance(x, self.torch.Tensor)
+    def check_rbits(self, x, rbits):
+        return rbits
 
-    def supports(self, dtype, modes):
-        return True
-
-    def cast(self, x, dtype, **kw):
+    def run(self, x, req):
         import tcast_ref
 
         to_np, to_t = self.adapter.to_numpy, self.adapter.to_engine
-        if kw.get("rbits") is not None:
-            kw["rbits"] = to_np(kw["rbits"])
-        r = tcast_ref.cast(to_np(x), dtype, **kw)
+        rbits = None if req.rbits is None else to_np(req.rbits)
+        r = tcast_ref.cast(to_np(x), req.dtype, castmode=req.castmode, roundmode=req.roundmode,
+                           scalemode=req.scalemode, seed=req.seed, rbits=rbits,
+                           saturate=req.saturate, transpose_scale=req.transpose_scale)
         if not isinstance(r, tcast.CastResult):
             return to_t(r)
         for f in ("data", "scale", "zero", "tenscale", "mask"):
@@ -430,7 +429,7 @@ class _TorchWrappedRef:
         r.engine = self.name
         return r
 
-    def upcast(self, result):
+    def run_upcast(self, result):
         import tcast_ref
 
         to_np = self.adapter.to_numpy
@@ -466,12 +465,9 @@ def test_harness_reports_a_wrong_bit():
     if engine is None:
         pytest.skip("tcast-ref is not installed")
 
-    class OffByOne:
-        name, priority = "ref", 0
-        accepts, supports, upcast = engine.accepts, engine.supports, engine.upcast
-
-        def cast(self, x, dtype, **kw):
-            r = cast_with(engine, x, dtype, **kw)
+    class OffByOne(type(engine)):
+        def run(self, x, request):
+            r = super().run(x, request)
             if isinstance(r, np.ndarray) and r.size:
                 r = r.copy()
                 r.reshape(-1).view(np.uint8)[0] ^= 1
