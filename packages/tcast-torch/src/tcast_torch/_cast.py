@@ -37,7 +37,7 @@ from ._compiled import call_compiled, compiled_cast, use_compiled
 from ._fast import fast_path_applies, fast_scaled
 from ._fast import result as fast_result
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
-from ._philox import _check_seed, philox_bits
+from ._philox import _check_seed, philox_stream
 from ._scale import Plan, make_plan
 from ._tiles import Tiling, tiling
 
@@ -125,8 +125,7 @@ def _random_source_bits(rsrc, x: torch.Tensor) -> torch.Tensor | None:
     kind, value = rsrc
     if kind == "rbits":
         return value
-    idx = torch.arange(x.numel(), dtype=torch.int64, device=x.device).reshape(x.shape)
-    return philox_bits(value, idx)
+    return philox_stream(value, 0, x.numel(), x.device).reshape(x.shape)
 
 
 # ----------------------------------------------------------------- the cast
