@@ -23,12 +23,12 @@ __all__ = ["philox_bits", "philox_stream", "random_bits"]
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _MASK = 0xFFFFFFFF
-# Calls per piece of a stream on the CPU: each int64 working tensor is 512 KiB and stays in
-# cache, and no allocation is large enough for the C allocator to map fresh pages for it
-# (from 32 MiB on glibc), whose page faults took most of the time of whole-stream tensors.
-# 2**14 .. 2**17 measured alike; an accelerator takes the whole stream in one piece, where
-# pieces would only add kernel launches.
-_CPU_CALLS = 1 << 16
+# Calls per piece of a stream: each int64 working tensor stays at 8 MiB. From 32 MiB, glibc
+# maps fresh pages for every allocation; their page faults took most of the time when the
+# stream was one tensor of 2**22 counters. Much smaller pieces (2**16 calls) were no faster
+# alone and many times slower when another process shared the cores, as each small
+# multi-threaded operation waits for all of its threads.
+_CALLS = 1 << 20
 
 
 def _check_seed(seed: object) -> int:
@@ -101,9 +101,8 @@ def philox_stream(
     """
     first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
     words = torch.empty((end - first, 4), dtype=torch.int32, device=device)
-    step = _CPU_CALLS if words.device.type == "cpu" else max(end - first, 1)
-    for lo in range(first, end, step):
-        call = torch.arange(lo, min(lo + step, end), dtype=torch.int64, device=device)
+    for lo in range(first, end, _CALLS):
+        call = torch.arange(lo, min(lo + _CALLS, end), dtype=torch.int64, device=device)
         piece = words[lo - first : lo - first + call.numel()]
         for k, w in enumerate(_philox(call, seed)):
             piece[:, k] = _int32_pattern(w)
