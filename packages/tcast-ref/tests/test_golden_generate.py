@@ -16,6 +16,7 @@ from tcast.cli import main
 from tcast_ref import golden
 from tcast_ref.golden import Settings, generate, write
 from tcast_ref.golden import _files as files_mod
+from tcast_ref.golden._random import Stream
 
 F32 = np.float32
 
@@ -154,11 +155,22 @@ def test_seed_and_options_change_the_set(tmp_path):
 
 def test_random_bits_are_the_documented_philox_stream(tmp_path):
     """RBITS[i] = word 0 of Philox at counter 2**40 + i (checked with tcast's pure-Python
-    Philox, not the NumPy one that generated them)."""
+    Philox, not the NumPy one that generated them): the case stream, not the seeded cast's
+    four-words rule."""
     d = _gen(tmp_path, "float8_e4m3fn", roundmode="stochastic", seed=99)
     rb = np.load(d / "vectors.npz")["rbits"].reshape(-1)
     for i in (0, 1, 2, 777, rb.size - 1):
-        assert int(rb[i]) == tcast.random_bits(99, [(1 << 40) + i])[0]
+        c = (1 << 40) + i
+        assert int(rb[i]) == tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), (99, 0))[0]
+
+
+def test_the_case_stream_is_word_0_at_consecutive_counters():
+    key = (0xA4093822, 0x299F31D0)
+    seed = (key[1] << 32) | key[0]
+    for start in (0, 3, (1 << 32) - 5):
+        want = [tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0]
+                for c in range(start, start + 10)]
+        assert Stream(seed, start).words(10).tolist() == want
 
 
 # --------------------------------------------------------------------- atomicity

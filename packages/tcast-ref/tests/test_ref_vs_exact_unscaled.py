@@ -42,6 +42,7 @@ import pytest
 import tcast
 import tcast_ref
 from tcast import exact
+from tcast_ref import _philox as ref_philox
 
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # the helper module, importable by name (also in pool workers)
@@ -310,10 +311,35 @@ def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(poo
     assert not msg, msg
 
 
+# starts of every residue mod 4, across the low counter word's end (call 2**32, element
+# 2**34) and at the last indices; counts that end at every residue mod 4
+STARTS = [0, 1, 2, 3, 4, 2**32 - 300, 2**34 - 301, 2**34 - 2, 2**34 + 3, 2**64 - 600]
+COUNTS = [0, 1, 2, 3, 4, 5, 7, 600]
+
+
 @pytest.mark.parametrize("seed", [0, 1, 0xFFFFFFFF, 2**32 + 5, 2**64 - 1])
 def test_reference_random_bits_are_the_documented_philox_words_by_flat_index(seed):
     assert tcast_ref.random_bits(seed, 600).tolist() == exact.random_bits(seed, range(600))
-    start = 2**32 - 300  # across the 32-bit boundary of the counter's low word
-    assert tcast_ref.random_bits(seed, 600, start).tolist() == exact.random_bits(
-        seed, range(start, start + 600)
-    )
+    for start in STARTS:
+        for count in COUNTS:
+            got = tcast_ref.random_bits(seed, count, start)
+            assert got.dtype == np.uint32 and got.shape == (count,)
+            want = exact.random_bits(seed, range(start, start + count))
+            assert got.tolist() == want, (start, count)
+
+
+def test_reference_random_bits_are_the_same_across_its_pieces(monkeypatch):
+    # pieces of 3 calls (12 words) put piece edges at every residue of an unaligned start
+    want = {s: tcast_ref.random_bits(77, 100, s).tolist() for s in (0, 1, 2, 3, 2**34 - 50)}
+    monkeypatch.setattr(ref_philox, "_CALLS", 3)
+    for s, w in want.items():
+        assert tcast_ref.random_bits(77, 100, s).tolist() == w
+        assert w == exact.random_bits(77, range(s, s + 100))
+
+
+@pytest.mark.parametrize(
+    ("count", "start"), [(-1, 0), (1, -1), (1.0, 0), (1, True), (2, 2**64 - 1)]
+)
+def test_reference_random_bits_refuse_counts_and_starts_out_of_range(count, start):
+    with pytest.raises(tcast.SpecError):
+        tcast_ref.random_bits(1, count, start)

@@ -125,18 +125,19 @@ def test_sparsity_ties_keep_the_lower_index_in_the_array():
 
 
 # ------------------------------------------------------------------- random bits, §3.3
-def test_seeded_bits_are_philox_word0_of_the_flat_index():
+def test_seeded_bits_are_word_i_mod_4_of_philox_at_counter_i_div_4():
     rng = np.random.default_rng(3)
     vals = f32_values(rng, 24)
     dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
     by_seed = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", seed=2**40 + 5)
-    words = [exact.philox4x32((i, 0, 0, 0), (5, 256))[0] for i in range(24)]
+    words = [exact.philox4x32((i // 4, 0, 0, 0), (5, 256))[i % 4] for i in range(24)]
     by_bits = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", rbits=words)
     assert by_seed == by_bits
 
 
 def test_random_bits_follow_the_flat_index_under_transposed_scaling():
-    # Transposed scaling changes the tiles (4x2 -> 2x4) but element i still draws word i.
+    # Transposed scaling changes the tiles (4x2 -> 2x4) but element i still draws the bits
+    # of flat index i.
     rng = np.random.default_rng(4)
     vals = f32_values(rng, 16)
     dt = tcast.datatype("e2m1f", "e8m0_t4_t2")

@@ -25,7 +25,9 @@ import tcast
 import tcast_ref
 import tcast_torch
 from tcast import SpecError, TcastError, UnsupportedError
+from tcast_torch import _philox as torch_philox
 from tcast_torch import _scale
+from tcast_torch._philox import philox_bits
 
 CASTS = {"tcast_torch.cast": tcast_torch.cast, "tcast.cast": tcast.cast}
 CASTMODES = ("virtual", "actual", "compress")
@@ -304,6 +306,44 @@ def test_philox_stream_matches_the_spec_and_the_reference():
     for s in (0, 1, 2**64 - 1):
         np.testing.assert_array_equal(_u(tcast_torch.random_bits(s, 4096)),
                                       tcast_ref.random_bits(s, 4096))
+
+
+def _u32(bits: torch.Tensor) -> list[int]:
+    """int32 bit patterns as the flat list of their uint32 words."""
+    return _u(bits.view(torch.uint32)).reshape(-1).tolist()
+
+
+# starts of every residue mod 4, across call 2**32 (element 2**34); counts ending at each residue
+PHILOX_STARTS = [0, 1, 2, 3, 5, 2**32 - 3, 2**34 - 301, 2**34 - 2, 2**34 + 3, 2**62 + 1]
+PHILOX_COUNTS = [0, 1, 2, 3, 4, 5, 7, 600]
+
+
+@pytest.mark.parametrize("seed", [0, 0x0123456789ABCDEF, 2**64 - 1])
+def test_philox_stream_and_philox_bits_match_the_spec_for_unaligned_starts(seed):
+    for start in PHILOX_STARTS:
+        for count in PHILOX_COUNTS:
+            want = tcast.random_bits(seed, range(start, start + count))
+            got = tcast_torch.random_bits(seed, count, start=start)
+            assert got.shape == (count,) and _u(got).tolist() == want, (start, count)
+            idx = torch.arange(start, start + count, dtype=torch.int64)
+            got = philox_bits(seed, idx)  # one call per element, any index order
+            assert got.dtype == torch.int32 and _u32(got) == want, (start, count)
+            perm = torch.randperm(count, generator=torch.Generator().manual_seed(count))
+            assert _u32(philox_bits(seed, idx[perm])) == [want[i] for i in perm.tolist()]
+    idx = torch.tensor([[7, 2**34], [0, 2**34 - 1]], dtype=torch.int64)
+    got = philox_bits(seed, idx)
+    assert got.shape == (2, 2)
+    assert _u32(got) == tcast.random_bits(seed, idx.reshape(-1).tolist())
+
+
+def test_philox_stream_is_the_same_across_its_pieces(monkeypatch):
+    # pieces of 3 calls (12 words) put piece edges at every residue of an unaligned start
+    want = {s: _u(tcast_torch.random_bits(77, 100, start=s)).tolist()
+            for s in (0, 1, 2, 3, 2**34 - 50)}
+    monkeypatch.setattr(torch_philox, "_CALLS", 3)
+    for s, w in want.items():
+        assert _u(tcast_torch.random_bits(77, 100, start=s)).tolist() == w
+        assert w == tcast.random_bits(77, range(s, s + 100))
 
 
 @pytest.mark.parametrize("dtype", ["e4m3fn", "mxfp4", "mxfp8_2d", "int8_e8m0_t8d0", "nvfp4",

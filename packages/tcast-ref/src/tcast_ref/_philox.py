@@ -1,4 +1,10 @@
-"""Philox4x32-10 over whole arrays of counters (SEMANTICS.md §3.3)."""
+"""Philox4x32-10 over whole arrays of counters (SEMANTICS.md §3.3).
+
+A cast's seeded bits (:func:`random_bits`) use all four words of each call: element ``i``
+takes word ``i mod 4`` of the call at counter ``i >> 2``. The golden sets choose their cases
+from a different stream (:func:`philox_word0`: word 0 at consecutive counters), which their
+committed vectors depend on.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,20 @@ import numpy as np
 
 from tcast import SpecError
 
-__all__ = ["random_bits"]
+__all__ = ["philox_word0", "random_bits"]
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _MASK = np.uint64(0xFFFFFFFF)
-_CHUNK = 1 << 20
+_S32 = np.uint64(32)
+_CALLS = 1 << 16  # calls per piece: the working arrays stay in the CPU caches
 
 
 def random_bits(seed: int, count: int, start: int = 0) -> np.ndarray:
-    """Word 0 of Philox4x32-10 for flat indices ``start .. start + count - 1``.
+    """The seeded stochastic-rounding bits of flat indices ``start .. start + count - 1``.
+
+    Element ``i`` takes word ``i mod 4`` of Philox4x32-10 at counter ``i >> 2``, so each
+    call gives four consecutive elements their bits.
 
     Args:
         seed: the seed, in [0, 2**64).
@@ -26,32 +36,79 @@ def random_bits(seed: int, count: int, start: int = 0) -> np.ndarray:
         uint32 array of ``count`` random words.
 
     Raises:
-        SpecError: if the seed is out of range.
+        SpecError: if the seed, ``count`` or ``start`` is out of range.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
-    seed = int(seed)
+    seed, count, start = _check(seed, count, start)
     out = np.empty(count, dtype=np.uint32)
-    for lo in range(0, count, _CHUNK):
-        hi = min(lo + _CHUNK, count)
-        idx = np.arange(start + lo, start + hi, dtype=np.uint64)
-        out[lo:hi] = _word0(idx & _MASK, idx >> np.uint64(32), seed)
+    first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
+    pos = 0
+    for lo in range(first, end, _CALLS):
+        calls = np.arange(lo, min(lo + _CALLS, end), dtype=np.uint64)
+        words = np.empty((calls.size, 4), dtype=np.uint32)  # row = call, column = word
+        for k, w in enumerate(_philox(calls & _MASK, calls >> _S32, seed)):
+            words[:, k] = w
+        skip = start & 3 if lo == first else 0  # an unaligned start drops the first words
+        take = min(words.size - skip, count - pos)
+        out[pos : pos + take] = words.reshape(-1)[skip : skip + take]
+        pos += take
     return out
 
 
-def _word0(c0: np.ndarray, c1: np.ndarray, seed: int) -> np.ndarray:
+def philox_word0(seed: int, count: int, start: int = 0) -> np.ndarray:
+    """Word 0 of Philox4x32-10 at consecutive counters ``start .. start + count - 1``.
+
+    The golden sets' stream for choosing inputs and their explicit ``RBITS``; it is not the
+    cast's seeded rule (:func:`random_bits`), and changing it would change every committed
+    golden vector.
+
+    Args:
+        seed: the seed, in [0, 2**64).
+        count: how many words.
+        start: the first counter.
+
+    Returns:
+        uint32 array of ``count`` words.
+
+    Raises:
+        SpecError: if the seed, ``count`` or ``start`` is out of range.
+    """
+    seed, count, start = _check(seed, count, start)
+    out = np.empty(count, dtype=np.uint32)
+    for lo in range(0, count, _CALLS):
+        idx = np.arange(start + lo, start + min(lo + _CALLS, count), dtype=np.uint64)
+        out[lo : lo + idx.size] = _philox(idx & _MASK, idx >> _S32, seed)[0]
+    return out
+
+
+def _check(seed: object, count: object, start: object) -> tuple[int, int, int]:
+    """``(seed, count, start)`` as Python ints, after checking their ranges."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
+        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+    for name, v in (("count", count), ("start", start)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise SpecError(f"{name} {v!r} must be a non-negative int")
+    if int(start) + int(count) > 2**64:
+        raise SpecError(f"indices {start} .. {start + count - 1} go past 2**64 - 1")
+    return int(seed), int(count), int(start)
+
+
+def _philox(
+    c0: np.ndarray, c1: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The four words (uint64 arrays below 2**32) of the calls at counters (c0, c1, 0, 0)."""
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
     k0, k1 = seed & 0xFFFFFFFF, seed >> 32
     for _ in range(10):
         p0 = _M0 * c0  # < 2**64: both factors are below 2**32
         p1 = _M1 * c2
+        # every term of the xors is below 2**32, so the new c0 and c2 need no mask
         c0, c1, c2, c3 = (
-            ((p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0)) & _MASK,
+            (p1 >> _S32) ^ c1 ^ np.uint64(k0),
             p1 & _MASK,
-            ((p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1)) & _MASK,
+            (p0 >> _S32) ^ c3 ^ np.uint64(k1),
             p0 & _MASK,
         )
         k0 = (k0 + _W0) & 0xFFFFFFFF
         k1 = (k1 + _W1) & 0xFFFFFFFF
-    return c0.astype(np.uint32)
+    return c0, c1, c2, c3

@@ -1,10 +1,12 @@
 """Philox4x32-10: the counter-based generator behind seeded stochastic rounding.
 
 Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3"
-(SC'11), with the Random123 round constants. Element ``i`` of a cast with seed
-``s`` draws word 0 of ``philox4x32(counter=(i mod 2**32, i >> 32, 0, 0),
-key=(s mod 2**32, s >> 32))``; this is also what Triton's ``tl.randint(s, i)``
-returns for ``i < 2**32``, so every engine can draw the same bits.
+(SC'11), with the Random123 round constants. Each call gives four 32-bit words,
+and a cast uses all four: element ``i`` of a cast with seed ``s`` draws word
+``i mod 4`` of ``philox4x32(counter=(c mod 2**32, c >> 32, 0, 0), key=(s mod
+2**32, s >> 32))`` with ``c = i >> 2`` (SEMANTICS.md §3.3). This is word ``i % 4``
+of Triton's ``tl.randint4x(s, i // 4)``, so every engine can draw the same bits
+with one generator call per four elements.
 """
 
 from __future__ import annotations
@@ -75,9 +77,11 @@ def check_random_source(roundmode: object, seed: object, rbits: object) -> None:
 def random_bits(seed: int, indices: Iterable[int]) -> list[int]:
     """The 32-bit random integers that seeded stochastic rounding uses.
 
+    Element ``i`` takes word ``i mod 4`` of the Philox call at counter ``i >> 2``.
+
     Args:
         seed: an int in [0, 2**64).
-        indices: flat (C-order) element indices of the input array.
+        indices: flat (C-order) element indices of the input array, in any order.
 
     Returns:
         One 32-bit integer per index.
@@ -89,8 +93,13 @@ def random_bits(seed: int, indices: Iterable[int]) -> list[int]:
         raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
     key = (seed & _MASK, seed >> 32)
     out = []
+    # consecutive indices share a call: keep the last one's words rather than recompute them
+    call, words = -1, (0, 0, 0, 0)
     for i in indices:
         if not 0 <= i < (1 << 64):
             raise SpecError(f"element index {i} out of range [0, 2**64)")
-        out.append(philox4x32((i & _MASK, i >> 32, 0, 0), key)[0])
+        if i >> 2 != call:
+            call = i >> 2
+            words = philox4x32((call & _MASK, call >> 32, 0, 0), key)
+        out.append(words[i & 3])
     return out

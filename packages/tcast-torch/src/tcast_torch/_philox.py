@@ -1,5 +1,10 @@
 """Philox4x32-10 over tensors of counters (SEMANTICS.md §3.3), on the input's device.
 
+Element ``i`` takes word ``i mod 4`` of the call at counter ``i >> 2``. The contiguous
+stream (:func:`philox_stream`, behind :func:`random_bits` and seeded casts) makes each call
+once and interleaves its four words; :func:`philox_bits` serves arbitrary indices with one
+call per element.
+
 The 32 x 32 -> 64-bit products are formed from 16-bit halves of the round multiplier in
 int64 (each partial product is below 2**48), because the full product of a 32-bit counter
 and 0xD2511F53 exceeds the int64 range.
@@ -13,11 +18,17 @@ import torch
 
 from tcast import SpecError
 
-__all__ = ["philox_bits", "random_bits"]
+__all__ = ["philox_bits", "philox_stream", "random_bits"]
 
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _MASK = 0xFFFFFFFF
+# Calls per piece of a stream: each int64 working tensor stays at 8 MiB. From 32 MiB, glibc
+# maps fresh pages for every allocation; their page faults took most of the time when the
+# stream was one tensor of 2**22 counters. Much smaller pieces (2**16 calls) were no faster
+# alone and many times slower when another process shared the cores, as each small
+# multi-threaded operation waits for all of its threads.
+_CALLS = 1 << 20
 
 
 def _check_seed(seed: object) -> int:
@@ -33,18 +44,10 @@ def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     return t >> 16, ((t & 0xFFFF) << 16) | (p_lo & 0xFFFF)
 
 
-def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
-    """Word 0 of Philox4x32-10 for int64 flat indices, as int32 bit patterns.
-
-    Args:
-        seed: the seed, in [0, 2**64) (validated by the caller).
-        index: int64 tensor of flat element indices (non-negative).
-
-    Returns:
-        int32 tensor of index's shape: the uint32 words as two's-complement patterns.
-    """
-    c0 = index & _MASK
-    c1 = index >> 32
+def _philox(call: torch.Tensor, seed: int) -> list[torch.Tensor]:
+    """The four words (int64 in [0, 2**32)) at counters (call mod 2**32, call >> 32, 0, 0)."""
+    c0 = call & _MASK
+    c1 = call >> 32
     c2 = torch.zeros_like(c0)
     c3 = torch.zeros_like(c0)
     k0, k1 = seed & _MASK, seed >> 32
@@ -54,7 +57,57 @@ def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
         c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
         k0 = (k0 + _W0) & _MASK
         k1 = (k1 + _W1) & _MASK
-    return torch.where(c0 >= 1 << 31, c0 - (1 << 32), c0).to(torch.int32)
+    return [c0, c1, c2, c3]
+
+
+def _int32_pattern(word: torch.Tensor) -> torch.Tensor:
+    """int64 words in [0, 2**32) as int32 two's-complement patterns (exact, no wrapping)."""
+    return ((word ^ 0x80000000) - 0x80000000).to(torch.int32)
+
+
+def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
+    """The seeded stochastic-rounding bits of arbitrary int64 flat indices, as int32 patterns.
+
+    One Philox call per element (word ``index & 3`` of the call at ``index >> 2``); for a
+    contiguous range :func:`philox_stream` makes each call once for four elements.
+
+    Args:
+        seed: the seed, in [0, 2**64) (validated by the caller).
+        index: int64 tensor of flat element indices (non-negative).
+
+    Returns:
+        int32 tensor of index's shape: the uint32 words as two's-complement patterns.
+    """
+    words = torch.stack(_philox(index >> 2, seed), dim=-1)
+    word = torch.gather(words, -1, (index & 3).unsqueeze(-1)).squeeze(-1)
+    return _int32_pattern(word)
+
+
+def philox_stream(
+    seed: int, start: int, count: int, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """The seeded stochastic-rounding bits of flat indices ``start .. start + count - 1``.
+
+    Each Philox call is made once and gives four consecutive elements their words.
+
+    Args:
+        seed: the seed, in [0, 2**64) (validated by the caller).
+        start: the first flat index (a non-negative int, validated by the caller).
+        count: how many elements.
+        device: where to generate the bits (default: the CPU).
+
+    Returns:
+        1-D int32 tensor of ``count`` words as two's-complement patterns.
+    """
+    first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
+    words = torch.empty((end - first, 4), dtype=torch.int32, device=device)
+    for lo in range(first, end, _CALLS):
+        call = torch.arange(lo, min(lo + _CALLS, end), dtype=torch.int64, device=device)
+        piece = words[lo - first : lo - first + call.numel()]
+        for k, w in enumerate(_philox(call, seed)):
+            piece[:, k] = _int32_pattern(w)
+    skip = start & 3  # an unaligned start drops the first words of the first call
+    return words.reshape(-1)[skip : skip + count]
 
 
 def random_bits(
@@ -85,5 +138,4 @@ def random_bits(
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise SpecError(f"start {start!r} must be a non-negative int")
     count = math.prod(shape)
-    idx = torch.arange(start, start + count, dtype=torch.int64, device=device)
-    return philox_bits(seed, idx).reshape(shape).view(torch.uint32)
+    return philox_stream(seed, start, count, device).reshape(shape).view(torch.uint32)

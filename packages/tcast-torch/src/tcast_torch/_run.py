@@ -18,7 +18,7 @@ from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_code
 from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
-from ._philox import philox_bits
+from ._philox import philox_stream
 from ._scale import Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
@@ -74,8 +74,7 @@ def random_source_bits(req: CastRequest, x: torch.Tensor) -> torch.Tensor | None
         return None
     if req.seed is None:
         return req.rbits
-    idx = torch.arange(x.numel(), dtype=torch.int64, device=x.device).reshape(x.shape)
-    return philox_bits(req.seed, idx)
+    return philox_stream(req.seed, 0, x.numel(), x.device).reshape(x.shape)
 
 
 # ----------------------------------------------------------------- the cast

@@ -52,7 +52,7 @@ from ._random import Stream
 __all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "generate", "write"]
 
 #: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Philox counter offset of the random-bits stream (inputs use counters from 0).
 RBITS_STREAM = 1 << 40
 #: Largest decode set (lines) the exhaustive level writes.
@@ -501,7 +501,8 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
         "input_dtype": st.input_dtype,
         "level": st.level,
         "random": {
-            "generator": "Philox4x32-10, word 0 (SEMANTICS.md 3.3; = Triton tl.randint)",
+            "generator": "Philox4x32-10, word 0 at consecutive counters (= Triton "
+            "tl.randint(seed, counter)); not the seeded-cast rule of SEMANTICS.md 3.3",
             "seed": st.seed,
             "inputs_stream": "counters from 0: choices are word mod n, signs the low bit",
             "rbits_stream": (f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "

@@ -1,16 +1,18 @@
 """Deterministic random choices for golden sets, from the documented Philox stream only.
 
-Every random word is word 0 of Philox4x32-10 (SEMANTICS.md §3.3) at consecutive counters
-under the set's seed, so a set is the same on every machine and NumPy version: no NumPy
-distribution function is used. Choices are ``word mod n`` (the tiny modulo bias is harmless
-for choosing test cases and keeps the rule easy to restate).
+Every random word is word 0 of Philox4x32-10 at consecutive counters under the set's seed
+(``philox_word0``), so a set is the same on every machine and NumPy version: no NumPy
+distribution function is used. This is not the cast's seeded rule of SEMANTICS.md §3.3
+(four words per call); it stays as it is so that the committed vectors keep their inputs.
+Choices are ``word mod n`` (the tiny modulo bias is harmless for choosing test cases and
+keeps the rule easy to restate).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._philox import random_bits
+from .._philox import philox_word0
 
 __all__ = ["Stream"]
 
@@ -24,7 +26,7 @@ class Stream:
 
     def words(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words (uint32)."""
-        out = random_bits(self.seed, n, self.pos) if n else np.zeros(0, np.uint32)
+        out = philox_word0(self.seed, n, self.pos) if n else np.zeros(0, np.uint32)
         self.pos += n
         return out
 
