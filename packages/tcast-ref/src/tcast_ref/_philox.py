@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcast import SpecError
+from tcast.kit import normalize_seed
 
 __all__ = ["philox_word0", "random_bits"]
 
@@ -82,8 +83,9 @@ def philox_word0(seed: int, count: int, start: int = 0) -> np.ndarray:
 
 def _check(seed: object, count: object, start: object) -> tuple[int, int, int]:
     """``(seed, count, start)`` as Python ints, after checking their ranges."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**64:
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+    if seed is None:
+        raise SpecError("seed None must be an int in [0, 2**64)")
+    seed = normalize_seed(seed)  # the kit's rule: any integer type in [0, 2**64)
     for name, v in (("count", count), ("start", start)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
             raise SpecError(f"{name} {v!r} must be a non-negative int")

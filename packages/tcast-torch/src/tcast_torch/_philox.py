@@ -17,6 +17,7 @@ import math
 import torch
 
 from tcast import SpecError
+from tcast.kit import normalize_seed
 
 __all__ = ["philox_bits", "philox_stream", "random_bits"]
 
@@ -32,9 +33,10 @@ _CALLS = 1 << 20
 
 
 def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
-    return seed
+    # the kit's rule: any integer type in [0, 2**64), as every engine's cast accepts
+    if seed is None:
+        raise SpecError("seed None must be an int in [0, 2**64)")
+    return normalize_seed(seed)
 
 
 def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -133,7 +135,7 @@ def random_bits(
     Raises:
         SpecError: if the seed or ``start`` is out of range.
     """
-    _check_seed(seed)
+    seed = _check_seed(seed)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise SpecError(f"start {start!r} must be a non-negative int")
