@@ -3,6 +3,7 @@ and the internal ``compile=True`` kernels give them too."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -246,10 +247,19 @@ def test_exact_inductor_options_name_real_config_keys():
             obj = getattr(obj, part)
 
 
-def test_the_front_door_traces_under_fullgraph_from_a_fresh_process():
+def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
     """``tcast.cast`` inside ``torch.compile(fullgraph=True)`` with no tcast call before it:
-    discovery and the engine import happen while dynamo traces (no graph break), and the bits
-    equal the eager engine's."""
+    discovery and the engine imports happen while dynamo traces (no graph break, no guard
+    failure), and the bits equal the eager engine's. A second engine registered for torch
+    tensors (as on a machine with the benchmark shims) is imported in the same trace."""
+    info = tmp_path / "tcast_second_engine-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tcast-second-engine\n"
+                                   "Version: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[tcast.engines]\nzsecond = tcast_torch:engine\n"
+                                           "[tcast.engine_arrays]\nzsecond = torch\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
     code = textwrap.dedent("""
         import torch
         import tcast
@@ -266,8 +276,9 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process():
         g = torch.compile(lambda x: tcast.cast(x, "nvfp4", castmode="actual").data,
                           fullgraph=True, backend="eager")
         assert torch.equal(g(x), tcast_torch.cast(x, "nvfp4", castmode="actual").data)
+        assert "zsecond" in tcast.engine._REGISTRY.loaded  # both torch engines were imported
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=600)
+                         timeout=600, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -298,23 +298,32 @@ def engine_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY.points))
 
 
+def _load_for(module: str) -> tuple[str, ...]:
+    """Load (once) the engines registered for arrays of ``module`` or for none; their names."""
+    _discover()
+    reg = _REGISTRY
+    names = []
+    for name in sorted(reg.points):
+        arrays = reg.arrays.get(name)
+        if (arrays is None or arrays == module) and _import_engine(name):
+            names.append(name)
+    return tuple(names)
+
+
+# every import a cast may need happens inside this one call, so that while dynamo traces, the
+# registry it reads afterwards no longer changes under it (a dict read before an import and
+# read again after it would fail dynamo's own guards)
+_load_for._dynamo_marked_constant = True  # type: ignore[attr-defined]
+
+
 def engines_for(x: Any) -> list[Engine]:
     """The loaded engines that may take ``x`` (only those are imported).
 
     Those registered for its library (the top-level module of its type) or for none.
     """
-    _discover()
-    reg = _REGISTRY
-    module = type(x).__module__.partition(".")[0]
-    out = []
-    for name in sorted(reg.points):
-        arrays = reg.arrays.get(name)
-        if arrays is not None and arrays != module:
-            continue
-        eng = _load(name)
-        if eng is not None:
-            out.append(eng)
-    return out
+    names = _load_for(type(x).__module__.partition(".")[0])
+    loaded = _REGISTRY.loaded
+    return [loaded[name] for name in names]
 
 
 def load_engine(name: str) -> Engine | None:
