@@ -286,7 +286,8 @@ def test_every_engine_accepts_any_integer_seed(seed):
     assert np.array_equal(a.view(np.uint32), b.numpy().view(np.uint32))
 
 
-@pytest.mark.parametrize("seed", [True, -1, 1 << 64, 1.0, "7", np.float32(7)])
+@pytest.mark.parametrize("seed", [True, -1, 1 << 64, 1.0, "7", np.float32(7), np.array(7),
+                                  torch.tensor(7)])
 def test_every_engine_refuses_the_same_seeds(seed):
     x = np.zeros((2, 32), np.float32)
     for arr in (x, torch.from_numpy(x)):
@@ -315,3 +316,41 @@ def test_an_engine_refuses_a_request_made_for_another_array():
         tcast_ref.engine.cast(np.zeros((4, 32), np.float32), req)
     with pytest.raises(SpecError, match="CastRequest"):
         tcast_ref.engine.cast(x, "mxfp8")
+
+
+class _UserArray(np.ndarray):
+    """An ndarray subclass defined outside NumPy (as user code or another library does)."""
+
+
+class _UserTensor(torch.Tensor):
+    """A tensor subclass defined outside torch."""
+
+
+def test_array_subclasses_from_other_packages_reach_their_library_engine():
+    x = np.linspace(-4, 4, 64, dtype=np.float32).reshape(2, 32)
+    want = tcast.cast(x, "mxfp8").view(np.uint32)
+    got = tcast.cast(x.view(_UserArray), "mxfp8")
+    assert np.array_equal(np.asarray(got).view(np.uint32), want)
+    t = torch.from_numpy(x).as_subclass(_UserTensor)
+    r = tcast.cast(t, "mxfp8", castmode="actual")
+    assert r.engine == "torch"
+
+
+def test_unscaled_results_do_not_claim_transposed_scales():
+    x = np.zeros((2, 32), np.float32)
+    for arr in (x, torch.from_numpy(x)):
+        assert tcast.cast(arr, "e4m3fn", castmode="actual", transpose_scale=True)\
+            .transpose_scale is False
+        assert tcast.cast(arr, "mxfp8_2d", castmode="actual", transpose_scale=True)\
+            .transpose_scale is True
+
+
+def test_a_tampered_compress_mask_is_a_spec_error_in_every_engine():
+    x = np.linspace(-4, 4, 128, dtype=np.float32).reshape(2, 64)
+    for arr in (x, torch.from_numpy(x)):
+        r = tcast.cast(arr, "e2m1f_e8m0_t32n2m4", castmode="compress")
+        mask = r.mask.copy() if isinstance(r.mask, np.ndarray) else r.mask.clone()
+        mask[0] = 0xFF  # keeps more elements than 2 of every 4
+        r.mask = mask
+        with pytest.raises(SpecError, match="keeps"):
+            tcast.upcast(r)

@@ -86,3 +86,23 @@ def test_inference_mode_gives_the_same_bits(name):
         up = tcast_torch.upcast(r)
     assert torch.equal(got.view(torch.int32), want.view(torch.int32))
     assert torch.equal(up.view(torch.int32), want.view(torch.int32))
+
+
+def test_tensors_requiring_grad_take_the_fast_path(monkeypatch):
+    """The autograd wrapper runs the cast the dispatcher chose (the fast path here), with the
+    bits of a cast of the detached tensor."""
+    import tcast_torch._run as run
+
+    calls = []
+    real = run.fast_scaled
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run, "fast_scaled", counting)
+    x = torch.linspace(-5, 5, 256).reshape(4, 64).requires_grad_()
+    y = tcast_torch.cast(x, "mxfp8", compile=False)
+    assert calls == [1] and y.requires_grad
+    want = tcast_torch.cast(x.detach(), "mxfp8", compile=False)
+    assert torch.equal(y.detach().view(torch.int32), want.view(torch.int32))

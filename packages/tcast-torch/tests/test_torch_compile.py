@@ -282,3 +282,30 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
+    """The kit's memoized rules are a constant to dynamo: casts of other datatypes (and NumPy
+    casts, which load another engine) between two calls leave the compiled code valid."""
+    import numpy as np
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    x = _x(torch.float32)
+
+    @torch.compile(fullgraph=True, backend="eager")
+    def f(v):
+        return tcast.cast(v, "mxfp8", scalemode="midmax")
+
+    first = f(x)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for name in ("mxfp4", "nvfp4", "mxint8", "mxfp6e2", "e5m2", "uint8_e8m0_int8_t32",
+                     "mxfp8e5", "e4m3fnuz", "int8_float32_t0"):
+            for mode in ("floor", "ceil"):
+                tcast.cast(x, name, scalemode=mode)
+                tcast.cast(x.numpy(), name, scalemode=mode)
+        assert torch.equal(f(x).view(torch.int32), first.view(torch.int32))
+    want = tcast_torch.cast(x, "mxfp8", scalemode="midmax", compile=False)
+    assert torch.equal(first.view(torch.int32), want.view(torch.int32))
+    assert np.array_equal(first.numpy().view(np.uint32),
+                          tcast.cast(x.numpy(), "mxfp8", scalemode="midmax").view(np.uint32))

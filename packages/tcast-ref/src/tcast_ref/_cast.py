@@ -132,9 +132,9 @@ class _PieceOps(_Ops):
         self.turn = 0
 
     def _out(self, a, b) -> np.ndarray:
-        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        # ``a`` is the piece or the previous step's output: the operand of the piece's shape
         self.turn ^= 1
-        return self.ws.get(f"step{self.turn}", shape, np.float32)
+        return self.ws.get(f"step{self.turn}", a.shape, np.float32)
 
     def mul(self, a, b):
         return np.multiply(a, _f32(b), out=self._out(a, b), dtype=np.float32)
@@ -526,6 +526,9 @@ class _ResultOps:
 
     def reshape(self, a, shape):
         return np.asarray(a).reshape(shape)
+
+    def count(self, keep):
+        return int(np.count_nonzero(keep))
 
 
 #: The result operations of this engine.

@@ -21,6 +21,7 @@ class RefEngine(EngineBase):
     priority = 0
     array_type = np.ndarray
     array_what = "NumPy arrays"
+    array_one = "a NumPy array"
 
     def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
         """A uint32 NumPy array of x's shape."""

@@ -7,7 +7,7 @@ library's arrays it takes (the top-level module of their type), so that the fron
 imports only the engine that will run::
 
     [project.entry-points."tcast.engines"]
-    ref = "tcast_ref._engine:engine"
+    ref = "tcast_ref:engine"
 
     [project.entry-points."tcast.engine_arrays"]
     ref = "numpy"
@@ -282,7 +282,8 @@ def _import_engine(name: str) -> bool:
         reg.failures[name] = f"{type(err).__name__}: {err}"
         return False
     if not isinstance(eng, Engine):
-        reg.failures[name] = f"{ep.value} does not implement tcast.Engine"
+        reg.failures[name] = (f"{ep.value} does not implement tcast.Engine (name, priority, "
+                              f"accepts, supports, request, cast, upcast: docs/engines.md)")
         return False
     reg.loaded[name] = eng
     return True
@@ -298,14 +299,18 @@ def engine_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY.points))
 
 
-def _load_for(module: str) -> tuple[str, ...]:
-    """Load (once) the engines registered for arrays of ``module`` or for none; their names."""
+def _load_for(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """Load (once) the engines registered for arrays of one of ``modules`` or for none.
+
+    Returns:
+        The names of those that loaded.
+    """
     _discover()
     reg = _REGISTRY
     names = []
     for name in sorted(reg.points):
         arrays = reg.arrays.get(name)
-        if (arrays is None or arrays == module) and _import_engine(name):
+        if (arrays is None or arrays in modules) and _import_engine(name):
             names.append(name)
     return tuple(names)
 
@@ -319,9 +324,11 @@ _load_for._dynamo_marked_constant = True  # type: ignore[attr-defined]
 def engines_for(x: Any) -> list[Engine]:
     """The loaded engines that may take ``x`` (only those are imported).
 
-    Those registered for its library (the top-level module of its type) or for none.
+    Those registered for its library or for none. Its libraries are the top-level modules of
+    its type and the type's bases, so that a subclass of ``np.ndarray`` or ``torch.Tensor``
+    defined in another package still reaches the NumPy or torch engines.
     """
-    names = _load_for(type(x).__module__.partition(".")[0])
+    names = _load_for(tuple(c.__module__.partition(".")[0] for c in type(x).__mro__))
     loaded = _REGISTRY.loaded
     return [loaded[name] for name in names]
 

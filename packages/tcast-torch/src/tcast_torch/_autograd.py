@@ -58,11 +58,14 @@ class _VirtualCast(torch.autograd.Function):
         return grad, None, None
 
 
-def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str = "ste") -> torch.Tensor:
-    """The virtual cast of a checked request as a differentiable function of x."""
+def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str, fast: bool) -> torch.Tensor:
+    """The virtual cast of a checked request as a differentiable function of x.
+
+    ``fast`` is the caller's decision on the fast path (``_fast.fast_path_applies``).
+    """
 
     def run(v):
-        return cast_checked(v, req, False)
+        return cast_checked(v, req, fast)
 
     mask_fn = None
     if grad == "saturate":

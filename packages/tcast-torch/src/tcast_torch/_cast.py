@@ -35,10 +35,10 @@ def check_run_options(grad: object, compile: object) -> None:
 def run_cast(x: torch.Tensor, req: CastRequest, grad: str = "ste",
              compile: bool | None = None) -> torch.Tensor | CastResult:
     """Run a checked request (the options checked by :func:`check_run_options`)."""
+    fast = req.layout is not None and fast_path_applies(x, req)
     if req.virtual and x.requires_grad and torch.is_grad_enabled():
-        return virtual_with_grad(x, req, grad)
+        return virtual_with_grad(x, req, grad, fast)
     with torch.no_grad():
-        fast = req.layout is not None and fast_path_applies(x, req)
         seeded = req.roundmode is RoundMode.STOCHASTIC and req.seed is not None
         padded = req.layout is not None and req.layout.padded
         scale_bits = 0 if req.dtype.sspec is None else req.dtype.sspec.scale.bits

@@ -22,6 +22,7 @@ class TorchEngine(EngineBase):
     priority = 0
     array_type = torch.Tensor
     array_what = "torch tensors"
+    array_one = "a torch tensor"
 
     def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
         """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""

@@ -258,6 +258,9 @@ class _ResultOps:
     def reshape(self, a, shape):
         return a.reshape(shape)
 
+    def count(self, keep):
+        return int(keep.sum())
+
 
 #: The result operations of this engine.
 OPS = _ResultOps()

@@ -56,12 +56,14 @@ class EngineBase:
         priority: the highest priority wins when several engines take an array.
         array_type: the array type(s) the engine casts.
         array_what: how messages name those arrays ("NumPy arrays").
+        array_one: how messages name one of them ("a NumPy array").
     """
 
     name: str = ""
     priority: int = 0
     array_type: type | tuple[type, ...] = ()
     array_what: str = "arrays"
+    array_one: str = "an array"
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -83,7 +85,7 @@ class EngineBase:
         """
         if not self.accepts(x):
             raise UnsupportedError(f"{self.label} casts {self.array_what}, not {type(x).__name__}")
-        in_name = input_dtype_name(x, self.label)
+        in_name = self.input_dtype(x)
         if rbits is not None:
             rbits = self.check_rbits(x, rbits)
         return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name)
@@ -115,7 +117,7 @@ class EngineBase:
         """
         if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
             raise SpecError("upcast takes the CastResult of an actual or compress cast")
-        result.check_parts(self.array_type, f"a {self.array_what[:-1]}")
+        result.check_parts(self.array_type, self.array_one)
         self.check_result_arrays(result)
         return self.run_upcast(result)
 
@@ -123,6 +125,14 @@ class EngineBase:
     def cast_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> Any:
         """The body of an engine's public ``cast(x, dtype, **modes)``: :func:`cast_with`."""
         return cast_with(self, x, dtype, **kwargs)
+
+    def input_dtype(self, x: Any) -> str:
+        """The name of x's dtype (float32, float16 or bfloat16).
+
+        Raises:
+            UnsupportedError: naming any other dtype.
+        """
+        return input_dtype_name(x, self.label, self.array_what)
 
     @property
     def label(self) -> str:

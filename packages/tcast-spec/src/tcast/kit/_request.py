@@ -7,7 +7,7 @@ once per call and every engine accepts and refuses the same arguments.
 
 from __future__ import annotations
 
-import operator
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,11 +106,11 @@ def normalize_seed(seed: object) -> int | None:
     """
     if seed is None:
         return None
-    try:
-        value = None if isinstance(seed, bool) else operator.index(seed)
-    except TypeError:
-        value = None
-    if value is None or not 0 <= value < 1 << 64:
+    # numbers.Integral: Python and NumPy integers, not bool, not 0-d arrays or tensors
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+    value = int(seed)
+    if not 0 <= value < 1 << 64:
         raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
     return value
 
@@ -140,8 +140,10 @@ def normalize_args(
     return dt, modes, normalize_seed(seed)
 
 
-def input_dtype_name(x: Any, engine: str = "tcast") -> str:
-    """The input dtype name of an array of any library (``x.dtype`` printed, module dropped).
+def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str:
+    """The input dtype name of a NumPy-like array: ``x.dtype`` printed, its module dropped.
+
+    Engines whose arrays print their dtype otherwise override ``EngineBase.input_dtype``.
 
     Raises:
         UnsupportedError: naming the dtype, for anything but float32, float16 and bfloat16.
@@ -149,7 +151,7 @@ def input_dtype_name(x: Any, engine: str = "tcast") -> str:
     name = str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]
     if name not in INPUT_DTYPE_NAMES:
         raise UnsupportedError(
-            f"{engine} casts float32, float16 and bfloat16 arrays, not {name}; convert first "
+            f"{engine} casts float32, float16 and bfloat16 {what}, not {name}; convert first "
             f"(float64 is not accepted: SEMANTICS.md §9)"
         )
     return name

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..engine import CastResult
+from ..errors import SpecError
 from ..layout import block_layout
 from ..modes import CastMode
 from ._request import CastRequest
@@ -56,6 +57,10 @@ class ArrayOps(Protocol):
         """``a`` in ``shape``."""
         ...
 
+    def count(self, keep: Any) -> int:
+        """How many flags of ``keep`` are set (a Python int)."""
+        ...
+
 
 def build_result(
     req: CastRequest, codes: Any, ops: ArrayOps, engine: str, *, scale: Any = None,
@@ -92,7 +97,8 @@ def build_result(
     return CastResult(
         data=data, scale=scale, zero=zero, tenscale=tenscale, mask=mask, meta=None, dtype=dt,
         shape=req.shape, castmode=req.castmode, input_dtype=req.input_dtype,
-        transpose_scale=req.transpose_scale, engine=engine, extra={"bits": bits},
+        transpose_scale=req.transpose_scale and req.layout is not None, engine=engine,
+        extra={"bits": bits},
     )
 
 
@@ -123,6 +129,9 @@ def upcast_parts(result: CastResult, ops: ArrayOps) -> UpcastParts:
         if mask is not None:
             keep = ops.unpack_mask(mask, count)
             kept = block_layout(shape, dt, result.transpose_scale).kept_count
+            if ops.count(keep) != kept:
+                raise SpecError(f"CastResult.mask keeps {ops.count(keep)} of {count} elements; "
+                                f"{dt.name} keeps {kept} of a {shape} array")
             codes = ops.scatter(ops.unpack_codes(result.data, bits, kept), keep, count)
             mask = ops.reshape(keep, shape)
         else:

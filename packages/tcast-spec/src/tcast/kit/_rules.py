@@ -241,8 +241,9 @@ _CACHE_MAX = 1024
 def cast_rules(dt: DataType, scalemode: ScaleMode = ScaleMode.FLOOR) -> CastRules:
     """The rules of one datatype under one scale mode (memoized).
 
-    A plain dictionary rather than ``functools.lru_cache``: torch.compile traces a dictionary
-    lookup, and warns about cached functions.
+    The rules depend on the arguments alone, so torch.compile may treat the result as a
+    constant (the mark below): it then neither traces the memo nor guards on it, and a cast of
+    another datatype anywhere in the process does not recompile a compiled caller.
     """
     key = (dt, scalemode)
     rules = _CACHE.get(key)
@@ -251,6 +252,10 @@ def cast_rules(dt: DataType, scalemode: ScaleMode = ScaleMode.FLOOR) -> CastRule
             _CACHE.clear()
         rules = _CACHE[key] = _make_rules(dt, scalemode)
     return rules
+
+
+# what torch.compiler.assume_constant_result sets (an attribute: tcast imports no torch)
+cast_rules._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
 def _make_rules(dt: DataType, scalemode: ScaleMode) -> CastRules:
