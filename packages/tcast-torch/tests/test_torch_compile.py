@@ -285,8 +285,10 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
 
 
 def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
-    """The kit's memoized rules are a constant to dynamo: casts of other datatypes (and NumPy
-    casts, which load another engine) between two calls leave the compiled code valid."""
+    """The kit memoizes rules on each datatype: casts of other datatypes (and NumPy casts,
+    which load another engine) between two calls leave the compiled code valid. (The first
+    trace of a datatype and scale mode never used eagerly fills its memo and compiles once
+    more on the next call.)"""
     import numpy as np
     import torch._dynamo
 
@@ -297,6 +299,7 @@ def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
     def f(v):
         return tcast.cast(v, "mxfp8", scalemode="midmax")
 
+    f(x)
     first = f(x)
     with torch._dynamo.config.patch(error_on_recompile=True):
         for name in ("mxfp4", "nvfp4", "mxint8", "mxfp6e2", "e5m2", "uint8_e8m0_int8_t32",

@@ -31,6 +31,9 @@ class DataType:
         _validate(self)
         if not self.name:
             object.__setattr__(self, "name", self.code)
+        # the engine kit's rules of this datatype, per scale mode (tcast.kit.cast_rules): a
+        # memo of its own, so that torch.compile guards on this datatype's entries only
+        object.__setattr__(self, "_rules_memo", {})
 
     @property
     def code(self) -> str:

@@ -27,7 +27,7 @@ from importlib.util import find_spec
 import torch
 
 from tcast import CastModes, DataType
-from tcast.kit import make_request
+from tcast.kit import cast_rules, make_request
 
 from ._run import cast_checked
 
@@ -79,9 +79,10 @@ def compiled_cast(dt: DataType, modes: CastModes, in_name: str, ndim: int) -> Ca
         ``f(x, rbits_int32_or_None, fast)``. One function per rank, because a new rank always
         recompiles and dynamo allows each function eight.
     """
+    rules = cast_rules(dt, modes.scalemode)  # computed here, read as a constant when traced
 
     def run(x: torch.Tensor, rbits: torch.Tensor | None, fast: bool):
-        req = make_request(dt, modes, None, rbits, tuple(x.shape), in_name)
+        req = make_request(dt, modes, None, rbits, tuple(x.shape), in_name, rules)
         return cast_checked(x, req, fast)
 
     # a code object and a name of its own: dynamo keeps its cache, its recompile limit (8)

@@ -159,13 +159,17 @@ def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str
 
 def make_request(
     dt: DataType, modes: CastModes, seed: int | None, rbits: Any, shape: tuple[int, ...],
-    input_dtype: str,
+    input_dtype: str, rules: CastRules | None = None,
 ) -> CastRequest:
     """The request from checked arguments and the array's shape and dtype name.
+
+    ``rules`` are ``cast_rules(dt, modes.scalemode)`` when the caller has them already (a
+    compiled function built for one datatype holds them).
 
     Raises:
         SpecError: for a tile segment naming a dimension the shape lacks.
     """
     layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
-    return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout,
-                       cast_rules(dt, modes.scalemode))
+    if rules is None:
+        rules = cast_rules(dt, modes.scalemode)
+    return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout, rules)

@@ -234,28 +234,18 @@ def _f32_of(v: Fraction) -> float:
     return struct.unpack("<f", struct.pack("<f", d))[0] if abs(d) < 2.0**128 else float("inf")
 
 
-_CACHE: dict[tuple[DataType, ScaleMode], CastRules] = {}
-_CACHE_MAX = 1024
-
-
 def cast_rules(dt: DataType, scalemode: ScaleMode = ScaleMode.FLOOR) -> CastRules:
-    """The rules of one datatype under one scale mode (memoized).
+    """The rules of one datatype under one scale mode, memoized on the datatype.
 
-    The rules depend on the arguments alone, so torch.compile may treat the result as a
-    constant (the mark below): it then neither traces the memo nor guards on it, and a cast of
-    another datatype anywhere in the process does not recompile a compiled caller.
+    The memo is the datatype's own (not a global one): a caller compiled with torch.compile
+    guards on the entries of the datatypes it casts, so casts of other datatypes elsewhere
+    never invalidate it.
     """
-    key = (dt, scalemode)
-    rules = _CACHE.get(key)
+    memo = dt.__dict__["_rules_memo"]
+    rules = memo.get(scalemode)
     if rules is None:
-        if len(_CACHE) >= _CACHE_MAX:
-            _CACHE.clear()
-        rules = _CACHE[key] = _make_rules(dt, scalemode)
+        rules = memo[scalemode] = _make_rules(dt, scalemode)
     return rules
-
-
-# what torch.compiler.assume_constant_result sets (an attribute: tcast imports no torch)
-cast_rules._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
 def _make_rules(dt: DataType, scalemode: ScaleMode) -> CastRules:
