@@ -299,12 +299,17 @@ def engine_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY.points))
 
 
-def _load_for(modules: tuple[str, ...]) -> tuple[str, ...]:
-    """Load (once) the engines registered for arrays of one of ``modules`` or for none.
+def _load_for(cls: type) -> tuple[str, ...]:
+    """Load (once) the engines that may take arrays of type ``cls``.
+
+    Those registered for its library or for none. Its libraries are the top-level modules of
+    ``cls`` and its bases, so that a subclass of ``np.ndarray`` or ``torch.Tensor`` defined in
+    another package still reaches the NumPy or torch engines.
 
     Returns:
         The names of those that loaded.
     """
+    modules = {getattr(c, "__module__", "").partition(".")[0] for c in cls.__mro__}
     _discover()
     reg = _REGISTRY
     names = []
@@ -322,13 +327,8 @@ _load_for._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
 def engines_for(x: Any) -> list[Engine]:
-    """The loaded engines that may take ``x`` (only those are imported).
-
-    Those registered for its library or for none. Its libraries are the top-level modules of
-    its type and the type's bases, so that a subclass of ``np.ndarray`` or ``torch.Tensor``
-    defined in another package still reaches the NumPy or torch engines.
-    """
-    names = _load_for(tuple(c.__module__.partition(".")[0] for c in type(x).__mro__))
+    """The loaded engines that may take ``x`` (only those are imported; see ``_load_for``)."""
+    names = _load_for(type(x))
     loaded = _REGISTRY.loaded
     return [loaded[name] for name in names]
 
