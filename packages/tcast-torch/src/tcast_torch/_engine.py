@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from tcast import CastResult, SpecError
-from tcast.kit import CastRequest, EngineBase
+from tcast import CastModes, CastResult, DataType, SpecError
+from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
 from ._cast import run_cast
 from ._run import check_rbits, run_upcast
@@ -23,6 +23,10 @@ class TorchEngine(EngineBase):
     array_type = torch.Tensor
     array_what = "torch tensors"
     array_one = "a torch tensor"
+
+    def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
+        """The kit's rules, not memoized while torch.compile traces (see ``cast_rules``)."""
+        return cast_rules(dtype, modes.scalemode, remember=not torch.compiler.is_compiling())
 
     def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
         """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""

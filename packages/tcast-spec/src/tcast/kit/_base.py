@@ -17,6 +17,7 @@ from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleMode
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
+from ._rules import CastRules, cast_rules
 
 __all__ = ["EngineBase", "cast_with"]
 
@@ -88,7 +89,8 @@ class EngineBase:
         in_name = self.input_dtype(x)
         if rbits is not None:
             rbits = self.check_rbits(x, rbits)
-        return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name)
+        return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name,
+                            self.rules(dtype, modes))
 
     def cast(self, x: Any, request: CastRequest) -> Any:
         """Cast ``x`` as ``request`` says: the virtual array, or a CastResult.
@@ -125,6 +127,14 @@ class EngineBase:
     def cast_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> Any:
         """The body of an engine's public ``cast(x, dtype, **modes)``: :func:`cast_with`."""
         return cast_with(self, x, dtype, **kwargs)
+
+    def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
+        """The request's rules (:func:`tcast.kit.cast_rules`).
+
+        An engine whose calls a compiler may trace overrides it to compute missing rules
+        without memoizing them while tracing (``tcast_torch`` does).
+        """
+        return cast_rules(dtype, modes.scalemode)
 
     def input_dtype(self, x: Any) -> str:
         """The name of x's dtype (float32, float16 or bfloat16).

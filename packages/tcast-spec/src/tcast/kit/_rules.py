@@ -234,17 +234,23 @@ def _f32_of(v: Fraction) -> float:
     return struct.unpack("<f", struct.pack("<f", d))[0] if abs(d) < 2.0**128 else float("inf")
 
 
-def cast_rules(dt: DataType, scalemode: ScaleMode = ScaleMode.FLOOR) -> CastRules:
+def cast_rules(
+    dt: DataType, scalemode: ScaleMode = ScaleMode.FLOOR, *, remember: bool = True
+) -> CastRules:
     """The rules of one datatype under one scale mode, memoized on the datatype.
 
     The memo is the datatype's own (not a global one): a caller compiled with torch.compile
     guards on the entries of the datatypes it casts, so casts of other datatypes elsewhere
-    never invalidate it.
+    never invalidate it. ``remember=False`` computes missing rules without storing them:
+    engines pass it while torch.compile traces, where storing would be a side effect dynamo
+    must replay (it cannot rebuild a frozen dataclass made during the trace).
     """
     memo = dt.__dict__["_rules_memo"]
     rules = memo.get(scalemode)
     if rules is None:
-        rules = memo[scalemode] = _make_rules(dt, scalemode)
+        rules = _make_rules(dt, scalemode)
+        if remember:
+            memo[scalemode] = rules
     return rules
 
 
