@@ -285,10 +285,9 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
 
 
 def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
-    """The kit memoizes rules on each datatype: casts of other datatypes (and NumPy casts,
-    which load another engine) between two calls leave the compiled code valid. (The first
-    trace of a datatype and scale mode never used eagerly fills its memo and compiles once
-    more on the next call.)"""
+    """The kit memoizes rules on each datatype, never while tracing: casts of other datatypes
+    (and NumPy casts, which load another engine) between calls leave the compiled code valid,
+    and the first trace of a datatype and scale mode not used eagerly before stores nothing."""
     import numpy as np
     import torch._dynamo
 
