@@ -47,7 +47,11 @@ _SECTIONS: list[tuple[str, str, Callable[[tcast.DataType], bool]]] = [
     ("Unscaled", "Plain number formats: a cast rounds each value on its own.",
      lambda dt: dt.sspec is None),
     ("Unsigned integers with a zero point",
-     "uint data with a scale and a zero point per tensor or per channel.",
+     "uint data with a scale and a zero point per tensor or per channel. The `?i` names "
+     "(upstream's) store an int8 zero point, which holds 0..127 only: a block whose minimum "
+     "is below -127 scale steps (any all-negative block) saturates its most negative "
+     "elements (SEMANTICS §5.7). For the full range use an unsigned zero point, which no "
+     "upstream name covers: `uint8_float32_uint8_t0` (the ONNX / PyTorch `quint8` scheme).",
      lambda dt: dt.nspec.is_uint),
     ("Two-level scaling",
      "Tile scales under a float tensor scale (NVFP4).",

@@ -753,6 +753,15 @@ def test_uint_zero_point_negative_inputs():
               zero=[0x41700000], values=[-15.0, 0.0] + [v - 15.0 for v in c])
 
 
+def test_uint_unsigned_zero_point_does_not_clamp():
+    # the clamping case below with a uint8 zero point: lo = -200, hi = 55, s = 1,
+    # z = encode(200, uint8) = 200 (code 0xC8, no clamp). code = round(x + 200): 0, 255, 200,
+    # 100; values (code - 200) * 1 are exact.
+    x = f32(-200.0, 55.0, 0.0, -100.0)
+    check(x, "uint8_float32_uint8", codes=[0, 255, 200, 100], scale=[0x3F800000], zero=[200],
+          values=[-200.0, 55.0, 0.0, -100.0])
+
+
 def test_uint_zero_point_clamping():
     # int8 zero point: lo = -200, hi = 55, range 255 -> s = 1; z = encode(200, int8) ->
     # clamped to 127 (0x7F). code = clamp(round(x + 127), 0, 255): -200 -> -73 -> 0,

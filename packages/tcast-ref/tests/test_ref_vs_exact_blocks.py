@@ -23,13 +23,13 @@ partial tiles, all three input dtypes, every round mode (stochastic by seed and
 by explicit bits, also on non-contiguous views); hypothesis-generated blocks
 (derandomized by the root profile) mixing signed zeros, float32 subnormals,
 values at binade edges (2^k and the float32 just below), outliers, NaN and Inf;
-and every datatype of ``tcast.combinations()`` (830) once, on small seeded
+and every datatype of ``tcast.combinations()`` (930) once, on small seeded
 arrays with the modes cycling.
 
 The exact model (about 50-100 us per element here) runs on a spawn-based pool of
 two workers. Timings (this container, 2 cores shared with other jobs, load about
 2.5): the module takes about 60 s wall and 58 s of CPU in all; the parametrized
-element-format/scale-mode tests about 20 s, the 830-combination sweep about 16 s,
+element-format/scale-mode tests about 20 s, the 930-combination sweep about 16 s,
 the two hypothesis tests (250 examples each, no shrinking) about 5 s each.
 """
 
@@ -69,7 +69,7 @@ SCALES = ["e8m0", "float32", "bfloat16", "float16", "e4m3fn"]
 FLOAT_SCALES = SCALES[1:]
 INTS = ["int8", "int4", "int2"]
 UINTS = ["uint8", "uint4", "uint2"]
-ZEROS = ["int8", "int4", "float32", "bfloat16", "float16", "e4m3fn"]
+ZEROS = ["int8", "int4", "uint8", "uint4", "float32", "bfloat16", "float16", "e4m3fn"]
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -633,7 +633,7 @@ def _combination_case(i: int) -> tuple[np.ndarray, tcast.DataType, dict]:
 
 @pytest.fixture(scope="module")
 def combination_results(pool) -> list[exact.ArrayResult]:
-    """The exact results of all 830 sweep cases, computed once on the pool."""
+    """The exact results of all 930 sweep cases, computed once on the pool."""
     cases = [_combination_case(i) for i in range(len(COMBINATIONS))]
     tasks = [exact_task(x, dt, **kw) for x, dt, kw in cases]
     return util.map_tasks(pool, util.cast_array_task, tasks, chunksize=10)
@@ -657,7 +657,7 @@ def test_every_combination_matches_exact(combination_results, i):
 
 
 def test_the_sweep_reaches_every_combination_mode_and_input_dtype():
-    assert len(COMBINATIONS) == 830
+    assert len(COMBINATIONS) == 930
     cases = [_sweep_case(i, dt) for i, dt in enumerate(COMBINATIONS)]
     assert {c[1] for c in cases} == set(ROUND_MODES)
     assert {c[2] for c in cases} == set(SCALE_MODES)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import tcast
-from tcast.exact import cast_block, sparsity_mask
+from tcast.exact import cast_block, decode, sparsity_mask
 
 NAN = math.nan
 INF = math.inf
@@ -539,6 +539,29 @@ def test_uint_int_zero_point_clamps_on_all_negative_block():
     assert (r.scale, r.zero) == (127, 0x7F)
     assert r.codes == (0, 27, 126, 126)
     assert_values(r.values, [-127.0, -100.0, -1.0, -1.0])
+
+
+def test_uint_uint_zero_point_holds_the_whole_range_on_all_negative_block():
+    # §5.7 with an unsigned zero point (ONNX / PyTorch style): the same all-negative block as
+    # above under e8m0 scale and a uint8 zero point: s = 2^0, z = encode(255, uint8) = 255
+    # (no clamping at 127). code = round(x + 255): 0, 155, 254, 254.5 -> 254 (even);
+    # value = code - 255, so -255 is kept instead of saturating to -127.
+    r = run([-255.0, -100.0, -1.0, -0.5], "uint8_e8m0_uint8")
+    assert (r.scale, r.zero) == (127, 255)
+    assert r.codes == (0, 155, 254, 254)
+    assert_values(r.values, [-255.0, -100.0, -1.0, -1.0])
+
+
+def test_uint_zero_point_error_is_at_most_half_a_step_with_uint_zero_but_not_int_zero():
+    # issue 11: uint8 data, an all-negative channel of range 10: an int8 zero point saturates
+    # at 127 (max error ~5 of the 10 range); a uint8 zero point keeps every error <= s / 2.
+    xs = [-10.0 + 0.3125 * i for i in range(32)]
+    uz = run(xs, "uint8_float32_uint8")
+    s = decode(uz.scale, "float32")
+    assert max(abs(v - x) for v, x in zip(uz.values, xs, strict=True)) <= s / 2
+    iz = run(xs, "uint8_float32_int8")
+    assert iz.zero == 127
+    assert max(abs(v - x) for v, x in zip(iz.values, xs, strict=True)) > 4.9
 
 
 def test_uint_negative_inputs_float_zero_point():

@@ -373,6 +373,13 @@ def test_combinations_default_space_touches_every_feature():
     assert any(d.is_multiscale and d.nspec.is_int for d in scaled)
     assert any(d.zero is not None and d.zero.is_float for d in scaled)
     assert any(d.zero is not None and d.zero.is_int for d in scaled)
+    assert any(d.zero is not None and d.zero.is_uint for d in scaled)
+    # element codes of 16 to 31 bits under every scale kind (issue 11: torch set bit 31 of
+    # wide +-0 codes and flushed float32 subnormals under float scales; neither was in the space)
+    wide = [d for d in scaled if d.nspec.is_float and 16 <= d.nspec.bits < 32]
+    assert {d.nspec.bits for d in wide} >= {16, 24, 31}
+    assert any(d.sspec.scale.is_float for d in wide)
+    assert any(d.sspec.scale.is_exponent for d in wide)
     # element styles
     styles = {d.nspec.style for d in items if d.nspec.is_float}
     assert styles == set(tcast.Style)

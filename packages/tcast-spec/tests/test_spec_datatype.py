@@ -43,14 +43,16 @@ def test_uint_without_zero_point_is_spec_error(sspec):
         datatype("uint8", sspec)
 
 
-@pytest.mark.parametrize("zero", ["e8m0", "uint8", "e4m0"])
-def test_uint_zero_point_must_be_float_or_int(zero):
+@pytest.mark.parametrize("zero", ["e8m0", "e4m0"])
+def test_uint_zero_point_must_be_float_int_or_uint(zero):
     with pytest.raises(SpecError):
         datatype("uint8", f"float32_{zero}_t32")
 
 
-@pytest.mark.parametrize("zero", ["float32", "int8", "float16", "e4m3fn", "bfloat16", "int4"])
-def test_uint_with_float_or_int_zero_point(zero):
+@pytest.mark.parametrize(
+    "zero", ["float32", "int8", "float16", "e4m3fn", "bfloat16", "int4", "uint8", "uint4"]
+)
+def test_uint_with_float_int_or_uint_zero_point(zero):
     dt = datatype("uint4", f"float32_{zero}_t32")
     assert dt.zero == number(zero)
     assert dt.tenscale is None and not dt.is_multiscale

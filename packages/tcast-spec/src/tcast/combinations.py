@@ -30,6 +30,10 @@ class CombinationSpace:
         ints: signed integer element formats.
         uints: unsigned integer element formats.
         scales: scale formats (float or exponent).
+        wide: float element formats of 16 to 31 bits, cast under every scale with
+            ``wide_tiles`` only (their codes need more than one byte, and their subnormals
+            reach far below float32's under float scales).
+        wide_tiles: tile segment strings for ``wide`` data.
         zeros: zero-point formats for uint data.
         tenscales: tensor-scale formats over float tile scales.
         tiles: tile segment strings ("" is a tensor scale; "t0_t32" a 2-D tile).
@@ -43,7 +47,9 @@ class CombinationSpace:
     ints: tuple[str, ...] = ("int8", "int4")
     uints: tuple[str, ...] = ("uint8", "uint4")
     scales: tuple[str, ...] = ("e8m0", "float32", "bfloat16", "e4m3fn")
-    zeros: tuple[str, ...] = ("int8", "float32")
+    wide: tuple[str, ...] = ("bfloat16", "e8m15", "e8m22")
+    wide_tiles: tuple[str, ...] = ("", "t2", "t32")
+    zeros: tuple[str, ...] = ("int8", "uint8", "float32")
     tenscales: tuple[str, ...] = ("float32",)
     tiles: tuple[str, ...] = ("", "t0", "t32", "t16", "t8d0", "t0_t32", "t16_t16", "t32n2m4")
 
@@ -61,7 +67,8 @@ def combinations(space: CombinationSpace = DEFAULT_SPACE) -> Iterator[DataType]:
 
     Order: unscaled floats; then float and int data under each scale and tile;
     then two-level scaling (float data and int data, float tile scale, tensor
-    scale); then uint data under each scale, zero point and tile.
+    scale); then uint data under each scale, zero point and tile; then wide float
+    data under each scale and wide tile.
 
     Raises:
         SpecError: if a code of the space itself is malformed.
@@ -97,3 +104,7 @@ def combinations(space: CombinationSpace = DEFAULT_SPACE) -> Iterator[DataType]:
             for z in space.zeros:
                 for t in space.tiles:
                     yield from emit(data, _join(s, z, t))
+    for data in space.wide:
+        for s in space.scales:
+            for t in space.wide_tiles:
+                yield from emit(data, _join(s, t))

@@ -91,10 +91,10 @@ def _validate(dt: DataType) -> None:
         )
     if n.is_uint:
         z = s.second
-        if z is None or not (z.is_float or z.is_int):
+        if z is None or not (z.is_float or z.is_integer):
             raise SpecError(
-                f"uint data needs a zero point: write <scale>_<zero>[_tiles] with a float or "
-                f"int zero point (e.g. float16_int8_t32), got {s.code!r}"
+                f"uint data needs a zero point: write <scale>_<zero>[_tiles] with a float, "
+                f"int or uint zero point (e.g. float32_uint8_t0), got {s.code!r}"
             )
         return
     t = s.second

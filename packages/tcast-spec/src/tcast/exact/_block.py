@@ -319,7 +319,7 @@ def _uint_block(
     sval = decode(code, snum)
     recip = _f32.div(1.0, sval)
     zraw = _f32.mul(_f32.sub(0.0, lo), recip)  # 0 - lo: a zero zero point is +0, not -0
-    if z.is_int:
+    if z.is_integer:
         zc = encode(zraw, z, "even")
     else:
         zc = encode(zraw, z, "even", saturate=True)
