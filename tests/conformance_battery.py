@@ -424,10 +424,13 @@ def _block_values(g: _Grid, pattern: int, size: int, rng, idt: np.dtype) -> list
     p = pattern % _N_PATTERNS
     if p == 4:  # all zero, both signs
         return [np.float32(0)] * size
-    if p == 5:  # scale underflow: every element 2^-139; or float32 subnormals
-        if rng.integers(2):
+    if p == 5:  # scale underflow: every element 2^-139; or float32 subnormals, alone or
+        # under one small normal amax (wide elements under a float scale keep subnormal codes)
+        kind = int(rng.integers(3))
+        if kind == 0:
             return [np.float32(2.0 ** -139)] * size
-        return [_F32_SUBNORMALS[i] for i in rng.integers(len(_F32_SUBNORMALS), size=size)]
+        sub = [_F32_SUBNORMALS[i] for i in rng.integers(len(_F32_SUBNORMALS), size=size)]
+        return sub if kind == 1 else [np.float32(2.0 ** int(rng.integers(-126, -110))), *sub[1:]]
     if p == 6:  # seeded random, heavy-tailed
         return list((rng.standard_normal(size) * 2.0 ** k).astype(np.float32))
     if p == 7:  # equal magnitudes: sparsity ties keep the lower index
