@@ -15,6 +15,8 @@ and bfloat16 input; the differences are named tests:
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -116,13 +118,103 @@ def test_e2m1_codes_and_packing_equal_torchao():
     assert torch.equal(view.view(torch.uint8).reshape(-1), packed)
 
 
-def test_formats_without_a_torch_dtype_have_no_view():
+#: The codes torch has a dtype for (by tcast code; written out here, not read from the package).
+WITH_TORCH_DTYPE = {
+    "e4m3fn": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+    "e4m3b8fnuz": torch.float8_e4m3fnuz, "e5m2b16fnuz": torch.float8_e5m2fnuz,
+    "e8m0": torch.float8_e8m0fnu, "e2m1f": torch.float4_e2m1fn_x2, "bfloat16": torch.bfloat16,
+    "float16": torch.float16, "float32": torch.float32, "int8": torch.int8, "uint8": torch.uint8,
+    "int16": torch.int16, "uint16": torch.uint16, "int32": torch.int32, "uint32": torch.uint32,
+}
+_UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
+
+
+def _parts(dt) -> dict[str, tcast.NumberSpec]:
+    specs = {"data": dt.nspec, "scale": dt.sspec.scale if dt.sspec else None,
+             "zero": dt.zero, "tenscale": dt.tenscale}
+    return {k: v for k, v in specs.items() if v is not None}
+
+
+def _as_ints(t: torch.Tensor) -> list[int]:
+    """Raw bits as Python ints (unsigned)."""
+    return t.contiguous().view(_UNSIGNED[t.element_size()]).reshape(-1).tolist()
+
+
+def _check_view(view: torch.Tensor, codes: torch.Tensor, spec, packed_pairs: bool) -> None:
+    want = _as_ints(codes)
+    if packed_pairs:  # actual e2m1f: pairs along the last dimension, element 2i low
+        got = []
+        for b in _as_ints(view.view(torch.uint8)):
+            got += [b & 0xF, b >> 4]
+        assert got == want
+        return
+    assert view.untyped_storage().data_ptr() == codes.untyped_storage().data_ptr()  # a view
+    assert _as_ints(view) == want
+    if view.dtype == torch.float4_e2m1fn_x2:
+        return
+    # the same bits mean the same values: torch's reading equals tcast's decode
+    ours = tcast_torch.decode(tcast_torch._bits.widen_codes(codes), spec)
+    theirs = view.to(torch.float32)
+    nan = torch.isnan(ours)
+    assert torch.equal(nan, torch.isnan(theirs))
+    assert torch.equal(ours[~nan].view(torch.int32), theirs[~nan].view(torch.int32))
+
+
+@pytest.mark.parametrize("castmode", ["actual", "compress"])
+def test_as_torch_dtype_views_every_catalog_datatype_or_raises_naming_it(castmode):
+    """Every part of every catalog datatype's result (and of wide ints, 23-bit floats, e5m0
+    scales) is viewed as torch's dtype of the same
+    bits (raw bits equal to the codes, values equal to tcast's decode), or the call raises a
+    TcastError naming the datatype: exactly where a part has no torch dtype."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(8, 64, generator=g) * torch.exp2(torch.randint(-8, 8, (8, 1), generator=g))
+    viewed = refused = 0
+    wide = {n: tcast.datatype(n) for n in ("int16_e8m0_t32", "int32_float32_t8", "e8m15_e8m0_t32",
+                                           "e4m3fn_e5m0_t32", "e3m2f_bfloat16_t16")}
+    for name, dt in {**tcast.CATALOG, **wide}.items():
+        r = tcast_torch.cast(x, dt, castmode=castmode)
+        parts = _parts(dt)
+        whole_bytes = castmode == "actual" or dt.nspec.bits in (4, 8, 16, 32)
+        expect = whole_bytes and all(p.code in WITH_TORCH_DTYPE for p in parts.values())
+        if not expect:
+            with pytest.raises(tcast.TcastError, match=re.escape(dt.name)):
+                tcast_torch.as_torch_dtype(r)
+            refused += 1
+            continue
+        v = tcast_torch.as_torch_dtype(r)
+        for part, spec in parts.items():
+            view, codes = getattr(v, part), getattr(r, part)
+            assert view.dtype == WITH_TORCH_DTYPE[spec.code], (name, part)
+            if part == "data" and castmode == "compress":
+                assert _as_ints(view.view(torch.uint8)) == _as_ints(codes), name
+                continue
+            _check_view(view, codes, spec, view.dtype == torch.float4_e2m1fn_x2)
+        for part in {"data", "scale", "zero", "tenscale"} - set(parts):
+            assert getattr(v, part) is None
+        viewed += 1
+    assert viewed > 40 and refused > 20  # both outcomes are exercised
+
+
+def test_formats_without_a_torch_dtype_raise_naming_the_datatype():
     r = tcast_torch.cast(torch.randn(4, 32), "mxfp6e3", castmode="actual")
-    v = tcast_torch.as_torch_dtype(r)
-    assert v.data is None and v.scale.dtype == torch.float8_e8m0fnu
+    with pytest.raises(tcast.UnsupportedError, match=r"mxfp6e3 has data codes of e3m2f"):
+        tcast_torch.as_torch_dtype(r)
+    r = tcast_torch.cast(torch.randn(4, 32), "e4m3fn_e5m0_t32", castmode="actual")
+    with pytest.raises(tcast.UnsupportedError, match=r"e4m3fn_e5m0_t32 has scale codes of e5m0"):
+        tcast_torch.as_torch_dtype(r)
     assert tcast_torch.torch_dtype("e3m2f") is None
     assert tcast_torch.torch_dtype("e4m3b8fnuz") == torch.float8_e4m3fnuz
-    with pytest.raises(tcast.SpecError, match="odd"):
+    with pytest.raises(tcast.SpecError, match=r"e2m1f.*odd"):
         tcast_torch.as_torch_dtype(tcast_torch.cast(torch.randn(3), "e2m1f", castmode="actual"))
     with pytest.raises(tcast.SpecError, match="actual or compress"):
         tcast_torch.as_torch_dtype(torch.zeros(2))
+
+
+def test_eight_bit_integer_codes_view_as_torch_int8_and_uint8():
+    x = torch.tensor([[-130.0, -1.0, 0.0, 1.0, 2.5, 3.5, 127.0, 300.0]])
+    v = tcast_torch.as_torch_dtype(tcast_torch.cast(x, "int8_float32_t8", castmode="actual"))
+    assert v.data.dtype == torch.int8 and v.scale.dtype == torch.float32
+    assert torch.equal(v.data.float() * v.scale.float(),
+                       tcast_torch.cast(x, "int8_float32_t8"))
+    u = tcast_torch.as_torch_dtype(tcast_torch.cast(x.abs(), "uint8_FF", castmode="actual"))
+    assert u.data.dtype == torch.uint8 and u.zero.dtype == torch.float32

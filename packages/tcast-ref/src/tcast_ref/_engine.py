@@ -9,6 +9,7 @@ import numpy as np
 from tcast import CastResult, SpecError
 from tcast.kit import CastRequest, EngineBase
 
+from ._accept import array_refusal
 from ._cast import check_rbits, run_cast, run_upcast
 
 __all__ = ["RefEngine", "engine"]
@@ -22,6 +23,10 @@ class RefEngine(EngineBase):
     array_type = np.ndarray
     array_what = "NumPy arrays"
     array_one = "a NumPy array"
+
+    def refusal(self, a: np.ndarray) -> str | None:
+        """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""
+        return array_refusal(a)
 
     def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
         """A uint32 NumPy array of x's shape."""

@@ -9,6 +9,7 @@ import torch
 from tcast import CastModes, CastResult, DataType, SpecError
 from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
+from ._accept import tensor_refusal
 from ._cast import run_cast
 from ._run import check_rbits, run_upcast
 
@@ -27,6 +28,10 @@ class TorchEngine(EngineBase):
     def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
         """The kit's rules, not memoized while torch.compile traces (see ``cast_rules``)."""
         return cast_rules(dtype, modes.scalemode, remember=not torch.compiler.is_compiling())
+
+    def refusal(self, a: torch.Tensor) -> str | None:
+        """DTensors, subclasses with their own dispatch, nested and sparse tensors (``_accept``)."""
+        return tensor_refusal(a)
 
     def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
         """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""

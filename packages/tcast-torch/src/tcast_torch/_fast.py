@@ -31,7 +31,7 @@ import torch
 from tcast import CastMode, NumberSpec, RoundMode
 from tcast.kit import CastRequest
 
-from ._bits import clamp_finite, pow2, to_bits, to_f32, unsigned_codes
+from ._bits import clamp_finite, pow2, to_bits, unsigned_codes
 from ._codec import round_even_applies, round_even_values
 from ._scale import exponent_codes, make_plan
 from ._tiles import Tiling
@@ -153,13 +153,22 @@ def codes_from_values(v: torch.Tensor, n: NumberSpec) -> torch.Tensor:
     """int32 codes of float32 values that lie on ``n``'s finite grid (RNE results).
 
     Normal values take the exponent field and the top mantissa bits of their float32 bits;
-    subnormal ones are whole multiples of the smallest subnormal (an exact product).
+    subnormal ones are whole multiples of the smallest subnormal 2**(emin - mbits): the
+    code is the float32 significand shifted right to that spacing. (A float32 product by
+    2**(mbits - emin) would overflow to Inf for 8-bit exponents, emin = -126, and turn zeros
+    into NaN, whose int32 conversion gives 0x80000000.)
     """
     b = to_bits(v)
     mag = b & 0x7FFFFFFF
-    normal = ((((mag >> 23) - (127 - n.bias)) << n.mbits)
+    e32 = mag >> 23
+    normal = (((e32 - (127 - n.bias)) << n.mbits)
               | ((mag >> (23 - n.mbits)) & ((1 << n.mbits) - 1)))
-    sub = (to_f32(mag) * (2.0 ** (n.mbits - n.emin))).to(torch.int32)
+    # |v| = sig * 2**(max(e32, 1) - 150) with sig < 2**24; the grid spacing 2**(emin - mbits)
+    # is at least that ulp for every |v| below 2**emin (emin >= -126, mbits < 23), so the
+    # shift is exact and non-negative
+    sig = torch.where(e32 > 0, (mag & 0x7FFFFF) | 0x800000, mag)
+    shift = (n.emin - n.mbits + 150) - torch.clamp_min(e32, 1)
+    sub = sig >> torch.clamp(shift, 0, 31)
     small_bits = (n.emin + 127) << 23  # float32 bits of the smallest normal of n
     code = torch.where(mag >= small_bits, normal, sub)
     neg = b < 0

@@ -6,11 +6,13 @@
   two-level, zero-point, element and upcast arithmetic as ordered float32 steps
   (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
 * :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
-* :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only.
+* :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
+  :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``).
 
 Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
 """
 
+from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
@@ -62,6 +64,7 @@ __all__ = [
     "nan_keeps_sign",
     "normalize_args",
     "normalize_seed",
+    "own_hooks",
     "range_scale_rule",
     "run_recipe",
     "scale_bounds",

@@ -3,9 +3,11 @@
 A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and implements
 :meth:`EngineBase.run` (the cast of a normalized request), :meth:`EngineBase.run_upcast` (the
 decode of a checked result), :meth:`EngineBase.check_rbits` and
-:meth:`EngineBase.check_result_arrays`. The base gives the protocol's ``accepts``,
-``supports``, ``request``, ``cast`` and ``upcast``, and :meth:`EngineBase.cast_args`, the body
-of an engine's public ``cast`` function. See docs/engines.md.
+:meth:`EngineBase.check_result_arrays`, and overrides :meth:`EngineBase.refusal` for array
+subclasses and layouts it cannot cast as they are (``tcast.kit._arrays``). The base gives the
+protocol's ``accepts``, ``supports``, ``request``, ``cast`` and ``upcast``, and
+:meth:`EngineBase.cast_args`, the body of an engine's public ``cast`` function. See
+docs/engines.md.
 """
 
 from __future__ import annotations
@@ -81,13 +83,18 @@ class EngineBase:
         """The normalized request for ``x`` from checked arguments (:func:`normalize_args`).
 
         Raises:
-            UnsupportedError: ``x`` is not an array of this engine or of an accepted dtype.
+            UnsupportedError: ``x`` is not an array of this engine or of an accepted dtype,
+                or ``x`` or ``rbits`` is an array subclass or layout the engine refuses
+                (:meth:`refusal`).
             SpecError: bad rbits, or a tile segment naming a dimension ``x`` lacks.
         """
         if not self.accepts(x):
             raise UnsupportedError(f"{self.label} casts {self.array_what}, not {type(x).__name__}")
+        self.check_array(x, "x")
         in_name = self.input_dtype(x)
         if rbits is not None:
+            if self.accepts(rbits):
+                self.check_array(rbits, "rbits")
             rbits = self.check_rbits(x, rbits)
         return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name,
                             self.rules(dtype, modes))
@@ -96,7 +103,8 @@ class EngineBase:
         """Cast ``x`` as ``request`` says: the virtual array, or a CastResult.
 
         Raises:
-            UnsupportedError: for a request ``supports`` refuses.
+            UnsupportedError: for a request ``supports`` refuses, or an ``x`` that
+                :meth:`refusal` refuses.
             SpecError: for a request not made for ``x``.
         """
         if not isinstance(request, CastRequest):
@@ -108,6 +116,7 @@ class EngineBase:
         if not self.accepts(x) or tuple(x.shape) != request.shape:
             raise SpecError(f"{self.label}: the request was made for an input of shape "
                             f"{request.shape}, not this {type(x).__name__}")
+        self.check_array(x, "x")
         return self.run(x, request)
 
     def upcast(self, result: CastResult) -> Any:
@@ -116,10 +125,14 @@ class EngineBase:
         Raises:
             SpecError: if ``result`` is not an actual/compress CastResult whose parts are
                 arrays of this engine that fit its datatype and shape.
+            UnsupportedError: for a part that :meth:`refusal` refuses.
         """
         if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
             raise SpecError("upcast takes the CastResult of an actual or compress cast")
         result.check_parts(self.array_type, self.array_one)
+        for part in ("data", "scale", "zero", "tenscale", "mask"):
+            if getattr(result, part) is not None:
+                self.check_array(getattr(result, part), f"CastResult.{part}")
         self.check_result_arrays(result)
         return self.run_upcast(result)
 
@@ -135,6 +148,27 @@ class EngineBase:
         without memoizing them while tracing (``tcast_torch`` does).
         """
         return cast_rules(dtype, modes.scalemode)
+
+    def check_array(self, a: Any, role: str) -> None:
+        """Refuse an array of ``array_type`` that :meth:`refusal` refuses.
+
+        Raises:
+            UnsupportedError: naming ``role`` (``x``, ``rbits``, a CastResult part), the
+                reason and the conversion to apply first.
+        """
+        why = self.refusal(a)
+        if why is not None:
+            raise UnsupportedError(f"{self.label} does not take {role}: it is {why}")
+
+    def refusal(self, a: Any) -> str | None:
+        """Why an array of ``array_type`` cannot be used as it is, or None when it can.
+
+        Engines override this for array subclasses and layouts whose operations are not
+        their library's plain ones (``tcast.kit._arrays``): the reason names the array and
+        the conversion to apply ("a DTensor; cast x.to_local() ..."). The base refuses
+        nothing. It must stay traceable (an engine's cast may run under a compiler).
+        """
+        return None
 
     def input_dtype(self, x: Any) -> str:
         """The name of x's dtype (float32, float16 or bfloat16).

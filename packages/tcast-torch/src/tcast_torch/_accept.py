@@ -1,0 +1,67 @@
+"""Which tensors the torch engine casts as they are (``TorchEngine.refusal``; tcast.kit._arrays).
+
+Plain strided tensors on any device, and tensor subclasses that leave torch's operations as
+they are: ``nn.Parameter`` and ``nn.Buffer`` (their ``__torch_function__`` is torch's disabled
+one), subclasses that only add Python attributes, and torch's tracing stand-ins for plain
+tensors (FakeTensor, FunctionalTensor: ``torch.compile`` and ``torch.export`` run the cast on
+them). Refused, with the conversion to apply: DTensors (the cast would run on shards and
+placements it does not know: wrong values), other subclasses with their own
+``__torch_function__`` or ``__torch_dispatch__`` (MaskedTensor, tensor wrappers), nested
+tensors and sparse layouts.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.functional_tensor import FunctionalTensor
+
+from tcast.kit import own_hooks
+
+__all__ = ["tensor_refusal"]
+
+_HOOKS = ("__torch_function__", "__torch_dispatch__")
+_INERT = (torch._C._disabled_torch_function_impl, torch._C._disabled_torch_dispatch_impl)
+#: Stand-ins for plain tensors while torch traces a function (their own dispatch records or
+#: fakes torch's plain operations).
+_TRACING = (FakeTensor, FunctionalTensor)
+
+
+def _is_dtensor(cls: type) -> bool:
+    """Whether ``cls`` is a DTensor (by name: torch.distributed.tensor is not imported)."""
+    return any(
+        c.__name__ == "DTensor" and c.__module__.startswith("torch.distributed")
+        for c in cls.__mro__
+    )
+
+
+def tensor_refusal(x: torch.Tensor) -> str | None:
+    """Why the torch engine cannot use ``x`` as it is, with the conversion to apply, or None."""
+    if x.is_nested:
+        return (
+            "a nested tensor; cast its components (x.unbind()) or its padded form "
+            "(x.to_padded_tensor(0.0))"
+        )
+    if x.layout != torch.strided:
+        return f"a tensor of layout {x.layout}; cast x.to_dense()"
+    cls = type(x)
+    return None if cls is torch.Tensor else _class_refusal(cls)
+
+
+@torch.compiler.assume_constant_result
+def _class_refusal(cls: type) -> str | None:
+    """The refusal of a tensor subclass, a constant to dynamo (which cannot walk ``__mro__``)."""
+    if issubclass(cls, _TRACING):
+        return None
+    if _is_dtensor(cls):
+        return (
+            "a DTensor; cast its local shard x.to_local() (or the whole tensor, "
+            "x.full_tensor()): tcast does not cast DTensors yet"
+        )
+    hooks = own_hooks(cls, torch.Tensor, _HOOKS, _INERT)
+    if hooks:
+        return (
+            f"a {cls.__module__}.{cls.__qualname__}, a tensor subclass with its own "
+            f"{' and '.join(hooks)}; convert it to a plain torch.Tensor first"
+        )
+    return None

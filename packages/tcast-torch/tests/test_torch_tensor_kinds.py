@@ -1,0 +1,198 @@
+"""Which tensors the torch engine takes: plain strided tensors and subclasses that leave torch's
+operations alone; DTensors, other dispatching subclasses, nested and sparse tensors are
+refused with ``UnsupportedError`` naming the conversion (issue 11: a DTensor was cast to wrong
+values without an error; sparse, nested and masked tensors raised raw torch errors).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import tcast
+import tcast_torch
+from tcast import UnsupportedError
+
+NAMES = ["float8_e4m3fn", "mxfp8", "nvfp4"]
+CASTS = [tcast_torch.cast, tcast.cast]  # the engine's function and the front door
+
+
+def _x() -> torch.Tensor:
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(1))
+    x[0, 0] = -0.3
+    return x
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().as_subclass(torch.Tensor).contiguous().view(torch.int32)
+
+
+@pytest.fixture(scope="module")
+def mesh(tmp_path_factory):
+    """A world of one process (gloo on the CPU, a FileStore) and its 1-D device mesh."""
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available in this torch build")
+    from torch.distributed.device_mesh import init_device_mesh
+
+    store = dist.FileStore(str(tmp_path_factory.mktemp("dist") / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        yield init_device_mesh("cpu", (1,))
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("placement", ["shard0", "replicate"])
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("cast", CASTS)
+def test_dtensor_is_refused_naming_to_local(mesh, cast, name, placement):
+    """World size 1, Shard(0) or Replicate(): the error names ``.to_local()``; the local
+    tensor casts (and is what the cast of the whole tensor gives)."""
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    x = _x()
+    d = distribute_tensor(x, mesh, [Shard(0) if placement == "shard0" else Replicate()])
+    for castmode in ("virtual", "actual"):
+        with pytest.raises(UnsupportedError, match=r"DTensor.*\.to_local\(\)"):
+            cast(d, name, castmode=castmode)
+    assert torch.equal(_bits(cast(d.to_local(), name)), _bits(tcast_torch.cast(x, name)))
+
+
+def test_dtensor_rbits_and_result_parts_are_refused(mesh):
+    from torch.distributed.tensor import Replicate, distribute_tensor
+
+    x = _x()
+    rbits = torch.randint(0, 2**31, x.shape, dtype=torch.int32)
+    d_rbits = distribute_tensor(rbits, mesh, [Replicate()])
+    with pytest.raises(UnsupportedError, match=r"rbits: it is a DTensor"):
+        tcast_torch.cast(x, "mxfp8", roundmode="stochastic", rbits=d_rbits)
+    r = tcast_torch.cast(x, "mxfp8", castmode="actual")
+    bad = dataclasses.replace(r, scale=distribute_tensor(r.scale, mesh, [Replicate()]))
+    for upcast in (tcast_torch.upcast, tcast.upcast):
+        with pytest.raises(UnsupportedError, match=r"CastResult.scale: it is a DTensor"):
+            upcast(bad)
+
+
+def _sparse_and_nested() -> dict[str, torch.Tensor]:
+    x = _x()
+    with warnings.catch_warnings():  # torch's beta/prototype notices for these layouts
+        warnings.simplefilter("ignore", UserWarning)
+        return {
+            "sparse_coo": x.to_sparse(),
+            "sparse_csr": x.to_sparse_csr(),
+            "sparse_csc": x.to_sparse_csc(),
+            "sparse_bsr": x.to_sparse_bsr((4, 4)),
+            "nested (strided)": torch.nested.nested_tensor([x[0], x[1]]),
+            "nested (jagged)": torch.nested.nested_tensor([x[0], x[1, :16]], layout=torch.jagged),
+        }
+
+
+@pytest.mark.parametrize("kind", list(_sparse_and_nested()))
+@pytest.mark.parametrize("cast", CASTS)
+def test_sparse_and_nested_tensors_are_refused_naming_the_conversion(cast, kind):
+    t = _sparse_and_nested()[kind]
+    want = r"to_dense\(\)" if kind.startswith("sparse") else r"nested tensor.*unbind\(\)"
+    for castmode in ("virtual", "actual", "compress"):
+        with pytest.raises(UnsupportedError, match=want):
+            cast(t, "mxfp8", castmode=castmode)
+
+
+def test_masked_tensor_is_refused_not_cast_without_its_mask():
+    x = _x()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m = torch.masked.masked_tensor(x, x > 0)
+    for cast in CASTS:
+        with pytest.raises(UnsupportedError, match=r"MaskedTensor.*__torch_dispatch__"):
+            cast(m, "mxfp8")
+
+
+class _Dispatching(torch.Tensor):
+    """A wrapper subclass with its own ``__torch_dispatch__`` (values of its own choosing)."""
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+class _Attributes(torch.Tensor):
+    """A subclass that only adds Python attributes: torch's operations as they are."""
+
+    note = "calibrated"
+
+
+def test_subclass_with_its_own_dispatch_is_refused_naming_its_hooks():
+    t = torch.Tensor._make_subclass(_Dispatching, _x())
+    for cast in CASTS:
+        with pytest.raises(UnsupportedError, match=r"_Dispatching.*own __torch_dispatch__"):
+            cast(t, "mxfp8")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameters_buffers_and_attribute_only_subclasses_cast_like_plain_tensors(name):
+    """nn.Parameter (requires grad: the autograd path), nn.Buffer and a ``_make_subclass``
+    subclass that adds attributes give the plain tensor's bits, virtual and actual."""
+    x = _x()
+    want_v = _bits(tcast_torch.cast(x, name))
+    want_a = tcast_torch.cast(x, name, castmode="actual")
+    kinds = [
+        torch.nn.Parameter(x.clone()),
+        torch.nn.Parameter(x.clone(), requires_grad=False),
+        torch.nn.Buffer(x.clone()),
+        torch.Tensor._make_subclass(_Attributes, x.clone()),
+    ]
+    for t in kinds:
+        for cast in CASTS:
+            assert torch.equal(_bits(cast(t, name)), want_v), type(t)
+            a = cast(t, name, castmode="actual")
+            assert torch.equal(a.data.as_subclass(torch.Tensor), want_a.data), type(t)
+            assert torch.equal(_bits(tcast_torch.upcast(a)), _bits(tcast_torch.upcast(want_a)))
+    p = kinds[0]
+    tcast_torch.cast(p, name).sum().backward()
+    assert p.grad is not None and torch.equal(p.grad, torch.ones_like(x))  # straight through
+
+
+def test_non_contiguous_views_and_tracing_stand_ins_are_taken():
+    """Strided views of any strides; FakeTensors (torch.compile's and torch.export's inputs)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x = _x()
+    v = x.t()[:, ::2]
+    assert torch.equal(
+        _bits(tcast_torch.cast(v, "mxfp8")), _bits(tcast_torch.cast(v.contiguous(), "mxfp8"))
+    )
+    with FakeTensorMode() as mode:
+        r = tcast_torch.cast(mode.from_tensor(x), "nvfp4", castmode="actual")
+        assert r.data.shape == x.shape and r.scale.shape == (16, 2)
+
+
+def test_export_and_functionalized_traces_run_the_cast():
+    """torch.export (FakeTensor and FunctionalTensor inputs) gives the eager bits."""
+
+    class Cast(torch.nn.Module):
+        def forward(self, v):
+            return tcast_torch.cast(v, "mxfp8", compile=False)
+
+    x = _x()
+    ep = torch.export.export(Cast(), (x,))
+    assert torch.equal(_bits(ep.module()(x)), _bits(tcast_torch.cast(x, "mxfp8")))
+
+
+@pytest.mark.filterwarnings("ignore:.*should not be instantiated:DeprecationWarning")
+def test_parameter_casts_under_fullgraph_compile():
+    """The refusal check of a subclass is a constant to dynamo: a module's weight (a
+    Parameter) traces in one graph, through tcast_torch.cast and the front door."""
+    lin = torch.nn.Linear(32, 8)
+
+    def fn(v):
+        w = tcast.cast(lin.weight, "mxfp8")
+        return tcast_torch.cast(v, "mxfp8", compile=False) @ w.t()
+
+    x = _x()
+    torch._dynamo.reset()
+    traced = torch.compile(fn, fullgraph=True, backend="eager")
+    assert torch.equal(_bits(traced(x)), _bits(fn(x)))
