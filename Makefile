@@ -23,9 +23,11 @@ run: $(STAMP)
 	$(VENV)/bin/tcast verify out/* --engine all --quiet
 	diff -r -x header.json out tests/golden && echo "out/: vectors byte-identical to tests/golden/"
 
+# Tests run on every core (at most 4 workers; tests sharing an expensive module fixture
+# carry one xdist_group so that one worker computes it).
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest $(foreach p,$(PACKAGES),$(p)/tests) tests
+	$(PY) -m pytest -n auto --maxprocesses 4 --dist loadgroup $(foreach p,$(PACKAGES),$(p)/tests) tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

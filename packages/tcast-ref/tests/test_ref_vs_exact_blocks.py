@@ -639,6 +639,7 @@ def combination_results(pool) -> list[exact.ArrayResult]:
     return util.map_tasks(pool, util.cast_array_task, tasks, chunksize=10)
 
 
+@pytest.mark.xdist_group("exact_combination_sweep")  # one worker computes the module fixture
 @pytest.mark.parametrize("i", range(len(COMBINATIONS)), ids=[d.code for d in COMBINATIONS])
 def test_every_combination_matches_exact(combination_results, i):
     x, dt, kw = _combination_case(i)
