@@ -6,12 +6,15 @@
   two-level, zero-point, element and upcast arithmetic as ordered float32 steps
   (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
 * :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
+* :func:`result_form`, :func:`check_result_parts`, :func:`check_result_codes`: what a valid
+  CastResult is, checked before an upcast decodes it;
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only.
 
 Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
 """
 
 from ._base import EngineBase, cast_with
+from ._check import PartForm, check_result_codes, check_result_parts, code_dtype_name, result_form
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
@@ -47,6 +50,7 @@ __all__ = [
     "CastRules",
     "EngineBase",
     "ExponentScaleRule",
+    "PartForm",
     "Recipe",
     "RecipeOps",
     "Step",
@@ -55,6 +59,9 @@ __all__ = [
     "build_result",
     "cast_rules",
     "cast_with",
+    "check_result_codes",
+    "check_result_parts",
+    "code_dtype_name",
     "element_max",
     "exponent_scale_rule",
     "input_dtype_name",
@@ -63,6 +70,7 @@ __all__ = [
     "normalize_args",
     "normalize_seed",
     "range_scale_rule",
+    "result_form",
     "run_recipe",
     "scale_bounds",
     "sig24",

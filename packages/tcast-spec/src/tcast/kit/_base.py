@@ -1,9 +1,10 @@
 """The engine base class: what every engine shares, so that an engine implements array work only.
 
-A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and implements
-:meth:`EngineBase.run` (the cast of a normalized request), :meth:`EngineBase.run_upcast` (the
-decode of a checked result), :meth:`EngineBase.check_rbits` and
-:meth:`EngineBase.check_result_arrays`. The base gives the protocol's ``accepts``,
+A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and
+``result_ops`` (its :class:`~tcast.kit.ArrayOps`), and implements :meth:`EngineBase.run` (the
+cast of a normalized request), :meth:`EngineBase.run_upcast` (the decode of a checked result)
+and :meth:`EngineBase.check_rbits`; :meth:`EngineBase.check_result_arrays` may add checks of
+its own arrays (torch: one device). The base gives the protocol's ``accepts``,
 ``supports``, ``request``, ``cast`` and ``upcast``, and :meth:`EngineBase.cast_args`, the body
 of an engine's public ``cast`` function. See docs/engines.md.
 """
@@ -16,7 +17,9 @@ from ..datatype import DataType
 from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleMode
+from ._check import check_result_codes, check_result_parts
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
+from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
 
 __all__ = ["EngineBase", "cast_with"]
@@ -58,6 +61,7 @@ class EngineBase:
         array_type: the array type(s) the engine casts.
         array_what: how messages name those arrays ("NumPy arrays").
         array_one: how messages name one of them ("a NumPy array").
+        result_ops: the engine's array operations for CastResults (build, check, unpack).
     """
 
     name: str = ""
@@ -65,6 +69,7 @@ class EngineBase:
     array_type: type | tuple[type, ...] = ()
     array_what: str = "arrays"
     array_one: str = "an array"
+    result_ops: ArrayOps | None = None
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -113,14 +118,25 @@ class EngineBase:
     def upcast(self, result: CastResult) -> Any:
         """Decode an actual or compress result to float32 (equal to the virtual cast).
 
+        The result is checked first, whole (SEMANTICS.md §8): its parts' types, dtypes and
+        shapes (:func:`~tcast.kit.check_result_parts`), the engine's own array checks
+        (:meth:`check_result_arrays`), then their codes
+        (:func:`~tcast.kit.check_result_codes`), so that a malformed result never reaches the
+        decode.
+
         Raises:
             SpecError: if ``result`` is not an actual/compress CastResult whose parts are
-                arrays of this engine that fit its datatype and shape.
+                arrays of this engine that fit its datatype and shape and hold codes of its
+                formats, naming the first part that does not.
         """
         if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
             raise SpecError("upcast takes the CastResult of an actual or compress cast")
-        result.check_parts(self.array_type, self.array_one)
+        ops = self.result_ops
+        if ops is None:
+            raise NotImplementedError(f"{self.label} sets no result_ops (tcast.kit.ArrayOps)")
+        forms = check_result_parts(result, ops, self.array_type, self.array_one)
         self.check_result_arrays(result)
+        check_result_codes(result, ops, forms)
         return self.run_upcast(result)
 
     # ------------------------------------------------------------- public functions
@@ -159,10 +175,14 @@ class EngineBase:
         raise NotImplementedError
 
     def check_result_arrays(self, result: CastResult) -> None:
-        """Check the dtypes of a result's arrays (the base checked their presence and shapes).
+        """Checks of the engine's own between the kit's (none by default).
+
+        The kit has checked the parts' presence, types, dtypes and shapes, and checks their
+        codes afterwards; an engine refuses here what only its arrays can get wrong (torch:
+        parts on different devices).
 
         Raises:
-            SpecError: for arrays of the wrong dtype.
+            SpecError: for arrays the engine cannot decode together.
         """
 
     def run(self, x: Any, request: CastRequest) -> Any:
