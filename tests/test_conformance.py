@@ -396,6 +396,19 @@ def test_adapter_round_trips_bits(kind):
     assert adapter.to_numpy(None) is None
 
 
+class _NumpyOpsOnTensors:
+    """tcast_ref's CastResult operations, on tensors moved to NumPy (the stand-in's ArrayOps)."""
+
+    def __init__(self, to_numpy):
+        import tcast_ref
+
+        self.ops, self.to_numpy = tcast_ref.engine.result_ops, to_numpy
+
+    def __getattr__(self, name):
+        op = getattr(self.ops, name)
+        return lambda *args: op(*(self.to_numpy(a) if hasattr(a, "dtype") else a for a in args))
+
+
 class _TorchWrappedRef(tcast.kit.EngineBase):
     """tcast_ref behind torch tensors: a stand-in for a torch engine, to run the harness's
     torch adapter and tcast_ref-oracle path end to end independently of tcast_torch."""
@@ -409,6 +422,7 @@ class _TorchWrappedRef(tcast.kit.EngineBase):
 
         self.array_type = torch.Tensor
         self.adapter = cb.torch_adapter()
+        self.result_ops = _NumpyOpsOnTensors(self.adapter.to_numpy)
 
     def check_rbits(self, x, rbits):
         return rbits

@@ -530,6 +530,15 @@ class _ResultOps:
     def count(self, keep):
         return int(np.count_nonzero(keep))
 
+    def dtype_name(self, a):
+        return a.dtype.name
+
+    def code_max(self, a):
+        return int(a.max()) if a.size else 0
+
+    def last(self, a):
+        return int(a[-1])
+
 
 #: The result operations of this engine.
 OPS = _ResultOps()

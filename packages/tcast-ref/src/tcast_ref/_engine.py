@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from tcast import CastResult, SpecError
+from tcast import CastResult
 from tcast.kit import CastRequest, EngineBase
 
 from ._accept import array_refusal
-from ._cast import check_rbits, run_cast, run_upcast
+from ._cast import OPS, check_rbits, run_cast, run_upcast
 
 __all__ = ["RefEngine", "engine"]
 
@@ -23,6 +23,7 @@ class RefEngine(EngineBase):
     array_type = np.ndarray
     array_what = "NumPy arrays"
     array_one = "a NumPy array"
+    result_ops = OPS
 
     def refusal(self, a: np.ndarray) -> str | None:
         """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""
@@ -31,11 +32,6 @@ class RefEngine(EngineBase):
     def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
         """A uint32 NumPy array of x's shape."""
         return check_rbits(x, rbits)
-
-    def check_result_arrays(self, result: CastResult) -> None:
-        """The codes must be unsigned."""
-        if result.data.dtype.kind != "u":
-            raise SpecError("CastResult.data must be a NumPy array of unsigned codes")
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
         """The cast, by :func:`tcast_ref._cast.run_cast`."""

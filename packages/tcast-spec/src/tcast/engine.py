@@ -20,14 +20,12 @@ entry is loaded for arrays of every library. See docs/engines.md.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from .datatype import DataType
 from .errors import SpecError
-from .layout import block_layout
 from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
 
 __all__ = [
@@ -120,58 +118,6 @@ class CastResult:
     transpose_scale: bool = False
     engine: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def check_parts(self, array_type: type | tuple[type, ...], what: str) -> None:
-        """Refuse a result whose parts do not fit its datatype and shape (before decoding).
-
-        Checks what any engine's ``upcast`` needs, whatever its arrays: the datatype and
-        shape are valid, every part the datatype needs is there (and no other), each is an
-        ``array_type``, actual data holds one code per element, and scale, zero and mask
-        have their shapes. Engines check the dtype of their own arrays themselves.
-
-        Args:
-            array_type: the engine's array type(s) (``np.ndarray``, ``torch.Tensor``).
-            what: how error messages name it ("a NumPy array", "a torch tensor").
-
-        Raises:
-            SpecError: naming the first part that does not fit.
-        """
-        dt, shape = self.dtype, tuple(self.shape)
-        if not isinstance(dt, DataType) or any(not isinstance(k, int) or k < 0 for k in shape):
-            raise SpecError(f"CastResult has dtype {dt!r} and shape {shape!r}")
-        if not isinstance(self.data, array_type):
-            raise SpecError(f"CastResult.data must be {what} of unsigned codes")
-        count = math.prod(shape)
-        held = math.prod(self.data.shape)
-        if self.castmode is CastMode.ACTUAL and held != count:
-            raise SpecError(f"CastResult.data holds {held} codes for shape {shape}")
-        parts = {"scale": self.scale, "zero": self.zero, "tenscale": self.tenscale,
-                 "mask": self.mask}
-        sspec = dt.sspec
-        wanted = {
-            "scale": sspec is not None,
-            "zero": dt.zero is not None,
-            "tenscale": dt.is_multiscale,
-            "mask": sspec is not None and sspec.is_sparse,
-        }
-        for name, want in wanted.items():
-            if want != (parts[name] is not None):
-                state = "needs" if want else "must not have"
-                raise SpecError(f"a {dt.name} CastResult {state} {name}")
-            if parts[name] is not None and not isinstance(parts[name], array_type):
-                raise SpecError(f"CastResult.{name} must be {what}")
-        if sspec is None:
-            return
-        scale_shape = block_layout(shape, dt, self.transpose_scale).scale_shape
-        for name in ("scale", "zero"):
-            part = parts[name]
-            if part is not None and tuple(part.shape) != scale_shape:
-                raise SpecError(f"CastResult.{name} has shape {tuple(part.shape)}, "
-                                f"expected {scale_shape}")
-        if self.castmode is CastMode.ACTUAL and self.mask is not None:
-            if tuple(self.mask.shape) != shape:
-                raise SpecError(f"CastResult.mask has shape {tuple(self.mask.shape)}, "
-                                f"expected {shape}")
 
 
 @runtime_checkable

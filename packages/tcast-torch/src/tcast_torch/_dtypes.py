@@ -131,7 +131,7 @@ def as_torch_dtype(result: CastResult) -> TorchView:
     """
     if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
         raise SpecError("as_torch_dtype takes the CastResult of an actual or compress cast")
-    result.check_parts(torch.Tensor, "a torch tensor")
+    engine.check_result(result)  # the checks of upcast: a view of a valid result only
     dt = result.dtype
     specs = {
         "data": dt.nspec,
@@ -145,7 +145,6 @@ def as_torch_dtype(result: CastResult) -> TorchView:
         if t is None or spec is None:
             views[part] = None
             continue
-        engine.check_array(t, f"CastResult.{part}")
         target = _target(dt, part, spec)
         if part == "data" and result.castmode is CastMode.COMPRESS:
             views[part] = _view_stream(t, target, dt)  # e2m1f: the packing of float4_x2

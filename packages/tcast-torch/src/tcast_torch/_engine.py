@@ -11,7 +11,7 @@ from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
 from ._accept import tensor_refusal
 from ._cast import run_cast
-from ._run import check_rbits, run_upcast
+from ._run import OPS, check_rbits, run_upcast
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -24,6 +24,7 @@ class TorchEngine(EngineBase):
     array_type = torch.Tensor
     array_what = "torch tensors"
     array_one = "a torch tensor"
+    result_ops = OPS
 
     def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
         """The kit's rules, not memoized while torch.compile traces (see ``cast_rules``)."""
@@ -38,10 +39,13 @@ class TorchEngine(EngineBase):
         return check_rbits(x, rbits)
 
     def check_result_arrays(self, result: CastResult) -> None:
-        """The codes must be uint8, uint16 or uint32."""
-        if result.data.dtype not in (torch.uint8, torch.uint16, torch.uint32):
-            raise SpecError("CastResult.data must be a torch tensor of unsigned codes "
-                            "(uint8, uint16 or uint32)")
+        """Every part on the device of ``data`` (the kit checked dtypes and shapes)."""
+        device = result.data.device
+        for part in ("scale", "zero", "tenscale", "mask"):
+            arr = getattr(result, part)
+            if arr is not None and arr.device != device:
+                raise SpecError(f"CastResult.{part} is on {arr.device}, CastResult.data on "
+                                f"{device}: every part must be on one device")
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
         """The cast with the default options (straight-through gradient, compile=None)."""

@@ -261,6 +261,22 @@ class _ResultOps:
     def count(self, keep):
         return int(keep.sum())
 
+    def dtype_name(self, a):
+        return str(a.dtype).removeprefix("torch.")
+
+    def code_max(self, a):
+        if a.numel() == 0:
+            return 0
+        # torch has no max of uint16/uint32 (2.13): widen the bit patterns, unsigned
+        wide = {torch.uint16: (torch.int16, torch.int32), torch.uint32: (torch.int32, torch.int64)}
+        if a.dtype in wide:
+            signed, bigger = wide[a.dtype]
+            a = a.view(signed).to(bigger) & ((1 << (8 * a.element_size())) - 1)
+        return int(a.max())  # uint8, or the int32 codes of unpack_codes
+
+    def last(self, a):
+        return int(a[-1])
+
 
 #: The result operations of this engine.
 OPS = _ResultOps()

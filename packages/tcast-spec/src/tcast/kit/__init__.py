@@ -6,6 +6,8 @@
   two-level, zero-point, element and upcast arithmetic as ordered float32 steps
   (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
 * :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
+* :func:`result_form`, :func:`check_result_parts`, :func:`check_result_codes`: what a valid
+  CastResult is, checked before an upcast decodes it;
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
   :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``).
 
@@ -14,6 +16,7 @@ Pure Python with no dependencies; docs/engines.md shows how to write an engine o
 
 from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
+from ._check import PartForm, check_result_codes, check_result_parts, code_dtype_name, result_form
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
@@ -49,6 +52,7 @@ __all__ = [
     "CastRules",
     "EngineBase",
     "ExponentScaleRule",
+    "PartForm",
     "Recipe",
     "RecipeOps",
     "Step",
@@ -57,6 +61,9 @@ __all__ = [
     "build_result",
     "cast_rules",
     "cast_with",
+    "check_result_codes",
+    "check_result_parts",
+    "code_dtype_name",
     "element_max",
     "exponent_scale_rule",
     "input_dtype_name",
@@ -66,6 +73,7 @@ __all__ = [
     "normalize_seed",
     "own_hooks",
     "range_scale_rule",
+    "result_form",
     "run_recipe",
     "scale_bounds",
     "sig24",

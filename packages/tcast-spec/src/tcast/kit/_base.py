@@ -1,11 +1,12 @@
 """The engine base class: what every engine shares, so that an engine implements array work only.
 
-A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and implements
-:meth:`EngineBase.run` (the cast of a normalized request), :meth:`EngineBase.run_upcast` (the
-decode of a checked result), :meth:`EngineBase.check_rbits` and
-:meth:`EngineBase.check_result_arrays`, and overrides :meth:`EngineBase.refusal` for array
-subclasses and layouts it cannot cast as they are (``tcast.kit._arrays``). The base gives the
-protocol's ``accepts``, ``supports``, ``request``, ``cast`` and ``upcast``, and
+A subclass sets ``name``, ``array_type`` (and ``array_what`` for messages) and
+``result_ops`` (its :class:`~tcast.kit.ArrayOps`), and implements :meth:`EngineBase.run` (the
+cast of a normalized request), :meth:`EngineBase.run_upcast` (the decode of a checked result)
+and :meth:`EngineBase.check_rbits`; :meth:`EngineBase.check_result_arrays` may add checks of
+its own arrays (torch: one device), and overrides :meth:`EngineBase.refusal` for array
+subclasses and layouts it cannot cast as they are (``tcast.kit._arrays``). The base gives
+the protocol's ``accepts``, ``supports``, ``request``, ``cast`` and ``upcast``, and
 :meth:`EngineBase.cast_args`, the body of an engine's public ``cast`` function. See
 docs/engines.md.
 """
@@ -18,7 +19,9 @@ from ..datatype import DataType
 from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleMode
+from ._check import check_result_codes, check_result_parts
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
+from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
 
 __all__ = ["EngineBase", "cast_with"]
@@ -60,6 +63,7 @@ class EngineBase:
         array_type: the array type(s) the engine casts.
         array_what: how messages name those arrays ("NumPy arrays").
         array_one: how messages name one of them ("a NumPy array").
+        result_ops: the engine's array operations for CastResults (build, check, unpack).
     """
 
     name: str = ""
@@ -67,6 +71,7 @@ class EngineBase:
     array_type: type | tuple[type, ...] = ()
     array_what: str = "arrays"
     array_one: str = "an array"
+    result_ops: ArrayOps | None = None
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -122,19 +127,43 @@ class EngineBase:
     def upcast(self, result: CastResult) -> Any:
         """Decode an actual or compress result to float32 (equal to the virtual cast).
 
+        The result is checked whole first (:meth:`check_result`), so that a malformed result
+        never reaches the decode.
+
+        Raises:
+            SpecError: if ``result`` is not a valid result of this engine's arrays
+                (:meth:`check_result`).
+            UnsupportedError: for a part that :meth:`refusal` refuses.
+        """
+        self.check_result(result)
+        return self.run_upcast(result)
+
+    def check_result(self, result: CastResult) -> None:
+        """Refuse anything but a valid actual or compress result of this engine's arrays.
+
+        In order (SEMANTICS.md §8, "A valid result"): array parts :meth:`refusal` refuses;
+        the parts' types, dtypes and shapes (:func:`~tcast.kit.check_result_parts`); the
+        engine's own array checks (:meth:`check_result_arrays`); then their codes
+        (:func:`~tcast.kit.check_result_codes`).
+
         Raises:
             SpecError: if ``result`` is not an actual/compress CastResult whose parts are
-                arrays of this engine that fit its datatype and shape.
+                arrays of this engine that fit its datatype and shape and hold codes of its
+                formats, naming the first part that does not.
             UnsupportedError: for a part that :meth:`refusal` refuses.
         """
         if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
             raise SpecError("upcast takes the CastResult of an actual or compress cast")
-        result.check_parts(self.array_type, self.array_one)
+        ops = self.result_ops
+        if ops is None:
+            raise NotImplementedError(f"{self.label} sets no result_ops (tcast.kit.ArrayOps)")
         for part in ("data", "scale", "zero", "tenscale", "mask"):
-            if getattr(result, part) is not None:
-                self.check_array(getattr(result, part), f"CastResult.{part}")
+            a = getattr(result, part)
+            if isinstance(a, self.array_type):
+                self.check_array(a, f"CastResult.{part}")
+        forms = check_result_parts(result, ops, self.array_type, self.array_one)
         self.check_result_arrays(result)
-        return self.run_upcast(result)
+        check_result_codes(result, ops, forms)
 
     # ------------------------------------------------------------- public functions
     def cast_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> Any:
@@ -193,10 +222,14 @@ class EngineBase:
         raise NotImplementedError
 
     def check_result_arrays(self, result: CastResult) -> None:
-        """Check the dtypes of a result's arrays (the base checked their presence and shapes).
+        """Checks of the engine's own between the kit's (none by default).
+
+        The kit has checked the parts' presence, types, dtypes and shapes, and checks their
+        codes afterwards; an engine refuses here what only its arrays can get wrong (torch:
+        parts on different devices).
 
         Raises:
-            SpecError: for arrays of the wrong dtype.
+            SpecError: for arrays the engine cannot decode together.
         """
 
     def run(self, x: Any, request: CastRequest) -> Any:
