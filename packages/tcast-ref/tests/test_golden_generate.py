@@ -213,9 +213,87 @@ def test_rewrite_replaces_a_set_and_refuses_other_directories(tmp_path):
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
-    with pytest.raises(FileExistsError, match="not a golden-vector set"):
+    with pytest.raises(FileExistsError, match="not empty and has no header.json"):
         write(generate(Settings.of("float8_e5m2")), other)
     assert (other / "notes.txt").read_text() == "keep me"
+
+
+def _tree(d: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else None
+            for p in sorted(d.rglob("*"))}
+
+
+def test_out_over_a_set_with_user_files_added_is_refused_and_nothing_deleted(tmp_path, capsys):
+    # issue 11: a DUT results file and a log folder inside an old set were deleted (exit 0)
+    d = _gen(tmp_path, "float8_e5m2", "set")
+    (d / "my_dut_results.txt").write_text("00 01\n")
+    (d / "sim_logs").mkdir()
+    (d / "sim_logs" / "run1.log").write_text("ok")
+    before = _tree(tmp_path)
+    assert main(["golden", "float8_e5m2", "--out", str(d), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "my_dut_results.txt" in err and "sim_logs" in err and "not replacing" in err
+    assert _tree(tmp_path) == before
+
+
+def test_out_over_another_tools_header_json_is_refused(tmp_path, capsys):
+    # issue 11: an unrelated directory with some tool's header.json and a data.csv lost the CSV
+    d = tmp_path / "tool"
+    d.mkdir()
+    (d / "header.json").write_text('{"tool": "other", "files": {"data.csv": {}}}')
+    (d / "data.csv").write_text("a,b\n1,2\n")
+    before = _tree(tmp_path)
+    assert main(["golden", "float8_e5m2", "--out", str(d), "--quiet"]) == 2
+    assert "not the header of a tcast golden-vector set" in capsys.readouterr().err
+    assert _tree(tmp_path) == before
+
+
+def test_out_over_a_set_whose_header_was_edited_is_refused(tmp_path, capsys):
+    d = _gen(tmp_path, "float8_e5m2", "set")
+    h = json.loads((d / "header.json").read_text())
+    h["files"]["notes.txt"] = {"bytes": 1, "sha256": "0"}  # claims a user's file as its own
+    (d / "header.json").write_text(json.dumps(h))
+    (d / "notes.txt").write_text("x")
+    assert main(["golden", "float8_e5m2", "--out", str(d), "--quiet"]) == 2
+    assert (d / "notes.txt").read_text() == "x"
+
+
+def test_out_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path):
+    target = _gen(tmp_path, "float8_e5m2", "real")
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    assert main(["golden", "float8_e5m2", "--seed", "4", "--out", str(link), "--quiet"]) == 0
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert json.loads((target / "header.json").read_text())["random"]["seed"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_out_through_a_dangling_symlink_or_onto_a_file_is_refused(tmp_path, capsys):
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "missing")
+    assert main(["golden", "float8_e5m2", "--out", str(link), "--quiet"]) == 2
+    assert link.is_symlink() and "symbolic link" in capsys.readouterr().err
+    f = tmp_path / "file"
+    f.write_text("keep")
+    assert main(["golden", "float8_e5m2", "--out", str(f), "--quiet"]) == 2
+    assert f.read_text() == "keep"
+
+
+def test_a_killed_runs_temporary_directories_are_cleaned_by_the_next_run(tmp_path):
+    d = _gen(tmp_path, "float8_e5m2", "set")
+    # what a run killed mid-write leaves: a new set and an old one, named with a dead pid
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    for kind in ("tmp", "old"):
+        stale = tmp_path / f".set.{kind}-{dead}-abc"
+        stale.mkdir()
+        for p in d.iterdir():
+            (stale / p.name).write_bytes(p.read_bytes())
+    # a directory of the same pattern holding a user's file is left alone
+    mine = tmp_path / f".set.tmp-{dead}-mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("x")
+    _gen(tmp_path, "float8_e5m2", "set", seed=4)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".set.tmp-{dead}-mine", "set"]
 
 
 # ------------------------------------------------------------------------ levels
@@ -429,3 +507,20 @@ def test_options_that_do_nothing_are_refused():
 def test_level2_tiles_move_up_to_three_steps(tmp_path):
     h = json.loads((_gen(tmp_path, "mxfp4", level=2, count=4) / "header.json").read_text())
     assert h["cases"]["inputs"]["neighbour_steps"] == 3
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "mxfp8"])
+def test_count_beyond_two_to_the_24_random_elements_is_refused_with_exit_2(tmp_path, capsys, name):
+    # issue 11: --count 1000000000000 ran silently, then a raw numpy MemoryError (exit 1)
+    out = tmp_path / "o"
+    assert main(["golden", name, "--count", "1000000000000", "--out", str(out)]) == 2
+    assert "count must be an integer in [0, 16777216]" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_count_times_tile_elements_beyond_the_bound_is_refused(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["golden", "mxfp8", "--count", str(2**20), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "give a count of at most 524288 for" in err
+    assert not out.exists()

@@ -28,6 +28,7 @@ from .golden import (
 )
 from .golden import compare as compare_set
 from .golden._cases import INPUT_TYPES
+from .golden._files import check_destination
 
 __all__ = ["register_golden", "register_verify", "run_golden", "run_verify"]
 
@@ -56,7 +57,8 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="Philox seed in [0, 2**64)")
     p.add_argument("--input-dtype", default="float32", choices=list(INPUT_TYPES))
     p.add_argument("--count", type=int, default=None,
-                   help="size of the random part (values, or tiles for scaled datatypes)")
+                   help="size of the random part (values, or tiles for scaled datatypes); "
+                   "at most 2**24 random elements (count times the elements of a tile)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_golden)
 
@@ -75,6 +77,7 @@ def run_golden(args: argparse.Namespace) -> int:
                 seed=args.seed, input_dtype=args.input_dtype, count=args.count,
             )
             out = args.out / name if args.core else args.out
+            check_destination(out)  # refuse before minutes of generation, not after
             gs = generate(st, quiet=args.quiet)
             write(gs, out)
             if not args.quiet:

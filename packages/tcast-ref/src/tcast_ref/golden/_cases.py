@@ -40,6 +40,9 @@ INPUT_TYPES = {
 LEVELS = ("1", "2", "exhaustive")
 #: Default size of the random part: unscaled values / random tiles, per level.
 DEFAULT_COUNT = {"1": (1024, 128), "2": (65536, 4096)}
+#: The most random elements a set may ask for (``count`` values, or ``count`` tiles times the
+#: elements of a tile): 2**24, a set of a few hundred MB, generated in about a minute.
+MAX_RANDOM_ELEMENTS = 1 << 24
 #: Largest number of positive grid values used as-is (wider formats are sampled).
 _GRID_CAP = 512
 

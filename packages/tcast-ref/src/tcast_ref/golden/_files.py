@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "HEADER", "header_bytes", "header_digest", "npy_bytes", "npz_bytes", "read_npz", "sha256",
-    "write_set",
+    "HEADER", "check_destination", "header_bytes", "header_digest", "npy_bytes", "npz_bytes",
+    "read_npz", "sha256", "write_set",
 ]
 
 #: The header file of every set.
@@ -78,28 +78,118 @@ def header_digest(header: dict) -> str:
     return sha256(header_bytes({k: v for k, v in header.items() if k != "header_sha256"}))
 
 
+#: Temporary directories of a write in progress: ``.<name>.tmp-<pid>-<random>`` (the new set)
+#: and ``.<name>.old-<pid>-<random>`` (the set it replaces), siblings of the destination.
+_SCRATCH = ("tmp", "old")
+
+
+def _is_golden_set(d: Path) -> tuple[bool, str]:
+    """Whether directory ``d`` holds a tcast set and nothing else, and if not, why."""
+    entries = sorted(p.name for p in d.iterdir())
+    if not entries:
+        return True, ""
+    if HEADER not in entries:
+        return False, f"it is not empty and has no {HEADER}"
+    try:
+        header = json.loads((d / HEADER).read_text(encoding="utf-8"))
+        ours = (
+            isinstance(header, dict)
+            and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
+            and isinstance(header.get("files"), dict)
+            and header.get("header_sha256") == header_digest(header)
+        )
+    except (OSError, ValueError, TypeError):
+        ours = False
+    if not ours:
+        return False, f"its {HEADER} is not the header of a tcast golden-vector set"
+    known = {HEADER, *header["files"]}
+    extra = [n for n in entries if n not in known or not (d / n).is_file() or (d / n).is_symlink()]
+    if extra:
+        shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
+        return False, f"it holds files that are not part of the set ({shown})"
+    return True, ""
+
+
+def check_destination(out: Path) -> Path:
+    """The directory a set for ``out`` is written to, after refusing one it may not replace.
+
+    ``out`` may be missing, an empty directory, or a directory holding exactly a tcast set
+    (its ``header.json`` and the files that header lists; nothing else), which is replaced.
+    A symbolic link is followed: the set replaces the link's target directory and the link
+    stays. Anything else is refused, so no file of the user's is ever deleted.
+
+    Raises:
+        FileExistsError: naming ``out`` and why it is not replaced (a file, a directory with
+            other content, a dangling link).
+    """
+    out = Path(out)
+    if out.is_symlink():
+        target = out.resolve()
+        if not target.is_dir():
+            raise FileExistsError(
+                f"{out} is a symbolic link to {target}, which is not a directory; not "
+                f"replacing it (give a directory, or remove the link)"
+            )
+        out = target
+    if out.exists():
+        if not out.is_dir():
+            raise FileExistsError(f"{out} exists and is not a directory; not replacing it")
+        ok, why = _is_golden_set(out)
+        if not ok:
+            raise FileExistsError(
+                f"{out} exists and {why}; not replacing it (a set is written only into a new "
+                f"or empty directory, or over an earlier set with nothing added to it)"
+            )
+    return out
+
+
+def _clean_stale_scratch(out: Path) -> None:
+    """Remove the temporary directories of earlier writes to ``out`` whose process is gone."""
+    for kind in _SCRATCH:
+        for d in out.parent.glob(f".{out.name}.{kind}-*"):
+            pid = d.name[len(f".{out.name}.{kind}-"):].split("-", 1)[0]
+            if not pid.isdigit() or not d.is_dir() or d.is_symlink():
+                continue
+            if _alive(int(pid)) or not _is_golden_set(d)[0]:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # an earlier write of this process has finished or failed
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by another user
+    return True
+
+
 def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
     """Write a set atomically: into a temporary sibling directory, then renamed into place.
 
     ``header["files"]`` receives the size and SHA-256 of every file, and
     ``header["header_sha256"]`` the digest of the header itself (without that entry). An
-    existing ``out`` is replaced only when it is a golden set (has ``header.json``) or empty;
-    the old set is removed only after the new one is in place, so a failure at any point
-    leaves either the old set or the new one, never a mix, and no temporary directory.
+    existing ``out`` is replaced only under the rules of :func:`check_destination`; the old
+    set is removed only after the new one is in place, so a failure at any point leaves either
+    the old set or the new one, never a mix. Temporary directories carry the writer's process
+    id; those left by a killed run are removed by the next write to the same destination.
 
     Raises:
-        FileExistsError: when ``out`` exists and is not a golden set.
+        FileExistsError: when ``out`` may not be replaced (:func:`check_destination`).
     """
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / HEADER).exists())):
-        raise FileExistsError(f"{out} exists and is not a golden-vector set; not replacing it")
+    out = check_destination(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    _clean_stale_scratch(out)
     header = dict(header)
     header["files"] = {
         name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())
     }
     header["header_sha256"] = header_digest(header)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    pid = os.getpid()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{pid}-", dir=out.parent))
     old = None
     try:
         # mkdtemp makes the directory private (0700); a set is as readable as any new folder
@@ -112,7 +202,7 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
                 f.flush()
                 os.fsync(f.fileno())
         if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{pid}-", dir=out.parent))
             os.rmdir(old)
             os.rename(out, old)
         os.rename(tmp, out)

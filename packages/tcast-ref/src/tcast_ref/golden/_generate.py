@@ -32,6 +32,7 @@ from ._cases import (
     DEFAULT_COUNT,
     INPUT_TYPES,
     LEVELS,
+    MAX_RANDOM_ELEMENTS,
     PATTERNS,
     SINGLE_TILES,
     exhaustive_inputs,
@@ -95,8 +96,14 @@ class Settings:
             )
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
             raise SpecError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-        if count is not None and (not isinstance(count, int) or count < 0):
-            raise SpecError(f"count must be a non-negative integer, got {count!r}")
+        if count is not None and (
+            not isinstance(count, int) or isinstance(count, bool) or not
+            0 <= count <= MAX_RANDOM_ELEMENTS
+        ):
+            raise SpecError(
+                f"count must be an integer in [0, {MAX_RANDOM_ELEMENTS}] (2**24 random "
+                f"elements at most), got {count!r}"
+            )
         if not isinstance(saturate, bool):
             raise SpecError(f"saturate must be True or False, got {saturate!r}")
         if not saturate and dt.sspec is not None:
@@ -285,6 +292,12 @@ def _cast_set(
         x2 = x.reshape(-1, 1)
     elif not given:
         count = DEFAULT_COUNT[st.level][1] if st.count is None else st.count
+        if count * geo.size > MAX_RANDOM_ELEMENTS:
+            raise SpecError(
+                f"count {count} asks for {count} tiles of {geo.size} elements, more than "
+                f"{MAX_RANDOM_ELEMENTS} (2**24) random elements; give a count of at most "
+                f"{MAX_RANDOM_ELEMENTS // geo.size} for {dt.code}"
+            )
         plan = tile_plan(dt, st.input_dtype, st.level, count)
         x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng)
         if dt.is_multiscale:
