@@ -213,7 +213,7 @@ def test_rewrite_replaces_a_set_and_refuses_other_directories(tmp_path):
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
-    with pytest.raises(FileExistsError, match="not empty and has no header.json"):
+    with pytest.raises(FileExistsError, match=r"not empty and has no header\.json"):
         write(generate(Settings.of("float8_e5m2")), other)
     assert (other / "notes.txt").read_text() == "keep me"
 
