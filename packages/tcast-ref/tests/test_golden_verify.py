@@ -229,6 +229,26 @@ def test_results_of_another_set_or_bad_syntax_exit_2(sets, tmp_path, capsys, dam
 
 
 # ---------------------------------------------------------------------- engines
+def test_all_engines_reports_an_installed_engine_that_fails_to_load_and_exits_2(
+    sets, capsys, monkeypatch
+):
+    # issue 11: --engine all skipped an engine that failed to load, and `make run` then said
+    # every engine was verified with only ref
+    import tcast
+
+    loaded = tcast.load_engines()
+    broken = type(loaded)(loaded.engines, {**loaded.failures,
+                                           "broken": "ImportError: No module named 'triton'"})
+    monkeypatch.setattr(tcast, "load_engines", lambda: broken)
+    monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: broken)
+    d = str(next(iter(sets.values())))
+    assert main(["verify", d, "--engine", "all", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert "engine 'broken' is installed but failed to load: ImportError" in captured.err
+    assert "failed to load" in captured.out  # and in the summary table
+    assert "ref" in captured.out  # the engines that load are still verified
+
+
 def test_every_installed_engine_passes_and_a_missing_one_exits_2(sets, capsys):
     dirs = [str(p) for p in sets.values()]
     assert main(["verify", *dirs, "--engine", "all"]) == 0

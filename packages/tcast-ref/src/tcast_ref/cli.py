@@ -124,9 +124,17 @@ def run_verify(args: argparse.Namespace) -> int:
         print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
         return 2
     engines = args.engine or (["ref"] if args.actual is None else [])
-    if "all" in engines:
-        engines = sorted(load_engines().engines)
     rows, status = [], 0
+    if "all" in engines:
+        loaded = load_engines()
+        engines = sorted(loaded.engines)
+        # an engine that is installed (registered) but does not load is a failure, not an
+        # absence: "every engine verified" must not hide it
+        for name, why in loaded.failures.items():
+            print(f"tcast verify: engine {name!r} is installed but failed to load: {why}",
+                  file=sys.stderr)
+            rows.append(("-", "-", name, "failed to load"))
+            status = 2
     for d in args.dirs:
         try:
             lset = load(d)
