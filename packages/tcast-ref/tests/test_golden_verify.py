@@ -383,3 +383,39 @@ def test_decode_sets_refuse_rows_this_tcast_does_not_enumerate(tmp_path, monkeyp
     monkeypatch.setattr("tcast_ref.golden._generate.np.arange", shifted)
     assert main(["verify", str(d)]) == 2
     assert "differs from what this tcast enumerates" in capsys.readouterr().err
+
+
+# --------------------------------------------------- results files: encodings, other sets
+@pytest.mark.parametrize(("bom", "codec"), [(b"\xef\xbb\xbf", "utf-8"),
+                                            (b"\xff\xfe", "utf-16-le"),
+                                            (b"\xfe\xff", "utf-16-be")])
+def test_results_file_with_a_byte_order_mark_is_read(sets, tmp_path, capsys, bom, codec):
+    # issue 11: a UTF-16 or BOM results file gave an "'ascii' codec" message
+    d = sets["mxfp8"]
+    text = (d / "vectors.txt").read_text()
+    act = tmp_path / "r.txt"
+    act.write_bytes(bom + text.encode(codec))
+    assert main(["verify", str(d), "--actual", str(act)]) == 0
+    assert "codec" not in capsys.readouterr().err
+
+
+def test_results_file_with_non_ascii_bytes_names_the_byte(sets, tmp_path, capsys):
+    d = sets["mxfp8"]
+    act = tmp_path / "r.txt"
+    act.write_bytes(b"# r\xe9sultats\n" + (d / "vectors.txt").read_bytes())
+    assert main(["verify", str(d), "--actual", str(act)]) == 2
+    err = capsys.readouterr().err
+    assert "byte 3 (e9) is not ASCII" in err and "codec" not in err
+
+
+def test_results_file_of_another_set_says_so(sets, tmp_path, capsys):
+    # issue 11: a results file of another set gave "word 34 must have 2 hex digits"
+    names = sorted(sets)
+    a, b = sets[names[0]], sets[names[1]]
+    for suffix in ("txt", "memh"):
+        act = tmp_path / f"r.{suffix}"
+        act.write_bytes((b / f"vectors.{suffix}").read_bytes())
+        assert main(["verify", str(a), "--actual", str(act)]) == 2
+        err = capsys.readouterr().err
+        assert "does not fit this set (it belongs to another set" in err, err
+        assert "must have" not in err

@@ -131,6 +131,80 @@ def load(path: Path | str) -> LoadedSet:
     return LoadedSet(path, header, Layout(fields), columns)
 
 
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8", "UTF-8"),
+    (b"\xff\xfe", "utf-16-le", "UTF-16 little-endian"),
+    (b"\xfe\xff", "utf-16-be", "UTF-16 big-endian"),
+)
+
+
+def _results_text(path: Path) -> str:
+    """The text of a results file: ASCII, or ASCII content saved as UTF-8/UTF-16 with a BOM.
+
+    Editors and PowerShell's ``Out-File`` write a byte-order mark; its content is still hex
+    words, so it is read. Any other non-ASCII byte is an error naming where it is.
+
+    Raises:
+        GoldenSetError: for an unreadable file or one that is not ASCII text.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise GoldenSetError(f"{path}: cannot read the results file ({err})") from None
+    encoding, what = "ascii", "ASCII"
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            data, encoding, what = data[len(bom):], codec, f"{name} (with a byte-order mark)"
+            break
+    try:
+        text = data.decode(encoding)
+        text.encode("ascii")
+    except UnicodeError:
+        pos = next((i for i, b in enumerate(data) if b > 0x7F), 0)
+        raise GoldenSetError(
+            f"{path}: not a text file of hex words: byte {pos} ({data[pos:pos + 1].hex()}) "
+            f"is not {what}; a results file is ASCII (UTF-8 or UTF-16 with a byte-order mark "
+            f"are read too)"
+        ) from None
+    return text
+
+
+def _check_line_shape(
+    path: Path | str, no: int, line: str, memh: bool, layout: Layout, lset: LoadedSet
+) -> None:
+    """Refuse a first case line of hex words whose shape is another set's, saying so."""
+    compact = line.replace("_", "") if memh else None
+    words = [compact] if memh else line.split()
+    if not all(w and all(c in "0123456789abcdefABCDEF" for c in w) for w in words):
+        return  # not hex words at all: parse_line names the bad word
+    if memh:
+        got, want = f"{len(compact)} hex digits", f"{layout.digits} hex digits"
+        same = len(compact) == layout.digits
+    else:
+        widths = [f.digits for f in layout.fields for _ in range(f.count)]
+        same = [len(w) for w in words] == widths
+        got = f"{len(words)} words of {_widths([len(w) for w in words])} hex digits"
+        want = f"{layout.words} words of {_widths(widths)} hex digits"
+    if not same:
+        fields = ", ".join(f"{f.name} {f.count}x{f.digits}" for f in layout.fields)
+        raise GoldenSetError(
+            f"{path}:{no}: the results file does not fit this set (it belongs to another set, "
+            f"or its words are misformatted): its first case line has {got}, the lines of "
+            f"{lset.path} ({lset.header['datatype']['name']}: {fields}) have {want}"
+        )
+
+
+def _widths(ws: list[int]) -> str:
+    """Run-length text of word widths: [2, 2, 8] -> '2x2, 1x8'."""
+    runs: list[list[int]] = []
+    for w in ws:
+        if runs and runs[-1][1] == w:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, w])
+    return ", ".join(f"{n}x{w}" for n, w in runs)
+
+
 def read_actual(
     path: Path | str, lset: LoadedSet, flags_optional: bool = False
 ) -> dict[str, np.ndarray]:
@@ -147,10 +221,7 @@ def read_actual(
     """
     layout = lset.layout
     no_flags = Layout(tuple(f for f in layout.fields if f.name != "FLAGS"))
-    try:
-        text = Path(path).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as err:
-        raise GoldenSetError(f"{path}: cannot read the results file ({err})") from None
+    text = _results_text(Path(path))
     rows, numbers = [], []
     chosen = False
     for no, raw in enumerate(text.splitlines(), 1):
@@ -165,6 +236,7 @@ def read_actual(
                 no_flags.digits if memh else no_flags.words
             ):
                 layout = no_flags
+            _check_line_shape(path, no, s, memh, layout, lset)
         try:
             rows.append(layout.parse_line(s, memh))
         except SpecError as err:
