@@ -150,9 +150,13 @@ def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str
     """
     name = str(getattr(x, "dtype", type(x).__name__)).rsplit(".", 1)[-1]
     if name not in INPUT_DTYPE_NAMES:
+        why = (
+            ": float64 is refused rather than rounded twice behind your back; round it to "
+            "float32 yourself" if name == "float64" else ""
+        )
         raise UnsupportedError(
-            f"{engine} casts float32, float16 and bfloat16 {what}, not {name}; convert first "
-            f"(float64 is not accepted: SEMANTICS.md §9)"
+            f"{engine} does not cast {what} of dtype {name}: the input dtypes are float32, "
+            f"float16 and bfloat16 (SEMANTICS.md §9); convert first{why}"
         )
     return name
 
