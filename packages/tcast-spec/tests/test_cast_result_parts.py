@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import tcast
@@ -172,3 +173,14 @@ def test_a_packed_mask_keeps_what_the_sparsity_groups_keep():
 )
 def test_codes_are_held_in_the_narrowest_unsigned_dtype(bits, name):
     assert code_dtype_name(bits) == name
+
+
+def test_cast_result_repr_names_the_parts_and_never_prints_arrays():
+    # issue 11: repr of a CastResult dumped every array
+    data = np.zeros((512, 1024), np.uint8)
+    r = CastResult(data, np.zeros((512, 32), np.uint8), None, None, None, None,
+                   tcast.mxfp8, (512, 1024), CastMode.ACTUAL, "bfloat16", engine="ref")
+    assert repr(r) == (
+        "CastResult(mxfp8, actual, shape (512, 1024), bfloat16, engine ref: "
+        "data=uint8[512, 1024], scale=uint8[512, 32])"
+    )

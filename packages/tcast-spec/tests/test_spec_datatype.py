@@ -208,3 +208,37 @@ def test_is_multiscale_zero_tenscale_properties():
     assert f.is_unscaled and f.zero is None and f.tenscale is None and not f.is_multiscale
     i = datatype("int8", "e4m3fn_float32_t16")
     assert i.is_multiscale and i.zero is None
+
+
+# ------------------------------------------------------------------ repr (issue 11)
+@pytest.mark.parametrize(
+    ("code", "want"),
+    [
+        ("mxfp4", "DataType(mxfp4: e2m1f elements, e8m0 scale per 32)"),  # the README's comment
+        ("nvfp4", "DataType(nvfp4: e2m1f elements, e4m3fn scale per 16 under a float32 "
+                  "tensor scale)"),
+        ("float8_e4m3fn", "DataType(float8_e4m3fn: e4m3fn elements, unscaled)"),
+        ("uint8_float32_uint8_t0", "DataType(uint8_float32_uint8_t0: uint8 elements, float32 "
+                                   "scale and uint8 zero point per channel)"),
+        ("int8_float32", "DataType(int8_float32: int8 elements, float32 scale per tensor)"),
+        ("e4m3fn_e8m0_t32d0", "DataType(e4m3fn_e8m0_t32d0: e4m3fn elements, e8m0 scale per 32 "
+                              "along dim 0)"),
+        ("e2m1f_e8m0_t16n2m4", "DataType(e2m1f_e8m0_t16n2m4: e2m1f elements, e8m0 scale per 16, "
+                               "2 of every 4 kept)"),
+        ("e4m3fn_e4m3fn_t0_t32", "DataType(e4m3fn_e4m3fn_t0_t32: e4m3fn elements, e4m3fn scale "
+                                 "per *x32 tile)"),
+    ],
+)
+def test_datatype_repr_is_one_readable_line(code, want):
+    assert repr(datatype(code)) == want
+
+
+def test_spec_reprs_are_their_codes_and_every_catalog_repr_is_short():
+    import tcast
+
+    assert repr(number("float8_e4m3fnuz")) == "NumberSpec('e4m3b8fnuz')"
+    assert repr(tcast.scale("e8m0_t32")) == "ScaleSpec('e8m0_t32')"
+    assert repr(tcast.scale("e8m0_t32").tiles[0]) == "TileSpec('t32')"
+    for dt in [*tcast.CATALOG.values(), *tcast.combinations()]:
+        r = repr(dt)
+        assert r.startswith(f"DataType({dt.name}: ") and "\n" not in r and len(r) < 160

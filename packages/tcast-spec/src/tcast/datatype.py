@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._summary import datatype_summary
 from .errors import SpecError, UnsupportedError
 from .number import NumberSpec, number
 from .scale import ScaleSpec, scale
@@ -66,8 +67,16 @@ class DataType:
         """True for tile scales under a tensor scale (as NVFP4)."""
         return self.tenscale is not None
 
+    @property
+    def summary(self) -> str:
+        """One line for people: ``e2m1f elements, e8m0 scale per 32``."""
+        return datatype_summary(self)
+
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:
+        return f"DataType({self.name}: {self.summary})"
 
 
 def _validate(dt: DataType) -> None:

@@ -119,6 +119,34 @@ class CastResult:
     engine: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # never the arrays themselves: a result of a large tensor prints in one line
+        parts = [
+            f"{name}={_array_summary(a)}"
+            for name in ("data", "scale", "zero", "tenscale", "mask", "meta")
+            if (a := getattr(self, name)) is not None
+        ]
+        dt = getattr(self.dtype, "name", self.dtype)
+        mode = getattr(self.castmode, "value", self.castmode)
+        head = f"{dt}, {mode}, shape {tuple(self.shape)!r}, {self.input_dtype}"
+        if self.transpose_scale:
+            head += ", scale transposed"
+        if self.engine:
+            head += f", engine {self.engine}"
+        return f"CastResult({head}: {', '.join(parts)})"
+
+
+def _array_summary(a: Any) -> str:
+    """``uint8[2, 32]`` (``cuda:0`` appended off the CPU), or the type of a non-array."""
+    dtype, shape = getattr(a, "dtype", None), getattr(a, "shape", None)
+    if dtype is None or shape is None:
+        return type(a).__name__
+    out = f"{str(dtype).rsplit('.', 1)[-1]}[{', '.join(str(int(d)) for d in shape)}]"
+    device = getattr(a, "device", None)
+    if device is not None and str(device) != "cpu":
+        out += f" {device}"
+    return out
+
 
 @runtime_checkable
 class Engine(Protocol):

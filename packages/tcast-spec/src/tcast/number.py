@@ -322,6 +322,9 @@ class NumberSpec:
     def __str__(self) -> str:
         return self.code
 
+    def __repr__(self) -> str:
+        return f"NumberSpec({self.code!r})"
+
 
 def _pow2(e: int) -> Fraction:
     return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)

@@ -85,6 +85,9 @@ class TileSpec:
     def __str__(self) -> str:
         return self.code
 
+    def __repr__(self) -> str:
+        return f"TileSpec({self.code!r})"
+
 
 def _is_pow2(v: int) -> bool:
     return v > 0 and v & (v - 1) == 0
@@ -200,6 +203,9 @@ class ScaleSpec:
 
     def __str__(self) -> str:
         return self.code
+
+    def __repr__(self) -> str:
+        return f"ScaleSpec({self.code!r})"
 
 
 def _validate_scale(s: ScaleSpec) -> None:
