@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._foreign import foreign_dtype
 from ._summary import datatype_summary
 from .errors import SpecError, UnsupportedError
 from .number import NumberSpec, number
@@ -134,7 +135,9 @@ def datatype(
     "e8m0_t32")`` builds one from codes; ``datatype("e4m3fn")`` an unscaled one.
 
     Args:
-        nspec: a number code or NumberSpec, a catalog name, or a DataType.
+        nspec: a number code or NumberSpec, a catalog name, a DataType, or a torch, NumPy
+            or ml_dtypes dtype whose bits are one tcast format's (``torch.float8_e4m3fn``,
+            ``ml_dtypes.int4``; docs/names.md).
         sspec: a scale code or ScaleSpec, or None.
         name: display name (defaults to the catalog name or the code pair).
 
@@ -148,6 +151,9 @@ def datatype(
     """
     from .catalog import CATALOG, NOT_YET_SUPPORTED
 
+    foreign = None if isinstance(nspec, (str, NumberSpec)) else foreign_dtype(nspec)
+    if foreign is not None and foreign[0] in CATALOG:
+        nspec = foreign[0]  # torch.float8_e4m3fn is the catalog's float8_e4m3fn
     if isinstance(nspec, DataType):
         if sspec is not None:
             raise SpecError("datatype(DataType, sspec): a DataType already has its scale spec")

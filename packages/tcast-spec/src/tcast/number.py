@@ -16,6 +16,7 @@ from enum import StrEnum
 from fractions import Fraction
 from types import MappingProxyType
 
+from ._foreign import foreign_dtype
 from .errors import SpecError
 
 __all__ = ["Kind", "NumberSpec", "Style", "number"]
@@ -469,7 +470,9 @@ def number(code: str | NumberSpec) -> NumberSpec:
     the table.
 
     Args:
-        code: the code, or a NumberSpec (returned unchanged).
+        code: the code, a NumberSpec (returned unchanged), or a torch, NumPy or ml_dtypes
+            dtype whose bits are one tcast format's (``torch.float8_e4m3fn``,
+            ``numpy.float16``, ``ml_dtypes.int4``).
 
     Returns:
         The NumberSpec.
@@ -480,7 +483,20 @@ def number(code: str | NumberSpec) -> NumberSpec:
     if isinstance(code, NumberSpec):
         return code
     if not isinstance(code, str):
-        raise SpecError(f"a number code must be a str or NumberSpec, got {type(code).__name__}")
+        foreign = foreign_dtype(code)
+        if foreign is None:
+            raise SpecError(
+                f"a number code must be a str, a NumberSpec or a torch/NumPy/ml_dtypes dtype, "
+                f"got {type(code).__name__}"
+            )
+        name, label = foreign
+        try:
+            return number(name)
+        except SpecError:
+            raise SpecError(
+                f"{label} has no tcast number format of the same bits (docs/names.md lists the "
+                f"torch, NumPy and ml_dtypes dtypes that have one)"
+            ) from None
     text = code[len("torch.") :] if code.startswith("torch.") else code
     if text in NAMES:
         return NAMES[text]
