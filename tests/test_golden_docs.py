@@ -40,3 +40,18 @@ def test_the_mxfp8_worked_example_is_the_case_it_names():
     quoted = [ln.strip() for ln in text.splitlines()
               if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8}){64,}", ln.strip())]
     assert quoted and _committed_lines()["mxfp8"].get(quoted[0]) == int(case)
+
+
+def test_the_stated_nvfp4_line_count_and_last_tensor_match_the_committed_set():
+    # issue 11: section 3.7 said 276 lines where the set has 286
+    import json
+
+    text = " ".join(DOC.read_text().split())
+    m = re.search(r"the committed nvfp4 set has (\d+) lines; its last tensor is cases "
+                  r"(\d+)–(\d+)", text)
+    assert m, "section 3.7 states the nvfp4 line count"
+    lines, first, last = map(int, m.groups())
+    header = json.loads((ROOT / "tests" / "golden" / "nvfp4" / "header.json").read_text())
+    per = header["cases"]["geometry"]["lines_per_tensor"]
+    assert lines == header["counts"]["lines"]
+    assert last == lines and first == (lines - 1) // per * per + 1
