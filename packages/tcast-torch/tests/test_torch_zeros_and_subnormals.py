@@ -266,3 +266,25 @@ def test_compiled_fast_path_codes_of_zeros_and_subnormals_match_the_reference():
     np.testing.assert_array_equal(_u(a_t.data), _raw(a_r.data))
     np.testing.assert_array_equal(_u(a_t.scale), _raw(a_r.scale))
     np.testing.assert_array_equal(_u(tcast_torch.upcast(a_t)), _raw(tcast_ref.cast(x, name)))
+
+
+_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+@pytest.mark.parametrize("device", _DEVICES)
+def test_compiled_two_level_scale_of_a_subnormal_tile_keeps_the_float32_rounding(device):
+    """fl32(fl32(amax / M) / t) rounds amax / M to float32 first (SEMANTICS §5.6): a float32
+    subnormal there rounds coarsely (1024 * 2^-149 / 240 -> 4 * 2^-149). Inductor on CUDA
+    dropped that rounding (the bfloat16 tile scale was 0x3509, not 0x3500); on a CUDA machine
+    this runs there too."""
+    x = np.full((2, 16), 1024 * 2.0**-149, np.float32)
+    x[:, 1::3] *= -1
+    name = "e4m3b8fnuz_bfloat16_float32_t16"
+    torch._dynamo.reset()
+    got = tcast_torch.cast(torch.from_numpy(x).to(device), name, castmode="actual",
+                           compile=True)
+    want = tcast_ref.cast(x, name, castmode="actual")
+    np.testing.assert_array_equal(_u(got.scale.cpu()), _raw(want.scale))
+    np.testing.assert_array_equal(_u(got.data.cpu()), _raw(want.data))
+    np.testing.assert_array_equal(_u(got.tenscale.cpu()), _raw(want.tenscale))

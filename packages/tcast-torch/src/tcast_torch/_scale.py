@@ -63,12 +63,26 @@ def div(a: torch.Tensor, b: float | torch.Tensor) -> torch.Tensor:
     """
     if not isinstance(b, torch.Tensor):
         b = torch.full((), b, dtype=torch.float64, device=a.device)
-    return (a.to(torch.float64) / b.to(torch.float64)).to(torch.float32)
+    return _f32(a.to(torch.float64) / b.to(torch.float64))
 
 
 def recip(a: torch.Tensor) -> torch.Tensor:
     """fl32(1 / a), correctly rounded (through float64, as :func:`div`)."""
-    return (1.0 / a.to(torch.float64)).to(torch.float32)
+    return _f32(1.0 / a.to(torch.float64))
+
+
+def _f32(q: torch.Tensor) -> torch.Tensor:
+    """``q`` rounded to float32, a rounding the compiler cannot drop.
+
+    Inductor (CUDA, torch 2.11) removes ``q.to(float32)`` when the next division reads the
+    value back with ``.to(float64)``, keeping the float64 quotient: two-level scales lost the
+    float32 rounding of ``amax / M``, coarse where it is a float32 subnormal (a tile of
+    float32 subnormals got a bfloat16 scale 9 ulps off; the generated kernel divided the
+    unrounded float64 product). A bitcast pair alone is folded too; an integer operation on
+    the float32 bits (xor with 0) is not, and costs one op per block.
+    """
+    bits = q.to(torch.float32).view(torch.int32)
+    return (bits ^ torch.zeros_like(bits)).view(torch.float32)
 
 
 @dataclass
