@@ -524,3 +524,55 @@ def test_count_times_tile_elements_beyond_the_bound_is_refused(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "give a count of at most 524288 for" in err
     assert not out.exists()
+
+
+# ------------------------------------------------- random stream buffering, progress (issue 11)
+@pytest.mark.parametrize("start", [0, 5, 2**32 - 7, 2**64 - 9000])
+def test_buffered_stream_gives_the_words_of_one_philox_call_however_split(start):
+    from tcast_ref._philox import philox_word0
+
+    rng = np.random.default_rng(start % 1000)
+    sizes = [int(v) for v in rng.integers(0, 3000, 12)] + [0, 1, 4097]
+    total = min(sum(sizes), 2**64 - start)
+    s = Stream(0xC0FFEE, start)
+    got = []
+    for n in sizes:
+        n = min(n, 2**64 - s.pos)
+        got.append(s.words(n))
+    want = philox_word0(0xC0FFEE, total, start)
+    assert np.array_equal(np.concatenate(got), want)
+
+
+def test_stream_refuses_words_past_counter_two_to_the_64():
+    s = Stream(1, 2**64 - 3)
+    assert s.words(3).size == 3
+    with pytest.raises(SpecError, match="past 2\\*\\*64"):
+        s.words(1)
+
+
+def test_case_generation_advances_a_progress_bar(monkeypatch):
+    # issue 11: generation was silent for 12 s, then bars flashed for 1.5 s
+    from tcast_ref.golden import _generate as gen_mod
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc, quiet):
+            self.total, self.desc, self.done = total, desc, 0
+            bars.append(self)
+
+        def update(self, n=1):
+            self.done += n
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr(gen_mod, "progress", Bar)
+    generate(Settings.of("mxfp8"), quiet=False)
+    inputs = [b for b in bars if b.desc.startswith("inputs")]
+    assert len(inputs) == 1 and inputs[0].total > 100
+    assert inputs[0].done == inputs[0].total  # one step per tile, all of them
+    assert bars.index(inputs[0]) == 0  # before the cast and format phases

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -305,8 +306,13 @@ def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
     return TilePlan(ks, pats, count, 1 if level == "1" else 3)
 
 
-def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) -> np.ndarray:
-    """Tiles of ``size`` elements (one per row) in the input dtype, following ``plan``."""
+def tile_inputs(
+    dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream, bar: Any = None
+) -> np.ndarray:
+    """Tiles of ``size`` elements (one per row) in the input dtype, following ``plan``.
+
+    ``bar`` (a progress bar: ``update(n)``) advances by one per tile made.
+    """
     n = dt.nspec
     pow2 = dt.sspec.scale.is_exponent
     grid = positive_grid(n, pow2)
@@ -318,6 +324,8 @@ def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) 
     for k in plan.exponents:
         for pat in plan.patterns:
             rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng, plan.reach))
+            if bar is not None:
+                bar.update(1)
     signs = rng.signs(size)
     rows.append(to_input(np.where(signs, -0.0, 0.0), idt))
     top_k = plan.exponents[-1] if plan.exponents else 0
@@ -328,6 +336,8 @@ def tile_inputs(dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream) 
     for _ in range(plan.random):
         k = int(plan.exponents[int(rng.below(len(plan.exponents), 1)[0])]) if plan.exponents else 0
         rows.append(_random_tile(k, size, m, idt, rng))
+        if bar is not None:
+            bar.update(1)
     if not rows:
         return np.zeros((0, size), INPUT_TYPES[idt][0])
     return np.stack(rows)

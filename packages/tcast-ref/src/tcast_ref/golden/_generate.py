@@ -299,7 +299,9 @@ def _cast_set(
                 f"{MAX_RANDOM_ELEMENTS // geo.size} for {dt.code}"
             )
         plan = tile_plan(dt, st.input_dtype, st.level, count)
-        x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng)
+        n_tiles = len(plan.exponents) * len(plan.patterns) + plan.random
+        with progress(n_tiles, f"inputs {dt.code}", quiet) as bar:  # tiles, not lines
+            x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng, bar)
         if dt.is_multiscale:
             # a NaN/Inf anywhere makes the whole tensor non-finite (5.6): such tiles go last,
             # into tensors of their own, after random finite tiles that complete the last

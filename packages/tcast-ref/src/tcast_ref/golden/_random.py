@@ -17,16 +17,35 @@ from .._philox import philox_word0
 __all__ = ["Stream"]
 
 
+#: Words computed per Philox call: case generation asks for a few words per tile, tens of
+#: thousands of times, and a call costs about as much as 4096 words (vectorized).
+_CHUNK = 4096
+
+
 class Stream:
-    """Consecutive Philox words under one seed, starting at counter ``start``."""
+    """Consecutive Philox words under one seed, starting at counter ``start``.
+
+    Words are computed ``_CHUNK`` at a time and handed out in order: word ``k`` of the stream
+    is word 0 of Philox at counter ``start + k`` however the draws are split, so the buffer
+    changes no bit of any set.
+    """
 
     def __init__(self, seed: int, start: int = 0) -> None:
         self.seed = seed
         self.pos = start
+        self._buf = np.zeros(0, np.uint32)
+        self._at = 0  # the stream position of _buf[0]
 
     def words(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words (uint32)."""
-        out = philox_word0(self.seed, n, self.pos) if n else np.zeros(0, np.uint32)
+        lo = self.pos - self._at
+        if lo + n > self._buf.size:
+            # refill from the current position; never past counter 2**64 - 1
+            # (a draw past the end asks for all of it: philox_word0 refuses it, naming it)
+            count = max(n, min(_CHUNK, 2**64 - self.pos))
+            self._buf = philox_word0(self.seed, count, self.pos) if count else self._buf[:0]
+            self._at, lo = self.pos, 0
+        out = self._buf[lo : lo + n].copy()
         self.pos += n
         return out
 
