@@ -114,18 +114,14 @@ def test_every_code_of_a_full_width_format_is_valid():
     assert result_form(tcast.datatype("nvfp4"), (4, 64), CastMode.ACTUAL)["scale"].code_bits is None
 
 
+def _compress_parts(code: str, shape: tuple[int, ...]) -> dict:
+    """Every CastResult field but ``data`` of a compress result with one scale."""
+    return {"scale": Arr(1, 1), "zero": None, "tenscale": None, "mask": None, "meta": None,
+            "dtype": tcast.datatype(code), "shape": shape, "castmode": CastMode.COMPRESS}
+
+
 def test_compress_data_is_exactly_the_packed_bytes_with_zero_padding():
-    dt = tcast.datatype("mxfp4")
-    base = {
-        "scale": Arr(1, 1),
-        "zero": None,
-        "tenscale": None,
-        "mask": None,
-        "meta": None,
-        "dtype": dt,
-        "shape": (1, 7),
-        "castmode": CastMode.COMPRESS,
-    }
+    base = _compress_parts("mxfp4", (1, 7))
     _check(CastResult(data=Arr(4, values=[0x21, 0x43, 0x65, 0x07]), **base))
     with pytest.raises(SpecError, match=r"data has shape \(5,\), expected \(4,\)"):
         _check(CastResult(data=Arr(5), **base))
@@ -134,17 +130,7 @@ def test_compress_data_is_exactly_the_packed_bytes_with_zero_padding():
 
 
 def test_packed_codes_wider_than_a_byte_are_checked_after_unpacking():
-    dt = tcast.datatype("int12_e8m0_t32")
-    base = {
-        "scale": Arr(1, 1),
-        "zero": None,
-        "tenscale": None,
-        "mask": None,
-        "meta": None,
-        "dtype": dt,
-        "shape": (1, 2),
-        "castmode": CastMode.COMPRESS,
-    }
+    base = _compress_parts("int12_e8m0_t32", (1, 2))
     _check(CastResult(data=Arr(4, values=[0xFF, 0x0F, 0, 0]), **base))
     with pytest.raises(SpecError, match="holds code 0x1000"):
         _check(CastResult(data=Arr(4, values=[0, 0, 0, 0x10]), **base))
