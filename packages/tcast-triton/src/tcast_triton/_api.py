@@ -1,0 +1,60 @@
+"""The public functions of the Triton engine: :func:`cast` and :func:`upcast`."""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
+
+from ._engine import engine
+
+__all__ = ["cast", "upcast"]
+
+
+def cast(
+    x: torch.Tensor,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "virtual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+    transpose_scale: bool = False,
+) -> torch.Tensor | CastResult:
+    """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
+
+    Args:
+        x: float32, float16 or bfloat16 CUDA tensor of any rank and strides.
+        dtype: a DataType, catalog name or code pair.
+        castmode: virtual (a tensor of x's dtype), actual or compress (a CastResult).
+        roundmode: even, away (nearest), zero, trunc, stochastic.
+        scalemode: floor, ceil, midmax, option3, topbinade (rceil).
+        seed: stochastic rounding: Philox seed (bits by flat C-order index).
+        rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
+        saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
+        transpose_scale: swap the two segments of a 2-D tile.
+
+    Returns:
+        The virtual tensor, or a CastResult whose tensors live on x's device.
+
+    Raises:
+        UnsupportedError: for input that is not a float32/float16/bfloat16 CUDA tensor, or
+            a datatype this engine does not cast yet (``engine.supports``; ``tcast.cast``
+            falls back to ``tcast_torch`` for those).
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+    """
+    return engine.cast_args(x, dtype, castmode=castmode, roundmode=roundmode,
+                            scalemode=scalemode, seed=seed, rbits=rbits, saturate=saturate,
+                            transpose_scale=transpose_scale)
+
+
+def upcast(result: CastResult) -> torch.Tensor:
+    """Decode an actual or compress result to float32 (equal to the virtual cast in float32).
+
+    Raises:
+        SpecError: if ``result`` is not an actual/compress CastResult of tensors that fit
+            its datatype and shape.
+    """
+    return engine.upcast(result)

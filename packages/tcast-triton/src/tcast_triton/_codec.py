@@ -1,0 +1,288 @@
+"""Elementwise encode and decode in Triton (SEMANTICS.md §2-§4): integer round-and-shift.
+
+The device twin of ``tcast_torch._codec`` and ``tcast_ref._codec``: every rule is integer
+arithmetic on float32 bit patterns, so each code is the exactly rounded one in every round
+mode and no float conversion instruction of the GPU is trusted with a format it does not
+have. A format arrives as the compile-time tuple of ``tcast_triton._formats.fmt``, read
+through the ``F_*`` indices; a round mode as its code (``ROUND_CODES``).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+# fields of a format tuple (tcast_triton._formats.fmt)
+F_KIND: tl.constexpr = 0
+F_BITS: tl.constexpr = 1
+F_MB: tl.constexpr = 2
+F_BIAS: tl.constexpr = 3
+F_EMIN: tl.constexpr = 4
+F_MAXC: tl.constexpr = 5
+F_SB: tl.constexpr = 6
+F_NEGZ: tl.constexpr = 7
+F_OVERC: tl.constexpr = 8
+F_OVERS: tl.constexpr = 9
+F_INFC: tl.constexpr = 10
+F_INFS: tl.constexpr = 11
+F_NANC: tl.constexpr = 12
+F_NANS: tl.constexpr = 13
+F_MAXI: tl.constexpr = 14
+F_STYLE: tl.constexpr = 15
+F_EBITS: tl.constexpr = 16
+F_DEEP: tl.constexpr = 17
+
+K_FLOAT: tl.constexpr = 0
+K_INT: tl.constexpr = 1
+K_UINT: tl.constexpr = 2
+K_EXP: tl.constexpr = 3
+
+R_EVEN: tl.constexpr = 0
+R_AWAY: tl.constexpr = 1
+R_ZERO: tl.constexpr = 2
+R_TRUNC: tl.constexpr = 3
+R_STOCH: tl.constexpr = 4
+
+NAN_BITS: tl.constexpr = 0x7FC00000
+NEG_NAN_BITS: tl.constexpr = -4194304  # 0xFFC00000
+SIGN: tl.constexpr = -2147483648
+
+
+@triton.jit
+def bits_of(x):
+    """int32 bit pattern of float32 values."""
+    return x.to(tl.int32, bitcast=True)
+
+
+@triton.jit
+def f32_of(b):
+    """float32 values of int32 bit patterns."""
+    return b.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def floor_log2_small(s):
+    """floor(log2 s) of int32 0 < s < 2**24 (exact through float32's exponent field)."""
+    return (bits_of(s.to(tl.float32)) >> 23) - 127
+
+
+@triton.jit
+def pow2(k):
+    """2**k as float32 for int32 k in [-149, 127], from the bits."""
+    normal = (tl.minimum(tl.maximum(k, -126), 127) + 127) << 23
+    sub = tl.full(k.shape, 1, tl.int32) << tl.minimum(tl.maximum(k + 149, 0), 22)
+    return f32_of(tl.where(k >= -126, normal, sub))
+
+
+@triton.jit
+def round_up(rem, sh, shift, odd, rbits, MODE: tl.constexpr):
+    """1 where the discarded part ``rem`` (units 2**-shift of the kept unit) rounds up."""
+    if MODE == R_STOCH:
+        # floor(frac * 2**32) as a 32-bit pattern; up iff it plus r carries out of 32 bits,
+        # i.e. r >u ~frac32: an unsigned compare written as a signed one of both xor the sign
+        lsh = tl.minimum(tl.maximum(32 - shift, 0), 31)
+        rsh = tl.minimum(tl.maximum(shift - 32, 0), 31)
+        frac32 = tl.where(shift <= 32, rem << lsh, rem >> rsh)
+        up = (rbits ^ SIGN) > (~frac32 ^ SIGN)
+    elif MODE == R_TRUNC:
+        up = tl.zeros(rem.shape, tl.int1)
+    else:
+        half = tl.where(sh > 0, tl.full(sh.shape, 1, tl.int32) << tl.maximum(sh - 1, 0), 0)
+        above = rem > half
+        tie = (rem == half) & (rem > 0)
+        if MODE == R_ZERO:
+            up = above
+        elif MODE == R_AWAY:
+            up = above | tie
+        else:
+            up = above | (tie & odd)
+    return up.to(tl.int32)
+
+
+@triton.jit
+def split(x):
+    """(negative, magnitude bits, exponent field, significand S, q): |x| = S * 2**q."""
+    b = bits_of(x)
+    mag = b & 0x7FFFFFFF
+    e32 = mag >> 23
+    m32 = mag & 0x7FFFFF
+    s = tl.where(e32 > 0, m32 | 0x800000, m32)
+    q = tl.maximum(e32, 1) - 150
+    return b < 0, mag, e32, s, q
+
+
+@triton.jit
+def encode(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """int32 codes (unsigned patterns of the format's width) of float32 ``x``."""
+    if F[F_KIND] == K_FLOAT:
+        code = _encode_float(x, rbits, F, MODE)
+    elif F[F_KIND] == K_EXP:
+        code = _encode_exponent(x, rbits, F, MODE)
+    else:
+        code = _encode_int(x, rbits, F, MODE)
+    return code
+
+
+@triton.jit
+def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    neg, mag, e32, s, q = split(x)
+    MB: tl.constexpr = F[F_MB]
+    BIAS: tl.constexpr = F[F_BIAS]
+    EMIN: tl.constexpr = F[F_EMIN]
+    if F[F_DEEP] == 0:
+        # float32 subnormals lie below the format's normal range: the grid is its spacing
+        e_eff = tl.maximum(e32 - 127, EMIN)
+    else:
+        e = tl.where(e32 > 0, e32 - 127, floor_log2_small(tl.maximum(s, 1)) - 149)
+        e_eff = tl.maximum(e, EMIN)
+    g = e_eff - MB
+    shift = g - q
+    sh = tl.minimum(tl.maximum(shift, 0), 30)
+    n = s >> sh
+    rem = s & ((tl.full(sh.shape, 1, tl.int32) << sh) - 1)
+    if MB > 0:
+        odd = (n & 1) == 1
+    else:
+        odd = (n > 0) & (((g + BIAS) & 1) == 1)
+    nq = n + round_up(rem, sh, shift, odd, rbits, MODE)
+    code = ((g + (BIAS - 1 + MB)) << MB) + nq
+    code = tl.where(nq == 0, 0, code)
+    over = code > F[F_MAXC]
+    SB: tl.constexpr = F[F_SB]
+    if F[F_NEGZ] == 1:
+        res = tl.where(neg, code | SB, code)
+    else:
+        res = tl.where(neg & (code != 0), code | SB, code)
+    OVERC: tl.constexpr = F[F_OVERC]
+    INFC: tl.constexpr = F[F_INFC]
+    if F[F_OVERS] == 1:
+        over_code = tl.where(neg, OVERC | SB, OVERC)
+    else:
+        over_code = tl.full(x.shape, OVERC, tl.int32)
+    if F[F_INFS] == 1:
+        inf_code = tl.where(neg, INFC | SB, INFC)
+    else:
+        inf_code = tl.full(x.shape, INFC, tl.int32)
+    res = tl.where(over, over_code, res)
+    res = tl.where(mag == 0x7F800000, inf_code, res)
+    NANC: tl.constexpr = F[F_NANC]
+    if NANC >= 0:
+        if F[F_NANS] == 1:
+            nan_code = tl.where(neg, NANC | SB, NANC)
+        else:
+            nan_code = tl.full(x.shape, NANC, tl.int32)
+        res = tl.where(mag > 0x7F800000, nan_code, res)
+    else:
+        res = tl.where(mag > 0x7F800000, 0, res)
+    return res
+
+
+@triton.jit
+def _encode_int(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    neg, mag, e32, s, q = split(x)
+    nan = mag > 0x7F800000
+    shift = tl.maximum(-q, 0)
+    sh = tl.minimum(shift, 30)
+    n = s >> sh
+    rem = s & ((tl.full(sh.shape, 1, tl.int32) << sh) - 1)
+    nq = n + round_up(rem, sh, shift, (n & 1) == 1, rbits, MODE)
+    MAXI: tl.constexpr = F[F_MAXI]
+    BITS: tl.constexpr = F[F_BITS]
+    if BITS <= 24:
+        m = tl.where(q > 0, MAXI, tl.minimum(nq, MAXI))
+        m = tl.where(nan, 0, m)
+        if F[F_KIND] == K_UINT:
+            val = tl.where(neg, 0, m)
+        else:
+            val = tl.where(neg, -m, m)
+        code = val & ((1 << BITS) - 1)
+    else:
+        # magnitudes up to 2**32 need 64 bits (|x| >= 2**40 saturates first)
+        big = tl.minimum(s.to(tl.int64) << tl.minimum(tl.maximum(q, 0), 16).to(tl.int64), MAXI)
+        m = tl.where(q > 16, MAXI, tl.where(q > 0, big, tl.minimum(nq.to(tl.int64), MAXI)))
+        m = tl.where(nan, 0, m)
+        if F[F_KIND] == K_UINT:
+            val = tl.where(neg, 0, m)
+        else:
+            val = tl.where(neg, -m, m)
+        val = val & ((1 << BITS) - 1)
+        code = tl.where(val >= 2147483648, val - 4294967296, val).to(tl.int32)
+    return code
+
+
+@triton.jit
+def _encode_exponent(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    neg, mag, e32, s, q = split(x)
+    lg = floor_log2_small(tl.maximum(s, 1))
+    e = lg + q
+    BIAS: tl.constexpr = F[F_BIAS]
+    sh = tl.minimum(tl.maximum(lg, 0), 30)
+    n = s >> sh
+    rem = s & ((tl.full(sh.shape, 1, tl.int32) << sh) - 1)
+    odd = (((e + BIAS) & 1) == 1) & (n > 0)
+    nq = n + round_up(rem, sh, lg, odd, rbits, MODE)
+    code = e + BIAS + (nq > 1).to(tl.int32)
+    code = tl.maximum(code, 0)
+    code = tl.where((code > F[F_MAXC]) | (mag == 0x7F800000), F[F_INFC], code)
+    return tl.where((mag > 0x7F800000) | neg | (s == 0), F[F_NANC], code)
+
+
+@triton.jit
+def decode(codes, F: tl.constexpr):
+    """float32 values of int32 codes (canonical NaN, signed for IEEE/fn negative NaNs)."""
+    if F[F_KIND] == K_EXP:
+        v = pow2(codes - F[F_BIAS])
+        out = tl.where(codes == F[F_NANC], f32_of(tl.full(codes.shape, NAN_BITS, tl.int32)), v)
+    elif F[F_KIND] == K_INT:
+        BITS: tl.constexpr = F[F_BITS]
+        if BITS == 32:
+            v = codes
+        else:
+            v = (codes << (32 - BITS)) >> (32 - BITS)
+        out = v.to(tl.float32)
+    elif F[F_KIND] == K_UINT:
+        if F[F_BITS] < 32:
+            out = codes.to(tl.float32)
+        else:
+            hi = ((codes >> 16) & 0xFFFF).to(tl.float32)
+            out = hi * 65536.0 + (codes & 0xFFFF).to(tl.float32)
+    else:
+        out = _decode_float(codes, F)
+    return out
+
+
+@triton.jit
+def _decode_float(codes, F: tl.constexpr):
+    MB: tl.constexpr = F[F_MB]
+    BIAS: tl.constexpr = F[F_BIAS]
+    SB: tl.constexpr = F[F_SB]
+    neg = (codes & SB) != 0
+    mag = codes & (SB - 1) if SB > 0 else codes & 0x7FFFFFFF
+    field = mag >> MB
+    frac = mag & ((1 << MB) - 1)
+    sig = tl.where(field > 0, frac | (1 << MB), frac).to(tl.float32)
+    k = tl.maximum(field, 1) - (BIAS + MB)
+    if 1 - BIAS - MB >= -126:
+        val = sig * pow2(k)
+    else:
+        kc = tl.maximum(k, -126)
+        val = (sig * pow2(kc)) * pow2(k - kc)
+    b = bits_of(tl.where(neg, -val, val))
+    nanb = tl.where(neg, NEG_NAN_BITS, NAN_BITS)
+    infb = tl.where(neg, -8388608, 0x7F800000)  # 0xFF800000
+    STYLE: tl.constexpr = F[F_STYLE]
+    EB: tl.constexpr = F[F_EBITS]
+    ALLONES: tl.constexpr = (1 << (EB + MB)) - 1
+    TOP: tl.constexpr = (1 << EB) - 1
+    if STYLE == 0:
+        special = field == TOP
+        b = tl.where(special & (frac == 0), infb, b)
+        b = tl.where(special & (frac != 0), nanb, b)
+    elif STYLE == 1:
+        b = tl.where(mag == ALLONES, nanb, b)
+    elif STYLE == 2:
+        b = tl.where(codes == SB, NAN_BITS, b)
+    elif STYLE == 3:
+        b = tl.where(codes == SB, NAN_BITS, b)
+        b = tl.where(mag == ALLONES, infb, b)
+    return f32_of(b)

@@ -1,0 +1,80 @@
+"""The ``triton`` engine object registered under the ``tcast.engines`` entry-point group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from tcast_torch._accept import tensor_refusal
+from tcast_torch._engine import engine as torch_engine
+from tcast_torch._run import OPS, check_rbits
+
+from tcast import CastModes, CastResult, DataType
+from tcast.kit import CastRequest, EngineBase
+
+from ._launch import interpreting, run_cast, tiled_supported
+
+__all__ = ["TritonEngine", "engine"]
+
+
+class TritonEngine(EngineBase):
+    """The Triton engine: CUDA tensors (CPU tensors only under ``TRITON_INTERPRET=1``).
+
+    It outranks ``torch`` for the tensors it accepts; the front door falls back to
+    ``tcast_torch`` for the requests :meth:`supports` refuses.
+    """
+
+    name = "triton"
+    priority = 10
+    array_type = torch.Tensor
+    array_what = "CUDA torch tensors"
+    array_one = "a CUDA torch tensor"
+    result_ops = OPS
+
+    def accepts(self, x: Any) -> bool:
+        """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``)."""
+        if not isinstance(x, torch.Tensor):
+            return False
+        return x.device.type == "cuda" or (interpreting() and x.device.type == "cpu")
+
+    def supports(self, dtype: DataType, modes: CastModes) -> bool:
+        """Unscaled datatypes and one dense tile segment along any dimension (or a tensor or
+        channel scale), every element format, scale format, round, scale and cast mode."""
+        return super().supports(dtype, modes) and tiled_supported(dtype)
+
+    def refusal(self, a: torch.Tensor) -> str | None:
+        """The torch engine's refusals (DTensor, sparse, nested, dispatch subclasses)."""
+        return tensor_refusal(a)
+
+    def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
+        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""
+        return check_rbits(x, rbits)
+
+    def check_result_arrays(self, result: CastResult) -> None:
+        """Every part on one device (as the torch engine checks)."""
+        torch_engine.check_result_arrays(result)
+
+    def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+        """The cast by the Triton kernels (``_launch.run_cast``)."""
+        if x.numel() == 0:
+            return _relabel(torch_engine.run(x, request))
+        return run_cast(x, request)
+
+    def run_upcast(self, result: CastResult) -> torch.Tensor:
+        """The decode (by the torch engine's kernels for now)."""
+        return torch_engine.run_upcast(result)
+
+    def __repr__(self) -> str:
+        return "tcast_triton.engine"
+
+
+def _relabel(out: torch.Tensor | CastResult) -> torch.Tensor | CastResult:
+    if isinstance(out, CastResult):
+        import dataclasses
+
+        return dataclasses.replace(out, engine="triton")
+    return out
+
+
+#: The engine instance (the entry point loads this).
+engine = TritonEngine()

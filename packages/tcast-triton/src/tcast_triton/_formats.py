@@ -1,0 +1,64 @@
+"""Number formats and modes as the compile-time tuples the kernels read (host side).
+
+A kernel receives each format it touches (element, scale, tensor scale, zero point) as one
+``tl.constexpr`` tuple whose fields are named by the ``F_*`` indices below, so that every
+format is a compile-time specialization and no rule is decided per element at run time.
+The overflow and NaN codes of an encode depend on the round mode and ``saturate`` and are
+resolved here, once, from SEMANTICS.md §4.1 and §4.2 (the same decisions as
+``tcast_ref._codec``), so the kernel only selects between precomputed codes.
+"""
+
+from __future__ import annotations
+
+from tcast import Kind, NumberSpec, RoundMode, Style
+
+__all__ = ["KIND_CODES", "ROUND_CODES", "STYLE_CODES", "fmt"]
+
+#: Kinds as kernel constants.
+KIND_CODES = {Kind.FLOAT: 0, Kind.INT: 1, Kind.UINT: 2, Kind.EXPONENT: 3}
+#: Round modes as kernel constants.
+ROUND_CODES = {RoundMode.EVEN: 0, RoundMode.AWAY: 1, RoundMode.ZERO: 2, RoundMode.TRUNC: 3,
+               RoundMode.STOCHASTIC: 4}
+#: Float styles as kernel constants (the decode's special codes).
+STYLE_CODES = {Style.IEEE: 0, Style.FN: 1, Style.FNUZ: 2, Style.UZ: 3, Style.FINITE: 4}
+
+
+def _s32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = True) -> tuple:
+    """The compile-time tuple of ``spec`` encoded under ``mode`` and ``saturate``.
+
+    Fields (indices ``F_*`` of ``tcast_triton._codec``): kind, bits, mbits, bias, emin,
+    max_code, sign bit (as int32), has -0, overflow code and whether it takes the sign, Inf
+    code and whether it takes the sign, NaN code (-1: none, NaN encodes to 0) and whether
+    it takes the sign, maxint, style, exponent bits, whether the minimum exponent lies below
+    float32's normal range.
+    """
+    kind = KIND_CODES[spec.kind]
+    sb = _s32(spec.sign_bit)
+    over = inf = spec.max_code
+    over_signed = inf_signed = True
+    nan, nan_signed = -1, False
+    if spec.kind is Kind.FLOAT:
+        if not (saturate or not (spec.has_inf or spec.has_nan)):
+            inf = spec.inf_code if spec.has_inf else spec.nan_code
+            over = spec.max_code if mode is RoundMode.TRUNC else inf
+        single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
+        over_signed = not (single_nan and over == spec.nan_code)
+        inf_signed = not (single_nan and inf == spec.nan_code)
+        if spec.has_nan:
+            nan = spec.nan_code
+            nan_signed = spec.style in (Style.IEEE, Style.FN)
+    elif spec.kind is Kind.EXPONENT:
+        nan = spec.nan_code
+        inf = spec.max_code if saturate else spec.nan_code
+    maxint = spec.maxint if spec.is_integer else 0
+    return (
+        kind, spec.bits, spec.mbits, spec.bias, spec.emin, spec.max_code, sb,
+        int(spec.has_negzero), over, int(over_signed), inf, int(inf_signed), nan,
+        int(nan_signed), maxint, STYLE_CODES[spec.style] if spec.kind is Kind.FLOAT else 4,
+        spec.ebits, int(spec.emin < -126),
+    )

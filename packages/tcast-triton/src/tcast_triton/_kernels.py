@@ -1,0 +1,285 @@
+"""The cast kernels (``@triton.jit``): unscaled, tiled (row and column) and the amax pass.
+
+Launchers live in ``_launch``; the per-element codec in ``_codec``; block scales in
+``_scales``. Every offset is int64 (tensors past 2**31 elements). A tiled cast reads the
+input as the canonical view ``[outer, L, inner]`` with its tiles along ``L``:
+
+* row geometry (``inner == 1``, ``AXIS == 1``): a program owns ``BR`` consecutive tiles, a
+  ``[BR, TP]`` block, reduced along axis 1;
+* column geometry (``inner > 1``, ``AXIS == 0``): a program owns one tile index along ``L``
+  for ``BI`` neighbouring columns of ``inner``, a ``[TP, BI]`` block reduced along axis 0,
+  so loads and scale stores stay coalesced without a transpose;
+* ``LOOP``: the tile is longer than one block (channels): one loop takes the block maxima,
+  a second encodes; ``PRE``: the block maxima come from the amax pass (a tensor scale).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from ._codec import NAN_BITS, NEG_NAN_BITS, bits_of, decode, encode, f32_of
+from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
+
+# input / virtual output dtypes
+IN_F32: tl.constexpr = 0
+IN_F16: tl.constexpr = 1
+IN_BF16: tl.constexpr = 2
+# random sources
+RS_NONE: tl.constexpr = 0
+RS_SEED: tl.constexpr = 1
+RS_BITS: tl.constexpr = 2
+# element encode recipes
+EK_PLAIN: tl.constexpr = 0
+EK_FIXED: tl.constexpr = 1
+EK_ZERO: tl.constexpr = 2
+
+
+@triton.jit
+def load_f32(ptr, offs, mask, IN: tl.constexpr):
+    """Input values as float32; a 16-bit NaN keeps its sign (SEMANTICS.md §4.2)."""
+    if IN == IN_F32:
+        x = tl.load(ptr + offs, mask=mask, other=0.0)
+    else:
+        raw = tl.load(ptr + offs, mask=mask, other=0)  # int16 bit patterns
+        r = raw.to(tl.int32) & 0xFFFF
+        if IN == IN_BF16:
+            x = f32_of(r << 16)
+        else:
+            x = raw.to(tl.float16, bitcast=True).to(tl.float32)
+            x = tl.where((x != x) & (raw < 0), f32_of(bits_of(x) | -2147483648), x)
+    return x
+
+
+@triton.jit
+def store_value(ptr, offs, mask, v, IN: tl.constexpr):
+    """float32 values rounded (nearest even) into the input dtype, NaN canonical (§7)."""
+    b = bits_of(v)
+    neg = b < 0
+    nan = v != v
+    if IN == IN_F32:
+        tl.store(ptr + offs, tl.where(nan, tl.where(neg, NEG_NAN_BITS, NAN_BITS), b), mask=mask)
+    elif IN == IN_BF16:
+        u = b.to(tl.uint32, bitcast=True)
+        r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).to(tl.int32)
+        r = tl.where(nan, tl.where(neg, 0xFFC0, 0x7FC0), r)
+        tl.store(ptr + offs, r.to(tl.int16), mask=mask)
+    else:
+        h = v.to(tl.float16).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+        h = tl.where(nan, tl.where(neg, 0xFE00, 0x7E00), h)
+        tl.store(ptr + offs, h.to(tl.int16), mask=mask)
+
+
+@triton.jit
+def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
+    """int32 codes as the stored unsigned dtype (CB bytes)."""
+    if CB == 1:
+        tl.store(ptr + offs, codes.to(tl.uint8), mask=mask)
+    elif CB == 2:
+        tl.store(ptr + offs, codes.to(tl.uint16), mask=mask)
+    else:
+        tl.store(ptr + offs, codes.to(tl.uint32, bitcast=True), mask=mask)
+
+
+@triton.jit
+def random_words(seed, rb_ptr, offs, mask, RS: tl.constexpr):
+    """int32 random bit patterns per element: Philox word ``i % 4`` at counter ``i >> 2``
+    (SEMANTICS.md §3.3), or the caller's bits."""
+    if RS == RS_SEED:
+        r0, r1, r2, r3 = tl.randint4x(seed, offs >> 2)
+        w = offs & 3
+        r = tl.where(w == 0, r0, tl.where(w == 1, r1, tl.where(w == 2, r2, r3)))
+        r = r.to(tl.int32, bitcast=True)
+    elif RS == RS_BITS:
+        r = tl.load(rb_ptr + offs, mask=mask, other=0)
+    else:
+        r = offs.to(tl.int32)  # unused
+    return r
+
+
+@triton.jit(do_not_specialize=["seed"])
+def _cast_unscaled(
+    x_ptr, rb_ptr, out_ptr, n, seed, E: tl.constexpr, MODE: tl.constexpr, IN: tl.constexpr,
+    RS: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr, NAN_KEEP: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    """Elementwise cast (no scale): codes, or their values in the input dtype."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = load_f32(x_ptr, offs, mask, IN)
+    r = random_words(seed, rb_ptr, offs, mask, RS)
+    codes = encode(x, r, E, MODE)
+    if VIRTUAL:
+        v = decode(codes, E)
+        if E[12] < 0:  # no NaN in the format: an input NaN stays NaN (SEMANTICS §4.2)
+            v = tl.where(x != x, x, v)
+        store_value(out_ptr, offs, mask, v, IN)
+    else:
+        store_codes(out_ptr, offs, mask, codes, CB)
+
+
+@triton.jit
+def _block_max(x, mask, AXIS: tl.constexpr, U: tl.constexpr):
+    """The block's maxima of magnitude bits (and, for uint data, of the positive bits and
+    the negative magnitude bits) along AXIS: integer maxima, deterministic, NaN-proof."""
+    b = bits_of(x)
+    mag = tl.where(mask, b & 0x7FFFFFFF, 0)
+    mx = tl.max(mag, axis=AXIS)
+    if U:
+        hi = tl.max(tl.where(mask & (b > 0), b, 0), axis=AXIS)
+        lo = tl.max(tl.where(mask & (b < 0), mag, 0), axis=AXIS)
+    else:
+        hi = mx
+        lo = mx
+    return mx, hi, lo
+
+
+@triton.jit
+def _encode_block(
+    x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS: tl.constexpr, E: tl.constexpr,
+    MODE: tl.constexpr, EK: tl.constexpr, FIXED: tl.constexpr, INV_FIXED: tl.constexpr,
+    IN: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr,
+):
+    """Encode a block with its lanes' multipliers and store codes or virtual values."""
+    rc = tl.expand_dims(recip, AXIS)
+    x1 = x * rc
+    if EK == EK_FIXED:
+        xs = x1 * FIXED
+    elif EK == EK_ZERO:
+        xs = x1 + tl.expand_dims(zval, AXIS)
+    else:
+        xs = x1
+    codes = encode(xs, r, E, MODE)
+    badb = tl.expand_dims(bad, AXIS) & mask
+    codes = tl.where(badb, 0, codes)
+    if VIRTUAL:
+        q = decode(codes, E)
+        dc = tl.expand_dims(dec, AXIS)
+        if EK == EK_FIXED:
+            v = (q * INV_FIXED) * dc
+        elif EK == EK_ZERO:
+            v = (q - tl.expand_dims(zval, AXIS)) * dc
+        else:
+            v = q * dc
+        v = tl.where(badb, f32_of(tl.full(v.shape, NAN_BITS, tl.int32)), v)
+        store_value(out_ptr, offs, mask, v, IN)
+    else:
+        store_codes(out_ptr, offs, mask, codes, CB)
+
+
+@triton.jit
+def _geometry(pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.constexpr,
+              BL: tl.constexpr):
+    """Element offsets, mask, lane (scale) indices and lane mask of one block.
+
+    ``c0`` is the first tile position of the block (loops over long tiles).
+    """
+    t = c0 + tl.arange(0, TP)
+    if AXIS == 1:  # rows: BL tiles of TP along a flat line
+        k = pid.to(tl.int64) * BL + tl.arange(0, BL)
+        ntiles = outer.to(tl.int64) * nt
+        o = k // nt
+        j = k % nt
+        lane_ok = k < ntiles
+        pos = j[:, None] * T + t[None, :]
+        mask = lane_ok[:, None] & (t[None, :] < T) & (pos < L)
+        offs = o[:, None] * L + pos
+        lanes = k
+    else:  # columns: TP positions along L for BL columns of inner
+        nic = tl.cdiv(inner, BL)
+        p = pid.to(tl.int64)
+        ic = p % nic
+        rest = p // nic
+        j = rest % nt
+        o = rest // nt
+        i = ic * BL + tl.arange(0, BL)
+        lane_ok = i < inner
+        pos = j * T + t
+        mask = (t[:, None] < T) & (pos[:, None] < L) & lane_ok[None, :]
+        offs = (o * L + pos[:, None]) * inner + i[None, :]
+        lanes = (o * nt + j) * inner + i
+    return offs, mask, lanes, lane_ok
+
+
+@triton.jit(do_not_specialize=["seed"])
+def _cast_tiles(
+    x_ptr, rb_ptr, out_ptr, scale_ptr, zero_ptr, tcode_ptr, stats_ptr,
+    outer, L, inner, T, nt, seed,
+    AXIS: tl.constexpr, TP: tl.constexpr, BL: tl.constexpr, LOOP: tl.constexpr,
+    PRE: tl.constexpr, SK: tl.constexpr, E: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
+    Z: tl.constexpr, RULE: tl.constexpr, C: tl.constexpr, MODE: tl.constexpr,
+    EK: tl.constexpr, FIXED: tl.constexpr, INV_FIXED: tl.constexpr, IN: tl.constexpr,
+    RS: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr, SCB: tl.constexpr,
+    ZCB: tl.constexpr, TCB: tl.constexpr,
+):
+    """One scaled cast over tiles of the canonical view (see the module docstring)."""
+    pid = tl.program_id(0)
+    U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
+    offs, mask, lanes, lane_ok = _geometry(pid, 0, outer, L, inner, T, nt, AXIS, TP, BL)
+    if PRE:
+        zl = tl.zeros(lanes.shape, tl.int32)
+        mx = zl + tl.load(stats_ptr)
+        hi = zl + tl.load(stats_ptr + 1)
+        lo = zl + tl.load(stats_ptr + 2)
+    elif LOOP:
+        mx = tl.zeros(lanes.shape, tl.int32)
+        hi = mx
+        lo = mx
+        for c0 in range(0, T, TP):
+            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP,
+                                                   BL)
+            x = load_f32(x_ptr, offs, mask, IN)
+            m1, h1, l1 = _block_max(x, mask, AXIS, U)
+            mx = tl.maximum(mx, m1)
+            hi = tl.maximum(hi, h1)
+            lo = tl.maximum(lo, l1)
+    else:
+        x = load_f32(x_ptr, offs, mask, IN)
+        mx, hi, lo = _block_max(x, mask, AXIS, U)
+    tmax = 0
+    if SK == SK_TWO:
+        tmax = tl.load(stats_ptr)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(mx, hi, lo, tmax, SK, S, TS, Z,
+                                                             RULE, C)
+    if VIRTUAL == 0:
+        if PRE:
+            if pid == 0:
+                first = lanes == 0
+                store_codes(scale_ptr, lanes, first, scale, SCB)
+                if U:
+                    store_codes(zero_ptr, lanes, first, zcode, ZCB)
+        else:
+            store_codes(scale_ptr, lanes, lane_ok, scale, SCB)
+            if U:
+                store_codes(zero_ptr, lanes, lane_ok, zcode, ZCB)
+        if SK == SK_TWO:
+            if pid == 0:
+                store_codes(tcode_ptr, lanes, lanes == 0, tcode, TCB)
+    if LOOP:
+        for c0 in range(0, T, TP):
+            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP,
+                                                   BL)
+            x = load_f32(x_ptr, offs, mask, IN)
+            r = random_words(seed, rb_ptr, offs, mask, RS)
+            _encode_block(x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS, E, MODE, EK,
+                          FIXED, INV_FIXED, IN, VIRTUAL, CB)
+    else:
+        if PRE:
+            x = load_f32(x_ptr, offs, mask, IN)
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        _encode_block(x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS, E, MODE, EK,
+                      FIXED, INV_FIXED, IN, VIRTUAL, CB)
+
+
+@triton.jit
+def _amax_pass(x_ptr, stats_ptr, n, IN: tl.constexpr, U: tl.constexpr, BLOCK: tl.constexpr):
+    """The tensor's maxima of magnitude bits (and uint's positive/negative maxima) by
+    atomic integer max: the same result whatever order the programs run in."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = load_f32(x_ptr, offs, mask, IN)
+    mx, hi, lo = _block_max(x, mask, 0, U)
+    tl.atomic_max(stats_ptr, mx)
+    if U:
+        tl.atomic_max(stats_ptr + 1, hi)
+        tl.atomic_max(stats_ptr + 2, lo)

@@ -1,0 +1,143 @@
+"""Block scales in Triton: the kit's scale recipes unrolled at compile time (SEMANTICS §5).
+
+One function, :func:`lane_scales`, turns a block's reductions (integer maxima of float32
+bit patterns) into its scale code, zero-point code, encode multiplier and decode multiplier,
+following ``tcast.kit``'s recipes step by step: every division is ``tl.div_rn`` (correctly
+rounded), every product one float32 multiplication (kernels are compiled without FMA
+contraction), power-of-two scales come from the exponent and significand bits and the kit's
+two integers. ``tests/test_recipes_unrolled.py`` pins the kit's recipes to the steps
+written here.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from ._codec import R_EVEN, bits_of, decode, encode, f32_of, floor_log2_small, split
+
+# scale kinds (tcast_triton._plan.ScaleKind)
+SK_NONE: tl.constexpr = 0
+SK_EXP: tl.constexpr = 1
+SK_FLOAT: tl.constexpr = 2
+SK_TWO: tl.constexpr = 3
+SK_UFLOAT: tl.constexpr = 4
+SK_UEXP: tl.constexpr = 5
+
+# fields of the rule tuple: the kit's ExponentScaleRule
+RU_OFF: tl.constexpr = 0
+RU_THR: tl.constexpr = 1
+RU_MAXC: tl.constexpr = 2
+RU_EXACT: tl.constexpr = 3
+RU_BUMP: tl.constexpr = 4
+
+# fields of the constants tuple
+C_M: tl.constexpr = 0
+C_MSM: tl.constexpr = 1
+C_F32MAX: tl.constexpr = 2
+C_SLO: tl.constexpr = 3
+C_SHI: tl.constexpr = 4
+C_TLO: tl.constexpr = 5
+C_THI: tl.constexpr = 6
+C_ZNAN: tl.constexpr = 7
+
+
+@triton.jit
+def exp_code(v, RULE: tl.constexpr):
+    """Power-of-two scale code of float32 ``v >= 0`` by the kit's rule; +Inf -> max code."""
+    b = bits_of(v)
+    if RULE[RU_EXACT] == 1:
+        big_e = ((b >> 23) & 0xFF) - 127
+        sig = (b & 0x7FFFFF) | 0x800000
+        e = big_e + RULE[RU_OFF]
+        if RULE[RU_BUMP] == 1:
+            e = e + (sig > RULE[RU_THR]).to(tl.int32)
+        code = tl.minimum(tl.maximum(e, 0), RULE[RU_MAXC])
+    else:
+        neg, mag, e32, s, q = split(v)
+        s1 = tl.maximum(s, 1)
+        lg = floor_log2_small(s1)
+        sig = s1 << (23 - lg)
+        e = lg + q + RULE[RU_OFF]
+        if RULE[RU_BUMP] == 1:
+            e = e + (sig > RULE[RU_THR]).to(tl.int32)
+        code = tl.minimum(tl.maximum(e, 0), RULE[RU_MAXC])
+        code = tl.where(s == 0, 0, code)
+    return tl.where((b & 0x7FFFFFFF) == 0x7F800000, RULE[RU_MAXC], code)
+
+
+@triton.jit
+def float_scale_code(v, S: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr):
+    """RNE_S(clamp(v, smallest normal, max)) as codes, NaN -> max (SEMANTICS.md §5.5)."""
+    v = tl.where(v != v, HI, v)
+    v = tl.minimum(tl.maximum(v, LO), HI)
+    return encode(v, v, S, R_EVEN)
+
+
+@triton.jit
+def _div(a, b):
+    return tl.div_rn(a, b)
+
+
+@triton.jit
+def lane_scales(
+    maxmag, hi_b, lo_b, tmax_b, SK: tl.constexpr, S: tl.constexpr, T: tl.constexpr,
+    Z: tl.constexpr, RULE: tl.constexpr, C: tl.constexpr,
+):
+    """(scale code, zero code, tensor-scale code, encode multiplier, zero point, decode
+    multiplier, non-finite) per block from its reductions.
+
+    ``maxmag``: the largest magnitude bits; ``hi_b``: the largest bits of a positive
+    element (uint data); ``lo_b``: the largest magnitude bits of a negative element (uint
+    data); ``tmax_b``: the tensor's largest magnitude bits (two-level scaling).
+    """
+    nonfinite = maxmag >= 0x7F800000
+    one = tl.full(maxmag.shape, 1.0, tl.float32)
+    zero_code = tl.zeros(maxmag.shape, tl.int32)
+    tcode = tl.zeros(maxmag.shape, tl.int32)
+    zval = tl.zeros(maxmag.shape, tl.float32)
+    if SK == SK_UFLOAT or SK == SK_UEXP:
+        hi = tl.where(nonfinite, 0.0, f32_of(hi_b))
+        lo = tl.where(nonfinite | (lo_b == 0), 0.0, -f32_of(lo_b))
+        rng = hi - lo
+        if SK == SK_UFLOAT:
+            q = _div(rng, tl.full(rng.shape, C[C_M], tl.float32))
+            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
+        else:
+            scale = exp_code(rng, RULE)
+        dec = decode(scale, S)
+        recip = _div(one, dec)
+        nlo = 0.0 - lo
+        zraw = nlo * recip
+        zero_code = encode(zraw, zraw, Z, R_EVEN)
+        zval = decode(zero_code, Z)
+        zero_code = tl.where(nonfinite, C[C_ZNAN], zero_code)
+    else:
+        amax = tl.where(nonfinite, 0.0, f32_of(maxmag))
+        if SK == SK_EXP:
+            scale = exp_code(amax, RULE)
+            dec = decode(scale, S)
+            recip = _div(one, dec)
+        elif SK == SK_FLOAT:
+            q = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
+            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
+            dec = decode(scale, S)
+            recip = _div(one, dec)
+        else:  # two-level
+            all_bad = tmax_b >= 0x7F800000
+            tamax = tl.where(all_bad, 0.0, f32_of(tmax_b)) + tl.zeros(amax.shape, tl.float32)
+            tq = _div(tamax, tl.full(amax.shape, C[C_MSM], tl.float32))
+            tcode = float_scale_code(tq, T, C[C_TLO], C[C_THI])
+            tval = decode(tcode, T)
+            q1 = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
+            q = _div(q1, tval)
+            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
+            sval = decode(scale, S)
+            r1 = _div(one, tval)
+            r2 = _div(r1, sval)
+            recip = tl.minimum(r2, C[C_F32MAX])
+            dec = tval * sval
+            nonfinite = nonfinite | all_bad
+            tcode = tl.where(all_bad, T[12], tcode)
+    scale = tl.where(nonfinite, S[12], scale)
+    return scale, zero_code, tcode, recip, zval, dec, nonfinite
