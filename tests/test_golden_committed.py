@@ -47,7 +47,10 @@ def test_every_installed_engine_passes_every_committed_set(capsys):
     table = capsys.readouterr().out
     assert "ref" in table
     rows = [r.split() for r in table.splitlines()[2:]]
-    assert rows and all(r[-1] == "0" for r in rows)
+    # an engine with no usable device here (triton without a GPU) has one "no device" row
+    ran = [r for r in rows if r[-3:] != ["no", "device", "here"]]
+    assert ran and all(r[-1] == "0" for r in ran)
+    assert {"ref", "torch"} <= {r[2] for r in ran}
 
 
 def test_the_committed_files_are_intact(capsys):

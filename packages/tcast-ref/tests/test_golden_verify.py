@@ -11,7 +11,7 @@ import pytest
 
 from tcast.cli import main
 from tcast_ref import RefEngine
-from tcast_ref.golden import Settings, describe_word, generate, load, write
+from tcast_ref.golden import Settings, _verify, describe_word, generate, load, write
 from tcast_ref.golden._verify import GoldenSetError
 
 
@@ -419,3 +419,44 @@ def test_results_file_of_another_set_says_so(sets, tmp_path, capsys):
         err = capsys.readouterr().err
         assert "does not fit this set (it belongs to another set" in err, err
         assert "must have" not in err
+
+
+class _GpuOnly(_AlteredRef):
+    """The reference engine, but taking only arrays of a device this machine lacks."""
+
+    def __init__(self):
+        super().__init__("gpuonly", lambda r, cm: None)
+
+    def accepts(self, a):
+        return getattr(getattr(a, "device", None), "type", None) == "nosuchdevice"
+
+
+def test_all_engines_reports_an_engine_without_its_device_and_still_passes(
+    sets, capsys, monkeypatch
+):
+    # the Triton engine on a machine without a GPU: loaded, but no array here suits it
+    import tcast
+
+    _install(monkeypatch, _GpuOnly())
+    monkeypatch.setattr(tcast, "load_engines", _verify.load_engines)
+    d = str(next(iter(sets.values())))
+    assert main(["verify", d, "--engine", "all", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "not run: engine 'gpuonly' takes no arrays this machine can make" in captured.err
+    assert "gpuonly" in captured.out and "no device here" in captured.out
+    assert captured.err.count("gpuonly") == 1  # reported once, not once per set
+
+
+def test_an_engine_named_without_its_device_exits_2(sets, capsys, monkeypatch):
+    _install(monkeypatch, _GpuOnly())
+    d = str(next(iter(sets.values())))
+    assert main(["verify", d, "--engine", "gpuonly"]) == 2
+    assert "takes no arrays this machine can make" in capsys.readouterr().err
+
+
+def test_device_option_runs_the_engine_on_that_device_or_says_why_not(sets, capsys):
+    pytest.importorskip("torch")
+    d = str(sets["mxfp8"])
+    assert main(["verify", d, "--engine", "torch", "--device", "cpu", "--quiet"]) == 0
+    assert main(["verify", d, "--engine", "torch", "--device", "nonsense!"]) == 2
+    assert "--device 'nonsense!' is not a torch device" in capsys.readouterr().err

@@ -207,12 +207,11 @@ def test_the_engine_protocol_is_runtime_checkable():
 
 
 def test_engines_in_this_workspace_are_discovered_through_entry_points():
-    # The reference engine registers as "ref", the PyTorch engine as "torch"; the Triton
-    # skeleton registers nothing yet.
+    # The reference engine registers as "ref", the PyTorch engine as "torch", the Triton
+    # engine as "triton".
     loaded = tcast.load_engines()
     assert loaded.failures == {}
-    assert {"ref", "torch"} <= set(loaded.engines)
-    assert "triton" not in loaded.engines
+    assert {"ref", "torch", "triton"} <= set(loaded.engines)
 
 
 def test_a_torch_tensor_reaches_the_torch_engine():

@@ -10,7 +10,8 @@ the harness can check both ways::
 
     python3 packages/tcast-torch/bench/gpu_entry_points.py /tmp/site
     P=$PWD/packages
-    export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-torch/bench
+    export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-triton/src
+    export PYTHONPATH=$PYTHONPATH:$P/tcast-torch/bench
     export PYTHONPATH=$PYTHONPATH:/tmp/site TCAST_CONFORMANCE_DEVICE=cuda:0
     TCAST_CONFORMANCE_ENGINES=torch,torche python3 -m pytest tests/test_conformance.py \
         -p no:benchmark -n 14
@@ -29,6 +30,8 @@ ENTRY_POINTS = {
                   "[tcast.engine_arrays]\nref = numpy\n"),
     "tcast_torch": ("tcast-torch", "[tcast.engines]\ntorch = tcast_torch:engine\n"
                     "[tcast.engine_arrays]\ntorch = torch\n"),
+    "tcast_triton": ("tcast-triton", "[tcast.engines]\ntriton = tcast_triton._engine:engine\n"
+                     "[tcast.engine_arrays]\ntriton = torch\n"),
     "shim_engines": ("tcast-torch-shims",
                      "[tcast.engines]\ntorchc = shim_engines:compiled\n"
                      "torche = shim_engines:eager\n"

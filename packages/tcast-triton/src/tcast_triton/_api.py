@@ -45,9 +45,17 @@ def cast(
             falls back to ``tcast_torch`` for those).
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
-    return engine.cast_args(x, dtype, castmode=castmode, roundmode=roundmode,
-                            scalemode=scalemode, seed=seed, rbits=rbits, saturate=saturate,
-                            transpose_scale=transpose_scale)
+    return engine.cast_args(
+        x,
+        dtype,
+        castmode=castmode,
+        roundmode=roundmode,
+        scalemode=scalemode,
+        seed=seed,
+        rbits=rbits,
+        saturate=saturate,
+        transpose_scale=transpose_scale,
+    )
 
 
 def upcast(result: CastResult) -> torch.Tensor:

@@ -13,39 +13,39 @@ import triton
 import triton.language as tl
 
 # fields of a format tuple (tcast_triton._formats.fmt)
-F_KIND: tl.constexpr = 0
-F_BITS: tl.constexpr = 1
-F_MB: tl.constexpr = 2
-F_BIAS: tl.constexpr = 3
-F_EMIN: tl.constexpr = 4
-F_MAXC: tl.constexpr = 5
-F_SB: tl.constexpr = 6
-F_NEGZ: tl.constexpr = 7
-F_OVERC: tl.constexpr = 8
-F_OVERS: tl.constexpr = 9
-F_INFC: tl.constexpr = 10
-F_INFS: tl.constexpr = 11
-F_NANC: tl.constexpr = 12
-F_NANS: tl.constexpr = 13
-F_MAXI: tl.constexpr = 14
-F_STYLE: tl.constexpr = 15
-F_EBITS: tl.constexpr = 16
-F_DEEP: tl.constexpr = 17
+F_KIND = tl.constexpr(0)
+F_BITS = tl.constexpr(1)
+F_MB = tl.constexpr(2)
+F_BIAS = tl.constexpr(3)
+F_EMIN = tl.constexpr(4)
+F_MAXC = tl.constexpr(5)
+F_SB = tl.constexpr(6)
+F_NEGZ = tl.constexpr(7)
+F_OVERC = tl.constexpr(8)
+F_OVERS = tl.constexpr(9)
+F_INFC = tl.constexpr(10)
+F_INFS = tl.constexpr(11)
+F_NANC = tl.constexpr(12)
+F_NANS = tl.constexpr(13)
+F_MAXI = tl.constexpr(14)
+F_STYLE = tl.constexpr(15)
+F_EBITS = tl.constexpr(16)
+F_DEEP = tl.constexpr(17)
 
-K_FLOAT: tl.constexpr = 0
-K_INT: tl.constexpr = 1
-K_UINT: tl.constexpr = 2
-K_EXP: tl.constexpr = 3
+K_FLOAT = tl.constexpr(0)
+K_INT = tl.constexpr(1)
+K_UINT = tl.constexpr(2)
+K_EXP = tl.constexpr(3)
 
-R_EVEN: tl.constexpr = 0
-R_AWAY: tl.constexpr = 1
-R_ZERO: tl.constexpr = 2
-R_TRUNC: tl.constexpr = 3
-R_STOCH: tl.constexpr = 4
+R_EVEN = tl.constexpr(0)
+R_AWAY = tl.constexpr(1)
+R_ZERO = tl.constexpr(2)
+R_TRUNC = tl.constexpr(3)
+R_STOCH = tl.constexpr(4)
 
-NAN_BITS: tl.constexpr = 0x7FC00000
-NEG_NAN_BITS: tl.constexpr = -4194304  # 0xFFC00000
-SIGN: tl.constexpr = -2147483648
+NAN_BITS = tl.constexpr(0x7FC00000)
+NEG_NAN_BITS = tl.constexpr(-4194304)  # 0xFFC00000
+SIGN = tl.constexpr(-2147483648)
 
 
 @triton.jit
@@ -179,7 +179,7 @@ def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 @triton.jit
 def _encode_int(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
-    neg, mag, e32, s, q = split(x)
+    neg, mag, _, s, q = split(x)
     nan = mag > 0x7F800000
     shift = tl.maximum(-q, 0)
     sh = tl.minimum(shift, 30)
@@ -212,7 +212,7 @@ def _encode_int(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 @triton.jit
 def _encode_exponent(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
-    neg, mag, e32, s, q = split(x)
+    neg, mag, _, s, q = split(x)
     lg = floor_log2_small(tl.maximum(s, 1))
     e = lg + q
     BIAS: tl.constexpr = F[F_BIAS]
@@ -267,7 +267,8 @@ def _decode_float(codes, F: tl.constexpr):
     else:
         kc = tl.maximum(k, -126)
         val = (sig * pow2(kc)) * pow2(k - kc)
-    b = bits_of(tl.where(neg, -val, val))
+    # the sign as a bit: negation may be lowered as 0 - v, which loses -0
+    b = bits_of(val) | tl.where(neg, SIGN, 0)
     nanb = tl.where(neg, NEG_NAN_BITS, NAN_BITS)
     infb = tl.where(neg, -8388608, 0x7F800000)  # 0xFF800000
     STYLE: tl.constexpr = F[F_STYLE]

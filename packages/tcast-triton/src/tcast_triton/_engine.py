@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from tcast_torch._accept import tensor_refusal
-from tcast_torch._engine import engine as torch_engine
-from tcast_torch._run import OPS, check_rbits
 
 from tcast import CastModes, CastResult, DataType
 from tcast.kit import CastRequest, EngineBase
+from tcast_torch._accept import tensor_refusal
+from tcast_torch._engine import engine as torch_engine
+from tcast_torch._run import OPS, check_rbits
 
 from ._launch import interpreting, run_cast, tiled_supported
 
@@ -38,8 +38,11 @@ class TritonEngine(EngineBase):
         return x.device.type == "cuda" or (interpreting() and x.device.type == "cpu")
 
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
-        """Unscaled datatypes and one dense tile segment along any dimension (or a tensor or
-        channel scale), every element format, scale format, round, scale and cast mode."""
+        """Whether the kernels cover ``dtype`` under ``modes``.
+
+        Unscaled datatypes and one dense tile segment along any dimension (or a tensor or
+        channel scale), every element format, scale format, round, scale and cast mode.
+        """
         return super().supports(dtype, modes) and tiled_supported(dtype)
 
     def refusal(self, a: torch.Tensor) -> str | None:

@@ -17,8 +17,13 @@ __all__ = ["KIND_CODES", "ROUND_CODES", "STYLE_CODES", "fmt"]
 #: Kinds as kernel constants.
 KIND_CODES = {Kind.FLOAT: 0, Kind.INT: 1, Kind.UINT: 2, Kind.EXPONENT: 3}
 #: Round modes as kernel constants.
-ROUND_CODES = {RoundMode.EVEN: 0, RoundMode.AWAY: 1, RoundMode.ZERO: 2, RoundMode.TRUNC: 3,
-               RoundMode.STOCHASTIC: 4}
+ROUND_CODES = {
+    RoundMode.EVEN: 0,
+    RoundMode.AWAY: 1,
+    RoundMode.ZERO: 2,
+    RoundMode.TRUNC: 3,
+    RoundMode.STOCHASTIC: 4,
+}
 #: Float styles as kernel constants (the decode's special codes).
 STYLE_CODES = {Style.IEEE: 0, Style.FN: 1, Style.FNUZ: 2, Style.UZ: 3, Style.FINITE: 4}
 
@@ -57,8 +62,22 @@ def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = Tru
         inf = spec.max_code if saturate else spec.nan_code
     maxint = spec.maxint if spec.is_integer else 0
     return (
-        kind, spec.bits, spec.mbits, spec.bias, spec.emin, spec.max_code, sb,
-        int(spec.has_negzero), over, int(over_signed), inf, int(inf_signed), nan,
-        int(nan_signed), maxint, STYLE_CODES[spec.style] if spec.kind is Kind.FLOAT else 4,
-        spec.ebits, int(spec.emin < -126),
+        kind,
+        spec.bits,
+        spec.mbits,
+        spec.bias,
+        spec.emin,
+        spec.max_code,
+        sb,
+        int(spec.has_negzero),
+        over,
+        int(over_signed),
+        inf,
+        int(inf_signed),
+        nan,
+        int(nan_signed),
+        maxint,
+        STYLE_CODES[spec.style] if spec.kind is Kind.FLOAT else 4,
+        spec.ebits,
+        int(spec.emin < -126),
     )

@@ -22,17 +22,17 @@ from ._codec import NAN_BITS, NEG_NAN_BITS, bits_of, decode, encode, f32_of
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 # input / virtual output dtypes
-IN_F32: tl.constexpr = 0
-IN_F16: tl.constexpr = 1
-IN_BF16: tl.constexpr = 2
+IN_F32 = tl.constexpr(0)
+IN_F16 = tl.constexpr(1)
+IN_BF16 = tl.constexpr(2)
 # random sources
-RS_NONE: tl.constexpr = 0
-RS_SEED: tl.constexpr = 1
-RS_BITS: tl.constexpr = 2
+RS_NONE = tl.constexpr(0)
+RS_SEED = tl.constexpr(1)
+RS_BITS = tl.constexpr(2)
 # element encode recipes
-EK_PLAIN: tl.constexpr = 0
-EK_FIXED: tl.constexpr = 1
-EK_ZERO: tl.constexpr = 2
+EK_PLAIN = tl.constexpr(0)
+EK_FIXED = tl.constexpr(1)
+EK_ZERO = tl.constexpr(2)
 
 
 @triton.jit
@@ -83,8 +83,10 @@ def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
 
 @triton.jit
 def random_words(seed, rb_ptr, offs, mask, RS: tl.constexpr):
-    """int32 random bit patterns per element: Philox word ``i % 4`` at counter ``i >> 2``
-    (SEMANTICS.md §3.3), or the caller's bits."""
+    """int32 random bit patterns per element, or the caller's bits.
+
+    Philox word ``i % 4`` at counter ``i >> 2`` (SEMANTICS.md §3.3).
+    """
     if RS == RS_SEED:
         r0, r1, r2, r3 = tl.randint4x(seed, offs >> 2)
         w = offs & 3
@@ -99,8 +101,18 @@ def random_words(seed, rb_ptr, offs, mask, RS: tl.constexpr):
 
 @triton.jit(do_not_specialize=["seed"])
 def _cast_unscaled(
-    x_ptr, rb_ptr, out_ptr, n, seed, E: tl.constexpr, MODE: tl.constexpr, IN: tl.constexpr,
-    RS: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr, NAN_KEEP: tl.constexpr,
+    x_ptr,
+    rb_ptr,
+    out_ptr,
+    n,
+    seed,
+    E: tl.constexpr,
+    MODE: tl.constexpr,
+    IN: tl.constexpr,
+    RS: tl.constexpr,
+    VIRTUAL: tl.constexpr,
+    CB: tl.constexpr,
+    NAN_KEEP: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
     """Elementwise cast (no scale): codes, or their values in the input dtype."""
@@ -120,8 +132,11 @@ def _cast_unscaled(
 
 @triton.jit
 def _block_max(x, mask, AXIS: tl.constexpr, U: tl.constexpr):
-    """The block's maxima of magnitude bits (and, for uint data, of the positive bits and
-    the negative magnitude bits) along AXIS: integer maxima, deterministic, NaN-proof."""
+    """The block's maxima of magnitude bits along AXIS.
+
+    For uint data also the maxima of the positive bits and of the negative magnitude bits.
+    Integer maxima: deterministic and NaN-proof.
+    """
     b = bits_of(x)
     mag = tl.where(mask, b & 0x7FFFFFFF, 0)
     mx = tl.max(mag, axis=AXIS)
@@ -136,9 +151,24 @@ def _block_max(x, mask, AXIS: tl.constexpr, U: tl.constexpr):
 
 @triton.jit
 def _encode_block(
-    x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS: tl.constexpr, E: tl.constexpr,
-    MODE: tl.constexpr, EK: tl.constexpr, FIXED: tl.constexpr, INV_FIXED: tl.constexpr,
-    IN: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr,
+    x,
+    r,
+    offs,
+    mask,
+    recip,
+    zval,
+    dec,
+    bad,
+    out_ptr,
+    AXIS: tl.constexpr,
+    E: tl.constexpr,
+    MODE: tl.constexpr,
+    EK: tl.constexpr,
+    FIXED: tl.constexpr,
+    INV_FIXED: tl.constexpr,
+    IN: tl.constexpr,
+    VIRTUAL: tl.constexpr,
+    CB: tl.constexpr,
 ):
     """Encode a block with its lanes' multipliers and store codes or virtual values."""
     rc = tl.expand_dims(recip, AXIS)
@@ -168,8 +198,9 @@ def _encode_block(
 
 
 @triton.jit
-def _geometry(pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.constexpr,
-              BL: tl.constexpr):
+def _geometry(
+    pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.constexpr, BL: tl.constexpr
+):
     """Element offsets, mask, lane (scale) indices and lane mask of one block.
 
     ``c0`` is the first tile position of the block (loops over long tiles).
@@ -177,10 +208,11 @@ def _geometry(pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.conste
     t = c0 + tl.arange(0, TP)
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
         k = pid.to(tl.int64) * BL + tl.arange(0, BL)
-        ntiles = outer.to(tl.int64) * nt
         o = k // nt
         j = k % nt
-        lane_ok = k < ntiles
+        # o < outer, not k < outer * nt: an argument equal to 1 arrives as a constexpr
+        # (Triton's specialization) and the product could pass 2^31
+        lane_ok = o < outer
         pos = j[:, None] * T + t[None, :]
         mask = lane_ok[:, None] & (t[None, :] < T) & (pos < L)
         offs = o[:, None] * L + pos
@@ -203,14 +235,42 @@ def _geometry(pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.conste
 
 @triton.jit(do_not_specialize=["seed"])
 def _cast_tiles(
-    x_ptr, rb_ptr, out_ptr, scale_ptr, zero_ptr, tcode_ptr, stats_ptr,
-    outer, L, inner, T, nt, seed,
-    AXIS: tl.constexpr, TP: tl.constexpr, BL: tl.constexpr, LOOP: tl.constexpr,
-    PRE: tl.constexpr, SK: tl.constexpr, E: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
-    Z: tl.constexpr, RULE: tl.constexpr, C: tl.constexpr, MODE: tl.constexpr,
-    EK: tl.constexpr, FIXED: tl.constexpr, INV_FIXED: tl.constexpr, IN: tl.constexpr,
-    RS: tl.constexpr, VIRTUAL: tl.constexpr, CB: tl.constexpr, SCB: tl.constexpr,
-    ZCB: tl.constexpr, TCB: tl.constexpr,
+    x_ptr,
+    rb_ptr,
+    out_ptr,
+    scale_ptr,
+    zero_ptr,
+    tcode_ptr,
+    stats_ptr,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    seed,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    LOOP: tl.constexpr,
+    PRE: tl.constexpr,
+    SK: tl.constexpr,
+    E: tl.constexpr,
+    S: tl.constexpr,
+    TS: tl.constexpr,
+    Z: tl.constexpr,
+    RULE: tl.constexpr,
+    C: tl.constexpr,
+    MODE: tl.constexpr,
+    EK: tl.constexpr,
+    FIXED: tl.constexpr,
+    INV_FIXED: tl.constexpr,
+    IN: tl.constexpr,
+    RS: tl.constexpr,
+    VIRTUAL: tl.constexpr,
+    CB: tl.constexpr,
+    SCB: tl.constexpr,
+    ZCB: tl.constexpr,
+    TCB: tl.constexpr,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring)."""
     pid = tl.program_id(0)
@@ -225,22 +285,25 @@ def _cast_tiles(
         mx = tl.zeros(lanes.shape, tl.int32)
         hi = mx
         lo = mx
-        for c0 in range(0, T, TP):
-            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP,
-                                                   BL)
+        # a while loop: the interpreter cannot take a runtime bound in range() (numpy 2.4)
+        c0 = 0
+        while c0 < T:
+            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP, BL)
             x = load_f32(x_ptr, offs, mask, IN)
             m1, h1, l1 = _block_max(x, mask, AXIS, U)
             mx = tl.maximum(mx, m1)
             hi = tl.maximum(hi, h1)
             lo = tl.maximum(lo, l1)
+            c0 += TP
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(mx, hi, lo, tmax, SK, S, TS, Z,
-                                                             RULE, C)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
     if VIRTUAL == 0:
         if PRE:
             if pid == 0:
@@ -256,25 +319,64 @@ def _cast_tiles(
             if pid == 0:
                 store_codes(tcode_ptr, lanes, lanes == 0, tcode, TCB)
     if LOOP:
-        for c0 in range(0, T, TP):
-            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP,
-                                                   BL)
+        c0 = 0
+        while c0 < T:
+            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP, BL)
             x = load_f32(x_ptr, offs, mask, IN)
             r = random_words(seed, rb_ptr, offs, mask, RS)
-            _encode_block(x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS, E, MODE, EK,
-                          FIXED, INV_FIXED, IN, VIRTUAL, CB)
+            _encode_block(
+                x,
+                r,
+                offs,
+                mask,
+                recip,
+                zval,
+                dec,
+                bad,
+                out_ptr,
+                AXIS,
+                E,
+                MODE,
+                EK,
+                FIXED,
+                INV_FIXED,
+                IN,
+                VIRTUAL,
+                CB,
+            )
+            c0 += TP
     else:
         if PRE:
             x = load_f32(x_ptr, offs, mask, IN)
         r = random_words(seed, rb_ptr, offs, mask, RS)
-        _encode_block(x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS, E, MODE, EK,
-                      FIXED, INV_FIXED, IN, VIRTUAL, CB)
+        _encode_block(
+            x,
+            r,
+            offs,
+            mask,
+            recip,
+            zval,
+            dec,
+            bad,
+            out_ptr,
+            AXIS,
+            E,
+            MODE,
+            EK,
+            FIXED,
+            INV_FIXED,
+            IN,
+            VIRTUAL,
+            CB,
+        )
 
 
 @triton.jit
 def _amax_pass(x_ptr, stats_ptr, n, IN: tl.constexpr, U: tl.constexpr, BLOCK: tl.constexpr):
-    """The tensor's maxima of magnitude bits (and uint's positive/negative maxima) by
-    atomic integer max: the same result whatever order the programs run in."""
+    """The tensor's maxima of magnitude bits (and uint's positive/negative maxima).
+
+    Atomic integer max: the same result whatever order the programs run in.
+    """
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)

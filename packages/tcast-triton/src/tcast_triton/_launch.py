@@ -58,6 +58,22 @@ def _random_source(req: CastRequest, x: torch.Tensor):
     return 2, 0, req.rbits.contiguous()
 
 
+class _Quiet:
+    """Under the interpreter, NumPy's float warnings (overflow to Inf is intended) off."""
+
+    def __enter__(self):
+        if interpreting():
+            import numpy
+
+            self._state = numpy.seterr(all="ignore")
+
+    def __exit__(self, *exc):
+        if interpreting():
+            import numpy
+
+            numpy.seterr(**self._state)
+
+
 def _launch_opts() -> dict:
     # no FMA contraction: x * r + z must round twice (SEMANTICS.md §0)
     return {} if interpreting() else {"enable_fp_fusion": False}
@@ -68,9 +84,10 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
     rs, seed, rb = _random_source(req, xc)
-    if req.layout is None:
-        return _unscaled(xc, xin, req, rs, seed, rb)
-    return _tiled(xc, xin, req, rs, seed, rb)
+    with _Quiet():
+        if req.layout is None:
+            return _unscaled(xc, xin, req, rs, seed, rb)
+        return _tiled(xc, xin, req, rs, seed, rb)
 
 
 def _virtual_out(xc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,10 +105,21 @@ def _unscaled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor
     if numel:
         block = 1024
         _cast_unscaled[(triton.cdiv(numel, block),)](
-            xin, rb, out, numel, seed, E=fmt(n, req.roundmode, req.saturate),
-            MODE=ROUND_CODES[req.roundmode], IN=_IN_CODES[xc.dtype], RS=rs,
-            VIRTUAL=req.virtual, CB=_code_bytes(n.bits), NAN_KEEP=req.rules.nan_keeps_sign,
-            BLOCK=block, num_warps=4, **_launch_opts(),
+            xin,
+            rb,
+            out,
+            numel,
+            seed,
+            E=fmt(n, req.roundmode, req.saturate),
+            MODE=ROUND_CODES[req.roundmode],
+            IN=_IN_CODES[xc.dtype],
+            RS=rs,
+            VIRTUAL=req.virtual,
+            CB=_code_bytes(n.bits),
+            NAN_KEEP=req.rules.nan_keeps_sign,
+            BLOCK=block,
+            num_warps=4,
+            **_launch_opts(),
         )
     if req.virtual:
         return result
@@ -162,8 +190,9 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
         stats = torch.zeros(3, dtype=torch.int32, device=dev)
         if numel:
             block = 4096
-            _amax_pass[(triton.cdiv(numel, block),)](xin, stats, numel, IN=in_code, U=uint,
-                                                     BLOCK=block, num_warps=8)
+            _amax_pass[(triton.cdiv(numel, block),)](
+                xin, stats, numel, IN=in_code, U=uint, BLOCK=block, num_warps=8
+            )
     if pre:
         tp, length = 1024, max(numel, 1)
         outer, inner, tile = 1, 1, tp
@@ -171,7 +200,7 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
     else:
         (d,) = lay.dims
         shape = lay.shape
-        outer, length, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1:])
+        outer, length, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
         tile = lay.sizes[0]
         axis = 1 if inner == 1 else 0
         loop = tile > MAX_TILE
@@ -187,20 +216,44 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
     if numel and grid:
         dummy = scale
         _cast_tiles[(grid,)](
-            xin, rb, out, scale, zero if zero is not None else dummy,
-            tcode if tcode is not None else dummy, stats if stats is not None else scale,
-            outer, length, inner, tile, nt, seed,
-            AXIS=axis, TP=tp, BL=bl, LOOP=loop, PRE=pre, SK=sk,
-            E=fmt(n, req.roundmode, True), S=fmt(ss.scale),
+            xin,
+            rb,
+            out,
+            scale,
+            zero if zero is not None else dummy,
+            tcode if tcode is not None else dummy,
+            stats if stats is not None else scale,
+            outer,
+            length,
+            inner,
+            tile,
+            nt,
+            seed,
+            AXIS=axis,
+            TP=tp,
+            BL=bl,
+            LOOP=loop,
+            PRE=pre,
+            SK=sk,
+            E=fmt(n, req.roundmode, True),
+            S=fmt(ss.scale),
             TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
             Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
-            RULE=_rule(rules), C=_constants(rules), MODE=ROUND_CODES[req.roundmode],
+            RULE=_rule(rules),
+            C=_constants(rules),
+            MODE=ROUND_CODES[req.roundmode],
             EK=1 if fixed is not None else 2 if uint else 0,
-            FIXED=float(fixed or 1), INV_FIXED=1.0 / (fixed or 1), IN=in_code, RS=rs,
-            VIRTUAL=virtual, CB=_code_bytes(n.bits), SCB=_code_bytes(ss.scale.bits),
+            FIXED=float(fixed or 1),
+            INV_FIXED=1.0 / (fixed or 1),
+            IN=in_code,
+            RS=rs,
+            VIRTUAL=virtual,
+            CB=_code_bytes(n.bits),
+            SCB=_code_bytes(ss.scale.bits),
             ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
             TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-            num_warps=8 if tp * bl >= 4096 else 4, **_launch_opts(),
+            num_warps=8 if tp * bl >= 4096 else 4,
+            **_launch_opts(),
         )
     if virtual:
         return result
@@ -208,7 +261,11 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
 
     shape = lay.scale_shape
     return build_result(
-        req, result, OPS, "triton", scale=scale[:scale_count].reshape(shape),
+        req,
+        result,
+        OPS,
+        "triton",
+        scale=scale[:scale_count].reshape(shape),
         zero=None if zero is None else zero[:scale_count].reshape(shape),
         tenscale=None if tcode is None else tcode.reshape(()),
     )

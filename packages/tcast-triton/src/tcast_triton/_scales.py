@@ -17,29 +17,29 @@ import triton.language as tl
 from ._codec import R_EVEN, bits_of, decode, encode, f32_of, floor_log2_small, split
 
 # scale kinds (tcast_triton._plan.ScaleKind)
-SK_NONE: tl.constexpr = 0
-SK_EXP: tl.constexpr = 1
-SK_FLOAT: tl.constexpr = 2
-SK_TWO: tl.constexpr = 3
-SK_UFLOAT: tl.constexpr = 4
-SK_UEXP: tl.constexpr = 5
+SK_NONE = tl.constexpr(0)
+SK_EXP = tl.constexpr(1)
+SK_FLOAT = tl.constexpr(2)
+SK_TWO = tl.constexpr(3)
+SK_UFLOAT = tl.constexpr(4)
+SK_UEXP = tl.constexpr(5)
 
 # fields of the rule tuple: the kit's ExponentScaleRule
-RU_OFF: tl.constexpr = 0
-RU_THR: tl.constexpr = 1
-RU_MAXC: tl.constexpr = 2
-RU_EXACT: tl.constexpr = 3
-RU_BUMP: tl.constexpr = 4
+RU_OFF = tl.constexpr(0)
+RU_THR = tl.constexpr(1)
+RU_MAXC = tl.constexpr(2)
+RU_EXACT = tl.constexpr(3)
+RU_BUMP = tl.constexpr(4)
 
 # fields of the constants tuple
-C_M: tl.constexpr = 0
-C_MSM: tl.constexpr = 1
-C_F32MAX: tl.constexpr = 2
-C_SLO: tl.constexpr = 3
-C_SHI: tl.constexpr = 4
-C_TLO: tl.constexpr = 5
-C_THI: tl.constexpr = 6
-C_ZNAN: tl.constexpr = 7
+C_M = tl.constexpr(0)
+C_MSM = tl.constexpr(1)
+C_F32MAX = tl.constexpr(2)
+C_SLO = tl.constexpr(3)
+C_SHI = tl.constexpr(4)
+C_TLO = tl.constexpr(5)
+C_THI = tl.constexpr(6)
+C_ZNAN = tl.constexpr(7)
 
 
 @triton.jit
@@ -54,7 +54,7 @@ def exp_code(v, RULE: tl.constexpr):
             e = e + (sig > RULE[RU_THR]).to(tl.int32)
         code = tl.minimum(tl.maximum(e, 0), RULE[RU_MAXC])
     else:
-        neg, mag, e32, s, q = split(v)
+        _, _, _, s, q = split(v)
         s1 = tl.maximum(s, 1)
         lg = floor_log2_small(s1)
         sig = s1 << (23 - lg)
@@ -81,11 +81,21 @@ def _div(a, b):
 
 @triton.jit
 def lane_scales(
-    maxmag, hi_b, lo_b, tmax_b, SK: tl.constexpr, S: tl.constexpr, T: tl.constexpr,
-    Z: tl.constexpr, RULE: tl.constexpr, C: tl.constexpr,
+    maxmag,
+    hi_b,
+    lo_b,
+    tmax_b,
+    SK: tl.constexpr,
+    S: tl.constexpr,
+    T: tl.constexpr,
+    Z: tl.constexpr,
+    RULE: tl.constexpr,
+    C: tl.constexpr,
 ):
-    """(scale code, zero code, tensor-scale code, encode multiplier, zero point, decode
-    multiplier, non-finite) per block from its reductions.
+    """Per block: scale code, zero code, tensor-scale code, multipliers, non-finite.
+
+    Returns (scale code, zero code, tensor-scale code, encode multiplier, zero point,
+    decode multiplier, non-finite) per block from its reductions.
 
     ``maxmag``: the largest magnitude bits; ``hi_b``: the largest bits of a positive
     element (uint data); ``lo_b``: the largest magnitude bits of a negative element (uint
@@ -98,7 +108,7 @@ def lane_scales(
     zval = tl.zeros(maxmag.shape, tl.float32)
     if SK == SK_UFLOAT or SK == SK_UEXP:
         hi = tl.where(nonfinite, 0.0, f32_of(hi_b))
-        lo = tl.where(nonfinite | (lo_b == 0), 0.0, -f32_of(lo_b))
+        lo = tl.where(nonfinite | (lo_b == 0), 0.0, f32_of(lo_b | -2147483648))
         rng = hi - lo
         if SK == SK_UFLOAT:
             q = _div(rng, tl.full(rng.shape, C[C_M], tl.float32))

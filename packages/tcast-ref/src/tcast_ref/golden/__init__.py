@@ -13,6 +13,7 @@ from ._core import CORE
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
 from ._verify import (
+    EngineUnavailableError,
     GoldenSetError,
     LoadedSet,
     Mismatch,
@@ -29,6 +30,7 @@ __all__ = [
     "FLAGS",
     "LEVELS",
     "SCHEMA_VERSION",
+    "EngineUnavailableError",
     "GoldenSet",
     "GoldenSetError",
     "LoadedSet",

@@ -263,36 +263,67 @@ def read_actual(
 
 
 # ------------------------------------------------------------------------ engines
-class _EngineArrays:
-    """Calls an engine with NumPy or torch arrays and returns NumPy results."""
+class EngineUnavailableError(GoldenSetError):
+    """The engine loaded but takes no array type this machine can make (e.g. no GPU)."""
 
-    def __init__(self, engine: Any) -> None:
+
+class _EngineArrays:
+    """Calls an engine with NumPy or torch arrays and returns NumPy results.
+
+    Arrays are tried in order: NumPy, torch on ``device`` (when given), torch on the CPU,
+    torch on CUDA (when a CUDA device is present).
+    """
+
+    def __init__(self, engine: Any, device: str | None = None) -> None:
         self.engine = engine
         self.torch = None
-        if not engine.accepts(np.zeros(2, np.float32)):
+        self.device = None
+        if device is None and engine.accepts(np.zeros(2, np.float32)):
+            return
+        try:
+            import torch
+        except ImportError:
+            raise EngineUnavailableError(
+                f"engine {engine.name!r} takes no NumPy arrays and torch is not installed"
+            ) from None
+        if device is not None:
             try:
-                import torch
-            except ImportError:
+                tried = [torch.device(device)]
+            except (RuntimeError, ValueError) as err:
                 raise GoldenSetError(
-                    f"engine {engine.name!r} takes neither NumPy arrays nor (torch missing) "
-                    "torch tensors"
+                    f"--device {device!r} is not a torch device (e.g. cpu, cuda, cuda:1): {err}"
                 ) from None
-            if not engine.accepts(torch.zeros(2)):
-                raise GoldenSetError(
-                    f"engine {engine.name!r} takes neither NumPy arrays nor torch tensors"
-                )
-            self.torch = torch
+        else:
+            tried = [torch.device("cpu")]
+            if torch.cuda.is_available():
+                tried.append(torch.device("cuda"))
+        for dev in tried:
+            try:
+                sample = torch.zeros(2, device=dev)
+            except (RuntimeError, AssertionError) as err:  # no such device on this machine
+                raise EngineUnavailableError(f"device {str(dev)!r} is not usable here: {err}")\
+                    from None
+            if engine.accepts(sample):
+                self.torch, self.device = torch, dev
+                return
+        where = ", ".join(str(d) for d in tried)
+        raise EngineUnavailableError(
+            f"engine {engine.name!r} takes no arrays this machine can make (tried NumPy and "
+            f"torch on {where}); give --device for the device it runs on"
+        )
 
     def _native(self, a: Any) -> Any:
         if a is None or self.torch is None or not isinstance(a, np.ndarray):
             return a
         t = self.torch
         if a.dtype == INPUT_TYPES["bfloat16"][0]:
-            return t.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(t.bfloat16)
-        if a.dtype in (np.uint16, np.uint32, np.uint64):
-            return t.from_numpy(np.ascontiguousarray(a).view(a.dtype.str.replace("u", "i")))\
+            out = t.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(t.bfloat16)
+        elif a.dtype in (np.uint16, np.uint32, np.uint64):
+            out = t.from_numpy(np.ascontiguousarray(a).view(a.dtype.str.replace("u", "i")))\
                 .view({2: t.uint16, 4: t.uint32, 8: t.uint64}[a.itemsize])
-        return t.from_numpy(np.ascontiguousarray(a))
+        else:
+            out = t.from_numpy(np.ascontiguousarray(a))
+        return out.to(self.device)
 
     def _numpy(self, a: Any) -> Any:
         if a is None or self.torch is None or not isinstance(a, self.torch.Tensor):
@@ -339,11 +370,21 @@ class _EngineArrays:
         return self._numpy(self.engine.upcast(native))
 
 
-def engine_columns(lset: LoadedSet, name: str, quiet: bool = True) -> dict[str, np.ndarray]:
+def engine_columns(
+    lset: LoadedSet, name: str, quiet: bool = True, device: str | None = None
+) -> dict[str, np.ndarray]:
     """The columns an installed engine produces for the set's inputs.
 
+    Args:
+        lset: the loaded golden set.
+        name: an installed engine's name.
+        quiet: no progress bar.
+        device: torch device for the engine's inputs (default: NumPy, then torch on the CPU,
+            then on CUDA when present, whichever the engine accepts first).
+
     Raises:
-        GoldenSetError: when the engine is not installed or takes no array type we have.
+        GoldenSetError: when the engine is not installed or takes no array type we have
+            (``EngineUnavailableError`` for the latter).
         UnsupportedError: when the engine does not support the set's datatype and modes.
     """
     loaded = load_engines()
@@ -354,7 +395,7 @@ def engine_columns(lset: LoadedSet, name: str, quiet: bool = True) -> dict[str, 
             f"engine {name!r} is not installed" + (f" ({why})" if why else "")
             + f"; installed: {have}"
         )
-    eng = _EngineArrays(loaded.engines[name])
+    eng = _EngineArrays(loaded.engines[name], device)
     st = lset.settings()
     if st.operation == "decode":
         layout, cols, _ = _decode_set(st, quiet, engine=eng)

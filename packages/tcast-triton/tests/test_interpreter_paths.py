@@ -1,0 +1,154 @@
+"""Every kernel path of the ``triton`` engine against tcast_ref, bit for bit, on small inputs.
+
+The battery's inputs are at most 64 elements; these shapes reach the launch geometries the
+battery does not: many tiles per program, partial last tiles, tiles along the first and a
+middle dimension (the column kernel), channels longer than the largest register tile (the
+looping kernels), tensor scales (the amax pre-pass), 16-bit and non-contiguous inputs, and
+the catalog datatypes outside ``tcast.combinations()`` that the engine supports.
+"""
+
+from __future__ import annotations
+
+import conformance_battery as cb
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+import tcast
+from tcast import CastMode, RoundMode, ScaleMode
+
+ENGINE = tcast.load_engines().engines["triton"]
+_IN = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _entry(shape, in_dtype="float32", *, view=False, seed=0, specials=True) -> object:
+    """Random magnitudes over many binades (+-0, Inf, NaN sprinkled) of ``shape``."""
+    rng = np.random.default_rng(seed)
+    fill = shape[::-1] if view else shape
+    n = int(np.prod(fill))
+    x = rng.standard_normal(n) * np.exp2(rng.integers(-12, 12, n))
+    if specials and n >= 8:
+        idx = rng.choice(n, 6, replace=False)
+        x[idx] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
+    with np.errstate(over="ignore"):
+        arr = x.astype(np.float32).astype(_IN[in_dtype]).reshape(fill)
+    arr = arr.T if view else arr
+    rbits = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+    return cb.Entry("path", arr, rbits, 0x5EED_0000_1234 + seed)
+
+
+def _check(code, entry, *, roundmode="even", scalemode="floor", saturate=True,
+           transpose=False, rsource=None, device="cpu"):
+    dt = tcast.datatype(code)
+    case = cb.Case(dt, RoundMode(roundmode), ScaleMode(scalemode), saturate, transpose, rsource)
+    castmodes = tuple(cm for cm in cb.CAST_MODES if ENGINE.supports(dt, case.modes(cm)))
+    assert castmodes, f"the triton engine supports no cast mode of {code}"
+    want = cb.RefOracle().expect(case, entry)
+    adapter = cb.torch_adapter(device)
+    problems = [
+        f"[{cm.value}] {msg}"
+        for cm, msg in cb.check_case(ENGINE, adapter, want, case, entry, castmodes)
+    ]
+    assert not problems, f"{case.label} on {entry.label}:\n" + "\n".join(problems[:12])
+
+
+# (datatype, input shape, input dtype, non-contiguous view, what it reaches)
+PATHS = [
+    ("mxfp8", (5, 300), "float32", False, "row kernel, many tiles per program, partial tile"),
+    ("mxfp4", (3, 7, 70), "bfloat16", False, "row kernel, 3-D, partial tile, bf16 input"),
+    ("e2m3f_e8m0_t32", (6, 64), "float16", True, "row kernel on a transposed view"),
+    ("e3m2f_e8m0_t32", (4, 33), "float32", False, "FP6 e3m2, compress stream"),
+    ("mxint8", (4, 96), "float32", False, "int elements, exponent scale"),
+    ("int3_e8m0_t32", (2, 64), "float32", False, "3-bit dense stream (catalog only)"),
+    ("int2_e8m0_t16", (2, 48), "bfloat16", False, "2-bit codes"),
+    ("bfp16", (3, 40), "float32", False, "8-wide tiles (catalog bfp16)"),
+    ("e2m1f_e8m0_t1024", (2, 2100), "float32", False, "1024-wide tiles, one per program"),
+    ("e5m2_e5m0_t32", (2, 64), "float32", False, "a narrow exponent scale"),
+    ("e4m3fn_e8m0_t32d0", (70, 24), "float32", False, "column kernel, partial tile on dim 0"),
+    ("e4m3fn_e8m0_t16d1", (2, 40, 3), "float16", False, "column kernel along a middle dim"),
+    ("e2m1f_e8m0_t8d0", (20, 300), "bfloat16", False, "column kernel, many columns"),
+    ("int8_float32_t0", (3, 2500), "float32", False, "channel longer than 1024: row loop"),
+    ("int8_float32_t0d0", (1100, 3), "float32", False, "channel along dim 0: column loop"),
+    ("int8_float32_t0", (64, 8), "bfloat16", False, "per-token channel scale"),
+    ("e4m3fn_float32", (9, 500), "float32", False, "tensor scale: amax pre-pass"),
+    ("int8_bfloat16", (9, 50), "float16", False, "tensor scale in bfloat16"),
+    ("nvfp4", (4, 200), "float32", False, "two-level tensor + tile scales"),
+    ("nvfp4", (6, 48), "bfloat16", True, "two-level on a transposed view"),
+    ("uint4_float32_float32_t32", (3, 100), "float32", False, "uint with float zero point"),
+    ("uint8_bfloat16_int8_t32", (3, 64), "float16", False, "uint with int zero point"),
+    ("uint8_e8m0_uint8_t0", (2, 1500), "float32", False, "uint channel loop"),
+    ("e4m3fn", (7, 300), "float16", False, "unscaled, several programs"),
+    ("e8m22", (5, 40), "float32", False, "wide (31-bit) element codes"),
+    ("binary8p5", (4, 40), "bfloat16", False, "P3109 p5"),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "in_dtype", "view"),
+    [p[:4] for p in PATHS],
+    ids=[f"{p[0]}-{'x'.join(map(str, p[1]))}-{p[2]}{'-view' if p[3] else ''}" for p in PATHS],
+)
+def test_kernel_path_equals_reference(code, shape, in_dtype, view, device):
+    _check(code, _entry(shape, in_dtype, view=view), device=device)
+
+
+@pytest.mark.parametrize("roundmode", [m.value for m in RoundMode if m.value != "stochastic"])
+@pytest.mark.parametrize("scalemode", [m.value for m in ScaleMode])
+def test_mxfp8_every_round_and_scale_mode(roundmode, scalemode, device):
+    _check("mxfp8", _entry((4, 96), seed=3), roundmode=roundmode, scalemode=scalemode,
+           device=device)
+
+
+@pytest.mark.parametrize(
+    ("code", "shape"),
+    [("mxfp4", (3, 100)), ("nvfp4", (2, 64)), ("int8_float32_t0", (2, 1100)),
+     ("e4m3fn_e8m0_t16d0", (40, 5)), ("e5m2", (3, 50))],
+)
+@pytest.mark.parametrize("rsource", ["seed", "rbits"])
+def test_stochastic_rounding_equals_reference(code, shape, rsource, device):
+    _check(code, _entry(shape, seed=7), roundmode="stochastic", rsource=rsource, device=device)
+
+
+def test_unscaled_without_saturation(device):
+    _check("e4m3fn", _entry((3, 70), seed=11), saturate=False, device=device)
+    _check("e5m2", _entry((3, 70), seed=12), saturate=False, device=device)
+
+
+# --------------------------------------------------------------- the front door and errors
+def test_front_door_prefers_triton_for_tensors_it_takes(device):
+    x = torch.linspace(-3, 3, 64, device=device).reshape(2, 32)
+    r = tcast.cast(x, "mxfp8", castmode="actual")
+    assert r.engine == "triton"
+
+
+def test_front_door_falls_back_to_torch_where_triton_refuses(device):
+    dt = tcast.datatype("mxfp8_2d")
+    modes = tcast.CastModes.of(CastMode.ACTUAL, RoundMode.EVEN, ScaleMode.FLOOR, True, False)
+    assert not ENGINE.supports(dt, modes)
+    x = torch.linspace(-3, 3, 64 * 64, device=device).reshape(64, 64)
+    r = tcast.cast(x, dt, castmode="actual")
+    assert r.engine == "torch"
+    with pytest.raises(tcast.UnsupportedError, match="triton"):
+        tcast.cast(x, dt, castmode="actual", engine="triton")
+
+
+def test_empty_input(device):
+    x = torch.zeros((0, 32), device=device)
+    r = tcast.cast(x, "mxfp8", castmode="actual", engine="triton")
+    assert r.data.shape == (0, 32) and r.engine == "triton"
+
+
+def test_bad_rbits_are_spec_errors(device):
+    x = torch.ones((2, 32), device=device)
+    with pytest.raises(tcast.SpecError, match="rbits"):
+        tcast.cast(x, "mxfp8", roundmode="stochastic", rbits=torch.zeros(3, dtype=torch.int32,
+                   device=device), engine="triton")
+
+
+def test_refuses_tensors_off_its_device():
+    from tcast_triton._launch import interpreting
+
+    x = torch.ones(4)
+    assert ENGINE.accepts(x) is interpreting()
+    assert not ENGINE.accepts(np.ones(4, np.float32))
