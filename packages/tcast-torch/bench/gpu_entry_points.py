@@ -46,7 +46,10 @@ def main() -> None:
     for module, (name, eps) in ENTRY_POINTS.items():
         d = site / f"{module}-0.1.0.dist-info"
         d.mkdir(exist_ok=True)
-        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+        requires = "" if name == "tcast-spec" else "Requires-Dist: tcast-spec==0.1.0\n"
+        (d / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n{requires}"
+        )
         (d / "entry_points.txt").write_text(eps)
         (d / "RECORD").write_text("")
     print(f"entry points for {', '.join(ENTRY_POINTS)} in {site}")

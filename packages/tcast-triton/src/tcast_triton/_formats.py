@@ -40,7 +40,8 @@ def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = Tru
     max_code, sign bit (as int32), has -0, overflow code and whether it takes the sign, Inf
     code and whether it takes the sign, NaN code (-1: none, NaN encodes to 0) and whether
     it takes the sign, maxint, style, exponent bits, whether the minimum exponent lies below
-    float32's normal range.
+    float32's normal range, and the four fields of the fast nearest-even path
+    (:func:`_fast_fields`).
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
@@ -80,4 +81,28 @@ def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = Tru
         STYLE_CODES[spec.style] if spec.kind is Kind.FLOAT else 4,
         spec.ebits,
         int(spec.emin < -126),
+        *_fast_fields(spec),
     )
+
+
+def _fast_fields(spec: NumberSpec) -> tuple[int, float, float, int]:
+    """(fast, down, up, offset): the float round-to-nearest-even path of ``_codec``.
+
+    ``fast`` when a float format has 1..20 significand bits, a minimum exponent in
+    float32's normal range (and at most 0) and a maximum exponent at most 102 + mbits: then adding
+    ``1.5 * 2**(g + 23)`` (``g`` the grid exponent at ``|x|``) and subtracting it rounds
+    ``|x|`` to the format's grid in float32 arithmetic (nearest, ties to an even multiple),
+    the sum never leaves its binade, and the clamp of that constant's exponent field only
+    touches values far above the format's maximum. ``down = 2**(-126 - emin)`` maps the
+    format's subnormal threshold to float32's, so the rounded value's float32 bits shifted
+    right by ``23 - mbits`` are the magnitude code less ``offset``; ``up`` maps back.
+    """
+    if not (
+        spec.kind is Kind.FLOAT
+        and 1 <= spec.mbits <= 20
+        and -126 <= spec.emin <= 0
+        and spec.emax <= 102 + spec.mbits
+    ):
+        return (0, 1.0, 1.0, 0)
+    offset = (spec.emin + spec.bias - 1) << spec.mbits
+    return (1, 2.0 ** (-126 - spec.emin), 2.0 ** (126 + spec.emin), offset)

@@ -99,6 +99,16 @@ def random_words(seed, rb_ptr, offs, mask, RS: tl.constexpr):
     return r
 
 
+@triton.jit
+def _block_start(I64: tl.constexpr):
+    """The program id, as int64 for tensors past 2**31 elements."""
+    if I64:
+        p = tl.program_id(0).to(tl.int64)
+    else:
+        p = tl.program_id(0)
+    return p
+
+
 @triton.jit(do_not_specialize=["seed"])
 def _cast_unscaled(
     x_ptr,
@@ -114,9 +124,10 @@ def _cast_unscaled(
     CB: tl.constexpr,
     NAN_KEEP: tl.constexpr,
     BLOCK: tl.constexpr,
+    I64: tl.constexpr,
 ):
     """Elementwise cast (no scale): codes, or their values in the input dtype."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)
     r = random_words(seed, rb_ptr, offs, mask, RS)
@@ -199,36 +210,69 @@ def _encode_block(
 
 @triton.jit
 def _geometry(
-    pid, c0, outer, L, inner, T, nt, AXIS: tl.constexpr, TP: tl.constexpr, BL: tl.constexpr
+    pid,
+    c0,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    I64: tl.constexpr,
 ):
     """Element offsets, mask, lane (scale) indices and lane mask of one block.
 
-    ``c0`` is the first tile position of the block (loops over long tiles).
+    ``c0`` is the first tile position of the block (loops over long tiles). ``TK`` is the
+    tile length when it is known at compile time (0: the runtime ``T``, channels);
+    ``FLAT``: row tiles never straddle a row (``L % T == 0``), so tile ``k`` is the flat
+    run ``[k*T, (k+1)*T)``. Masks are built so that they are constant along runs of
+    contiguous elements, which keeps loads and stores vectorized; offsets are int64 only
+    for tensors past 2**31 elements (``I64``).
     """
+    if TK > 0:
+        Tt = TK
+    else:
+        Tt = T
     t = c0 + tl.arange(0, TP)
+    if I64:
+        p = pid.to(tl.int64)
+    else:
+        p = pid
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
-        k = pid.to(tl.int64) * BL + tl.arange(0, BL)
-        o = k // nt
-        j = k % nt
-        # o < outer, not k < outer * nt: an argument equal to 1 arrives as a constexpr
-        # (Triton's specialization) and the product could pass 2^31
-        lane_ok = o < outer
-        pos = j[:, None] * T + t[None, :]
-        mask = lane_ok[:, None] & (t[None, :] < T) & (pos < L)
-        offs = o[:, None] * L + pos
+        k = p * BL + tl.arange(0, BL)
         lanes = k
+        if FLAT:
+            lane_ok = k < ntiles
+            offs = k[:, None] * Tt + t[None, :]
+            if TP == TK:
+                mask = tl.broadcast_to(lane_ok[:, None], (BL, TP))
+            else:
+                mask = lane_ok[:, None] & (t[None, :] < Tt)
+        else:
+            o = k // nt
+            j = k % nt
+            # o < outer, not k < outer * nt: an argument equal to 1 arrives as a constexpr
+            lane_ok = o < outer
+            pos = j[:, None] * Tt + t[None, :]
+            mask = lane_ok[:, None] & (t[None, :] < Tt) & (pos < L)
+            offs = o[:, None] * L + pos
     else:  # columns: TP positions along L for BL columns of inner
         nic = tl.cdiv(inner, BL)
-        p = pid.to(tl.int64)
         ic = p % nic
         rest = p // nic
         j = rest % nt
         o = rest // nt
         i = ic * BL + tl.arange(0, BL)
         lane_ok = i < inner
-        pos = j * T + t
-        mask = (t[:, None] < T) & (pos[:, None] < L) & lane_ok[None, :]
-        offs = (o * L + pos[:, None]) * inner + i[None, :]
+        pos = j * Tt + t
+        row_ok = (t < Tt) & (pos < L)
+        mask = row_ok[:, None] & lane_ok[None, :]
+        offs = (o * L + pos)[:, None] * inner + i[None, :]
         lanes = (o * nt + j) * inner + i
     return offs, mask, lanes, lane_ok
 
@@ -247,10 +291,14 @@ def _cast_tiles(
     inner,
     T,
     nt,
+    ntiles,
     seed,
     AXIS: tl.constexpr,
     TP: tl.constexpr,
     BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    I64: tl.constexpr,
     LOOP: tl.constexpr,
     PRE: tl.constexpr,
     SK: tl.constexpr,
@@ -275,7 +323,9 @@ def _cast_tiles(
     """One scaled cast over tiles of the canonical view (see the module docstring)."""
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
-    offs, mask, lanes, lane_ok = _geometry(pid, 0, outer, L, inner, T, nt, AXIS, TP, BL)
+    offs, mask, lanes, lane_ok = _geometry(
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+    )
     if PRE:
         zl = tl.zeros(lanes.shape, tl.int32)
         mx = zl + tl.load(stats_ptr)
@@ -288,7 +338,9 @@ def _cast_tiles(
         # a while loop: the interpreter cannot take a runtime bound in range() (numpy 2.4)
         c0 = 0
         while c0 < T:
-            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP, BL)
+            offs, mask, lanes, lane_ok = _geometry(
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+            )
             x = load_f32(x_ptr, offs, mask, IN)
             m1, h1, l1 = _block_max(x, mask, AXIS, U)
             mx = tl.maximum(mx, m1)
@@ -321,7 +373,9 @@ def _cast_tiles(
     if LOOP:
         c0 = 0
         while c0 < T:
-            offs, mask, lanes, lane_ok = _geometry(pid, c0, outer, L, inner, T, nt, AXIS, TP, BL)
+            offs, mask, lanes, lane_ok = _geometry(
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+            )
             x = load_f32(x_ptr, offs, mask, IN)
             r = random_words(seed, rb_ptr, offs, mask, RS)
             _encode_block(
@@ -372,12 +426,20 @@ def _cast_tiles(
 
 
 @triton.jit
-def _amax_pass(x_ptr, stats_ptr, n, IN: tl.constexpr, U: tl.constexpr, BLOCK: tl.constexpr):
+def _amax_pass(
+    x_ptr,
+    stats_ptr,
+    n,
+    IN: tl.constexpr,
+    U: tl.constexpr,
+    BLOCK: tl.constexpr,
+    I64: tl.constexpr,
+):
     """The tensor's maxima of magnitude bits (and uint's positive/negative maxima).
 
     Atomic integer max: the same result whatever order the programs run in.
     """
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)
     mx, hi, lo = _block_max(x, mask, 0, U)

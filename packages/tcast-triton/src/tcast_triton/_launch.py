@@ -27,7 +27,7 @@ _IN_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 # a format tuple for roles a datatype lacks (never read)
-_NO_FORMAT = (0,) * 18
+_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0)
 
 
 def interpreting() -> bool:
@@ -90,6 +90,11 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
         return _tiled(xc, xin, req, rs, seed, rb)
 
 
+def _needs_i64(x: torch.Tensor) -> bool:
+    """Whether element offsets (and tile indices) may pass int32."""
+    return x.numel() >= 2**31 - 4096
+
+
 def _virtual_out(xc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     out = torch.empty_like(xc)
     return out, out.view(_BITS_VIEW[xc.dtype])
@@ -118,6 +123,7 @@ def _unscaled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor
             CB=_code_bytes(n.bits),
             NAN_KEEP=req.rules.nan_keeps_sign,
             BLOCK=block,
+            I64=_needs_i64(xc),
             num_warps=4,
             **_launch_opts(),
         )
@@ -191,7 +197,14 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
         if numel:
             block = 4096
             _amax_pass[(triton.cdiv(numel, block),)](
-                xin, stats, numel, IN=in_code, U=uint, BLOCK=block, num_warps=8
+                xin,
+                stats,
+                numel,
+                IN=in_code,
+                U=uint,
+                BLOCK=block,
+                I64=_needs_i64(xc),
+                num_warps=8,
             )
     if pre:
         tp, length = 1024, max(numel, 1)
@@ -206,6 +219,9 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
         loop = tile > MAX_TILE
         tp = triton.next_power_of_2(tile) if not loop else (1024 if axis == 1 else 64)
     nt = triton.cdiv(length, tile)
+    # the tile length as a compile-time constant where it is one (not for channels)
+    tk = 0 if loop else tile
+    flat = axis == 1 and not loop and length % tile == 0
     if axis == 1:
         bl = 1 if loop else _row_block(tp)
         grid = triton.cdiv(outer * nt, bl)
@@ -228,10 +244,14 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
             inner,
             tile,
             nt,
+            outer * nt,
             seed,
             AXIS=axis,
             TP=tp,
             BL=bl,
+            TK=tk,
+            FLAT=flat,
+            I64=_needs_i64(xc),
             LOOP=loop,
             PRE=pre,
             SK=sk,
