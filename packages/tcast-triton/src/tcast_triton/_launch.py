@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
 
 import torch
 import triton
 
 from tcast import CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
+from tcast_torch._run import OPS
 
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_tiles, _cast_unscaled
@@ -30,9 +32,16 @@ _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 _NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0)
 
 
+_INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
 def interpreting() -> bool:
-    """Whether Triton runs in its CPU interpreter (``TRITON_INTERPRET=1``)."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    """Whether Triton runs in its CPU interpreter (``TRITON_INTERPRET=1``).
+
+    Read once, at import: ``triton.jit`` reads the variable when the kernels are defined,
+    so a later change could not take effect anyway.
+    """
+    return _INTERPRETING
 
 
 def tiled_supported(dt: DataType) -> bool:
@@ -45,10 +54,6 @@ def _code_bytes(bits: int) -> int:
     return 1 if bits <= 8 else 2 if bits <= 16 else 4
 
 
-def _codes_like(shape, bits: int, device) -> torch.Tensor:
-    return torch.empty(shape, dtype=_CODE_DTYPES[_code_bytes(bits)], device=device)
-
-
 def _random_source(req: CastRequest, x: torch.Tensor):
     """(kind, seed, rbits pointer tensor): 0 none, 1 Philox seed, 2 explicit bits."""
     if req.roundmode is not RoundMode.STOCHASTIC:
@@ -58,25 +63,11 @@ def _random_source(req: CastRequest, x: torch.Tensor):
     return 2, 0, req.rbits.contiguous()
 
 
-class _Quiet:
-    """Under the interpreter, NumPy's float warnings (overflow to Inf is intended) off."""
-
-    def __enter__(self):
-        if interpreting():
-            import numpy
-
-            self._state = numpy.seterr(all="ignore")
-
-    def __exit__(self, *exc):
-        if interpreting():
-            import numpy
-
-            numpy.seterr(**self._state)
-
-
-def _launch_opts() -> dict:
-    # no FMA contraction: x * r + z must round twice (SEMANTICS.md §0)
-    return {} if interpreting() else {"enable_fp_fusion": False}
+# no FMA contraction: x * r + z must round twice (SEMANTICS.md §0)
+_LAUNCH_OPTS: dict = {} if _INTERPRETING else {"enable_fp_fusion": False}
+#: Launch plans by (datatype, modes, shape, input dtype, random source).
+_PLANS: dict[tuple, _Plan] = {}
+_MAX_PLANS = 4096
 
 
 def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
@@ -84,10 +75,18 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
     rs, seed, rb = _random_source(req, xc)
-    with _Quiet():
-        if req.layout is None:
-            return _unscaled(xc, xin, req, rs, seed, rb)
-        return _tiled(xc, xin, req, rs, seed, rb)
+    key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = (_unscaled_plan if req.layout is None else _tiled_plan)(req, xc, rs)
+    if _INTERPRETING:
+        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
+
+        with numpy.errstate(all="ignore"):
+            return _launch(plan, xc, xin, req, seed, rb)
+    return _launch(plan, xc, xin, req, seed, rb)
 
 
 def _needs_i64(x: torch.Tensor) -> bool:
@@ -95,43 +94,62 @@ def _needs_i64(x: torch.Tensor) -> bool:
     return x.numel() >= 2**31 - 4096
 
 
-def _virtual_out(xc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    out = torch.empty_like(xc)
-    return out, out.view(_BITS_VIEW[xc.dtype])
+@dataclass(frozen=True)
+class _Plan:
+    """Everything about one launch that depends only on the cache key.
+
+    Attributes:
+        kernel: the kernel.
+        grid: its grid.
+        sizes: the run-time size arguments, in the kernel's order.
+        kw: compile-time arguments and launch options.
+        out_bytes: bytes per stored code (0: a virtual cast, the input dtype).
+        scale_bytes, zero_bytes, tcode_bytes: bytes per scale, zero, tensor-scale code
+            (0: none).
+        scale_count: scales (and zero points) stored.
+        scale_shape: the result's scale shape.
+        amax_grid: the grid of the amax pre-pass (empty: none).
+        amax_kw: its compile-time arguments.
+    """
+
+    kernel: object
+    grid: tuple[int, ...]
+    sizes: tuple[int, ...]
+    kw: dict
+    out_bytes: int
+    scale_bytes: int = 0
+    zero_bytes: int = 0
+    tcode_bytes: int = 0
+    scale_count: int = 0
+    scale_shape: tuple[int, ...] = ()
+    amax_grid: tuple[int, ...] = ()
+    amax_kw: dict = field(default_factory=dict)
 
 
-def _unscaled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | CastResult:
+def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     n = req.dtype.nspec
     numel = xc.numel()
-    if req.virtual:
-        result, out = _virtual_out(xc)
-    else:
-        out = result = _codes_like(xc.shape, n.bits, xc.device)
-    if numel:
-        block = 1024
-        _cast_unscaled[(triton.cdiv(numel, block),)](
-            xin,
-            rb,
-            out,
-            numel,
-            seed,
-            E=fmt(n, req.roundmode, req.saturate),
-            MODE=ROUND_CODES[req.roundmode],
-            IN=_IN_CODES[xc.dtype],
-            RS=rs,
-            VIRTUAL=req.virtual,
-            CB=_code_bytes(n.bits),
-            NAN_KEEP=req.rules.nan_keeps_sign,
-            BLOCK=block,
-            I64=_needs_i64(xc),
-            num_warps=4,
-            **_launch_opts(),
-        )
-    if req.virtual:
-        return result
-    from tcast_torch._run import OPS
-
-    return build_result(req, result, OPS, "triton")
+    block = 1024
+    kw = dict(
+        E=fmt(n, req.roundmode, req.saturate),
+        MODE=ROUND_CODES[req.roundmode],
+        IN=_IN_CODES[xc.dtype],
+        RS=rs,
+        VIRTUAL=req.virtual,
+        CB=_code_bytes(n.bits),
+        NAN_KEEP=req.rules.nan_keeps_sign,
+        BLOCK=block,
+        I64=_needs_i64(xc),
+        num_warps=4,
+        **_LAUNCH_OPTS,
+    )
+    return _Plan(
+        _cast_unscaled,
+        (triton.cdiv(numel, block),),
+        (numel,),
+        kw,
+        0 if req.virtual else _code_bytes(n.bits),
+    )
 
 
 def _scale_kind(rules: CastRules) -> int:
@@ -173,39 +191,19 @@ def _col_block(tp: int, inner: int) -> int:
     return min(bl, triton.next_power_of_2(inner))
 
 
-def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | CastResult:
+def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     dt, rules, lay = req.dtype, req.rules, req.layout
     n, ss = dt.nspec, dt.sspec
-    dev = xc.device
     numel = xc.numel()
-    virtual = req.virtual
-    if virtual:
-        result, out = _virtual_out(xc)
-    else:
-        out = result = _codes_like(xc.shape, n.bits, dev)
-    scale_count = math.prod(lay.scale_shape)
-    scale = _codes_like((max(scale_count, 1),), ss.scale.bits, dev)
-    zero = _codes_like((max(scale_count, 1),), dt.zero.bits, dev) if dt.zero is not None else None
-    tcode = _codes_like((1,), dt.tenscale.bits, dev) if dt.tenscale is not None else None
-    sk = _scale_kind(rules)
     uint = n.is_uint
     in_code = _IN_CODES[xc.dtype]
-    stats = None
+    i64 = _needs_i64(xc)
     pre = not lay.dims
-    if pre or dt.is_multiscale:
-        stats = torch.zeros(3, dtype=torch.int32, device=dev)
-        if numel:
-            block = 4096
-            _amax_pass[(triton.cdiv(numel, block),)](
-                xin,
-                stats,
-                numel,
-                IN=in_code,
-                U=uint,
-                BLOCK=block,
-                I64=_needs_i64(xc),
-                num_warps=8,
-            )
+    amax_grid: tuple[int, ...] = ()
+    amax_kw: dict = {}
+    if (pre or dt.is_multiscale) and numel:
+        amax_grid = (triton.cdiv(numel, 4096),)
+        amax_kw = dict(IN=in_code, U=uint, BLOCK=4096, I64=i64, num_warps=8)
     if pre:
         tp, length = 1024, max(numel, 1)
         outer, inner, tile = 1, 1, tp
@@ -219,9 +217,6 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
         loop = tile > MAX_TILE
         tp = triton.next_power_of_2(tile) if not loop else (1024 if axis == 1 else 64)
     nt = triton.cdiv(length, tile)
-    # the tile length as a compile-time constant where it is one (not for channels)
-    tk = 0 if loop else tile
-    flat = axis == 1 and not loop and length % tile == 0
     if axis == 1:
         bl = 1 if loop else _row_block(tp)
         grid = triton.cdiv(outer * nt, bl)
@@ -229,63 +224,98 @@ def _tiled(xc, xin, req: CastRequest, rs: int, seed: int, rb) -> torch.Tensor | 
         bl = _col_block(tp, inner) if not loop else min(64, triton.next_power_of_2(inner))
         grid = outer * nt * triton.cdiv(inner, bl)
     fixed = rules.fixed
-    if numel and grid:
-        dummy = scale
-        _cast_tiles[(grid,)](
+    kw = dict(
+        AXIS=axis,
+        TP=tp,
+        BL=bl,
+        # the tile length as a compile-time constant where it is one (not for channels)
+        TK=0 if loop else tile,
+        FLAT=axis == 1 and not loop and length % tile == 0,
+        I64=i64,
+        LOOP=loop,
+        PRE=pre,
+        SK=_scale_kind(rules),
+        E=fmt(n, req.roundmode, True),
+        S=fmt(ss.scale),
+        TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
+        Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
+        RULE=_rule(rules),
+        C=_constants(rules),
+        MODE=ROUND_CODES[req.roundmode],
+        EK=1 if fixed is not None else 2 if uint else 0,
+        FIXED=float(fixed or 1),
+        INV_FIXED=1.0 / (fixed or 1),
+        IN=in_code,
+        RS=rs,
+        VIRTUAL=req.virtual,
+        CB=_code_bytes(n.bits),
+        SCB=_code_bytes(ss.scale.bits),
+        ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
+        TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
+        num_warps=8 if tp * bl >= 4096 else 4,
+        **_LAUNCH_OPTS,
+    )
+    return _Plan(
+        _cast_tiles,
+        (grid if numel else 0,),
+        (outer, length, inner, tile, nt, outer * nt),
+        kw,
+        0 if req.virtual else _code_bytes(n.bits),
+        scale_bytes=_code_bytes(ss.scale.bits),
+        zero_bytes=_code_bytes(dt.zero.bits) if dt.zero is not None else 0,
+        tcode_bytes=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 0,
+        scale_count=math.prod(lay.scale_shape),
+        scale_shape=tuple(lay.scale_shape),
+        amax_grid=amax_grid,
+        amax_kw=amax_kw,
+    )
+
+
+def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
+    """Allocate the outputs, run the plan's kernels, assemble the result."""
+    dev = xc.device
+    if plan.out_bytes:
+        out = result = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=dev)
+    else:
+        result = torch.empty_like(xc)
+        out = result.view(_BITS_VIEW[xc.dtype])
+    if plan.kernel is _cast_unscaled:
+        if plan.grid[0]:
+            _cast_unscaled[plan.grid](xin, rb, out, *plan.sizes, seed, **plan.kw)
+        return result if req.virtual else build_result(req, result, OPS, "triton")
+    count = max(plan.scale_count, 1)
+    scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
+    zero = tcode = None
+    if plan.zero_bytes:
+        zero = torch.empty(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
+    if plan.tcode_bytes:
+        tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
+    stats = scale
+    if plan.amax_grid:
+        stats = torch.zeros(3, dtype=torch.int32, device=dev)
+        _amax_pass[plan.amax_grid](xin, stats, xc.numel(), **plan.amax_kw)
+    if plan.grid[0]:
+        _cast_tiles[plan.grid](
             xin,
             rb,
             out,
             scale,
-            zero if zero is not None else dummy,
-            tcode if tcode is not None else dummy,
-            stats if stats is not None else scale,
-            outer,
-            length,
-            inner,
-            tile,
-            nt,
-            outer * nt,
+            scale if zero is None else zero,
+            scale if tcode is None else tcode,
+            stats,
+            *plan.sizes,
             seed,
-            AXIS=axis,
-            TP=tp,
-            BL=bl,
-            TK=tk,
-            FLAT=flat,
-            I64=_needs_i64(xc),
-            LOOP=loop,
-            PRE=pre,
-            SK=sk,
-            E=fmt(n, req.roundmode, True),
-            S=fmt(ss.scale),
-            TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
-            Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
-            RULE=_rule(rules),
-            C=_constants(rules),
-            MODE=ROUND_CODES[req.roundmode],
-            EK=1 if fixed is not None else 2 if uint else 0,
-            FIXED=float(fixed or 1),
-            INV_FIXED=1.0 / (fixed or 1),
-            IN=in_code,
-            RS=rs,
-            VIRTUAL=virtual,
-            CB=_code_bytes(n.bits),
-            SCB=_code_bytes(ss.scale.bits),
-            ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
-            TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-            num_warps=8 if tp * bl >= 4096 else 4,
-            **_launch_opts(),
+            **plan.kw,
         )
-    if virtual:
+    if req.virtual:
         return result
-    from tcast_torch._run import OPS
-
-    shape = lay.scale_shape
+    n = plan.scale_count
     return build_result(
         req,
         result,
         OPS,
         "triton",
-        scale=scale[:scale_count].reshape(shape),
-        zero=None if zero is None else zero[:scale_count].reshape(shape),
+        scale=scale[:n].reshape(plan.scale_shape),
+        zero=None if zero is None else zero[:n].reshape(plan.scale_shape),
         tenscale=None if tcode is None else tcode.reshape(()),
     )
