@@ -35,6 +35,7 @@ F_FAST = tl.constexpr(18)
 F_DOWN = tl.constexpr(19)
 F_UP = tl.constexpr(20)
 F_OFF = tl.constexpr(21)
+F_HW = tl.constexpr(22)
 
 K_FLOAT = tl.constexpr(0)
 K_INT = tl.constexpr(1)
@@ -149,6 +150,16 @@ def _rne_magnitude(mag, F: tl.constexpr):
 
 @triton.jit
 def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    if F[F_HW] != 0:
+        # one cvt.rn.satfinite per pair (see _formats._hardware); NaN keeps its sign
+        if F[F_HW] == 1:
+            h = x.to(tl.float8e4nv)
+        else:
+            h = x.to(tl.float8e5)
+        code = h.to(tl.uint8, bitcast=True).to(tl.int32)
+        NANC: tl.constexpr = F[F_NANC]
+        nan_code = tl.where(bits_of(x) < 0, NANC | F[F_SB], NANC)
+        return tl.where(x != x, nan_code, code)
     if MODE == R_EVEN and F[F_FAST] == 1:
         b = bits_of(x)
         neg = b < 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from tcast import Kind, NumberSpec, RoundMode, Style
 
+from ._env import INTERPRETING
+
 __all__ = ["KIND_CODES", "ROUND_CODES", "STYLE_CODES", "fmt"]
 
 #: Kinds as kernel constants.
@@ -82,7 +84,24 @@ def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = Tru
         spec.ebits,
         int(spec.emin < -126),
         *_fast_fields(spec),
+        _hardware(spec, mode, over, inf),
     )
+
+
+def _hardware(spec: NumberSpec, mode: RoundMode, over: int, inf: int) -> int:
+    """1 (e4m3fn) or 2 (e5m2) where the GPU's saturating conversion gives our codes.
+
+    ``cvt.rn.satfinite`` (Triton's float32 to float8e4nv / float8e5 conversion on sm_90)
+    rounds to nearest even and clamps overflow and +-Inf to +-max, as these formats do
+    under saturation; NaN gets its own code in the kernel. Checked against the integer
+    path over all 2**32 float32 inputs on the GPU (tests/test_gpu_hardware_fp8.py). Not
+    under the interpreter, whose emulation of the conversion is not this instruction.
+    """
+    if INTERPRETING or mode is not RoundMode.EVEN:
+        return 0
+    if not (over == spec.max_code and inf == spec.max_code):
+        return 0
+    return {"e4m3fn": 1, "e5m2": 2}.get(spec.code, 0)
 
 
 def _fast_fields(spec: NumberSpec) -> tuple[int, float, float, int]:

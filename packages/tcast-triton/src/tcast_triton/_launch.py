@@ -8,7 +8,6 @@ buckets (:func:`_row_block`, :func:`_col_block`), never from autotuning.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import torch
@@ -18,6 +17,7 @@ from tcast import CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 from tcast_torch._run import OPS
 
+from ._env import INTERPRETING
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_tiles, _cast_unscaled
 
@@ -29,10 +29,7 @@ _IN_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 # a format tuple for roles a datatype lacks (never read)
-_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0)
-
-
-_INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0)
 
 
 def interpreting() -> bool:
@@ -41,7 +38,7 @@ def interpreting() -> bool:
     Read once, at import: ``triton.jit`` reads the variable when the kernels are defined,
     so a later change could not take effect anyway.
     """
-    return _INTERPRETING
+    return INTERPRETING
 
 
 def tiled_supported(dt: DataType) -> bool:
@@ -64,7 +61,7 @@ def _random_source(req: CastRequest, x: torch.Tensor):
 
 
 # no FMA contraction: x * r + z must round twice (SEMANTICS.md §0)
-_LAUNCH_OPTS: dict = {} if _INTERPRETING else {"enable_fp_fusion": False}
+_LAUNCH_OPTS: dict = {} if INTERPRETING else {"enable_fp_fusion": False}
 #: Launch plans by (datatype, modes, shape, input dtype, random source).
 _PLANS: dict[tuple, _Plan] = {}
 _MAX_PLANS = 4096
@@ -81,7 +78,7 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
         plan = _PLANS[key] = (_unscaled_plan if req.layout is None else _tiled_plan)(req, xc, rs)
-    if _INTERPRETING:
+    if INTERPRETING:
         import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
 
         with numpy.errstate(all="ignore"):
@@ -180,9 +177,14 @@ def _rule(rules: CastRules) -> tuple:
     return (r.offset, r.threshold, r.max_code, int(r.field_exact), int(r.threshold < NEVER))
 
 
+#: Elements per program in the row geometry, and warps per program (benchmark tunables).
+ROW_ELEMS = 4096
+ROW_WARPS = 8
+
+
 def _row_block(tp: int) -> int:
-    """Tiles per program in the row geometry: about 4096 elements per program."""
-    return max(1, 4096 // tp)
+    """Tiles per program in the row geometry: about ROW_ELEMS elements per program."""
+    return max(1, ROW_ELEMS // tp)
 
 
 def _col_block(tp: int, inner: int) -> int:
@@ -252,7 +254,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         SCB=_code_bytes(ss.scale.bits),
         ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
         TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-        num_warps=8 if tp * bl >= 4096 else 4,
+        num_warps=ROW_WARPS if tp * bl >= 4096 else 4,
         **_LAUNCH_OPTS,
     )
     return _Plan(

@@ -14,7 +14,19 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._codec import R_EVEN, bits_of, decode, encode, f32_of, floor_log2_small, split
+from ._codec import (
+    F_BIAS,
+    F_KIND,
+    K_EXP,
+    R_EVEN,
+    bits_of,
+    decode,
+    encode,
+    f32_of,
+    floor_log2_small,
+    pow2,
+    split,
+)
 
 # scale kinds (tcast_triton._plan.ScaleKind)
 SK_NONE = tl.constexpr(0)
@@ -127,7 +139,11 @@ def lane_scales(
         if SK == SK_EXP:
             scale = exp_code(amax, RULE)
             dec = decode(scale, S)
-            recip = _div(one, dec)
+            if S[F_KIND] == K_EXP:
+                # 1 / 2**k is 2**-k exactly (|k| <= 127 for every exponent scale type)
+                recip = pow2(S[F_BIAS] - scale)
+            else:
+                recip = _div(one, dec)
         elif SK == SK_FLOAT:
             q = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
             scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])

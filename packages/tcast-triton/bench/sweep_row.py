@@ -1,0 +1,59 @@
+"""Launch-size sweep of the row kernel on a GPU (not a test): elements and warps per program.
+
+Times the cast kernels alone (CUDA-graph replay, ``do_bench`` median) for each
+(``_launch.ROW_ELEMS``, ``_launch.ROW_WARPS``) pair beside a device-to-device copy, to choose
+the static launch bucket.
+
+    python packages/tcast-triton/bench/sweep_row.py [--size 16384]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from triton.testing import do_bench
+
+import tcast_triton
+from tcast_triton import _launch
+
+CASTS = [("mxfp8", "actual"), ("mxfp4", "actual"), ("mxint8", "actual"),
+         ("mxfp8", "virtual"), ("nvfp4", "actual")]
+
+
+def _graph_ms(fn) -> float:
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return do_bench(g.replay, warmup=25, rep=50, return_mode="median")
+
+
+def main() -> None:
+    """Print one row per launch size."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=16384)
+    args = ap.parse_args()
+    x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
+    copy = _graph_ms(lambda: x.clone())
+    print(f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
+          "kernel ms (CUDA graph replay) / ratio to copy")
+    print("| elems | warps | " + " | ".join(f"{c} {m}" for c, m in CASTS) + " |")
+    print("|---|---|" + "---|" * len(CASTS))
+    for elems in (2048, 4096, 8192, 16384):
+        for warps in (4, 8, 16):
+            _launch.ROW_ELEMS, _launch.ROW_WARPS = elems, warps
+            _launch._PLANS.clear()
+            cells = []
+            for code, cm in CASTS:
+                try:
+                    t = _graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
+                    cells.append(f"{t:.3f} ({t / copy:.2f})")
+                except Exception as err:  # a launch size the compiler refuses
+                    cells.append(f"n/a ({type(err).__name__})")
+            print(f"| {elems} | {warps} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
