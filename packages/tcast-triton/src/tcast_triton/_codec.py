@@ -36,6 +36,10 @@ F_DOWN = tl.constexpr(19)
 F_UP = tl.constexpr(20)
 F_OFF = tl.constexpr(21)
 F_HW = tl.constexpr(22)
+F_MINN = tl.constexpr(23)
+F_CK = tl.constexpr(24)
+F_MAXV = tl.constexpr(25)
+F_CAPE = tl.constexpr(26)
 
 K_FLOAT = tl.constexpr(0)
 K_INT = tl.constexpr(1)
@@ -129,23 +133,73 @@ def encode(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
+def _rne_constant(b, F: tl.constexpr):
+    """``1.5 * 2**(g + 23)`` for float32 bits ``b``: 2**g the format's spacing at ``|x|``.
+
+    The exponent is capped at ``emax + 2``: larger magnitudes (and Inf) still round above
+    the maximum, and neither the constant nor the difference overflows to Inf or NaN.
+    """
+    e = tl.minimum(tl.maximum(f32_of(b & 0x7F800000), F[F_MINN]), F[F_CAPE])
+    return e * F[F_CK]
+
+
+@triton.jit
 def _rne_magnitude(mag, F: tl.constexpr):
     """Magnitude codes of magnitude bits ``mag`` under nearest-even, in float32 arithmetic.
 
-    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``): about a third of the
-    integer path's instructions, most of them on the float pipes. Non-finite inputs give
-    codes above the maximum; the caller replaces them.
+    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``). ``c = 1.5 * 2**(g+23)``
+    with ``2**g`` the format's spacing at ``|x|`` comes from the exponent bits of ``|x|``
+    (``2**e``, at least ``2**emin``) times a constant; ``(|x| + c) - c`` is ``|x|`` rounded
+    to that spacing, ties to even. Mostly float-pipe instructions, a third of the integer
+    path's count. Inf and huge inputs give codes above the maximum, NaN any code; the
+    caller replaces them.
     """
     MB: tl.constexpr = F[F_MB]
-    EMIN: tl.constexpr = F[F_EMIN]
-    cexp = tl.minimum(tl.maximum(mag >> 23, EMIN + 127) + (23 - MB), 254)
-    c = f32_of((cexp << 23) | 0x400000)
     a = f32_of(mag)
+    c = _rne_constant(mag, F)
     r = (a + c) - c
     code = bits_of(r * F[F_DOWN]) >> (23 - MB)
     if F[F_OFF] != 0:
         code = tl.where(code == 0, 0, code + F[F_OFF])
     return code
+
+
+@triton.jit
+def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """``encode`` of finite ``x`` under saturation (the elements of a finite scaled block).
+
+    Skips the Inf and NaN rules, which cannot apply; elsewhere the same codes as ``encode``.
+    """
+    if F[F_KIND] == K_FLOAT and F[F_HW] == 0 and MODE == R_EVEN and F[F_FAST] == 1:
+        b = bits_of(x)
+        code = tl.minimum(_rne_magnitude(b & 0x7FFFFFFF, F), F[F_MAXC])
+        SB: tl.constexpr = F[F_SB]
+        if F[F_NEGZ] == 1:
+            out = tl.where(b < 0, code | SB, code)
+        else:
+            out = tl.where((b < 0) & (code != 0), code | SB, code)
+    else:
+        out = encode(x, rbits, F, MODE)
+    return out
+
+
+@triton.jit
+def rne_value(x, F: tl.constexpr):
+    """``decode(encode_finite(x))`` of finite ``x`` for the fast nearest-even formats.
+
+    The rounded magnitude itself, clamped to the maximum, with the sign (none on a zero of
+    a format without -0): no code is formed.
+    """
+    b = bits_of(x)
+    a = f32_of(b & 0x7FFFFFFF)
+    c = _rne_constant(b, F)
+    r = tl.minimum((a + c) - c, F[F_MAXV])
+    rb = bits_of(r)
+    if F[F_NEGZ] == 1:
+        out = rb | (b & SIGN)
+    else:
+        out = tl.where(rb != 0, rb | (b & SIGN), 0)
+    return f32_of(out)
 
 
 @triton.jit

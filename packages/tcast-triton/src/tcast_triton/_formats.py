@@ -35,15 +35,22 @@ def _s32(v: int) -> int:
     return v - (1 << 32) if v >= 1 << 31 else v
 
 
-def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = True) -> tuple:
+def fmt(
+    spec: NumberSpec,
+    mode: RoundMode = RoundMode.EVEN,
+    saturate: bool = True,
+    hardware: bool = True,
+) -> tuple:
     """The compile-time tuple of ``spec`` encoded under ``mode`` and ``saturate``.
 
     Fields (indices ``F_*`` of ``tcast_triton._codec``): kind, bits, mbits, bias, emin,
     max_code, sign bit (as int32), has -0, overflow code and whether it takes the sign, Inf
     code and whether it takes the sign, NaN code (-1: none, NaN encodes to 0) and whether
     it takes the sign, maxint, style, exponent bits, whether the minimum exponent lies below
-    float32's normal range, and the four fields of the fast nearest-even path
-    (:func:`_fast_fields`).
+    float32's normal range, four fields of the fast nearest-even path
+    (:func:`_fast_fields`), the hardware conversion (:func:`_hardware`; ``hardware=False``
+    turns it off: virtual casts, where Triton mislowers the converted bytes' later use),
+    and three more fast-path fields.
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
@@ -83,8 +90,9 @@ def fmt(spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = Tru
         STYLE_CODES[spec.style] if spec.kind is Kind.FLOAT else 4,
         spec.ebits,
         int(spec.emin < -126),
-        *_fast_fields(spec),
-        _hardware(spec, mode, over, inf),
+        *_fast_fields(spec)[:4],
+        _hardware(spec, mode, over, inf) if hardware else 0,
+        *_fast_fields(spec)[4:],
     )
 
 
@@ -104,8 +112,10 @@ def _hardware(spec: NumberSpec, mode: RoundMode, over: int, inf: int) -> int:
     return {"e4m3fn": 1, "e5m2": 2}.get(spec.code, 0)
 
 
-def _fast_fields(spec: NumberSpec) -> tuple[int, float, float, int]:
-    """(fast, down, up, offset): the float round-to-nearest-even path of ``_codec``.
+def _fast_fields(spec: NumberSpec) -> tuple:
+    """(fast, down, up, offset, 2**emin, 1.5 * 2**(23-mbits), max, 2**(emax+2)).
+
+    The fields of the nearest-even path of ``_codec`` (``_rne_magnitude``).
 
     ``fast`` when a float format has 1..20 significand bits, a minimum exponent in
     float32's normal range (and at most 0) and a maximum exponent at most 102 + mbits: then adding
@@ -122,6 +132,15 @@ def _fast_fields(spec: NumberSpec) -> tuple[int, float, float, int]:
         and -126 <= spec.emin <= 0
         and spec.emax <= 102 + spec.mbits
     ):
-        return (0, 1.0, 1.0, 0)
+        return (0, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0)
     offset = (spec.emin + spec.bias - 1) << spec.mbits
-    return (1, 2.0 ** (-126 - spec.emin), 2.0 ** (126 + spec.emin), offset)
+    return (
+        1,
+        2.0 ** (-126 - spec.emin),
+        2.0 ** (126 + spec.emin),
+        offset,
+        2.0**spec.emin,
+        1.5 * 2.0 ** (23 - spec.mbits),
+        float(spec.max_value),
+        2.0 ** (spec.emax + 2),
+    )

@@ -18,7 +18,20 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._codec import NAN_BITS, NEG_NAN_BITS, bits_of, decode, encode, f32_of
+from ._codec import (
+    F_FAST,
+    F_KIND,
+    K_FLOAT,
+    NAN_BITS,
+    NEG_NAN_BITS,
+    R_EVEN,
+    bits_of,
+    decode,
+    encode,
+    encode_finite,
+    f32_of,
+    rne_value,
+)
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 # input / virtual output dtypes
@@ -190,11 +203,12 @@ def _encode_block(
         xs = x1 + tl.expand_dims(zval, AXIS)
     else:
         xs = x1
-    codes = encode(xs, r, E, MODE)
     badb = tl.expand_dims(bad, AXIS) & mask
-    codes = tl.where(badb, 0, codes)
     if VIRTUAL:
-        q = decode(codes, E)
+        if E[F_KIND] == K_FLOAT and MODE == R_EVEN and E[F_FAST] == 1:
+            q = rne_value(xs, E)
+        else:
+            q = decode(tl.where(badb, 0, encode_finite(xs, r, E, MODE)), E)
         dc = tl.expand_dims(dec, AXIS)
         if EK == EK_FIXED:
             v = (q * INV_FIXED) * dc
@@ -205,6 +219,7 @@ def _encode_block(
         v = tl.where(badb, f32_of(tl.full(v.shape, NAN_BITS, tl.int32)), v)
         store_value(out_ptr, offs, mask, v, IN)
     else:
+        codes = tl.where(badb, 0, encode_finite(xs, r, E, MODE))
         store_codes(out_ptr, offs, mask, codes, CB)
 
 

@@ -29,7 +29,7 @@ _IN_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 # a format tuple for roles a datatype lacks (never read)
-_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0)
+_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0, 1.0, 1.0, 0.0, 1.0)
 
 
 def interpreting() -> bool:
@@ -128,7 +128,7 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     numel = xc.numel()
     block = 1024
     kw = dict(
-        E=fmt(n, req.roundmode, req.saturate),
+        E=fmt(n, req.roundmode, req.saturate, hardware=not req.virtual),
         MODE=ROUND_CODES[req.roundmode],
         IN=_IN_CODES[xc.dtype],
         RS=rs,
@@ -237,7 +237,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         LOOP=loop,
         PRE=pre,
         SK=_scale_kind(rules),
-        E=fmt(n, req.roundmode, True),
+        E=fmt(n, req.roundmode, True, hardware=not req.virtual),
         S=fmt(ss.scale),
         TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
         Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
