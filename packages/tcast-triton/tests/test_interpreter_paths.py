@@ -182,3 +182,25 @@ def test_every_16bit_input_equals_reference(code, in_dtype, device):
         vgot = tcast.cast(xt, code, castmode="virtual", roundmode=rm, engine="triton")
         np.testing.assert_array_equal(vgot.cpu().view(torch.int16).numpy(),
                                       np.asarray(vwant).view(np.int16), err_msg=rm)
+
+
+@pytest.mark.parametrize(
+    "code", ["int8_e8m0_t32", "int4_float32_t16", "uint8_float32_float32_t32", "int2_e8m0_t8"]
+)
+def test_every_bfloat16_input_through_scaled_ints_equals_reference(code, device):
+    """Nearest-even int codes (the float32 shortcut) and trunc (the shift encoder)."""
+    import tcast_ref
+
+    x = _all_16bit("bfloat16").reshape(256, 256)
+    xt = torch.from_numpy(x.view(np.uint16).astype(np.int32)).to(torch.int16)
+    xt = xt.view(torch.bfloat16).to(device)
+    for rm in ("even", "trunc"):
+        want = tcast_ref.cast(x, code, castmode="actual", roundmode=rm)
+        got = tcast.cast(xt, code, castmode="actual", roundmode=rm, engine="triton")
+        for part in ("data", "scale", "zero"):
+            w, g = getattr(want, part), getattr(got, part)
+            if w is None:
+                assert g is None, part
+                continue
+            np.testing.assert_array_equal(g.cpu().numpy().astype(np.uint64),
+                                          np.asarray(w).astype(np.uint64), err_msg=f"{rm} {part}")

@@ -287,6 +287,37 @@ def _float_tail(x, neg, mag, code, F: tl.constexpr):
 
 @triton.jit
 def _encode_int(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    BITS: tl.constexpr = F[F_BITS]
+    if MODE == R_EVEN and BITS <= 22:
+        code = _encode_int_rne(x, F)
+    else:
+        code = _encode_int_shift(x, rbits, F, MODE)
+    return code
+
+
+@triton.jit
+def _encode_int_rne(x, F: tl.constexpr):
+    """Int/uint codes under nearest-even for widths up to 22 bits, in float32 arithmetic.
+
+    ``(a + 1.5 * 2**23) - 1.5 * 2**23`` is ``a`` rounded to an integer, ties to even, for
+    ``a <= 2**22``; larger magnitudes are clamped to 2**22 first, above every such
+    format's largest integer, so they saturate as the shift encoder's do.
+    """
+    b = bits_of(x)
+    mag = b & 0x7FFFFFFF
+    a = tl.minimum(f32_of(mag), 4194304.0)
+    r = (a + 12582912.0) - 12582912.0
+    m = tl.minimum(r.to(tl.int32), F[F_MAXI])
+    m = tl.where(mag > 0x7F800000, 0, m)
+    if F[F_KIND] == K_UINT:
+        val = tl.where(b < 0, 0, m)
+    else:
+        val = tl.where(b < 0, -m, m)
+    return val & ((1 << F[F_BITS]) - 1)
+
+
+@triton.jit
+def _encode_int_shift(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     neg, mag, _, s, q = split(x)
     nan = mag > 0x7F800000
     shift = tl.maximum(-q, 0)
