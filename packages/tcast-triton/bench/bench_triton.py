@@ -139,10 +139,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="8192,16384")
     ap.add_argument("--rep", type=int, default=100, help="do_bench repetition time, ms")
-    ap.add_argument("--casts", default="", help="comma-separated labels to run (default: all)")
+    ap.add_argument("--casts", default="", help="';'-separated labels to run (default: all)")
     args = ap.parse_args()
     if args.casts:
-        wanted = {c.strip() for c in args.casts.split(",")}
+        wanted = {c.strip() for c in args.casts.split(";")}
         CASTS[:] = [c for c in CASTS if c[0] in wanted]
     ao_version, to_mx, dim0, dim1 = _torchao()
     print(f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
