@@ -7,7 +7,6 @@ once per call and every engine accepts and refuses the same arguments.
 
 from __future__ import annotations
 
-import functools
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -162,12 +161,6 @@ def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str
     return name
 
 
-@functools.lru_cache(maxsize=1024)
-def _layout(shape: tuple[int, ...], dt: DataType, transpose: bool) -> BlockLayout:
-    """``block_layout``, memoized: a training step casts the same shapes every call."""
-    return block_layout(shape, dt, transpose)
-
-
 def make_request(
     dt: DataType, modes: CastModes, seed: int | None, rbits: Any, shape: tuple[int, ...],
     input_dtype: str, rules: CastRules | None = None,
@@ -180,7 +173,7 @@ def make_request(
     Raises:
         SpecError: for a tile segment naming a dimension the shape lacks.
     """
-    layout = None if dt.sspec is None else _layout(tuple(shape), dt, modes.transpose_scale)
+    layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
     if rules is None:
         rules = cast_rules(dt, modes.scalemode)
     return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout, rules)
