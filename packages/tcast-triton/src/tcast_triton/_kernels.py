@@ -1,13 +1,13 @@
 """The cast kernels (``@triton.jit``): unscaled, tiled (row and column) and the amax pass.
 
 Launchers live in ``_launch``; the per-element codec in ``_codec``; block scales in
-``_scales``. Every offset is int64 (tensors past 2**31 elements). A tiled cast reads the
-input as the canonical view ``[outer, L, inner]`` with its tiles along ``L``:
+``_scales``. Offsets are int32, or int64 for tensors past 2**31 elements (``I64``). A tiled
+cast reads the input as the canonical view ``[outer, L, inner]`` with its tiles along ``L``:
 
-* row geometry (``inner == 1``, ``AXIS == 1``): a program owns ``BR`` consecutive tiles, a
-  ``[BR, TP]`` block, reduced along axis 1;
+* row geometry (``inner == 1``, ``AXIS == 1``): a program owns ``BL`` consecutive tiles, a
+  ``[BL, TP]`` block, reduced along axis 1 (``FLAT`` when no tile straddles a row);
 * column geometry (``inner > 1``, ``AXIS == 0``): a program owns one tile index along ``L``
-  for ``BI`` neighbouring columns of ``inner``, a ``[TP, BI]`` block reduced along axis 0,
+  for ``BL`` neighbouring columns of ``inner``, a ``[TP, BL]`` block reduced along axis 0,
   so loads and scale stores stay coalesced without a transpose;
 * ``LOOP``: the tile is longer than one block (channels): one loop takes the block maxima,
   a second encodes; ``PRE``: the block maxima come from the amax pass (a tensor scale).
