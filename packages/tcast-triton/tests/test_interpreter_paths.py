@@ -159,8 +159,23 @@ _NARROW = ["e4m3fn", "e5m2", "e4m3b8fnuz", "e5m2b16fnuz", "e4m3b11fnuz", "e3m4",
            "e2m3f", "e2m1f", "e2m1fnuz", "binary8p1", "binary8p3", "binary8p5", "binary8p7"]
 
 
-def _all_16bit(in_dtype: str) -> np.ndarray:
-    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(_IN[in_dtype])
+def _all_16bit(in_dtype: str, device: str) -> tuple[np.ndarray, torch.Tensor]:
+    """Every 16-bit pattern of ``in_dtype`` as a 256 x 256 NumPy array and torch tensor."""
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+    xt = torch.from_numpy(bits.astype(np.int32)).to(torch.int16)
+    tdt = torch.bfloat16 if in_dtype == "bfloat16" else torch.float16
+    return bits.view(_IN[in_dtype]), xt.view(tdt).to(device)
+
+
+def _assert_same_parts(want, got, parts: tuple[str, ...], msg: str = "") -> None:
+    """The named tensors of two CastResults hold the same codes (a missing part on both)."""
+    for part in parts:
+        w, g = getattr(want, part), getattr(got, part)
+        if w is None:
+            assert g is None, f"{msg} {part}"
+            continue
+        np.testing.assert_array_equal(np.asarray(g.cpu()).astype(np.uint64),
+                                      np.asarray(w).astype(np.uint64), err_msg=f"{msg} {part}")
 
 
 @pytest.mark.parametrize("in_dtype", ["bfloat16", "float16"])
@@ -169,15 +184,12 @@ def test_every_16bit_input_equals_reference(code, in_dtype, device):
     """Nearest-even (the float fast path) and one other round mode, codes and values."""
     import tcast_ref
 
-    x = _all_16bit(in_dtype).reshape(256, 256)
-    xt = torch.from_numpy(x.view(np.uint16).astype(np.int32)).to(torch.int16)
-    xt = xt.view(torch.bfloat16 if in_dtype == "bfloat16" else torch.float16).to(device)
+    x, xt = _all_16bit(in_dtype, device)
     other = ["away", "zero", "trunc"][len(code) % 3]
     for rm in ("even", other):
         want = tcast_ref.cast(x, code, castmode="actual", roundmode=rm)
         got = tcast.cast(xt, code, castmode="actual", roundmode=rm, engine="triton")
-        np.testing.assert_array_equal(got.data.cpu().numpy().astype(np.uint64),
-                                      np.asarray(want.data).astype(np.uint64), err_msg=rm)
+        _assert_same_parts(want, got, ("data",), rm)
         vwant = tcast_ref.cast(x, code, castmode="virtual", roundmode=rm)
         vgot = tcast.cast(xt, code, castmode="virtual", roundmode=rm, engine="triton")
         np.testing.assert_array_equal(vgot.cpu().view(torch.int16).numpy(),
@@ -191,19 +203,11 @@ def test_every_bfloat16_input_through_scaled_ints_equals_reference(code, device)
     """Nearest-even int codes (the float32 shortcut) and trunc (the shift encoder)."""
     import tcast_ref
 
-    x = _all_16bit("bfloat16").reshape(256, 256)
-    xt = torch.from_numpy(x.view(np.uint16).astype(np.int32)).to(torch.int16)
-    xt = xt.view(torch.bfloat16).to(device)
+    x, xt = _all_16bit("bfloat16", device)
     for rm in ("even", "trunc"):
         want = tcast_ref.cast(x, code, castmode="actual", roundmode=rm)
         got = tcast.cast(xt, code, castmode="actual", roundmode=rm, engine="triton")
-        for part in ("data", "scale", "zero"):
-            w, g = getattr(want, part), getattr(got, part)
-            if w is None:
-                assert g is None, part
-                continue
-            np.testing.assert_array_equal(g.cpu().numpy().astype(np.uint64),
-                                          np.asarray(w).astype(np.uint64), err_msg=f"{rm} {part}")
+        _assert_same_parts(want, got, ("data", "scale", "zero"), rm)
 
 
 @pytest.mark.parametrize("code", ["mxfp8", "mxfp4", "e3m2f_e8m0_t32", "nvfp4", "e5m2_e8m0_t16d0"])
@@ -211,18 +215,10 @@ def test_every_bfloat16_input_through_scaled_floats_equals_reference(code, devic
     """The finite-block encoder and the virtual shortcut of the fast formats, every input."""
     import tcast_ref
 
-    x = _all_16bit("bfloat16").reshape(256, 256)
-    xt = torch.from_numpy(x.view(np.uint16).astype(np.int32)).to(torch.int16)
-    xt = xt.view(torch.bfloat16).to(device)
+    x, xt = _all_16bit("bfloat16", device)
     want = tcast_ref.cast(x, code, castmode="actual")
     got = tcast.cast(xt, code, castmode="actual", engine="triton")
-    for part in ("data", "scale", "tenscale"):
-        w, g = getattr(want, part), getattr(got, part)
-        if w is None:
-            assert g is None, part
-            continue
-        np.testing.assert_array_equal(np.asarray(g.cpu()).astype(np.uint64),
-                                      np.asarray(w).astype(np.uint64), err_msg=part)
+    _assert_same_parts(want, got, ("data", "scale", "tenscale"))
     vwant = tcast_ref.cast(x, code, castmode="virtual")
     vgot = tcast.cast(xt, code, castmode="virtual", engine="triton")
     np.testing.assert_array_equal(vgot.cpu().view(torch.int16).numpy(),
