@@ -38,20 +38,35 @@ CASTS: list[tuple[str, str, dict]] = [
     ("mxfp4 actual", "mxfp4", {"castmode": "actual"}),
     ("mxfp4 compress", "mxfp4", {"castmode": "compress"}),
     ("mxint8 actual", "mxint8", {"castmode": "actual"}),
-    ("mxfp8 actual, away/ceil", "mxfp8", {"castmode": "actual", "roundmode": "away",
-                                          "scalemode": "ceil"}),
-    ("mxfp8 actual, trunc/midmax", "mxfp8", {"castmode": "actual", "roundmode": "trunc",
-                                             "scalemode": "midmax"}),
-    ("mxfp4 actual, zero/topbinade", "mxfp4", {"castmode": "actual", "roundmode": "zero",
-                                               "scalemode": "topbinade"}),
+    (
+        "mxfp8 actual, away/ceil",
+        "mxfp8",
+        {"castmode": "actual", "roundmode": "away", "scalemode": "ceil"},
+    ),
+    (
+        "mxfp8 actual, trunc/midmax",
+        "mxfp8",
+        {"castmode": "actual", "roundmode": "trunc", "scalemode": "midmax"},
+    ),
+    (
+        "mxfp4 actual, zero/topbinade",
+        "mxfp4",
+        {"castmode": "actual", "roundmode": "zero", "scalemode": "topbinade"},
+    ),
     ("mxfp8 actual, column (t32d0)", "e4m3fn_e8m0_t32d0", {"castmode": "actual"}),
     ("mxfp4 actual, column (t32d0)", "e2m1f_e8m0_t32d0", {"castmode": "actual"}),
     ("nvfp4 virtual", "nvfp4", {"castmode": "virtual"}),
     ("nvfp4 actual", "nvfp4", {"castmode": "actual"}),
-    ("mxfp8 actual, stochastic seed", "mxfp8", {"castmode": "actual",
-                                                "roundmode": "stochastic", "seed": 1}),
-    ("mxfp4 actual, stochastic seed", "mxfp4", {"castmode": "actual",
-                                                "roundmode": "stochastic", "seed": 1}),
+    (
+        "mxfp8 actual, stochastic seed",
+        "mxfp8",
+        {"castmode": "actual", "roundmode": "stochastic", "seed": 1},
+    ),
+    (
+        "mxfp4 actual, stochastic seed",
+        "mxfp4",
+        {"castmode": "actual", "roundmode": "stochastic", "seed": 1},
+    ),
     ("int8 per-token (t0) actual", "int8_float32_t0", {"castmode": "actual"}),
     ("mxfp8 2-D 32x32 actual", "mxfp8_2d", {"castmode": "actual"}),
 ]
@@ -60,8 +75,11 @@ CASTS: list[tuple[str, str, dict]] = [
 def _parts(out) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
         return [out]
-    return [p for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
-            if isinstance(p, torch.Tensor)]
+    return [
+        p
+        for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
+        if isinstance(p, torch.Tensor)
+    ]
 
 
 def _written(out) -> int:
@@ -145,9 +163,11 @@ def main() -> None:
         wanted = {c.strip() for c in args.casts.split(";")}
         CASTS[:] = [c for c in CASTS if c[0] in wanted]
     ao_version, to_mx, dim0, dim1 = _torchao()
-    print(f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
-          f"{triton.__version__}; torchao {ao_version}; tcast-triton "
-          f"{tcast_triton.__version__}; Python {platform.python_version()}")
+    print(
+        f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
+        f"{triton.__version__}; torchao {ao_version}; tcast-triton "
+        f"{tcast_triton.__version__}; Python {platform.python_version()}"
+    )
     print("timing: triton.testing.do_bench median (ms); input bfloat16 torch.randn * 2^k rows")
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -158,8 +178,10 @@ def main() -> None:
         torch.cuda.empty_cache()
     x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     print("\nper-call CPU overhead, 4096 x 4096 bfloat16 (host us per call, 200 calls):")
-    print(f"- tcast_triton.cast mxfp8 actual: "
-          f"{_overhead(lambda: tcast_triton.cast(x, 'mxfp8', castmode='actual')):.1f}")
+    print(
+        f"- tcast_triton.cast mxfp8 actual: "
+        f"{_overhead(lambda: tcast_triton.cast(x, 'mxfp8', castmode='actual')):.1f}"
+    )
     print(f"- tcast.cast mxfp8 actual (front door): {_overhead(lambda: _front(x)):.1f}")
     if dim0 is not None:
         try:
@@ -173,12 +195,17 @@ def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
     nbytes = x.numel() * x.element_size()
     t_copy = _ms(lambda: x.clone(), rep)
     copy_gbs = 2 * nbytes / (t_copy * 1e-3) / 1e9
-    print(f"\n### {x.shape[0]} x {x.shape[1]} bfloat16, {torch.cuda.get_device_name()}: copy "
-          f"{t_copy:.3f} ms = {copy_gbs:.0f} GB/s\n")
-    print("| cast | triton ms | GB/s | vs copy | triton in a CUDA graph ms | "
-          "same bits as tcast_torch | tcast_torch compiled ms | torch / triton |")
+    print(
+        f"\n### {x.shape[0]} x {x.shape[1]} bfloat16, {torch.cuda.get_device_name()}: copy "
+        f"{t_copy:.3f} ms = {copy_gbs:.0f} GB/s\n"
+    )
+    print(
+        "| cast | triton ms | GB/s | vs copy | triton in a CUDA graph ms | "
+        "same bits as tcast_torch | tcast_torch compiled ms | torch / triton |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for label, code, kw in CASTS:
+
         def tri(code=code, kw=kw):
             return tcast_triton.cast(x, code, **kw)
 
@@ -198,8 +225,11 @@ def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
         comp = torch.compile(ref)
         same = _same(out, comp())
         t_torch = _ms(comp, rep)
-        print(f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {t_graph} | "
-              f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |", flush=True)
+        print(
+            f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {t_graph} | "
+            f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |",
+            flush=True,
+        )
         del out
     peers = []
     if to_mx is not None:

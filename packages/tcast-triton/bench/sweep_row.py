@@ -17,8 +17,13 @@ from triton.testing import do_bench
 import tcast_triton
 from tcast_triton import _launch
 
-CASTS = [("mxfp8", "actual"), ("mxfp4", "actual"), ("mxint8", "actual"),
-         ("mxfp8", "virtual"), ("nvfp4", "actual")]
+CASTS = [
+    ("mxfp8", "actual"),
+    ("mxfp4", "actual"),
+    ("mxint8", "actual"),
+    ("mxfp8", "virtual"),
+    ("nvfp4", "actual"),
+]
 
 
 def _graph_ms(fn) -> float:
@@ -37,8 +42,10 @@ def main() -> None:
     args = ap.parse_args()
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
     copy = _graph_ms(lambda: x.clone())
-    print(f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
-          "kernel ms (CUDA graph replay) / ratio to copy")
+    print(
+        f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
+        "kernel ms (CUDA graph replay) / ratio to copy"
+    )
     print("| elems | warps | " + " | ".join(f"{c} {m}" for c, m in CASTS) + " |")
     print("|---|---|" + "---|" * len(CASTS))
     for elems in (2048, 4096, 8192, 16384):

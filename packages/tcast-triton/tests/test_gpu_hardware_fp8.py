@@ -1,10 +1,12 @@
 """All 2**32 float32 inputs on the GPU: the shortcut encoders against the integer encoder.
 
 The hardware conversion (``cvt.rn.satfinite`` for e4m3fn and e5m2) and the float32
-nearest-even path (``_codec._rne_magnitude``) are used only where they give the integer
+rounding paths (``_codec.fast_round`` for floats, ``_codec._encode_int_float`` for ints
+of at most 22 bits, every round mode) are used only where they give the integer
 round-and-shift encoder's codes, which is itself checked against tcast_ref (the rest of
-this suite). This proves it for every float32 input. GPU only: the interpreter would need
-hours, and does not run the hardware conversion.
+this suite). This proves it for every float32 input (stochastic rounding: with one random
+word per input, the same for both paths). GPU only: the interpreter would need hours, and
+does not run the hardware conversion.
 """
 
 from __future__ import annotations
@@ -23,15 +25,32 @@ pytestmark = pytest.mark.skipif(
 )
 
 _CHUNK = 1 << 28
-# fields of the format tuple: 18 the float fast path, 22 the hardware conversion
-_FAST, _HW = 18, 22
+# fields of the format tuple: the fast path, the hardware conversion, fast stochastic rounding
+_FAST, _HW, _SRK = 18, 22, 28
 
 
-def _codes(x: torch.Tensor, e: tuple, out: torch.Tensor) -> torch.Tensor:
+def _codes(
+    x: torch.Tensor, e: tuple, out: torch.Tensor, mode: RoundMode, rb: torch.Tensor
+) -> torch.Tensor:
     n = x.numel()
+    stochastic = mode is RoundMode.STOCHASTIC
     _cast_unscaled[(triton_cdiv(n, 1024),)](
-        x, x, out, n, 0, E=e, MODE=ROUND_CODES[RoundMode.EVEN], IN=0, RS=0, VIRTUAL=False,
-        CB=1, NAN_KEEP=True, BLOCK=1024, I64=False, num_warps=4, enable_fp_fusion=False,
+        x,
+        rb,
+        out,
+        n,
+        0,
+        E=e,
+        MODE=ROUND_CODES[mode],
+        IN=0,
+        RS=2 if stochastic else 0,
+        VIRTUAL=False,
+        CB=out.element_size(),
+        NAN_KEEP=True,
+        BLOCK=1024,
+        I64=False,
+        num_warps=4,
+        enable_fp_fusion=False,
     )
     return out
 
@@ -40,10 +59,12 @@ def triton_cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _mismatches(code: str, field: int, saturate: bool = True) -> tuple[int, int]:
+def _mismatches(
+    code: str, field: int, saturate: bool = True, mode: RoundMode = RoundMode.EVEN
+) -> tuple[int, int]:
     """(mismatching inputs, inputs) of the shortcut at ``field`` against the integer path."""
-    spec = tcast.datatype(code).nspec
-    fast = fmt(spec, RoundMode.EVEN, saturate)
+    spec = tcast.number(code)
+    fast = fmt(spec, mode, saturate)
     slow = list(fast)
     slow[_FAST] = 0
     slow[_HW] = 0
@@ -51,14 +72,24 @@ def _mismatches(code: str, field: int, saturate: bool = True) -> tuple[int, int]
     if field == _FAST:
         fast = tuple(v if i != _HW else 0 for i, v in enumerate(fast))
     assert fast[field] != 0, f"{code}: the shortcut is not enabled"
-    a = torch.empty(_CHUNK, dtype=torch.uint8, device="cuda")
+    if mode is RoundMode.STOCHASTIC and spec.kind is tcast.Kind.FLOAT:
+        assert fast[_SRK] != 0, f"{code}: stochastic rounding does not take the shortcut"
+    dt = torch.uint8 if spec.bits <= 8 else torch.uint16 if spec.bits <= 16 else torch.uint32
+    a = torch.empty(_CHUNK, dtype=dt, device="cuda")
     b = torch.empty_like(a)
+    gen = torch.Generator(device="cuda").manual_seed(1234)
     bad = 0
     for start in range(0, 1 << 32, _CHUNK):
         bits = torch.arange(start, start + _CHUNK, device="cuda", dtype=torch.int64)
         x = bits.to(torch.int32).view(torch.float32)  # wraps to the negative patterns
         del bits
-        bad += int((_codes(x, fast, a) != _codes(x, slow, b)).sum())
+        rb = x
+        if mode is RoundMode.STOCHASTIC:
+            rb = torch.randint(
+                -(1 << 31), 1 << 31, (_CHUNK,), generator=gen, device="cuda", dtype=torch.int32
+            )
+            rb[:4096] = torch.tensor([0, -1], dtype=torch.int32, device="cuda").repeat(2048)
+        bad += int((_codes(x, fast, a, mode, rb) != _codes(x, slow, b, mode, rb)).sum())
     return bad, 1 << 32
 
 
@@ -71,3 +102,20 @@ def test_hardware_conversion_equals_integer_path_on_every_float32(code):
 @pytest.mark.parametrize("saturate", [True, False])
 def test_float_fast_path_equals_integer_path_on_every_float32(code, saturate):
     assert _mismatches(code, _FAST, saturate) == (0, 1 << 32)
+
+
+_MODES = [RoundMode.AWAY, RoundMode.ZERO, RoundMode.TRUNC, RoundMode.STOCHASTIC]
+
+
+@pytest.mark.parametrize("mode", _MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize(
+    "code", ["e4m3fn", "e5m2", "e3m2f", "e2m3f", "e2m1f", "binary8p3", "e4m3b8fnuz", "e5m7"]
+)
+def test_float_fast_path_in_every_round_mode_equals_integer_path_on_every_float32(code, mode):
+    assert _mismatches(code, _FAST, True, mode) == (0, 1 << 32)
+
+
+@pytest.mark.parametrize("mode", [RoundMode.EVEN, *_MODES], ids=lambda m: m.value)
+@pytest.mark.parametrize("code", ["int8", "int4", "uint8", "int2", "int16", "uint22"])
+def test_int_float_path_equals_shift_path_on_every_float32(code, mode):
+    assert _mismatches(code, _FAST, True, mode) == (0, 1 << 32)

@@ -92,6 +92,4 @@ def test_triton_equals_reference_on_the_battery(case, device):
         want = oracle.expect(case, entry)
         for cm, msg in cb.check_case(ENGINE, adapter, want, case, entry, castmodes):
             problems.append(f"[{cm.value}] {entry.label}: {msg}")
-    assert not problems, f"{case.label}: {len(problems)} differences\n" + "\n".join(
-        problems[:12]
-    )
+    assert not problems, f"{case.label}: {len(problems)} differences\n" + "\n".join(problems[:12])

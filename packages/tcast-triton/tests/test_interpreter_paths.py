@@ -38,8 +38,17 @@ def _entry(shape, in_dtype="float32", *, view=False, seed=0, specials=True) -> o
     return cb.Entry("path", arr, rbits, 0x5EED_0000_1234 + seed)
 
 
-def _check(code, entry, *, roundmode="even", scalemode="floor", saturate=True,
-           transpose=False, rsource=None, device="cpu"):
+def _check(
+    code,
+    entry,
+    *,
+    roundmode="even",
+    scalemode="floor",
+    saturate=True,
+    transpose=False,
+    rsource=None,
+    device="cpu",
+):
     dt = tcast.datatype(code)
     case = cb.Case(dt, RoundMode(roundmode), ScaleMode(scalemode), saturate, transpose, rsource)
     castmodes = tuple(cm for cm in cb.CAST_MODES if ENGINE.supports(dt, case.modes(cm)))
@@ -96,14 +105,20 @@ def test_kernel_path_equals_reference(code, shape, in_dtype, view, device):
 @pytest.mark.parametrize("roundmode", [m.value for m in RoundMode if m.value != "stochastic"])
 @pytest.mark.parametrize("scalemode", [m.value for m in ScaleMode])
 def test_mxfp8_every_round_and_scale_mode(roundmode, scalemode, device):
-    _check("mxfp8", _entry((4, 96), seed=3), roundmode=roundmode, scalemode=scalemode,
-           device=device)
+    _check(
+        "mxfp8", _entry((4, 96), seed=3), roundmode=roundmode, scalemode=scalemode, device=device
+    )
 
 
 @pytest.mark.parametrize(
     ("code", "shape"),
-    [("mxfp4", (3, 100)), ("nvfp4", (2, 64)), ("int8_float32_t0", (2, 1100)),
-     ("e4m3fn_e8m0_t16d0", (40, 5)), ("e5m2", (3, 50))],
+    [
+        ("mxfp4", (3, 100)),
+        ("nvfp4", (2, 64)),
+        ("int8_float32_t0", (2, 1100)),
+        ("e4m3fn_e8m0_t16d0", (40, 5)),
+        ("e5m2", (3, 50)),
+    ],
 )
 @pytest.mark.parametrize("rsource", ["seed", "rbits"])
 def test_stochastic_rounding_equals_reference(code, shape, rsource, device):
@@ -142,8 +157,13 @@ def test_empty_input(device):
 def test_bad_rbits_are_spec_errors(device):
     x = torch.ones((2, 32), device=device)
     with pytest.raises(tcast.SpecError, match="rbits"):
-        tcast.cast(x, "mxfp8", roundmode="stochastic", rbits=torch.zeros(3, dtype=torch.int32,
-                   device=device), engine="triton")
+        tcast.cast(
+            x,
+            "mxfp8",
+            roundmode="stochastic",
+            rbits=torch.zeros(3, dtype=torch.int32, device=device),
+            engine="triton",
+        )
 
 
 def test_refuses_tensors_off_its_device():
@@ -155,8 +175,22 @@ def test_refuses_tensors_off_its_device():
 
 
 # ------------------------------------------------- every 16-bit input, every <=8-bit format
-_NARROW = ["e4m3fn", "e5m2", "e4m3b8fnuz", "e5m2b16fnuz", "e4m3b11fnuz", "e3m4", "e3m2f",
-           "e2m3f", "e2m1f", "e2m1fnuz", "binary8p1", "binary8p3", "binary8p5", "binary8p7"]
+_NARROW = [
+    "e4m3fn",
+    "e5m2",
+    "e4m3b8fnuz",
+    "e5m2b16fnuz",
+    "e4m3b11fnuz",
+    "e3m4",
+    "e3m2f",
+    "e2m3f",
+    "e2m1f",
+    "e2m1fnuz",
+    "binary8p1",
+    "binary8p3",
+    "binary8p5",
+    "binary8p7",
+]
 
 
 def _all_16bit(in_dtype: str, device: str) -> tuple[np.ndarray, torch.Tensor]:
@@ -174,8 +208,11 @@ def _assert_same_parts(want, got, parts: tuple[str, ...], msg: str = "") -> None
         if w is None:
             assert g is None, f"{msg} {part}"
             continue
-        np.testing.assert_array_equal(np.asarray(g.cpu()).astype(np.uint64),
-                                      np.asarray(w).astype(np.uint64), err_msg=f"{msg} {part}")
+        np.testing.assert_array_equal(
+            np.asarray(g.cpu()).astype(np.uint64),
+            np.asarray(w).astype(np.uint64),
+            err_msg=f"{msg} {part}",
+        )
 
 
 @pytest.mark.parametrize("in_dtype", ["bfloat16", "float16"])
@@ -185,15 +222,17 @@ def test_every_16bit_input_equals_reference(code, in_dtype, device):
     import tcast_ref
 
     x, xt = _all_16bit(in_dtype, device)
-    other = ["away", "zero", "trunc"][len(code) % 3]
+    other = ["away", "zero", "trunc", "stochastic"][(len(code) + len(in_dtype)) % 4]
     for rm in ("even", other):
-        want = tcast_ref.cast(x, code, castmode="actual", roundmode=rm)
-        got = tcast.cast(xt, code, castmode="actual", roundmode=rm, engine="triton")
+        kw = {"roundmode": rm, "seed": 99 if rm == "stochastic" else None}
+        want = tcast_ref.cast(x, code, castmode="actual", **kw)
+        got = tcast.cast(xt, code, castmode="actual", engine="triton", **kw)
         _assert_same_parts(want, got, ("data",), rm)
-        vwant = tcast_ref.cast(x, code, castmode="virtual", roundmode=rm)
-        vgot = tcast.cast(xt, code, castmode="virtual", roundmode=rm, engine="triton")
-        np.testing.assert_array_equal(vgot.cpu().view(torch.int16).numpy(),
-                                      np.asarray(vwant).view(np.int16), err_msg=rm)
+        vwant = tcast_ref.cast(x, code, castmode="virtual", **kw)
+        vgot = tcast.cast(xt, code, castmode="virtual", engine="triton", **kw)
+        np.testing.assert_array_equal(
+            vgot.cpu().view(torch.int16).numpy(), np.asarray(vwant).view(np.int16), err_msg=rm
+        )
 
 
 @pytest.mark.parametrize(
@@ -221,5 +260,47 @@ def test_every_bfloat16_input_through_scaled_floats_equals_reference(code, devic
     _assert_same_parts(want, got, ("data", "scale", "tenscale"))
     vwant = tcast_ref.cast(x, code, castmode="virtual")
     vgot = tcast.cast(xt, code, castmode="virtual", engine="triton")
-    np.testing.assert_array_equal(vgot.cpu().view(torch.int16).numpy(),
-                                  np.asarray(vwant).view(np.int16))
+    np.testing.assert_array_equal(
+        vgot.cpu().view(torch.int16).numpy(), np.asarray(vwant).view(np.int16)
+    )
+
+
+_MODES = [
+    ("away", None),
+    ("zero", None),
+    ("trunc", None),
+    ("stochastic", "seed"),
+    ("stochastic", "rbits"),
+]
+
+
+@pytest.mark.parametrize(("roundmode", "rsource"), _MODES, ids=lambda v: str(v))
+@pytest.mark.parametrize("code", ["mxfp4", "mxint8", "e5m2_e8m0_t16d0"])
+def test_every_bfloat16_input_in_every_round_mode_equals_reference(
+    code, roundmode, rsource, device
+):
+    """The float-arithmetic rounding of every mode (row and column geometry), every input.
+
+    Stochastic words by aligned runs (seed) and per element (rbits); codes and values.
+    """
+    import tcast_ref
+
+    x, xt = _all_16bit("bfloat16", device)
+    rng = np.random.default_rng(5)
+    rb = rng.integers(0, 1 << 32, x.shape, dtype=np.uint64).astype(np.uint32)
+    rb[0, :8] = [0, 0xFFFFFFFF, 1, 0x80000000, 0x7FFFFFFF, 0, 0xFFFFFFFF, 2]
+    kw: dict = {"roundmode": roundmode}
+    tkw: dict = {"roundmode": roundmode}
+    if rsource == "seed":
+        kw["seed"] = tkw["seed"] = 0x1234_5678_9ABC
+    elif rsource == "rbits":
+        kw["rbits"] = rb
+        tkw["rbits"] = torch.from_numpy(rb.view(np.int32)).to(device)
+    want = tcast_ref.cast(x, code, castmode="actual", **kw)
+    got = tcast.cast(xt, code, castmode="actual", engine="triton", **tkw)
+    _assert_same_parts(want, got, ("data", "scale"))
+    vwant = tcast_ref.cast(x, code, castmode="virtual", **kw)
+    vgot = tcast.cast(xt, code, castmode="virtual", engine="triton", **tkw)
+    np.testing.assert_array_equal(
+        vgot.cpu().view(torch.int16).numpy(), np.asarray(vwant).view(np.int16)
+    )

@@ -40,6 +40,8 @@ F_MINN = tl.constexpr(23)
 F_CK = tl.constexpr(24)
 F_MAXV = tl.constexpr(25)
 F_CAPE = tl.constexpr(26)
+F_ULP = tl.constexpr(27)
+F_SRK = tl.constexpr(28)
 
 K_FLOAT = tl.constexpr(0)
 K_INT = tl.constexpr(1)
@@ -133,35 +135,71 @@ def encode(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
-def _rne_constant(b, F: tl.constexpr):
-    """``1.5 * 2**(g + 23)`` for float32 bits ``b``: 2**g the format's spacing at ``|x|``.
+def _grid_exponent(b, F: tl.constexpr):
+    """``2**max(e, emin)`` for float32 bits ``b`` (``2**e`` the binade of ``|x|``).
 
-    The exponent is capped at ``emax + 2``: larger magnitudes (and Inf) still round above
-    the maximum, and neither the constant nor the difference overflows to Inf or NaN.
+    The format's spacing at ``|x|`` is this times ``2**-mbits``. The exponent is capped at
+    ``emax + 2``: larger magnitudes (and Inf) still round above the maximum, and neither
+    the rounding constant nor a difference overflows to Inf or NaN.
     """
-    e = tl.minimum(tl.maximum(f32_of(b & 0x7F800000), F[F_MINN]), F[F_CAPE])
-    return e * F[F_CK]
+    return tl.minimum(tl.maximum(f32_of(b & 0x7F800000), F[F_MINN]), F[F_CAPE])
 
 
 @triton.jit
-def _rne_magnitude(mag, F: tl.constexpr):
-    """Magnitude codes of magnitude bits ``mag`` under nearest-even, in float32 arithmetic.
+def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """``|x|`` (magnitude bits ``mag``) rounded to the format's grid, in float32 arithmetic.
 
-    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``). ``c = 1.5 * 2**(g+23)``
-    with ``2**g`` the format's spacing at ``|x|`` comes from the exponent bits of ``|x|``
-    (``2**e``, at least ``2**emin``) times a constant; ``(|x| + c) - c`` is ``|x|`` rounded
-    to that spacing, ties to even. Mostly float-pipe instructions, a third of the integer
-    path's count. Inf and huge inputs give codes above the maximum, NaN any code; the
-    caller replaces them.
+    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``). With ``2**g`` the
+    format's spacing at ``|x|`` (from the exponent bits of ``|x|``, at least ``2**emin``)
+    and ``c = 1.5 * 2**(g+23)``, ``(|x| + c) - c`` is ``|x|`` rounded to that spacing with
+    ties to an even multiple, which is the even code (SEMANTICS.md §3.2). The other modes
+    correct that result: ``d = |x| - r`` is exact, a tie is ``|d| == u/2``, the grid point
+    below is ``r - u`` where ``d < 0``, and stochastic rounding's ``floor(frac * 2**32)``
+    is ``(|x| - lo) * 2**-g * 2**32`` truncated (exact: ``frac`` has at most 24 significant
+    bits). Mostly float-pipe instructions, a third of the integer path's count. Inf and
+    huge inputs round above the maximum, NaN to anything; the caller replaces them.
+    """
+    a = f32_of(mag)
+    e = _grid_exponent(mag, F)
+    c = e * F[F_CK]
+    r = (a + c) - c
+    if MODE != R_EVEN:
+        u = e * F[F_ULP]
+        d = a - r
+        if MODE == R_TRUNC:
+            r = tl.where(d < 0, r - u, r)
+        elif MODE == R_AWAY:
+            r = tl.where(d == u * 0.5, r + u, r)
+        elif MODE == R_ZERO:
+            r = tl.where(d == u * -0.5, r - u, r)
+        else:
+            lo = tl.where(d < 0, r - u, r)
+            inv_u = f32_of(F[F_SRK] - bits_of(e))  # 2**(mbits - max(e, emin)): exact
+            frac32 = ((a - lo) * inv_u * 4294967296.0).to(tl.uint32).to(tl.int32, bitcast=True)
+            up = (rbits ^ SIGN) > (~frac32 ^ SIGN)  # unsigned r > ~frac32: the sum carries
+            r = tl.where(up, lo + u, lo)
+    return r
+
+
+@triton.jit
+def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """Magnitude codes of magnitude bits ``mag`` by :func:`fast_round`.
+
+    The rounded value's float32 bits times ``2**(-126 - emin)`` (format subnormals become
+    float32 subnormals exactly) shifted right by ``23 - mbits`` are the code less an offset.
     """
     MB: tl.constexpr = F[F_MB]
-    a = f32_of(mag)
-    c = _rne_constant(mag, F)
-    r = (a + c) - c
+    r = fast_round(mag, rbits, F, MODE)
     code = bits_of(r * F[F_DOWN]) >> (23 - MB)
     if F[F_OFF] != 0:
         code = tl.where(code == 0, 0, code + F[F_OFF])
     return code
+
+
+@triton.jit
+def fast_mode(F: tl.constexpr, MODE: tl.constexpr):
+    """Whether a float format takes the float-arithmetic rounding of :func:`fast_round`."""
+    return F[F_KIND] == K_FLOAT and F[F_FAST] == 1 and (MODE != R_STOCH or F[F_SRK] != 0)
 
 
 @triton.jit
@@ -170,9 +208,9 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
     Skips the Inf and NaN rules, which cannot apply; elsewhere the same codes as ``encode``.
     """
-    if F[F_KIND] == K_FLOAT and F[F_HW] == 0 and MODE == R_EVEN and F[F_FAST] == 1:
+    if F[F_HW] == 0 and fast_mode(F, MODE):
         b = bits_of(x)
-        code = tl.minimum(_rne_magnitude(b & 0x7FFFFFFF, F), F[F_MAXC])
+        code = tl.minimum(_fast_magnitude(b & 0x7FFFFFFF, rbits, F, MODE), F[F_MAXC])
         SB: tl.constexpr = F[F_SB]
         if F[F_NEGZ] == 1:
             out = tl.where(b < 0, code | SB, code)
@@ -184,16 +222,14 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
-def rne_value(x, F: tl.constexpr):
-    """``decode(encode_finite(x))`` of finite ``x`` for the fast nearest-even formats.
+def fast_value(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """``decode(encode_finite(x))`` of finite ``x`` for the formats of :func:`fast_mode`.
 
     The rounded magnitude itself, clamped to the maximum, with the sign (none on a zero of
     a format without -0): no code is formed.
     """
     b = bits_of(x)
-    a = f32_of(b & 0x7FFFFFFF)
-    c = _rne_constant(b, F)
-    r = tl.minimum((a + c) - c, F[F_MAXV])
+    r = tl.minimum(fast_round(b & 0x7FFFFFFF, rbits, F, MODE), F[F_MAXV])
     rb = bits_of(r)
     if F[F_NEGZ] == 1:
         out = rb | (b & SIGN)
@@ -214,11 +250,11 @@ def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
         NANC: tl.constexpr = F[F_NANC]
         nan_code = tl.where(bits_of(x) < 0, NANC | F[F_SB], NANC)
         return tl.where(x != x, nan_code, code)
-    if MODE == R_EVEN and F[F_FAST] == 1:
+    if fast_mode(F, MODE):
         b = bits_of(x)
         neg = b < 0
         mag = b & 0x7FFFFFFF
-        code = _rne_magnitude(mag, F)
+        code = _fast_magnitude(mag, rbits, F, MODE)
     else:
         neg, mag, code = _encode_float_int(x, rbits, F, MODE)
     return _float_tail(x, neg, mag, code, F)
@@ -287,26 +323,39 @@ def _float_tail(x, neg, mag, code, F: tl.constexpr):
 
 @triton.jit
 def _encode_int(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
-    BITS: tl.constexpr = F[F_BITS]
-    if MODE == R_EVEN and BITS <= 22:
-        code = _encode_int_rne(x, F)
+    if F[F_FAST] == 1:  # at most 22 bits
+        code = _encode_int_float(x, rbits, F, MODE)
     else:
         code = _encode_int_shift(x, rbits, F, MODE)
     return code
 
 
 @triton.jit
-def _encode_int_rne(x, F: tl.constexpr):
-    """Int/uint codes under nearest-even for widths up to 22 bits, in float32 arithmetic.
+def _encode_int_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
+    """Int/uint codes for widths up to 22 bits, in float32 arithmetic (every round mode).
 
     ``(a + 1.5 * 2**23) - 1.5 * 2**23`` is ``a`` rounded to an integer, ties to even, for
     ``a <= 2**22``; larger magnitudes are clamped to 2**22 first, above every such
-    format's largest integer, so they saturate as the shift encoder's do.
+    format's largest integer, so they saturate as the shift encoder's do. The other modes
+    correct it as :func:`fast_round` does, with spacing 1 (``a - r`` is exact).
     """
     b = bits_of(x)
     mag = b & 0x7FFFFFFF
     a = tl.minimum(f32_of(mag), 4194304.0)
     r = (a + 12582912.0) - 12582912.0
+    if MODE != R_EVEN:
+        d = a - r
+        if MODE == R_TRUNC:
+            r = tl.where(d < 0, r - 1.0, r)
+        elif MODE == R_AWAY:
+            r = tl.where(d == 0.5, r + 1.0, r)
+        elif MODE == R_ZERO:
+            r = tl.where(d == -0.5, r - 1.0, r)
+        else:
+            lo = tl.where(d < 0, r - 1.0, r)
+            frac32 = ((a - lo) * 4294967296.0).to(tl.uint32).to(tl.int32, bitcast=True)
+            up = (rbits ^ SIGN) > (~frac32 ^ SIGN)  # unsigned r > ~frac32: the sum carries
+            r = tl.where(up, lo + 1.0, lo)
     m = tl.minimum(r.to(tl.int32), F[F_MAXI])
     m = tl.where(mag > 0x7F800000, 0, m)
     if F[F_KIND] == K_UINT:
@@ -400,7 +449,7 @@ def _decode_float(codes, F: tl.constexpr):
     field = mag >> MB
     frac = mag & ((1 << MB) - 1)
     if F[F_FAST] == 1:
-        # the inverse of _rne_magnitude: exact (a power-of-two product of a representable)
+        # the inverse of _fast_magnitude: exact (a power-of-two product of a representable)
         val = f32_of((mag - F[F_OFF]) << (23 - MB)) * F[F_UP]
     else:
         sig = tl.where(field > 0, frac | (1 << MB), frac).to(tl.float32)

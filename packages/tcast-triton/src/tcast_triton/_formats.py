@@ -50,7 +50,7 @@ def fmt(
     float32's normal range, four fields of the fast nearest-even path
     (:func:`_fast_fields`), the hardware conversion (:func:`_hardware`; ``hardware=False``
     turns it off: virtual casts, where Triton mislowers the converted bytes' later use),
-    and three more fast-path fields.
+    and five more fast-path fields.
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
@@ -113,34 +113,45 @@ def _hardware(spec: NumberSpec, mode: RoundMode, over: int, inf: int) -> int:
 
 
 def _fast_fields(spec: NumberSpec) -> tuple:
-    """(fast, down, up, offset, 2**emin, 1.5 * 2**(23-mbits), max, 2**(emax+2)).
+    """(fast, down, up, offset, 2**emin, 1.5 * 2**(23-mbits), max, 2**(emax+2), 2**-mbits, srk).
 
-    The fields of the nearest-even path of ``_codec`` (``_rne_magnitude``).
+    The fields of the float-arithmetic rounding of ``_codec`` (``fast_round``); for int
+    and uint formats of at most 22 bits only ``fast`` (``_encode_int_float``).
 
     ``fast`` when a float format has 1..20 significand bits, a minimum exponent in
-    float32's normal range (and at most 0) and a maximum exponent at most 102 + mbits: then adding
-    ``1.5 * 2**(g + 23)`` (``g`` the grid exponent at ``|x|``) and subtracting it rounds
-    ``|x|`` to the format's grid in float32 arithmetic (nearest, ties to an even multiple),
-    the sum never leaves its binade, and the clamp of that constant's exponent field only
-    touches values far above the format's maximum. ``down = 2**(-126 - emin)`` maps the
-    format's subnormal threshold to float32's, so the rounded value's float32 bits shifted
-    right by ``23 - mbits`` are the magnitude code less ``offset``; ``up`` maps back.
+    float32's normal range (and at most 0) and a maximum exponent at most 102 + mbits: then
+    adding ``1.5 * 2**(g + 23)`` (``g`` the grid exponent at ``|x|``) and subtracting it
+    rounds ``|x|`` to the format's grid in float32 arithmetic (nearest, ties to an even
+    multiple), the sum never leaves its binade, and the clamp of that constant's exponent
+    field only touches values far above the format's maximum. ``down = 2**(-126 - emin)``
+    maps the format's subnormal threshold to float32's, so the rounded value's float32 bits
+    shifted right by ``23 - mbits`` are the magnitude code less ``offset``; ``up`` maps
+    back. ``srk`` is ``(254 + mbits) << 23``: minus the bits of ``2**E`` it gives the bits of
+    ``2**(mbits - E)``, the reciprocal spacing that stochastic rounding multiplies by, for
+    every ``E`` in ``[emin, emax + 2]`` where that stays a normal float32 (else 0: the
+    integer path rounds stochastically).
     """
+    if spec.kind in (Kind.INT, Kind.UINT) and spec.bits <= 22:
+        return (1, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)  # ints: ``_encode_int_float``
     if not (
         spec.kind is Kind.FLOAT
         and 1 <= spec.mbits <= 20
         and -126 <= spec.emin <= 0
         and spec.emax <= 102 + spec.mbits
     ):
-        return (0, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0)
+        return (0, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)
     offset = (spec.emin + spec.bias - 1) << spec.mbits
+    mb = spec.mbits
+    srk_ok = all(1 <= mb - e + 127 <= 254 for e in (spec.emin, spec.emax + 2))
     return (
         1,
         2.0 ** (-126 - spec.emin),
         2.0 ** (126 + spec.emin),
         offset,
         2.0**spec.emin,
-        1.5 * 2.0 ** (23 - spec.mbits),
+        1.5 * 2.0 ** (23 - mb),
         float(spec.max_value),
         2.0 ** (spec.emax + 2),
+        2.0**-mb,
+        _s32((254 + mb) << 23) if srk_ok else 0,
     )

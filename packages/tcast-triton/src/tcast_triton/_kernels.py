@@ -19,18 +19,15 @@ import triton
 import triton.language as tl
 
 from ._codec import (
-    F_FAST,
-    F_KIND,
-    K_FLOAT,
     NAN_BITS,
     NEG_NAN_BITS,
-    R_EVEN,
     bits_of,
     decode,
     encode,
     encode_finite,
     f32_of,
-    rne_value,
+    fast_mode,
+    fast_value,
 )
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
@@ -140,10 +137,14 @@ def _cast_unscaled(
     I64: tl.constexpr,
 ):
     """Elementwise cast (no scale): codes, or their values in the input dtype."""
-    offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
+    start = _block_start(I64) * BLOCK
+    offs = start + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)
-    r = random_words(seed, rb_ptr, offs, mask, RS)
+    if RS == RS_SEED:
+        r = tl.reshape(random_runs(seed, tl.full((1,), 0, offs.dtype) + start, BLOCK), (BLOCK,))
+    else:
+        r = random_words(seed, rb_ptr, offs, mask, RS)
     codes = encode(x, r, E, MODE)
     if VIRTUAL:
         v = decode(codes, E)
@@ -205,8 +206,8 @@ def _encode_block(
         xs = x1
     badb = tl.expand_dims(bad, AXIS) & mask
     if VIRTUAL:
-        if E[F_KIND] == K_FLOAT and MODE == R_EVEN and E[F_FAST] == 1:
-            q = rne_value(xs, E)
+        if fast_mode(E, MODE):
+            q = fast_value(xs, r, E, MODE)
         else:
             q = decode(tl.where(badb, 0, encode_finite(xs, r, E, MODE)), E)
         dc = tl.expand_dims(dec, AXIS)
@@ -238,16 +239,21 @@ def _geometry(
     BL: tl.constexpr,
     TK: tl.constexpr,
     FLAT: tl.constexpr,
+    FULL: tl.constexpr,
     I64: tl.constexpr,
 ):
-    """Element offsets, mask, lane (scale) indices and lane mask of one block.
+    """Element offsets, mask, lane (scale) indices, lane mask and run starts of one block.
 
     ``c0`` is the first tile position of the block (loops over long tiles). ``TK`` is the
     tile length when it is known at compile time (0: the runtime ``T``, channels);
     ``FLAT``: row tiles never straddle a row (``L % T == 0``), so tile ``k`` is the flat
-    run ``[k*T, (k+1)*T)``. Masks are built so that they are constant along runs of
-    contiguous elements, which keeps loads and stores vectorized; offsets are int64 only
-    for tensors past 2**31 elements (``I64``).
+    run ``[k*T, (k+1)*T)``; ``FULL``: the launcher proved that every element and lane of
+    every block is real (no partial tile, no padded lane), so the masks are constant true
+    and loads and stores are unmasked. Masks are otherwise built so that they are constant
+    along runs of contiguous elements, which keeps loads and stores vectorized; offsets are
+    int64 only for tensors past 2**31 elements (``I64``). ``starts`` holds the flat offset
+    of each contiguous run of the block (a row of the ``[BL, TP]`` or ``[TP, BL]`` block):
+    element ``i`` of a run is at ``start + i``.
     """
     if TK > 0:
         Tt = TK
@@ -263,8 +269,12 @@ def _geometry(
         lanes = k
         if FLAT:
             lane_ok = k < ntiles
-            offs = k[:, None] * Tt + t[None, :]
-            if TP == TK:
+            starts = k * Tt + c0
+            offs = starts[:, None] + tl.arange(0, TP)[None, :]
+            if FULL:
+                lane_ok = tl.full((BL,), 1, tl.int1)
+                mask = tl.full((BL, TP), 1, tl.int1)
+            elif TP == TK:
                 mask = tl.broadcast_to(lane_ok[:, None], (BL, TP))
             else:
                 mask = lane_ok[:, None] & (t[None, :] < Tt)
@@ -275,7 +285,8 @@ def _geometry(
             lane_ok = o < outer
             pos = j[:, None] * Tt + t[None, :]
             mask = lane_ok[:, None] & (t[None, :] < Tt) & (pos < L)
-            offs = o[:, None] * L + pos
+            starts = o * L + j * Tt + c0
+            offs = starts[:, None] + tl.arange(0, TP)[None, :]
     else:  # columns: TP positions along L for BL columns of inner
         nic = tl.cdiv(inner, BL)
         ic = p % nic
@@ -283,13 +294,45 @@ def _geometry(
         j = rest % nt
         o = rest // nt
         i = ic * BL + tl.arange(0, BL)
-        lane_ok = i < inner
         pos = j * Tt + t
-        row_ok = (t < Tt) & (pos < L)
-        mask = row_ok[:, None] & lane_ok[None, :]
-        offs = (o * L + pos)[:, None] * inner + i[None, :]
+        starts = (o * L + pos) * inner + ic * BL
+        offs = starts[:, None] + tl.arange(0, BL)[None, :]
         lanes = (o * nt + j) * inner + i
-    return offs, mask, lanes, lane_ok
+        if FULL:
+            lane_ok = tl.full((BL,), 1, tl.int1)
+            mask = tl.full((TP, BL), 1, tl.int1)
+        else:
+            lane_ok = i < inner
+            row_ok = (t < Tt) & (pos < L)
+            mask = row_ok[:, None] & lane_ok[None, :]
+    return offs, mask, lanes, lane_ok, starts
+
+
+@triton.jit
+def random_runs(seed, starts, N: tl.constexpr):
+    """Philox words of a block made of runs of ``N`` contiguous flat indices.
+
+    Run ``k`` covers flat indices ``starts[k] + [0, N)`` with ``starts[k] % 4 == 0`` and
+    ``N % 4 == 0``: one ``randint4x`` call per four elements (SEMANTICS.md §3.3), its words
+    interleaved into element order (``join`` adds a trailing axis, so the pairs are
+    (w0, w2) and (w1, w3)).
+    """
+    ctr = (starts >> 2)[:, None] + tl.arange(0, N // 4)[None, :]
+    r0, r1, r2, r3 = tl.randint4x(seed, ctr)
+    w = tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), (starts.shape[0], N))
+    return w.to(tl.int32, bitcast=True)
+
+
+@triton.jit
+def _block_randoms(
+    seed, rb_ptr, offs, mask, starts, RS: tl.constexpr, RV: tl.constexpr, N: tl.constexpr
+):
+    """The block's random words: by runs (``RV``: aligned runs of ``N``) or per element."""
+    if RV:
+        r = random_runs(seed, starts, N)
+    else:
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+    return r
 
 
 @triton.jit(do_not_specialize=["seed"])
@@ -313,6 +356,7 @@ def _cast_tiles(
     BL: tl.constexpr,
     TK: tl.constexpr,
     FLAT: tl.constexpr,
+    FULL: tl.constexpr,
     I64: tl.constexpr,
     LOOP: tl.constexpr,
     PRE: tl.constexpr,
@@ -329,6 +373,8 @@ def _cast_tiles(
     INV_FIXED: tl.constexpr,
     IN: tl.constexpr,
     RS: tl.constexpr,
+    RV: tl.constexpr,
+    RUN: tl.constexpr,
     VIRTUAL: tl.constexpr,
     CB: tl.constexpr,
     SCB: tl.constexpr,
@@ -338,8 +384,8 @@ def _cast_tiles(
     """One scaled cast over tiles of the canonical view (see the module docstring)."""
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
-    offs, mask, lanes, lane_ok = _geometry(
-        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+    offs, mask, lanes, lane_ok, starts = _geometry(
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
     )
     if PRE:
         zl = tl.zeros(lanes.shape, tl.int32)
@@ -353,8 +399,8 @@ def _cast_tiles(
         # a while loop: the interpreter cannot take a runtime bound in range() (numpy 2.4)
         c0 = 0
         while c0 < T:
-            offs, mask, lanes, lane_ok = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+            offs, mask, lanes, lane_ok, starts = _geometry(
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
             )
             x = load_f32(x_ptr, offs, mask, IN)
             m1, h1, l1 = _block_max(x, mask, AXIS, U)
@@ -388,11 +434,11 @@ def _cast_tiles(
     if LOOP:
         c0 = 0
         while c0 < T:
-            offs, mask, lanes, lane_ok = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+            offs, mask, lanes, lane_ok, starts = _geometry(
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
             )
             x = load_f32(x_ptr, offs, mask, IN)
-            r = random_words(seed, rb_ptr, offs, mask, RS)
+            r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
             _encode_block(
                 x,
                 r,
@@ -417,7 +463,7 @@ def _cast_tiles(
     else:
         if PRE:
             x = load_f32(x_ptr, offs, mask, IN)
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
         _encode_block(
             x,
             r,

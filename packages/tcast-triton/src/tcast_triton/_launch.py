@@ -29,7 +29,7 @@ _IN_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 # a format tuple for roles a datatype lacks (never read)
-_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0, 1.0, 1.0, 0.0, 1.0)
+_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)
 
 
 def interpreting() -> bool:
@@ -225,6 +225,18 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     else:
         bl = _col_block(tp, inner) if not loop else min(64, triton.next_power_of_2(inner))
         grid = outer * nt * triton.cdiv(inner, bl)
+    flat = axis == 1 and not loop and length % tile == 0
+    if loop:
+        full = False
+    elif axis == 1:
+        full = flat and tp == tile and (outer * nt) % bl == 0
+    else:
+        full = tp == tile and length % tile == 0 and inner % bl == 0
+    run = tp if axis == 1 else bl
+    if axis == 1:
+        aligned = tile % 4 == 0 and (flat or length % 4 == 0)
+    else:
+        aligned = inner % 4 == 0
     fixed = rules.fixed
     kw = dict(
         AXIS=axis,
@@ -232,7 +244,9 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         BL=bl,
         # the tile length as a compile-time constant where it is one (not for channels)
         TK=0 if loop else tile,
-        FLAT=axis == 1 and not loop and length % tile == 0,
+        FLAT=flat,
+        # every block whole: unmasked loads and stores
+        FULL=full,
         I64=i64,
         LOOP=loop,
         PRE=pre,
@@ -249,6 +263,9 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         INV_FIXED=1.0 / (fixed or 1),
         IN=in_code,
         RS=rs,
+        # Philox words by aligned runs of RUN elements (one randint4x per four elements)
+        RV=rs == 1 and aligned and run % 4 == 0,
+        RUN=run,
         VIRTUAL=req.virtual,
         CB=_code_bytes(n.bits),
         SCB=_code_bytes(ss.scale.bits),
