@@ -23,8 +23,12 @@ from ._kernels import _amax_pass, _cast_tiles, _cast_unscaled
 
 __all__ = ["interpreting", "run_cast", "tiled_supported"]
 
-#: The largest tile held in registers at once; longer tiles (channels) loop.
+#: The largest tile held in registers at once along a column (dim 0 or a middle
+#: dimension); longer tiles (channels) loop.
 MAX_TILE = 1024
+#: The largest channel held in registers at once along the last dimension (one program per
+#: row, one pass over the input); longer rows loop (a max pass and an encode pass).
+MAX_ROW_CHANNEL = 16384
 _IN_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODE_DTYPES = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
@@ -180,6 +184,10 @@ def _rule(rules: CastRules) -> tuple:
 #: Elements per program in the row geometry, and warps per program (benchmark tunables).
 ROW_ELEMS = 4096
 ROW_WARPS = 8
+#: Elements per program, most columns per program and warps in the column geometry.
+COL_ELEMS = 4096
+COL_MAX_BL = 256
+COL_WARPS = 8
 
 
 def _row_block(tp: int) -> int:
@@ -189,8 +197,17 @@ def _row_block(tp: int) -> int:
 
 def _col_block(tp: int, inner: int) -> int:
     """Columns per program in the column geometry."""
-    bl = max(1, min(4096 // tp, 256))
+    bl = max(1, min(COL_ELEMS // tp, COL_MAX_BL))
     return min(bl, triton.next_power_of_2(inner))
+
+
+def _warps(axis: int, elems: int) -> int:
+    """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels."""
+    if elems > ROW_ELEMS:
+        return 16
+    if elems < 4096:
+        return 4
+    return ROW_WARPS if axis == 1 else COL_WARPS
 
 
 def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
@@ -216,8 +233,10 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         outer, length, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
         tile = lay.sizes[0]
         axis = 1 if inner == 1 else 0
-        loop = tile > MAX_TILE
+        loop = tile > (MAX_ROW_CHANNEL if axis == 1 else MAX_TILE)
         tp = triton.next_power_of_2(tile) if not loop else (1024 if axis == 1 else 64)
+    # a channel's length is a tensor size: never a compile-time constant
+    channel = not pre and ss.tiles[0].size == 0
     nt = triton.cdiv(length, tile)
     if axis == 1:
         bl = 1 if loop else _row_block(tp)
@@ -229,9 +248,9 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     if loop:
         full = False
     elif axis == 1:
-        full = flat and tp == tile and (outer * nt) % bl == 0
+        full = flat and tp == tile and not channel and (outer * nt) % bl == 0
     else:
-        full = tp == tile and length % tile == 0 and inner % bl == 0
+        full = tp == tile and not channel and length % tile == 0 and inner % bl == 0
     run = tp if axis == 1 else bl
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
@@ -243,7 +262,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         TP=tp,
         BL=bl,
         # the tile length as a compile-time constant where it is one (not for channels)
-        TK=0 if loop else tile,
+        TK=0 if channel else tile,
         FLAT=flat,
         # every block whole: unmasked loads and stores
         FULL=full,
@@ -271,7 +290,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         SCB=_code_bytes(ss.scale.bits),
         ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
         TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-        num_warps=ROW_WARPS if tp * bl >= 4096 else 4,
+        num_warps=_warps(axis, tp * bl),
         **_LAUNCH_OPTS,
     )
     return _Plan(

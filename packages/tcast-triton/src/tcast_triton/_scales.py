@@ -150,20 +150,24 @@ def lane_scales(
             dec = decode(scale, S)
             recip = _div(one, dec)
         else:  # two-level
-            all_bad = tmax_b >= 0x7F800000
-            tamax = tl.where(all_bad, 0.0, f32_of(tmax_b)) + tl.zeros(amax.shape, tl.float32)
-            tq = _div(tamax, tl.full(amax.shape, C[C_MSM], tl.float32))
-            tcode = float_scale_code(tq, T, C[C_TLO], C[C_THI])
-            tval = decode(tcode, T)
+            # the tensor scale once per program (a 1-element block), then broadcast
+            tmax1 = tl.full((1,), 0, tl.int32) + tmax_b
+            all_bad1 = tmax1 >= 0x7F800000
+            tamax = tl.where(all_bad1, 0.0, f32_of(tmax1))
+            tq = _div(tamax, tl.full((1,), C[C_MSM], tl.float32))
+            tcode1 = float_scale_code(tq, T, C[C_TLO], C[C_THI])
+            tval1 = decode(tcode1, T)
+            r1 = _div(tl.full((1,), 1.0, tl.float32), tval1)
+            tval = tval1 + tl.zeros(amax.shape, tl.float32)
             q1 = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
             q = _div(q1, tval)
             scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
             sval = decode(scale, S)
-            r1 = _div(one, tval)
-            r2 = _div(r1, sval)
+            r2 = _div(r1 + tl.zeros(amax.shape, tl.float32), sval)
             recip = tl.minimum(r2, C[C_F32MAX])
             dec = tval * sval
+            all_bad = (tmax1 + zero_code) >= 0x7F800000
             nonfinite = nonfinite | all_bad
-            tcode = tl.where(all_bad, T[12], tcode)
+            tcode = tl.where(all_bad, T[12], tcode1 + zero_code)
     scale = tl.where(nonfinite, S[12], scale)
     return scale, zero_code, tcode, recip, zval, dec, nonfinite

@@ -1,0 +1,86 @@
+"""Launch-size sweep of the column kernel on a GPU (not a test), and the NVFP4 passes apart.
+
+Times the casts alone (CUDA-graph replay, ``do_bench`` median) for each column launch bucket
+(``_launch.COL_ELEMS``, ``COL_MAX_BL``, ``COL_WARPS``) beside a device-to-device copy, then
+the tensor-amax pre-pass of NVFP4 alone, to place the time of the two-pass casts.
+
+    python packages/tcast-triton/bench/sweep_col.py [--size 16384]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from triton.testing import do_bench
+
+import tcast_triton
+from tcast_triton import _launch
+from tcast_triton._kernels import _amax_pass
+
+CASTS = [
+    ("e4m3fn_e8m0_t32d0", "actual"),
+    ("e2m1f_e8m0_t32d0", "actual"),
+    ("e4m3fn_e8m0_t32d0", "virtual"),
+]
+
+
+def _graph_ms(fn) -> float:
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return do_bench(g.replay, warmup=25, rep=50, return_mode="median")
+
+
+def main() -> None:
+    """Print one row per launch bucket, then the NVFP4 passes."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=16384)
+    args = ap.parse_args()
+    x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
+    copy = _graph_ms(lambda: x.clone())
+    print(
+        f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
+        "kernel ms (CUDA graph replay) / ratio to copy"
+    )
+    print("| elems | max BL | warps | " + " | ".join(f"{c} {m}" for c, m in CASTS) + " |")
+    print("|---|---|---|" + "---|" * len(CASTS))
+    for elems in (2048, 4096, 8192):
+        for max_bl in (64, 128, 256, 512):
+            for warps in (4, 8):
+                _launch.COL_ELEMS, _launch.COL_MAX_BL, _launch.COL_WARPS = elems, max_bl, warps
+                _launch._PLANS.clear()
+                cells = []
+                for code, cm in CASTS:
+                    try:
+                        t = _graph_ms(
+                            lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm)
+                        )
+                        cells.append(f"{t:.3f} ({t / copy:.2f})")
+                    except Exception as err:  # a launch size the compiler refuses
+                        cells.append(f"n/a ({type(err).__name__})")
+                print(f"| {elems} | {max_bl} | {warps} | " + " | ".join(cells) + " |", flush=True)
+    stats = torch.zeros(3, dtype=torch.int32, device="cuda")
+    xi = x.view(torch.int16)
+    n = x.numel()
+    for block, warps in ((4096, 8), (8192, 8), (16384, 16)):
+
+        def amax(block=block, warps=warps):
+            _amax_pass[(-(-n // block),)](
+                xi, stats, n, IN=2, U=False, BLOCK=block, I64=False, num_warps=warps
+            )
+
+        t = _graph_ms(amax)
+        print(f"amax pass alone, BLOCK {block}, {warps} warps: {t:.3f} ms ({t / copy:.2f} of copy)")
+    for cm in ("actual", "virtual"):
+        t = _graph_ms(lambda cm=cm: tcast_triton.cast(x, "nvfp4", castmode=cm))
+        print(f"nvfp4 {cm} (both passes): {t:.3f} ms ({t / copy:.2f} of copy)")
+    for code in ("int8_float32_t0", "int8_e8m0_t0"):
+        t = _graph_ms(lambda code=code: tcast_triton.cast(x, code, castmode="actual"))
+        print(f"{code} actual: {t:.3f} ms ({t / copy:.2f} of copy)")
+
+
+if __name__ == "__main__":
+    main()
