@@ -31,8 +31,15 @@ from tcast_torch._run import OPS as TORCH_OPS
 
 from ._env import INTERPRETING
 
-__all__ = ["OPS", "TritonResultOps", "kernel_device", "pack_codes", "pack_mask", "unpack_codes",
-           "unpack_mask"]
+__all__ = [
+    "OPS",
+    "TritonResultOps",
+    "kernel_device",
+    "pack_codes",
+    "pack_mask",
+    "unpack_codes",
+    "unpack_mask",
+]
 
 #: Groups of eight codes per program (a [GROUPS, 8] block: 8192 codes).
 GROUPS = 1024
@@ -64,8 +71,9 @@ def _i64(n: int) -> bool:
 
 
 @triton.jit
-def _pack_kernel(codes_ptr, out_ptr, n, nbytes, W: tl.constexpr, G: tl.constexpr,
-                 I64: tl.constexpr):
+def _pack_kernel(
+    codes_ptr, out_ptr, n, nbytes, W: tl.constexpr, G: tl.constexpr, I64: tl.constexpr
+):
     """Pack ``n`` codes of ``W <= 8`` bits: program ``p`` writes groups ``[p*G, p*G + G)``."""
     if I64:
         p = tl.program_id(0).to(tl.int64)
@@ -82,8 +90,9 @@ def _pack_kernel(codes_ptr, out_ptr, n, nbytes, W: tl.constexpr, G: tl.constexpr
 
 
 @triton.jit
-def _unpack_kernel(data_ptr, out_ptr, n, nbytes, W: tl.constexpr, G: tl.constexpr,
-                   I64: tl.constexpr):
+def _unpack_kernel(
+    data_ptr, out_ptr, n, nbytes, W: tl.constexpr, G: tl.constexpr, I64: tl.constexpr
+):
     """Unpack ``n`` codes of ``W <= 8`` bits as int32 (the inverse of :func:`_pack_kernel`)."""
     if I64:
         p = tl.program_id(0).to(tl.int64)

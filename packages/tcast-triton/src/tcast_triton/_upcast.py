@@ -104,8 +104,9 @@ def _load_first(ptr, CB: tl.constexpr):
 
 
 @triton.jit
-def _load_codes(data_ptr, idx, mask, nbytes, W: tl.constexpr, PACKED: tl.constexpr,
-                CB: tl.constexpr):
+def _load_codes(
+    data_ptr, idx, mask, nbytes, W: tl.constexpr, PACKED: tl.constexpr, CB: tl.constexpr
+):
     """Element codes at flat indices ``idx``: stored, or from the packed bit stream.
 
     Code ``i`` of ``W < 8`` bits sits at stream bit ``W*i``: byte ``(i >> 3) * W +
@@ -127,8 +128,9 @@ def _load_codes(data_ptr, idx, mask, nbytes, W: tl.constexpr, PACKED: tl.constex
 
 
 @triton.jit
-def _block_multipliers(sc, zc, tc, SK: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
-                       Z: tl.constexpr):
+def _block_multipliers(
+    sc, zc, tc, SK: tl.constexpr, S: tl.constexpr, TS: tl.constexpr, Z: tl.constexpr
+):
     """(dec, zval, non-finite) of blocks from their stored codes (the kit's upcast recipes)."""
     sval = decode(sc, S)
     bad = sc == S[F_NANC]
@@ -157,8 +159,21 @@ def _element_values(q, dec, zval, bad, EK: tl.constexpr, INV_FIXED: tl.constexpr
 
 
 @triton.jit
-def _tile_geometry(pid, outer, L, inner, T, nt, ntiles, AXIS: tl.constexpr, TP: tl.constexpr,
-                   BL: tl.constexpr, TK: tl.constexpr, FLAT: tl.constexpr, I64: tl.constexpr):
+def _tile_geometry(
+    pid,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    I64: tl.constexpr,
+):
     """Element offsets, mask, lane (scale) indices and lane mask of one 2-D block.
 
     The sibling of ``_kernels._geometry`` without its loop over long tiles: ``TK`` is the
@@ -341,8 +356,17 @@ def run_upcast(result: CastResult) -> torch.Tensor | None:
     scale = zero = tcode = codes
     if ss is None:
         geo, lanes, tp, bl, tile, flat = 0, 0, 1, 1, 1, False
-        kw.update(SK=0, S=_NO_FORMAT, TS=_NO_FORMAT, Z=_NO_FORMAT, EK=0, INV_FIXED=1.0,
-                  SCB=1, ZCB=1, TCB=1)
+        kw.update(
+            SK=0,
+            S=_NO_FORMAT,
+            TS=_NO_FORMAT,
+            Z=_NO_FORMAT,
+            EK=0,
+            INV_FIXED=1.0,
+            SCB=1,
+            ZCB=1,
+            TCB=1,
+        )
         grid = triton.cdiv(numel, BLOCK_ELEMS)
     else:
         rules = cast_rules(dt)
@@ -392,6 +416,7 @@ def run_upcast(result: CastResult) -> torch.Tensor | None:
             tile = tile if tile <= MAX_TILE else 1
     kw.update(GEO=geo, LANES=lanes, TP=tp, BL=bl, TK=tile, FLAT=flat, BLOCK=BLOCK_ELEMS)
     with quiet_numpy():
-        _upcast_kernel[(grid,)](codes, scale, zero, tcode, out.view(torch.int32), numel, nbytes,
-                                *sizes, **kw)
+        _upcast_kernel[(grid,)](
+            codes, scale, zero, tcode, out.view(torch.int32), numel, nbytes, *sizes, **kw
+        )
     return out
