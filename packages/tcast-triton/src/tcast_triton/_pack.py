@@ -131,6 +131,8 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
         return torch_pack.pack_codes(codes, bits)
     c = codes.reshape(-1)
     n = c.numel()
+    if n == 0:
+        return torch.empty(0, dtype=torch.uint8, device=c.device)
     if bits > 8:
         nb = 2 if bits <= 16 else 4
         if c.element_size() != nb:  # e.g. the int32 codes of tcast_torch's slow path
