@@ -44,6 +44,7 @@ from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
 from ._codec import F_NANC, NAN_BITS, bits_of, decode
+from ._env import INTERPRETING
 from ._formats import fmt
 from ._pack import kernel_device, quiet_numpy
 
@@ -72,6 +73,8 @@ EK_FIXED = tl.constexpr(1)
 EK_ZERO = tl.constexpr(2)
 
 _VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32}
+# no FMA contraction, as in the cast (SEMANTICS.md §0): every step rounds once
+_LAUNCH_OPTS: dict = {} if INTERPRETING else {"enable_fp_fusion": False}
 # a format tuple for roles a datatype lacks (never read)
 _NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0, 1.0, 1.0, 0.0, 1.0)
 
@@ -269,11 +272,11 @@ def _upcast_kernel(
                 if SK == SK_UINT:
                     zc = zl + _load_first(zero_ptr, ZCB)
             else:
-                span = L * inner
-                o = offs // span
-                rem = offs - o * span
-                pos = rem // inner
-                i = rem - pos * inner
+                # no product of two sizes: it could pass int32 where the offsets do not
+                line = offs // inner
+                i = offs - line * inner
+                o = line // L
+                pos = line - o * L
                 lanes = (o * nt + pos // T) * inner + i
                 sc = _load_u(scale_ptr, lanes, mask, SCB)
                 zc = sc
@@ -415,6 +418,7 @@ def run_upcast(result: CastResult) -> torch.Tensor | None:
                 grid = outer * nt * triton.cdiv(inner, bl)
             tile = tile if tile <= MAX_TILE else 1
     kw.update(GEO=geo, LANES=lanes, TP=tp, BL=bl, TK=tile, FLAT=flat, BLOCK=BLOCK_ELEMS)
+    kw.update(_LAUNCH_OPTS, num_warps=8)
     with quiet_numpy():
         _upcast_kernel[(grid,)](
             codes, scale, zero, tcode, out.view(torch.int32), numel, nbytes, *sizes, **kw
