@@ -9,7 +9,9 @@ Hopper, as triton-peers.md describes). GB/s counts bytes read (the input once; t
 the casts whose tensor-scale pass reads it again is *not* added: the figure is the
 useful bytes) plus bytes written (the result's tensors). Each row also says whether the
 Triton result has the same bits as tcast_torch's (the torch engine is conformance-tested
-against tcast_ref). Ends with the per-call CPU overhead on a 4096 x 4096 input.
+against tcast_ref). Then the upcast rows (``UPCASTS``): ``tcast_triton.upcast`` of a Triton
+result beside ``tcast_torch.upcast`` of the same result (GB/s: the result's tensors read plus
+the float32 output written). Ends with the per-call CPU overhead on a 4096 x 4096 input.
 
     python packages/tcast-triton/bench/bench_triton.py [--sizes 8192,16384] [--rep 100]
 """
@@ -69,6 +71,14 @@ CASTS: list[tuple[str, str, dict]] = [
     ),
     ("int8 per-token (t0) actual", "int8_float32_t0", {"castmode": "actual"}),
     ("mxfp8 2-D 32x32 actual", "mxfp8_2d", {"castmode": "actual"}),
+]
+# upcast rows: (label, datatype, cast mode of the result decoded by tcast_triton.upcast)
+UPCASTS: list[tuple[str, str, str]] = [
+    ("mxfp8 upcast (actual)", "mxfp8", "actual"),
+    ("mxfp4 upcast (actual)", "mxfp4", "actual"),
+    ("mxfp4 upcast (compress)", "mxfp4", "compress"),
+    ("mxfp6 e2m3 upcast (compress)", "e2m3f_e8m0_t32", "compress"),
+    ("nvfp4 upcast (actual)", "nvfp4", "actual"),
 ]
 
 
@@ -162,6 +172,7 @@ def main() -> None:
     if args.casts:
         wanted = {c.strip() for c in args.casts.split(";")}
         CASTS[:] = [c for c in CASTS if c[0] in wanted]
+        UPCASTS[:] = [c for c in UPCASTS if c[0] in wanted]
     ao_version, to_mx, dim0, dim1 = _torchao()
     print(
         f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
@@ -231,6 +242,7 @@ def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
             flush=True,
         )
         del out
+    _upcast_table(x, copy_gbs, rep)
     peers = []
     if to_mx is not None:
         torch._dynamo.reset()
@@ -243,6 +255,34 @@ def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
         peers.append(f"triton_to_mxfp8_dim0 {_try(lambda: dim0(x, 32, 'floor'), rep)}")
         peers.append(f"triton_to_mxfp8_dim1 {_try(lambda: dim1(x, 32, 'floor'), rep)}")
     print("\npeers on the same input (ms): " + ("; ".join(peers) or "none"), flush=True)
+
+
+def _upcast_table(x: torch.Tensor, copy_gbs: float, rep: int) -> None:
+    """The upcast rows: the decode of a Triton result beside tcast_torch's decode."""
+    if not UPCASTS:
+        return
+    print("\n| upcast | triton ms | GB/s | vs copy | same bits as tcast_torch | "
+          "tcast_torch ms | torch / triton |")
+    print("|---|---|---|---|---|---|---|")
+    for label, code, mode in UPCASTS:
+        r = tcast_triton.cast(x, code, castmode=mode)
+
+        def up(r=r):
+            return tcast_triton.upcast(r)
+
+        try:
+            out = up()
+        except Exception as err:  # a result the engine cannot decode: say so, go on
+            print(f"| {label} | not run: {type(err).__name__}: {err} | | | | | |")
+            continue
+        t = _ms(up, rep)
+        # bytes read (the result's tensors) plus bytes written (float32)
+        gbs = (_written(r) + out.numel() * 4) / (t * 1e-3) / 1e9
+        same = torch.equal(out.view(torch.int32), tcast_torch.upcast(r).view(torch.int32))
+        t_torch = _ms(lambda r=r: tcast_torch.upcast(r), rep)
+        print(f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | "
+              f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |", flush=True)
+        del out, r
 
 
 def _front(x):

@@ -10,9 +10,11 @@ from tcast import CastModes, CastResult, DataType
 from tcast.kit import CastRequest, EngineBase
 from tcast_torch._accept import tensor_refusal
 from tcast_torch._engine import engine as torch_engine
-from tcast_torch._run import OPS, check_rbits
+from tcast_torch._run import check_rbits
 
 from ._launch import interpreting, run_cast, tiled_supported
+from ._pack import OPS
+from ._upcast import run_upcast
 
 __all__ = ["TritonEngine", "engine"]
 
@@ -64,8 +66,13 @@ class TritonEngine(EngineBase):
         return run_cast(x, request)
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
-        """The decode (by the torch engine's kernels for now)."""
-        return torch_engine.run_upcast(result)
+        """The decode by the upcast kernel (``_upcast.run_upcast``).
+
+        2-D tiles, several tile segments and sparsity, and parts on a device the kernels
+        cannot read, are decoded by ``tcast_torch`` (the same bits).
+        """
+        out = run_upcast(result)
+        return torch_engine.run_upcast(result) if out is None else out
 
     def __repr__(self) -> str:
         return "tcast_triton.engine"

@@ -15,11 +15,11 @@ import triton
 
 from tcast import CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
-from tcast_torch._run import OPS
 
 from ._env import INTERPRETING
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_tiles, _cast_unscaled
+from ._pack import OPS
 
 __all__ = ["interpreting", "run_cast", "tiled_supported"]
 
