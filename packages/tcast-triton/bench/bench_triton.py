@@ -261,8 +261,10 @@ def _upcast_table(x: torch.Tensor, copy_gbs: float, rep: int) -> None:
     """The upcast rows: the decode of a Triton result beside tcast_torch's decode."""
     if not UPCASTS:
         return
-    print("\n| upcast | triton ms | GB/s | vs copy | same bits as tcast_torch | "
-          "tcast_torch ms | torch / triton |")
+    print(
+        "\n| upcast | triton ms | GB/s | vs copy | same bits as tcast_torch | "
+        "tcast_torch ms | torch / triton |"
+    )
     print("|---|---|---|---|---|---|---|")
     for label, code, mode in UPCASTS:
         r = tcast_triton.cast(x, code, castmode=mode)
@@ -280,8 +282,11 @@ def _upcast_table(x: torch.Tensor, copy_gbs: float, rep: int) -> None:
         gbs = (_written(r) + out.numel() * 4) / (t * 1e-3) / 1e9
         same = torch.equal(out.view(torch.int32), tcast_torch.upcast(r).view(torch.int32))
         t_torch = _ms(lambda r=r: tcast_torch.upcast(r), rep)
-        print(f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | "
-              f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |", flush=True)
+        print(
+            f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | "
+            f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |",
+            flush=True,
+        )
         del out, r
 
 
