@@ -43,7 +43,7 @@ from tcast import CastMode, CastResult, DataType
 from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
-from ._codec import F_NANC, NAN_BITS, bits_of, decode
+from ._codec import F_NANC, NAN_BITS, NEG_NAN_BITS, bits_of, decode
 from ._env import INTERPRETING
 from ._formats import fmt
 from ._pack import kernel_device, quiet_numpy
@@ -158,7 +158,11 @@ def _element_values(q, dec, zval, bad, EK: tl.constexpr, INV_FIXED: tl.constexpr
         v = (q - zval) * dec
     else:
         v = q * dec
-    return tl.where(bad, NAN_BITS, bits_of(v))
+    # NaN bits as a CPU's float unit gives them (the reference's NumPy): a NaN operand's
+    # bits pass through; an invalid product (0 * Inf from an out-of-range scale code) is the
+    # x86 default NaN. The GPU would give 0x7FFFFFFF for both.
+    vb = tl.where(v != v, tl.where(q != q, bits_of(q), NEG_NAN_BITS), bits_of(v))
+    return tl.where(bad, NAN_BITS, vb)
 
 
 @triton.jit
