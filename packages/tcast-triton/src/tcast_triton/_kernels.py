@@ -29,8 +29,12 @@ from ._codec import (
     fast_mode,
     fast_value,
 )
+from ._env import INTERPRETING
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
+#: The GPU's float32 -> bfloat16 conversion (``cvt.rn.bf16.f32``: nearest even,
+#: subnormals kept); the interpreter's flushes subnormals to zero.
+HW_BF16 = tl.constexpr(not INTERPRETING)
 # input / virtual output dtypes
 IN_F32 = tl.constexpr(0)
 IN_F16 = tl.constexpr(1)
@@ -52,9 +56,9 @@ def load_f32(ptr, offs, mask, IN: tl.constexpr):
         x = tl.load(ptr + offs, mask=mask, other=0.0)
     else:
         raw = tl.load(ptr + offs, mask=mask, other=0)  # int16 bit patterns
-        r = raw.to(tl.int32) & 0xFFFF
         if IN == IN_BF16:
-            x = f32_of(r << 16)
+            # the sign extension's upper half is shifted out: the bits, NaNs included
+            x = f32_of(raw.to(tl.int32) << 16)
         else:
             x = raw.to(tl.float16, bitcast=True).to(tl.float32)
             x = tl.where((x != x) & (raw < 0), f32_of(bits_of(x) | -2147483648), x)
@@ -78,6 +82,27 @@ def store_value(ptr, offs, mask, v, IN: tl.constexpr):
         h = v.to(tl.float16).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
         h = tl.where(nan, tl.where(neg, 0xFE00, 0x7E00), h)
         tl.store(ptr + offs, h.to(tl.int16), mask=mask)
+
+
+@triton.jit
+def store_block_value(ptr, offs, mask, v, bad, IN: tl.constexpr):
+    """Values of a scaled block into the input dtype: ``v`` holds no NaN; ``bad``: +NaN.
+
+    A finite block's values are finite (or overflow to Inf), so the conversion needs no NaN
+    rule: one rounding conversion (``cvt.rn``, nearest even, IEEE overflow) per element.
+    """
+    if IN == IN_F32:
+        tl.store(ptr + offs, tl.where(bad, NAN_BITS, bits_of(v)), mask=mask)
+    elif IN == IN_BF16:
+        if HW_BF16:
+            h = v.to(tl.bfloat16).to(tl.int16, bitcast=True)
+        else:  # the interpreter's conversion flushes subnormals: round the bits instead
+            b = bits_of(v)
+            h = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).to(tl.int16)
+        tl.store(ptr + offs, tl.where(bad, 0x7FC0, h), mask=mask)
+    else:
+        h = v.to(tl.float16).to(tl.int16, bitcast=True)
+        tl.store(ptr + offs, tl.where(bad, 0x7E00, h), mask=mask)
 
 
 @triton.jit
@@ -217,8 +242,7 @@ def _encode_block(
             v = (q - tl.expand_dims(zval, AXIS)) * dc
         else:
             v = q * dc
-        v = tl.where(badb, f32_of(tl.full(v.shape, NAN_BITS, tl.int32)), v)
-        store_value(out_ptr, offs, mask, v, IN)
+        store_block_value(out_ptr, offs, mask, v, badb, IN)
     else:
         codes = tl.where(badb, 0, encode_finite(xs, r, E, MODE))
         store_codes(out_ptr, offs, mask, codes, CB)
