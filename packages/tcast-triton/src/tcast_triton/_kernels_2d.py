@@ -24,8 +24,18 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._codec import F_FAST, F_KIND, K_FLOAT, NAN_BITS, R_EVEN, bits_of, decode, encode_finite
-from ._codec import f32_of, rne_value
+from ._codec import (
+    F_FAST,
+    F_KIND,
+    K_FLOAT,
+    NAN_BITS,
+    R_EVEN,
+    bits_of,
+    decode,
+    encode_finite,
+    f32_of,
+    rne_value,
+)
 from ._kernels import EK_FIXED, EK_ZERO, load_f32, random_words, store_codes, store_value
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
