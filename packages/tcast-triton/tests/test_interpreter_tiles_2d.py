@@ -51,6 +51,7 @@ def _check(code, entry, *, roundmode="even", scalemode="floor", transpose=False,
     ]
     assert not problems, f"{case.label} on {entry.label}:\n" + "\n".join(problems[:12])
 
+
 # (datatype, input shape, input dtype, transpose_scale, what it reaches)
 PATHS = [
     ("mxfp8_2d", (40, 70), "float32", False, "row geometry, partial tiles on both dims"),
