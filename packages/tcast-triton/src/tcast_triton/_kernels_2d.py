@@ -98,6 +98,7 @@ def _chunk(
     SM: tl.constexpr,
     SN: tl.constexpr,
     IN: tl.constexpr,
+    I64: tl.constexpr,
 ):
     """Offsets, mask, values and keep-flags of one chunk of a program's tiles.
 
@@ -160,21 +161,24 @@ def _chunk(
                 g = r2 % SM
                 rest = ok1[:, None, None] & lane_ok[None, None, :]
         for j in range(SM):
+            dj = j - g  # from this element to element j of its group
+            if I64:
+                dj = dj.to(tl.int64)  # times a stride: past 2**31 on large tensors
             if SP == 1:
-                other = (pos1 - g + j) < L1
+                other = (pos1 + dj) < L1
                 om = other[:, None, None] & rest
-                od = ((j - g) * stride)[:, None, None]
+                od = (dj * stride)[:, None, None]
                 gj = g[:, None, None]
             else:
                 if ROW:
-                    other = (pos2 - g[None, :] + j) < L2  # [D1, D2]
+                    other = (pos2 + dj[None, :]) < L2  # [D1, D2]
                     om = other[None, :, :] & rest
-                    od = (j - g)[None, None, :]
+                    od = dj[None, None, :]
                     gj = g[None, None, :]
                 else:
-                    other = (pos2 - g + j) < L2  # [D1]
+                    other = (pos2 + dj) < L2  # [D1]
                     om = other[None, :, None] & rest
-                    od = ((j - g) * NC)[None, :, None]
+                    od = (dj * NC)[None, :, None]
                     gj = g[None, :, None]
             theirs = _rank_mag(load_f32(x_ptr, offs + od, om, IN))
             wins = (theirs > mine) | ((theirs == mine) & (j < gj))
@@ -351,7 +355,7 @@ def _cast_nd(
             while c2 < T2:
                 offs, mask, x, keep = _chunk(
                     x_ptr, a, j1, b, j2, lane, lane_ok, c1, c2, L1, B, L2, NC, T1, T2,
-                    ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN,
+                    ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN, I64,
                 )  # fmt: skip
                 m1, h1, l1 = _block_max3(x, keep, ROW, U)
                 mx = tl.maximum(mx, m1)
@@ -365,7 +369,7 @@ def _cast_nd(
     else:
         offs, mask, x, keep = _chunk(
             x_ptr, a, j1, b, j2, lane, lane_ok, 0, 0, L1, B, L2, NC, T1, T2,
-            ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN,
+            ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN, I64,
         )  # fmt: skip
         mx, hi, lo = _block_max3(x, keep, ROW, U)
     tmax = 0
@@ -393,7 +397,7 @@ def _cast_nd(
             while c2 < T2:
                 offs, mask, x, keep = _chunk(
                     x_ptr, a, j1, b, j2, lane, lane_ok, c1, c2, L1, B, L2, NC, T1, T2,
-                    ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN,
+                    ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN, I64,
                 )  # fmt: skip
                 r = random_words(seed, rb_ptr, offs, mask, RS)
                 _encode_chunk(
