@@ -118,7 +118,7 @@ def _chunk(
     r1 = c1 + tl.arange(0, D0)
     pos1 = j1 * t1n + r1
     if EVEN1:
-        ok1 = r1 >= 0
+        ok1 = tl.full((D0,), True, tl.int1)  # a constant mask: the compiler drops it
     else:
         ok1 = (r1 < t1n) & (pos1 < L1)
     base1 = ((a * L1 + pos1) * B + b) * L2  # [D0]
@@ -135,7 +135,7 @@ def _chunk(
         r2 = c2 + tl.arange(0, D1)
         pos2 = j2 * t2n + r2  # [D1]
         if EVEN2:
-            ok2 = r2 >= 0
+            ok2 = tl.full((D1,), True, tl.int1)
         else:
             ok2 = (r2 < t2n) & (pos2 < L2)
         offs = ((base1[:, None] + pos2[None, :]) * NC)[:, :, None] + lane[None, None, :]
@@ -293,6 +293,7 @@ def _cast_nd(
     TK2: tl.constexpr,
     EVEN1: tl.constexpr,
     EVEN2: tl.constexpr,
+    EVENQ: tl.constexpr,
     LOOP: tl.constexpr,
     SP: tl.constexpr,
     SM: tl.constexpr,
@@ -321,6 +322,8 @@ def _cast_nd(
 
     ``n1``, ``n2``: tiles along ``L1`` and ``L2``; ``nq``: lane groups (row geometry: groups
     of ``D1`` tiles along ``L2``; column geometry: groups of ``D2`` columns of ``NC``).
+    ``EVENQ``: every lane group is full. With ``EVEN1``, ``EVEN2`` and ``EVENQ`` (32 x 32
+    tiles filling the last two dimensions) no load or store of the kernel is masked.
     """
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     if I64:
@@ -342,6 +345,8 @@ def _cast_nd(
         p = p // B
         lane = q * D2 + tl.arange(0, D2)
         lane_ok = lane < NC
+    if EVENQ:  # every lane group is full: a constant lane mask, folded away
+        lane_ok = tl.full(lane.shape, True, tl.int1)
     j1 = p % n1
     a = p // n1
     if LOOP:

@@ -153,6 +153,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         TK2=0 if ch2 else t2,
         EVEN1=even1,
         EVEN2=even2,
+        EVENQ=(n2 % d1 == 0) if row else (nc % d2 == 0),
         LOOP=loop,
         SP=sp,
         SM=sm,
