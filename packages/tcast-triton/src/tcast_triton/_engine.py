@@ -42,8 +42,9 @@ class TritonEngine(EngineBase):
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
         """Whether the kernels cover ``dtype`` under ``modes``.
 
-        Unscaled datatypes and one dense tile segment along any dimension (or a tensor or
-        channel scale), every element format, scale format, round, scale and cast mode.
+        Unscaled datatypes, tensor scales and one or two tile segments along any dimensions
+        (channels, ``transpose_scale``), dense or N-of-M sparse, every element format, scale
+        format, round, scale and cast mode. Subtiles (codebooks) are refused.
         """
         return super().supports(dtype, modes) and tiled_supported(dtype)
 

@@ -46,9 +46,15 @@ def interpreting() -> bool:
 
 
 def tiled_supported(dt: DataType) -> bool:
-    """Whether the kernels cast this scaled datatype: at most one tile segment, dense."""
+    """Whether the kernels cast this scaled datatype.
+
+    At most one dense tile segment (``_cast_tiles``), or two segments or sparsity
+    (``_launch_2d``); no subtiles (codebooks).
+    """
+    from ._launch_2d import nd_supported
+
     ss = dt.sspec
-    return ss is None or (len(ss.tiles) <= 1 and not ss.is_sparse)
+    return ss is None or (len(ss.tiles) <= 1 and not ss.is_sparse) or nd_supported(dt)
 
 
 def _code_bytes(bits: int) -> int:
@@ -75,6 +81,23 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
     """The cast of a checked request on a CUDA tensor (or a CPU one under the interpreter)."""
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    ss = req.dtype.sspec
+    if req.layout is not None and (len(ss.tiles) > 1 or ss.is_sparse):
+        from ._launch_2d import run_cast_nd  # 2-D tiles and sparsity: the N-d kernel
+
+        launch = run_cast_nd
+    else:
+        launch = _run_cast_1d
+    if INTERPRETING:
+        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
+
+        with numpy.errstate(all="ignore"):
+            return launch(xc, xin, req)
+    return launch(xc, xin, req)
+
+
+def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
+    """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment)."""
     rs, seed, rb = _random_source(req, xc)
     key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
     plan = _PLANS.get(key)
@@ -82,11 +105,6 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
         plan = _PLANS[key] = (_unscaled_plan if req.layout is None else _tiled_plan)(req, xc, rs)
-    if INTERPRETING:
-        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
-
-        with numpy.errstate(all="ignore"):
-            return _launch(plan, xc, xin, req, seed, rb)
     return _launch(plan, xc, xin, req, seed, rb)
 
 
