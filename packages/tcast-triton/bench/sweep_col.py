@@ -22,6 +22,7 @@ CASTS = [
     ("e4m3fn_e8m0_t32d0", "actual"),
     ("e2m1f_e8m0_t32d0", "actual"),
     ("e4m3fn_e8m0_t32d0", "virtual"),
+    ("mxfp8_2d", "actual"),
 ]
 
 
@@ -47,9 +48,11 @@ def main() -> None:
     )
     print("| elems | max BL | warps | " + " | ".join(f"{c} {m}" for c, m in CASTS) + " |")
     print("|---|---|---|" + "---|" * len(CASTS))
-    for elems in (2048, 4096, 8192):
-        for max_bl in (64, 128, 256, 512):
-            for warps in (4, 8):
+    for elems in (4096, 8192, 16384):
+        for max_bl in (128, 256, 512):
+            for warps in (1, 2, 4):
+                if elems // 32 < max_bl // 2:
+                    continue
                 _launch.COL_ELEMS, _launch.COL_MAX_BL, _launch.COL_WARPS = elems, max_bl, warps
                 _launch._PLANS.clear()
                 cells = []

@@ -205,7 +205,7 @@ ROW_WARPS = 8
 #: Elements per program, most columns per program and warps in the column geometry.
 COL_ELEMS = 4096
 COL_MAX_BL = 256
-COL_WARPS = 8
+COL_WARPS = 4
 
 
 def _row_block(tp: int) -> int:
@@ -220,12 +220,17 @@ def _col_block(tp: int, inner: int) -> int:
 
 
 def _warps(axis: int, elems: int) -> int:
-    """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels."""
+    """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels.
+
+    Columns reduce along axis 0, across the warps: fewer warps per program pay off there.
+    """
+    if axis == 0:
+        return COL_WARPS
     if elems > ROW_ELEMS:
         return 16
     if elems < 4096:
         return 4
-    return ROW_WARPS if axis == 1 else COL_WARPS
+    return ROW_WARPS
 
 
 def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
