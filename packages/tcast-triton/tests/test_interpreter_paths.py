@@ -303,3 +303,34 @@ def test_every_bfloat16_input_in_every_round_mode_equals_reference(
     np.testing.assert_array_equal(
         vgot.cpu().view(torch.int16).numpy(), np.asarray(vwant).view(np.int16)
     )
+
+
+@pytest.mark.parametrize(
+    ("code", "shape"),
+    [
+        ("mxfp4", (4, 64)),
+        ("nvfp4", (3, 96)),
+        ("e2m1f_float32", (2, 1024)),
+        ("e2m1f", (2, 1024)),
+        ("int4_e8m0_t32", (2, 64)),
+        ("uint4_float32_int8_t16", (2, 48)),
+        ("e2m1f_e8m0_t2", (1, 2048)),
+    ],
+)
+def test_four_bit_compress_written_packed_by_the_kernel_equals_reference(code, shape, device):
+    """Whole row tiles of 4-bit codes: the cast kernel writes the compress stream itself."""
+    import tcast_ref
+    from tcast_triton import _launch
+
+    x = np.asarray(_entry(shape, seed=11).x)
+    xt = torch.from_numpy(x).to(device)
+    _launch._PLANS.clear()
+    got = tcast.cast(xt, code, castmode="compress", engine="triton")
+    (plan,) = _launch._PLANS.values()
+    assert plan.packed, f"{code} {shape}: the kernel did not pack"
+    want = tcast_ref.cast(x, code, castmode="compress")
+    _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
+    up = tcast_ref.upcast(want)
+    np.testing.assert_array_equal(
+        tcast.upcast(got).cpu().numpy().view(np.uint32), np.asarray(up).view(np.uint32)
+    )

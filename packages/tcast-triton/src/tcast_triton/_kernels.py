@@ -106,6 +106,19 @@ def store_block_value(ptr, offs, mask, v, bad, IN: tl.constexpr):
 
 
 @triton.jit
+def store_packed4(ptr, starts, row_ok, codes, N: tl.constexpr):
+    """4-bit codes of runs ``starts + [0, N)`` two per byte, element ``2i`` in the low nibble.
+
+    ``starts`` are even and ``N`` is even, so run ``k`` is bytes ``starts[k] / 2 + [0, N/2)``
+    of the compress stream (SEMANTICS.md §8); ``row_ok`` says which runs are real.
+    """
+    lo, hi = tl.split(tl.reshape(codes, (starts.shape[0], N // 2, 2)))
+    byte = (lo | (hi << 4)).to(tl.uint8)
+    po = (starts // 2)[:, None] + tl.arange(0, N // 2)[None, :]
+    tl.store(ptr + po, byte, mask=tl.broadcast_to(row_ok[:, None], (starts.shape[0], N // 2)))
+
+
+@triton.jit
 def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
     """int32 codes as the stored unsigned dtype (CB bytes)."""
     if CB == 1:
@@ -160,8 +173,12 @@ def _cast_unscaled(
     NAN_KEEP: tl.constexpr,
     BLOCK: tl.constexpr,
     I64: tl.constexpr,
+    PACK4: tl.constexpr = False,
 ):
-    """Elementwise cast (no scale): codes, or their values in the input dtype."""
+    """Elementwise cast (no scale): codes, or their values in the input dtype.
+
+    ``PACK4``: 4-bit codes straight into the compress stream (``n % BLOCK == 0``).
+    """
     start = _block_start(I64) * BLOCK
     offs = start + tl.arange(0, BLOCK)
     mask = offs < n
@@ -176,6 +193,10 @@ def _cast_unscaled(
         if E[12] < 0:  # no NaN in the format: an input NaN stays NaN (SEMANTICS §4.2)
             v = tl.where(x != x, x, v)
         store_value(out_ptr, offs, mask, v, IN)
+    elif PACK4:
+        ok = tl.full((1,), 0, offs.dtype) + start < n
+        pm = tl.reshape(codes, (1, BLOCK))
+        store_packed4(out_ptr, tl.full((1,), 0, offs.dtype) + start, ok, pm, BLOCK)
     else:
         store_codes(out_ptr, offs, mask, codes, CB)
 
@@ -219,8 +240,15 @@ def _encode_block(
     IN: tl.constexpr,
     VIRTUAL: tl.constexpr,
     CB: tl.constexpr,
+    starts,
+    lane_ok,
+    PACK4: tl.constexpr,
+    TP: tl.constexpr,
 ):
-    """Encode a block with its lanes' multipliers and store codes or virtual values."""
+    """Encode a block with its lanes' multipliers and store codes or virtual values.
+
+    ``PACK4``: row tiles of ``TP`` 4-bit codes go straight into the compress stream.
+    """
     rc = tl.expand_dims(recip, AXIS)
     x1 = x * rc
     if EK == EK_FIXED:
@@ -245,7 +273,10 @@ def _encode_block(
         store_block_value(out_ptr, offs, mask, v, badb, IN)
     else:
         codes = tl.where(badb, 0, encode_finite(xs, r, E, MODE))
-        store_codes(out_ptr, offs, mask, codes, CB)
+        if PACK4:
+            store_packed4(out_ptr, starts, lane_ok, codes, TP)
+        else:
+            store_codes(out_ptr, offs, mask, codes, CB)
 
 
 @triton.jit
@@ -404,8 +435,13 @@ def _cast_tiles(
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
+    PACK4: tl.constexpr = False,
 ):
-    """One scaled cast over tiles of the canonical view (see the module docstring)."""
+    """One scaled cast over tiles of the canonical view (see the module docstring).
+
+    ``PACK4``: 4-bit codes written two per byte into the compress stream (row tiles of an
+    even compile-time length that never straddle a row, ``FLAT`` and ``TP == TK``).
+    """
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     offs, mask, lanes, lane_ok, starts = _geometry(
@@ -482,6 +518,10 @@ def _cast_tiles(
                 IN,
                 VIRTUAL,
                 CB,
+                starts,
+                lane_ok,
+                PACK4,
+                TP,
             )
             c0 += TP
     else:
@@ -507,6 +547,10 @@ def _cast_tiles(
             IN,
             VIRTUAL,
             CB,
+            starts,
+            lane_ok,
+            PACK4,
+            TP,
         )
 
 

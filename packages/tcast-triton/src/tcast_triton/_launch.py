@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 import triton
 
-from tcast import CastResult, DataType, RoundMode
+from tcast import CastMode, CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 
 from ._env import INTERPRETING
@@ -129,6 +129,7 @@ class _Plan:
         scale_shape: the result's scale shape.
         amax_grid: the grid of the amax pre-pass (empty: none).
         amax_kw: its compile-time arguments.
+        packed: the kernel writes 4-bit codes two per byte, the compress stream itself.
     """
 
     kernel: object
@@ -143,12 +144,14 @@ class _Plan:
     scale_shape: tuple[int, ...] = ()
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = field(default_factory=dict)
+    packed: bool = False
 
 
 def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     n = req.dtype.nspec
     numel = xc.numel()
     block = 1024
+    pack4 = _compress4(req) and numel % block == 0
     kw = dict(
         E=fmt(n, req.roundmode, req.saturate, hardware=not req.virtual),
         MODE=ROUND_CODES[req.roundmode],
@@ -159,6 +162,7 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         NAN_KEEP=req.rules.nan_keeps_sign,
         BLOCK=block,
         I64=_needs_i64(xc),
+        PACK4=pack4,
         num_warps=4,
         **_LAUNCH_OPTS,
     )
@@ -168,7 +172,13 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         (numel,),
         kw,
         0 if req.virtual else _code_bytes(n.bits),
+        packed=pack4,
     )
+
+
+def _compress4(req: CastRequest) -> bool:
+    """A compress cast of 4-bit codes (the kernels may write the packed stream)."""
+    return req.castmode is CastMode.COMPRESS and req.dtype.nspec.bits == 4
 
 
 def _scale_kind(rules: CastRules) -> int:
@@ -202,10 +212,18 @@ def _rule(rules: CastRules) -> tuple:
 #: Elements per program in the row geometry, and warps per program (benchmark tunables).
 ROW_ELEMS = 4096
 ROW_WARPS = 8
-#: Elements per program, most columns per program and warps in the column geometry.
+#: Elements per program, most columns per program and warps (actual casts; virtual) in
+#: the column geometry. The H200 sweep (bench/sweep_col.py, 16384^2 bfloat16, t32d0): a
+#: [32, 128] block per program; 1 warp for codes (0.23 ms), 2 for values (0.29 ms); more
+#: warps reduce across warps through shared memory and run slower (4: 0.42 ms, 8: 0.73).
 COL_ELEMS = 4096
-COL_MAX_BL = 256
-COL_WARPS = 4
+COL_MAX_BL = 128
+COL_WARPS = 1
+COL_WARPS_VIRTUAL = 2
+#: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
+#: at 0.142 ms what 4096 and 8 read at 0.179 ms).
+AMAX_BLOCK = 16384
+AMAX_WARPS = 16
 
 
 def _row_block(tp: int) -> int:
@@ -219,13 +237,13 @@ def _col_block(tp: int, inner: int) -> int:
     return min(bl, triton.next_power_of_2(inner))
 
 
-def _warps(axis: int, elems: int) -> int:
+def _warps(axis: int, elems: int, virtual: bool = False) -> int:
     """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels.
 
     Columns reduce along axis 0, across the warps: fewer warps per program pay off there.
     """
     if axis == 0:
-        return COL_WARPS
+        return COL_WARPS_VIRTUAL if virtual else COL_WARPS
     if elems > ROW_ELEMS:
         return 16
     if elems < 4096:
@@ -244,8 +262,8 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = {}
     if (pre or dt.is_multiscale) and numel:
-        amax_grid = (triton.cdiv(numel, 4096),)
-        amax_kw = dict(IN=in_code, U=uint, BLOCK=4096, I64=i64, num_warps=8)
+        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
+        amax_kw = dict(IN=in_code, U=uint, BLOCK=AMAX_BLOCK, I64=i64, num_warps=AMAX_WARPS)
     if pre:
         tp, length = 1024, max(numel, 1)
         outer, inner, tile = 1, 1, tp
@@ -275,6 +293,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     else:
         full = tp == tile and not channel and length % tile == 0 and inner % bl == 0
     run = tp if axis == 1 else bl
+    pack4 = _compress4(req) and flat and tp == tile and not channel and tile % 2 == 0
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
     else:
@@ -313,7 +332,8 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         SCB=_code_bytes(ss.scale.bits),
         ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
         TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-        num_warps=_warps(axis, tp * bl),
+        PACK4=pack4,
+        num_warps=_warps(axis, tp * bl, req.virtual),
         **_LAUNCH_OPTS,
     )
     return _Plan(
@@ -329,13 +349,16 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         scale_shape=tuple(lay.scale_shape),
         amax_grid=amax_grid,
         amax_kw=amax_kw,
+        packed=pack4,
     )
 
 
 def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
     """Allocate the outputs, run the plan's kernels, assemble the result."""
     dev = xc.device
-    if plan.out_bytes:
+    if plan.packed:
+        out = result = torch.empty(xc.numel() // 2, dtype=torch.uint8, device=dev)
+    elif plan.out_bytes:
         out = result = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=dev)
     else:
         result = torch.empty_like(xc)
@@ -343,7 +366,9 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
     if plan.kernel is _cast_unscaled:
         if plan.grid[0]:
             _cast_unscaled[plan.grid](xin, rb, out, *plan.sizes, seed, **plan.kw)
-        return result if req.virtual else build_result(req, result, OPS, "triton")
+        if req.virtual:
+            return result
+        return build_result(req, result, OPS, "triton", packed=plan.packed)
     count = max(plan.scale_count, 1)
     scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
     zero = tcode = None
@@ -379,4 +404,5 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
         scale=scale[:n].reshape(plan.scale_shape),
         zero=None if zero is None else zero[:n].reshape(plan.scale_shape),
         tenscale=None if tcode is None else tcode.reshape(()),
+        packed=plan.packed,
     )

@@ -15,7 +15,6 @@ import triton
 
 from tcast import CastResult, DataType
 from tcast.kit import CastRequest, build_result
-from tcast_torch._run import OPS
 
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass
@@ -26,6 +25,8 @@ from ._launch import (
     _IN_CODES,
     _LAUNCH_OPTS,
     _NO_FORMAT,
+    AMAX_BLOCK,
+    AMAX_WARPS,
     _code_bytes,
     _constants,
     _needs_i64,
@@ -33,11 +34,14 @@ from ._launch import (
     _rule,
     _scale_kind,
 )
+from ._pack import OPS
 
 __all__ = ["nd_supported", "run_cast_nd"]
 
-#: Elements of one kernel block (a program's chunk), a benchmark tunable.
+#: Elements of one kernel block (a program's chunk) and warps per full block (benchmark
+#: tunables).
 ND_ELEMS = 4096
+ND_WARPS = 8
 #: Lanes (columns of NC) taken before the tile's own axes grow, for coalesced loads.
 _MIN_LANES = 8
 _PLANS: dict[tuple, _NdPlan] = {}
@@ -142,8 +146,8 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = {}
     if dt.is_multiscale and numel:
-        amax_grid = (triton.cdiv(numel, 4096),)
-        amax_kw = dict(IN=in_code, U=uint, BLOCK=4096, I64=i64, num_warps=8)
+        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
+        amax_kw = dict(IN=in_code, U=uint, BLOCK=AMAX_BLOCK, I64=i64, num_warps=AMAX_WARPS)
     kw = dict(
         ROW=row,
         D0=d0,
@@ -177,7 +181,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         SCB=_code_bytes(ss.scale.bits),
         ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
         TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
-        num_warps=8 if d0 * d1 * d2 >= 4096 else 4,
+        num_warps=ND_WARPS if d0 * d1 * d2 >= 4096 else min(4, ND_WARPS),
         **_LAUNCH_OPTS,
     )
     return _NdPlan(

@@ -12,6 +12,7 @@ import math
 from typing import Any, Protocol
 
 from ..engine import CastResult
+from ..errors import SpecError
 from ..layout import block_layout
 from ..modes import CastMode
 from ._request import CastRequest
@@ -77,7 +78,7 @@ class ArrayOps(Protocol):
 
 def build_result(
     req: CastRequest, codes: Any, ops: ArrayOps, engine: str, *, scale: Any = None,
-    zero: Any = None, tenscale: Any = None, mask: Any = None,
+    zero: Any = None, tenscale: Any = None, mask: Any = None, packed: bool = False,
 ) -> CastResult:
     """The CastResult of an actual or compress cast.
 
@@ -90,6 +91,12 @@ def build_result(
         zero: zero-point codes in the scale shape (uint data).
         tenscale: the tensor-scale code, a 0-d array (two-level scaling).
         mask: the keep-mask in the input's shape (sparsity).
+        packed: ``codes`` already is the compress byte stream (§8) of a dense datatype, as
+            an engine's kernel wrote it (``ceil(n * bits / 8)`` bytes, 1-D uint8), not
+            packed again.
+
+    Raises:
+        SpecError: ``packed`` for an actual cast or a sparse datatype.
     """
     dt = req.dtype
     bits = dt.nspec.bits
@@ -99,7 +106,11 @@ def build_result(
         zero = ops.unsigned(zero, dt.zero.bits)
     if tenscale is not None:
         tenscale = ops.unsigned(tenscale, dt.tenscale.bits)
-    if req.castmode is CastMode.COMPRESS:
+    if packed:
+        if req.castmode is not CastMode.COMPRESS or mask is not None:
+            raise SpecError("only the codes of a dense compress cast arrive packed")
+        data = codes
+    elif req.castmode is CastMode.COMPRESS:
         flat = ops.flatten(codes)
         if mask is not None:
             flat = ops.select(flat, ops.flatten(mask), req.layout.kept_count)
