@@ -39,6 +39,7 @@ def main() -> None:
     """Print one row per launch bucket, then the NVFP4 passes."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=16384)
+    ap.add_argument("--nd", action="store_true", help="sweep the 2-D tile kernel instead")
     args = ap.parse_args()
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
     copy = _graph_ms(lambda: x.clone())
@@ -48,6 +49,9 @@ def main() -> None:
     )
     print("| elems | max BL | warps | " + " | ".join(f"{c} {m}" for c, m in CASTS) + " |")
     print("|---|---|---|" + "---|" * len(CASTS))
+    if args.nd:
+        _sweep_nd(x, copy)
+        return
     for elems in (4096, 8192, 16384):
         for max_bl in (128, 256, 512):
             for warps in (1, 2, 4):
@@ -83,6 +87,27 @@ def main() -> None:
     for code in ("int8_float32_t0", "int8_e8m0_t0"):
         t = _graph_ms(lambda code=code: tcast_triton.cast(x, code, castmode="actual"))
         print(f"{code} actual: {t:.3f} ms ({t / copy:.2f} of copy)")
+
+
+def _sweep_nd(x: torch.Tensor, copy: float) -> None:
+    """The 2-D tile kernel's launch buckets (``_launch_2d.ND_ELEMS``, ``ND_WARPS``)."""
+    from tcast_triton import _launch_2d
+
+    casts = [("mxfp8_2d", "actual"), ("mxfp8_2d", "virtual"), ("e2m1f_e8m0_t32_t32", "actual")]
+    print("| elems | warps | " + " | ".join(f"{c} {m}" for c, m in casts) + " |")
+    print("|---|---|" + "---|" * len(casts))
+    for elems in (2048, 4096, 8192):
+        for warps in (1, 2, 4, 8):
+            _launch_2d.ND_ELEMS, _launch_2d.ND_WARPS = elems, warps
+            _launch_2d._PLANS.clear()
+            cells = []
+            for code, cm in casts:
+                try:
+                    t = _graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
+                    cells.append(f"{t:.3f} ({t / copy:.2f})")
+                except Exception as err:  # a launch size the compiler refuses
+                    cells.append(f"n/a ({type(err).__name__})")
+            print(f"| {elems} | {warps} | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
