@@ -182,14 +182,17 @@ def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
-def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
+def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CLAMP: tl.constexpr):
     """Magnitude codes of magnitude bits ``mag`` by :func:`fast_round`.
 
     The rounded value's float32 bits times ``2**(-126 - emin)`` (format subnormals become
     float32 subnormals exactly) shifted right by ``23 - mbits`` are the code less an offset.
+    ``CLAMP``: magnitudes above the maximum saturate (the maximum's code).
     """
     MB: tl.constexpr = F[F_MB]
     r = fast_round(mag, rbits, F, MODE)
+    if CLAMP:
+        r = tl.minimum(r, F[F_MAXV])
     code = bits_of(r * F[F_DOWN]) >> (23 - MB)
     if F[F_OFF] != 0:
         code = tl.where(code == 0, 0, code + F[F_OFF])
@@ -210,10 +213,12 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     """
     if F[F_HW] == 0 and fast_mode(F, MODE):
         b = bits_of(x)
-        code = tl.minimum(_fast_magnitude(b & 0x7FFFFFFF, rbits, F, MODE), F[F_MAXC])
+        # the clamp on the float side and the sign from a shift: fewer integer instructions
+        # (Hopper issues half as many per cycle as float ones)
+        code = _fast_magnitude(b & 0x7FFFFFFF, rbits, F, MODE, True)
         SB: tl.constexpr = F[F_SB]
         if F[F_NEGZ] == 1:
-            out = tl.where(b < 0, code | SB, code)
+            out = code | ((b >> 31) & SB)
         else:
             out = tl.where((b < 0) & (code != 0), code | SB, code)
     else:
@@ -254,7 +259,7 @@ def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
         b = bits_of(x)
         neg = b < 0
         mag = b & 0x7FFFFFFF
-        code = _fast_magnitude(mag, rbits, F, MODE)
+        code = _fast_magnitude(mag, rbits, F, MODE, False)
     else:
         neg, mag, code = _encode_float_int(x, rbits, F, MODE)
     return _float_tail(x, neg, mag, code, F)

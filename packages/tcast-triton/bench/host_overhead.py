@@ -1,0 +1,94 @@
+"""Host time per call of Triton-engine casts, and whether a call synchronizes (not a test).
+
+For each cast: host microseconds per call (200 calls queued without synchronizing; the GPU
+keeps up at 4096 x 4096), then one call under ``torch.cuda.set_sync_debug_mode("warn")``,
+which reports any operation that waits for the GPU (a ``.item()``, a host copy): a cast
+should never wait. Also the same figures for torchao's Triton dim0 kernel.
+
+    python packages/tcast-triton/bench/host_overhead.py [--size 4096]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import torch
+
+import tcast
+import tcast_triton
+
+CASTS = [
+    ("mxfp8", {"castmode": "actual"}),
+    ("mxfp8", {"castmode": "compress"}),
+    ("mxfp4", {"castmode": "compress"}),
+    ("e2m3f_e8m0_t32", {"castmode": "compress"}),
+    ("e4m3fn_e8m0_t32d0", {"castmode": "actual"}),
+    ("nvfp4", {"castmode": "actual"}),
+    ("mxfp8_2d", {"castmode": "actual"}),
+    ("mxfp8", {"castmode": "virtual"}),
+    ("mxfp8", {"castmode": "actual", "roundmode": "stochastic", "seed": 3}),
+]
+
+
+def _host_us(fn, calls: int = 200) -> float:
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6
+
+
+def _syncs(fn) -> list[str]:
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    return [str(w.message).splitlines()[0] for w in caught]
+
+
+def main() -> None:
+    """Print one line per cast."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=4096)
+    args = ap.parse_args()
+    x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
+    print(f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16: host us per call; syncs")
+    for code, kw in CASTS:
+
+        def tri(code=code, kw=kw):
+            return tcast_triton.cast(x, code, **kw)
+
+        def front(code=code, kw=kw):
+            return tcast.cast(x, code, **kw)
+
+        print(
+            f"- {code} {kw}: tcast_triton.cast {_host_us(tri):.1f}, tcast.cast "
+            f"{_host_us(front):.1f}; syncs: {_syncs(tri) or 'none'}",
+            flush=True,
+        )
+    try:
+        import torchao.utils as ao_utils
+
+        ao_utils.is_sm_at_least_100 = lambda: True
+        from torchao.prototype.mx_formats import kernels
+
+        def dim0():
+            return kernels.triton_to_mxfp8_dim0(x, 32, "floor")
+
+        print(f"- torchao triton_to_mxfp8_dim0: {_host_us(dim0):.1f}; syncs: {_syncs(dim0)}")
+    except Exception as err:  # the peer did not run here: say why
+        print(f"- torchao triton_to_mxfp8_dim0: n/a ({type(err).__name__}: {err})")
+
+
+if __name__ == "__main__":
+    main()
