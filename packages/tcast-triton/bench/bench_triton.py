@@ -168,6 +168,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="8192,16384")
     ap.add_argument("--rep", type=int, default=100, help="do_bench repetition time, ms")
     ap.add_argument("--casts", default="", help="';'-separated labels to run (default: all)")
+    ap.add_argument(
+        "--no-torch", action="store_true", help="skip tcast_torch compiled (and its bit check)"
+    )
     args = ap.parse_args()
     if args.casts:
         wanted = {c.strip() for c in args.casts.split(";")}
@@ -184,7 +187,7 @@ def main() -> None:
         g = torch.Generator(device="cuda").manual_seed(0)
         x = torch.randn(size, size, device="cuda", generator=g)
         x = x * torch.exp2(torch.randint(-20, 20, (size, 1), device="cuda", generator=g))
-        _table(x.to(torch.bfloat16), args.rep, to_mx, dim0, dim1)
+        _table(x.to(torch.bfloat16), args.rep, to_mx, dim0, dim1, not args.no_torch)
         del x
         torch.cuda.empty_cache()
     x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
@@ -201,7 +204,7 @@ def main() -> None:
             print(f"- torchao triton_to_mxfp8_dim0: n/a ({type(err).__name__})")
 
 
-def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
+def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1, torch_too: bool = True) -> None:
     """One size: every cast, then the peers."""
     nbytes = x.numel() * x.element_size()
     t_copy = _ms(lambda: x.clone(), rep)
@@ -232,13 +235,17 @@ def _table(x: torch.Tensor, rep: int, to_mx, dim0, dim1) -> None:
         def ref(code=code, kw=kw):
             return tcast_torch.cast(x, code, **kw)
 
-        torch._dynamo.reset()
-        comp = torch.compile(ref)
-        same = _same(out, comp())
-        t_torch = _ms(comp, rep)
+        if torch_too:
+            torch._dynamo.reset()
+            comp = torch.compile(ref)
+            same = "yes" if _same(out, comp()) else "NO"
+            t_torch = _ms(comp, rep)
+            vs_torch = f"{t_torch:.3f} | {t_torch / t:.2f}"
+        else:
+            same, vs_torch = "not run", "not run | "
         print(
             f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {t_graph} | "
-            f"{'yes' if same else 'NO'} | {t_torch:.3f} | {t_torch / t:.2f} |",
+            f"{same} | {vs_torch} |",
             flush=True,
         )
         del out
