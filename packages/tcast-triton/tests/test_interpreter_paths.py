@@ -334,3 +334,26 @@ def test_four_bit_compress_written_packed_by_the_kernel_equals_reference(code, s
     np.testing.assert_array_equal(
         tcast.upcast(got).cpu().numpy().view(np.uint32), np.asarray(up).view(np.uint32)
     )
+
+
+@pytest.mark.parametrize(("code", "seed"), [("mxfp8", None), ("nvfp4", None), ("mxfp4", 2**64 - 5)])
+def test_a_plan_launched_again_on_unaligned_input_or_another_seed_equals_reference(
+    code, seed, device
+):
+    """The compiled kernel is reused only for arguments of its own specialization.
+
+    The same plan (datatype, shape, modes) on a 16-byte aligned input, then on one that is
+    not (a view 4 bytes in), and with a seed past 2**63 (another integer type).
+    """
+    import tcast_ref
+
+    base = torch.from_numpy(np.asarray(_entry((4 * 64 + 4,), seed=4, specials=False).x))
+    base = base.to(device)
+    kw = {} if seed is None else {"roundmode": "stochastic"}
+    for start, s in ((0, 1 if seed else None), (1, seed), (0, seed)):
+        xt = base[start : start + 256].view(4, 64)
+        if seed is not None:
+            kw["seed"] = s
+        got = tcast.cast(xt, code, castmode="actual", engine="triton", **kw)
+        want = tcast_ref.cast(xt.cpu().numpy(), code, castmode="actual", **kw)
+        _assert_same_parts(want, got, ("data", "scale", "tenscale"), f"start {start} seed {s}")

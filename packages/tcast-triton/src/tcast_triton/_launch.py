@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import torch
 import triton
@@ -17,6 +18,7 @@ from tcast import CastMode, CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 
 from ._env import INTERPRETING
+from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_tiles, _cast_unscaled
 from ._pack import OPS
@@ -145,6 +147,16 @@ class _Plan:
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = field(default_factory=dict)
     packed: bool = False
+
+    @cached_property
+    def launch(self) -> Launch:
+        """The kernel with its compile-time arguments (compiled once per specialization)."""
+        return Launch(self.kernel, self.kw)
+
+    @cached_property
+    def amax_launch(self) -> Launch:
+        """The amax pre-pass likewise."""
+        return Launch(_amax_pass, self.amax_kw)
 
 
 def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
@@ -365,7 +377,7 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
         out = result.view(_BITS_VIEW[xc.dtype])
     if plan.kernel is _cast_unscaled:
         if plan.grid[0]:
-            _cast_unscaled[plan.grid](xin, rb, out, *plan.sizes, seed, **plan.kw)
+            plan.launch(plan.grid, xin, rb, out, *plan.sizes, seed)
         if req.virtual:
             return result
         return build_result(req, result, OPS, "triton", packed=plan.packed)
@@ -379,9 +391,10 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
     stats = scale
     if plan.amax_grid:
         stats = torch.zeros(3, dtype=torch.int32, device=dev)
-        _amax_pass[plan.amax_grid](xin, stats, xc.numel(), **plan.amax_kw)
+        plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
     if plan.grid[0]:
-        _cast_tiles[plan.grid](
+        plan.launch(
+            plan.grid,
             xin,
             rb,
             out,
@@ -391,7 +404,6 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
             stats,
             *plan.sizes,
             seed,
-            **plan.kw,
         )
     if req.virtual:
         return result

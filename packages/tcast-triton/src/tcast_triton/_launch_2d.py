@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 import triton
@@ -16,6 +17,7 @@ import triton
 from tcast import CastResult, DataType
 from tcast.kit import CastRequest, build_result
 
+from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass
 from ._kernels_2d import _cast_nd
@@ -74,6 +76,16 @@ class _NdPlan:
     amax_grid: tuple[int, ...]
     amax_kw: dict
     sparse: bool
+
+    @cached_property
+    def launch(self) -> Launch:
+        """The kernel with its compile-time arguments (compiled once per specialization)."""
+        return Launch(_cast_nd, self.kw)
+
+    @cached_property
+    def amax_launch(self) -> Launch:
+        """The amax pre-pass likewise."""
+        return Launch(_amax_pass, self.amax_kw)
 
 
 def _grow(sizes: list[int], want: list[int], order: list[int]) -> list[int]:
@@ -241,9 +253,10 @@ def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Te
     stats = scale
     if plan.amax_grid:
         stats = torch.zeros(3, dtype=torch.int32, device=dev)
-        _amax_pass[plan.amax_grid](xin, stats, xc.numel(), **plan.amax_kw)
+        plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
     if plan.grid[0]:
-        _cast_nd[plan.grid](
+        plan.launch(
+            plan.grid,
             xin,
             rb,
             out,
@@ -254,7 +267,6 @@ def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Te
             stats,
             *plan.sizes,
             seed,
-            **plan.kw,
         )
     if req.virtual:
         return result

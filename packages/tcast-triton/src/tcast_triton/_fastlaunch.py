@@ -1,0 +1,61 @@
+"""Launching a Triton kernel again without Triton's per-call binding (host time per cast).
+
+``kernel[grid](*args, **kw)`` binds every argument, builds a specialization key, hashes the
+options and checks every global the kernel reads, on each call; with the engine's many
+compile-time arguments that is most of a cast's host time. :class:`Launch` goes through
+that path once per argument specialization, keeps the compiled kernel, and launches it
+directly afterwards with the same arguments in signature order. The specialization it keys
+on is what Triton specializes run-time arguments on: a tensor's 16-byte alignment, an
+integer's type (by its magnitude), ``== 1`` and divisibility by 16. Under the interpreter
+every call goes through ``kernel[grid]`` (nothing is compiled).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ._env import INTERPRETING
+
+__all__ = ["Launch"]
+
+
+def _spec(a: Any) -> tuple:
+    if isinstance(a, torch.Tensor):
+        return (0, a.data_ptr() % 16 == 0)
+    if isinstance(a, bool) or not isinstance(a, int):
+        return (1, type(a))
+    return (2, a == 1, a % 16 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
+
+
+class Launch:
+    """One kernel with fixed compile-time arguments and options, launched with little host work.
+
+    Args:
+        kernel: a ``@triton.jit`` function.
+        kw: its compile-time arguments and launch options (``num_warps`` ...), fixed.
+    """
+
+    __slots__ = ("_compiled", "kernel", "kw")
+
+    def __init__(self, kernel: Any, kw: dict) -> None:
+        self.kernel = kernel
+        self.kw = kw
+        self._compiled: dict[tuple, tuple] = {}
+
+    def __call__(self, grid: tuple[int, ...], *args: Any) -> None:
+        """Launch on ``grid`` with the run-time arguments ``args`` (the leading parameters)."""
+        if INTERPRETING:
+            self.kernel[grid](*args, **self.kw)
+            return
+        key = tuple(_spec(a) for a in args)
+        hit = self._compiled.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **self.kw)
+            rest = self.kernel.params[len(args) :]
+            tail = tuple(self.kw[p.name] if p.name in self.kw else p.default for p in rest)
+            self._compiled[key] = (compiled, tail)
+            return
+        compiled, tail = hit
+        compiled[grid](*args, *tail)
