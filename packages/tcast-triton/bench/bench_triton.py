@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import torch
 import triton
+from _timing import host_us
 from triton.testing import do_bench
 
 import tcast_torch
@@ -149,19 +149,6 @@ def _try(fn, rep: int) -> str:
         return f"n/a ({type(err).__name__}: {str(err).splitlines()[0][:60]})"
 
 
-def _overhead(fn, calls: int = 200) -> float:
-    """Host microseconds per call (launch path only; the GPU keeps up at this size)."""
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
-
-
 def main() -> None:
     """Time every cast and print the tables."""
     ap = argparse.ArgumentParser()
@@ -194,12 +181,12 @@ def main() -> None:
     print("\nper-call CPU overhead, 4096 x 4096 bfloat16 (host us per call, 200 calls):")
     print(
         f"- tcast_triton.cast mxfp8 actual: "
-        f"{_overhead(lambda: tcast_triton.cast(x, 'mxfp8', castmode='actual')):.1f}"
+        f"{host_us(lambda: tcast_triton.cast(x, 'mxfp8', castmode='actual')):.1f}"
     )
-    print(f"- tcast.cast mxfp8 actual (front door): {_overhead(lambda: _front(x)):.1f}")
+    print(f"- tcast.cast mxfp8 actual (front door): {host_us(lambda: _front(x)):.1f}")
     if dim0 is not None:
         try:
-            print(f"- torchao triton_to_mxfp8_dim0: {_overhead(lambda: dim0(x, 32, 'floor')):.1f}")
+            print(f"- torchao triton_to_mxfp8_dim0: {host_us(lambda: dim0(x, 32, 'floor')):.1f}")
         except Exception as err:  # the peer did not run here
             print(f"- torchao triton_to_mxfp8_dim0: n/a ({type(err).__name__})")
 

@@ -11,10 +11,10 @@ should never wait. Also the same figures for torchao's Triton dim0 kernel.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import torch
+from _timing import host_us
 
 import tcast
 import tcast_triton
@@ -30,18 +30,6 @@ CASTS = [
     ("mxfp8", {"castmode": "virtual"}),
     ("mxfp8", {"castmode": "actual", "roundmode": "stochastic", "seed": 3}),
 ]
-
-
-def _host_us(fn, calls: int = 200) -> float:
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
 
 
 def _syncs(fn) -> list[str]:
@@ -72,8 +60,8 @@ def main() -> None:
             return tcast.cast(x, code, **kw)
 
         print(
-            f"- {code} {kw}: tcast_triton.cast {_host_us(tri):.1f}, tcast.cast "
-            f"{_host_us(front):.1f}; syncs: {_syncs(tri) or 'none'}",
+            f"- {code} {kw}: tcast_triton.cast {host_us(tri):.1f}, tcast.cast "
+            f"{host_us(front):.1f}; syncs: {_syncs(tri) or 'none'}",
             flush=True,
         )
     try:
@@ -85,7 +73,7 @@ def main() -> None:
         def dim0():
             return kernels.triton_to_mxfp8_dim0(x, 32, "floor")
 
-        print(f"- torchao triton_to_mxfp8_dim0: {_host_us(dim0):.1f}; syncs: {_syncs(dim0)}")
+        print(f"- torchao triton_to_mxfp8_dim0: {host_us(dim0):.1f}; syncs: {_syncs(dim0)}")
     except Exception as err:  # the peer did not run here: say why
         print(f"- torchao triton_to_mxfp8_dim0: n/a ({type(err).__name__}: {err})")
 

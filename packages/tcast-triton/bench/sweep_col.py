@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from triton.testing import do_bench
+from _timing import graph_ms
 
 import tcast_triton
 from tcast_triton import _launch
@@ -26,15 +26,6 @@ CASTS = [
 ]
 
 
-def _graph_ms(fn) -> float:
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return do_bench(g.replay, warmup=25, rep=50, return_mode="median")
-
-
 def main() -> None:
     """Print one row per launch bucket, then the NVFP4 passes."""
     ap = argparse.ArgumentParser()
@@ -42,7 +33,7 @@ def main() -> None:
     ap.add_argument("--nd", action="store_true", help="sweep the 2-D tile kernel instead")
     args = ap.parse_args()
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
-    copy = _graph_ms(lambda: x.clone())
+    copy = graph_ms(lambda: x.clone())
     print(
         f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
         "kernel ms (CUDA graph replay) / ratio to copy"
@@ -62,7 +53,7 @@ def main() -> None:
                 cells = []
                 for code, cm in CASTS:
                     try:
-                        t = _graph_ms(
+                        t = graph_ms(
                             lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm)
                         )
                         cells.append(f"{t:.3f} ({t / copy:.2f})")
@@ -79,13 +70,13 @@ def main() -> None:
                 xi, stats, n, IN=2, U=False, BLOCK=block, I64=False, num_warps=warps
             )
 
-        t = _graph_ms(amax)
+        t = graph_ms(amax)
         print(f"amax pass alone, BLOCK {block}, {warps} warps: {t:.3f} ms ({t / copy:.2f} of copy)")
     for cm in ("actual", "virtual"):
-        t = _graph_ms(lambda cm=cm: tcast_triton.cast(x, "nvfp4", castmode=cm))
+        t = graph_ms(lambda cm=cm: tcast_triton.cast(x, "nvfp4", castmode=cm))
         print(f"nvfp4 {cm} (both passes): {t:.3f} ms ({t / copy:.2f} of copy)")
     for code in ("int8_float32_t0", "int8_e8m0_t0"):
-        t = _graph_ms(lambda code=code: tcast_triton.cast(x, code, castmode="actual"))
+        t = graph_ms(lambda code=code: tcast_triton.cast(x, code, castmode="actual"))
         print(f"{code} actual: {t:.3f} ms ({t / copy:.2f} of copy)")
 
 
@@ -103,7 +94,7 @@ def _sweep_nd(x: torch.Tensor, copy: float) -> None:
             cells = []
             for code, cm in casts:
                 try:
-                    t = _graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
+                    t = graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
                     cells.append(f"{t:.3f} ({t / copy:.2f})")
                 except Exception as err:  # a launch size the compiler refuses
                     cells.append(f"n/a ({type(err).__name__})")

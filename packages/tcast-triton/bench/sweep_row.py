@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from triton.testing import do_bench
+from _timing import graph_ms
 
 import tcast_triton
 from tcast_triton import _launch
@@ -26,22 +26,13 @@ CASTS = [
 ]
 
 
-def _graph_ms(fn) -> float:
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return do_bench(g.replay, warmup=25, rep=50, return_mode="median")
-
-
 def main() -> None:
     """Print one row per launch size."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=16384)
     args = ap.parse_args()
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
-    copy = _graph_ms(lambda: x.clone())
+    copy = graph_ms(lambda: x.clone())
     print(
         f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16, copy {copy:.3f} ms; "
         "kernel ms (CUDA graph replay) / ratio to copy"
@@ -55,7 +46,7 @@ def main() -> None:
             cells = []
             for code, cm in CASTS:
                 try:
-                    t = _graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
+                    t = graph_ms(lambda code=code, cm=cm: tcast_triton.cast(x, code, castmode=cm))
                     cells.append(f"{t:.3f} ({t / copy:.2f})")
                 except Exception as err:  # a launch size the compiler refuses
                     cells.append(f"n/a ({type(err).__name__})")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import torch
 import triton
@@ -101,13 +102,23 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
 def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
     """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment)."""
     rs, seed, rb = _random_source(req, xc)
-    key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[key] = (_unscaled_plan if req.layout is None else _tiled_plan)(req, xc, rs)
+    build = _unscaled_plan if req.layout is None else _tiled_plan
+    plan = cached_plan(_PLANS, req, xc, rs, build)
     return _launch(plan, xc, xin, req, seed, rb)
+
+
+def cached_plan(plans: dict, req: CastRequest, xc: torch.Tensor, rs: int, build) -> Any:
+    """The launch plan of (datatype, modes, shape, input dtype, random source) from ``plans``.
+
+    ``build(req, xc, rs)`` makes a missing one; the cache is emptied when it is full.
+    """
+    key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
+    plan = plans.get(key)
+    if plan is None:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plan = plans[key] = build(req, xc, rs)
+    return plan
 
 
 def _needs_i64(x: torch.Tensor) -> bool:
@@ -263,8 +274,40 @@ def _warps(axis: int, elems: int, virtual: bool = False) -> int:
     return ROW_WARPS
 
 
+def scaled_kw(req: CastRequest, in_code: int, rs: int) -> dict:
+    """The compile-time arguments every scaled-cast kernel takes: formats, recipes, modes.
+
+    Element, scale, tensor-scale and zero-point formats (``fmt``), the scale recipe's kind,
+    rule and constants, the round mode, the element multiplier (fixed-point ints, zero
+    points), input dtype, random source, cast mode and the bytes of each stored code.
+    """
+    dt, rules = req.dtype, req.rules
+    n, ss = dt.nspec, dt.sspec
+    fixed = rules.fixed
+    return dict(
+        SK=_scale_kind(rules),
+        E=fmt(n, req.roundmode, True, hardware=not req.virtual),
+        S=fmt(ss.scale),
+        TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
+        Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
+        RULE=_rule(rules),
+        C=_constants(rules),
+        MODE=ROUND_CODES[req.roundmode],
+        EK=1 if fixed is not None else 2 if n.is_uint else 0,
+        FIXED=float(fixed or 1),
+        INV_FIXED=1.0 / (fixed or 1),
+        IN=in_code,
+        RS=rs,
+        VIRTUAL=req.virtual,
+        CB=_code_bytes(n.bits),
+        SCB=_code_bytes(ss.scale.bits),
+        ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
+        TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
+    )
+
+
 def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
-    dt, rules, lay = req.dtype, req.rules, req.layout
+    dt, lay = req.dtype, req.layout
     n, ss = dt.nspec, dt.sspec
     numel = xc.numel()
     uint = n.is_uint
@@ -310,7 +353,6 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
     else:
         aligned = inner % 4 == 0
-    fixed = rules.fixed
     kw = dict(
         AXIS=axis,
         TP=tp,
@@ -323,27 +365,10 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         I64=i64,
         LOOP=loop,
         PRE=pre,
-        SK=_scale_kind(rules),
-        E=fmt(n, req.roundmode, True, hardware=not req.virtual),
-        S=fmt(ss.scale),
-        TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
-        Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
-        RULE=_rule(rules),
-        C=_constants(rules),
-        MODE=ROUND_CODES[req.roundmode],
-        EK=1 if fixed is not None else 2 if uint else 0,
-        FIXED=float(fixed or 1),
-        INV_FIXED=1.0 / (fixed or 1),
-        IN=in_code,
-        RS=rs,
+        **scaled_kw(req, in_code, rs),
         # Philox words by aligned runs of RUN elements (one randint4x per four elements)
         RV=rs == 1 and aligned and run % 4 == 0,
         RUN=run,
-        VIRTUAL=req.virtual,
-        CB=_code_bytes(n.bits),
-        SCB=_code_bytes(ss.scale.bits),
-        ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
-        TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
         PACK4=pack4,
         num_warps=_warps(axis, tp * bl, req.virtual),
         **_LAUNCH_OPTS,
@@ -381,17 +406,7 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
         if req.virtual:
             return result
         return build_result(req, result, OPS, "triton", packed=plan.packed)
-    count = max(plan.scale_count, 1)
-    scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
-    zero = tcode = None
-    if plan.zero_bytes:
-        zero = torch.empty(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
-    if plan.tcode_bytes:
-        tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
-    stats = scale
-    if plan.amax_grid:
-        stats = torch.zeros(3, dtype=torch.int32, device=dev)
-        plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
+    scale, zero, tcode, stats = scaled_parts(plan, xc, xin)
     if plan.grid[0]:
         plan.launch(
             plan.grid,
@@ -405,6 +420,34 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
             *plan.sizes,
             seed,
         )
+    return scaled_result(plan, req, result, scale, zero, tcode, packed=plan.packed)
+
+
+def scaled_parts(plan: Any, xc: torch.Tensor, xin: torch.Tensor) -> tuple:
+    """(scale, zero, tensor-scale, stats) buffers of a scaled plan; runs its amax pass.
+
+    ``zero`` and the tensor scale are None where the datatype has none; ``stats`` holds the
+    tensor's magnitude maxima after the amax pass (the scale buffer, unread, without one).
+    """
+    dev = xc.device
+    count = max(plan.scale_count, 1)
+    scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
+    zero = tcode = None
+    if plan.zero_bytes:
+        zero = torch.empty(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
+    if plan.tcode_bytes:
+        tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
+    stats = scale
+    if plan.amax_grid:
+        stats = torch.zeros(3, dtype=torch.int32, device=dev)
+        plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
+    return scale, zero, tcode, stats
+
+
+def scaled_result(
+    plan: Any, req: CastRequest, result, scale, zero, tcode, *, mask=None, packed=False
+) -> torch.Tensor | CastResult:
+    """The virtual tensor, or the CastResult of a scaled plan's buffers."""
     if req.virtual:
         return result
     n = plan.scale_count
@@ -416,5 +459,6 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
         scale=scale[:n].reshape(plan.scale_shape),
         zero=None if zero is None else zero[:n].reshape(plan.scale_shape),
         tenscale=None if tcode is None else tcode.reshape(()),
-        packed=plan.packed,
+        mask=mask,
+        packed=packed,
     )

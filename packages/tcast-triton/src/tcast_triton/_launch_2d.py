@@ -15,10 +15,9 @@ import torch
 import triton
 
 from tcast import CastResult, DataType
-from tcast.kit import CastRequest, build_result
+from tcast.kit import CastRequest
 
 from ._fastlaunch import Launch
-from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass
 from ._kernels_2d import _cast_nd
 from ._launch import (
@@ -26,17 +25,16 @@ from ._launch import (
     _CODE_DTYPES,
     _IN_CODES,
     _LAUNCH_OPTS,
-    _NO_FORMAT,
     AMAX_BLOCK,
     AMAX_WARPS,
     _code_bytes,
-    _constants,
     _needs_i64,
     _random_source,
-    _rule,
-    _scale_kind,
+    cached_plan,
+    scaled_kw,
+    scaled_parts,
+    scaled_result,
 )
-from ._pack import OPS
 
 __all__ = ["nd_supported", "run_cast_nd"]
 
@@ -49,7 +47,6 @@ ND_WARPS = 2
 #: Lanes (columns of NC) taken before the tile's own axes grow, for coalesced loads.
 _MIN_LANES = 8
 _PLANS: dict[tuple, _NdPlan] = {}
-_MAX_PLANS = 4096
 
 
 def nd_supported(dt: DataType) -> bool:
@@ -125,7 +122,7 @@ def _view(req: CastRequest) -> tuple:
 
 
 def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
-    dt, rules, lay = req.dtype, req.rules, req.layout
+    dt, lay = req.dtype, req.layout
     n, ss = dt.nspec, dt.sspec
     numel = xc.numel()
     in_code = _IN_CODES[xc.dtype]
@@ -155,7 +152,6 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
     loop = ch1 or ch2 or d0 < t1 or p2 < t2
     even1 = not ch1 and d0 == t1 and l1 % t1 == 0
     even2 = not ch2 and p2 == t2 and l2 % t2 == 0
-    fixed = rules.fixed
     uint = n.is_uint
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = {}
@@ -177,24 +173,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         SM=sm,
         SN=lay.sparse_n,
         I64=i64,
-        SK=_scale_kind(rules),
-        E=fmt(n, req.roundmode, True, hardware=not req.virtual),
-        S=fmt(ss.scale),
-        TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
-        Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
-        RULE=_rule(rules),
-        C=_constants(rules),
-        MODE=ROUND_CODES[req.roundmode],
-        EK=1 if fixed is not None else 2 if uint else 0,
-        FIXED=float(fixed or 1),
-        INV_FIXED=1.0 / (fixed or 1),
-        IN=in_code,
-        RS=rs,
-        VIRTUAL=req.virtual,
-        CB=_code_bytes(n.bits),
-        SCB=_code_bytes(ss.scale.bits),
-        ZCB=_code_bytes(dt.zero.bits) if dt.zero is not None else 1,
-        TCB=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 1,
+        **scaled_kw(req, in_code, rs),
         num_warps=ND_WARPS if d0 * d1 * d2 >= 4096 else min(2, ND_WARPS),
         **_LAUNCH_OPTS,
     )
@@ -223,12 +202,7 @@ def run_cast_nd(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
         req: the request.
     """
     rs, seed, rb = _random_source(req, xc)
-    key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[key] = _plan(req, xc, rs)
+    plan = cached_plan(_PLANS, req, xc, rs, _plan)
     return _launch(plan, xc, xin, req, seed, rb)
 
 
@@ -243,17 +217,7 @@ def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Te
     keep = None
     if plan.sparse and not req.virtual:
         keep = torch.empty(xc.shape, dtype=torch.bool, device=dev)
-    count = max(plan.scale_count, 1)
-    scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
-    zero = tcode = None
-    if plan.zero_bytes:
-        zero = torch.empty(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
-    if plan.tcode_bytes:
-        tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
-    stats = scale
-    if plan.amax_grid:
-        stats = torch.zeros(3, dtype=torch.int32, device=dev)
-        plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
+    scale, zero, tcode, stats = scaled_parts(plan, xc, xin)
     if plan.grid[0]:
         plan.launch(
             plan.grid,
@@ -268,16 +232,4 @@ def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Te
             *plan.sizes,
             seed,
         )
-    if req.virtual:
-        return result
-    n = plan.scale_count
-    return build_result(
-        req,
-        result,
-        OPS,
-        "triton",
-        scale=scale[:n].reshape(plan.scale_shape),
-        zero=None if zero is None else zero[:n].reshape(plan.scale_shape),
-        tenscale=None if tcode is None else tcode.reshape(()),
-        mask=keep,
-    )
+    return scaled_result(plan, req, result, scale, zero, tcode, mask=keep)
