@@ -252,3 +252,33 @@ def test_empty_and_zero_d_results(mode, device):
         got = tcast_triton.upcast(r)
         assert got.shape == ()
         np.testing.assert_array_equal(_bits(got), _bits(tcast_ref.upcast(numpy_result(r))))
+
+
+@pytest.mark.parametrize(
+    ("code", "part", "codes"),
+    [
+        ("e4m3fn_bfloat16_t32", "scale", [0x7F81, 0xFF81, 0x7FC0, 0x7F80, 0x0000, 0x8001]),
+        ("e2m1f_e5m2_t32", "scale", [0x7D, 0xFD, 0x7C, 0x7E, 0x00, 0x80]),
+        ("nvfp4", "scale", [0x7F, 0xFF, 0x00, 0x80, 0x01, 0x7E]),
+        ("uint4_float32_float32_t32", "zero", [0x7FC00000, 0x7F800001, 0xFF800000, 0x7F800000]),
+        ("uint4_bfloat16_bfloat16_t32", "zero", [0x7FC0, 0x7F81, 0xFFC0, 0x7F80]),
+    ],
+)
+def test_nan_and_infinite_scale_or_zero_codes_decode_to_the_reference_bits(
+    code, part, codes, device
+):
+    """NaN scale codes other than the format's NaN code, Inf scales, NaN or Inf zero points.
+
+    Their products are NaN (a NaN operand, or 0 * Inf): the bits must be the reference's,
+    not the GPU's single NaN pattern.
+    """
+    tile = tcast.datatype(code).sspec.tiles[0].size
+    base = tcast_ref.cast(np.zeros((len(codes), tile), np.float32), code, castmode="actual")
+    data = np.asarray(base.data).copy()
+    data[:, :4] = [0, 1, 2, 7]  # zero and nonzero element codes in every block
+    dt = getattr(base, part)
+    new = np.asarray(codes, dtype=np.uint64).astype(dt.dtype).reshape(dt.shape)
+    r = dataclasses.replace(base, data=data, **{part: new})
+    want = _bits(tcast_ref.upcast(r))
+    got = _bits(tcast_triton.upcast(torch_result(r, device)))
+    np.testing.assert_array_equal(got, want)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -64,7 +65,8 @@ class TritonEngine(EngineBase):
         """The cast by the Triton kernels (``_launch.run_cast``)."""
         if x.numel() == 0:
             return _relabel(torch_engine.run(x, request))
-        return run_cast(x, request)
+        with _on(x):
+            return run_cast(x, request)
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode by the upcast kernel (``_upcast.run_upcast``).
@@ -72,11 +74,19 @@ class TritonEngine(EngineBase):
         2-D tiles, several tile segments and sparsity, and parts on a device the kernels
         cannot read, are decoded by ``tcast_torch`` (the same bits).
         """
-        out = run_upcast(result)
+        with _on(result.data):
+            out = run_upcast(result)
         return torch_engine.run_upcast(result) if out is None else out
 
     def __repr__(self) -> str:
         return "tcast_triton.engine"
+
+
+def _on(t: torch.Tensor):
+    """Make ``t``'s GPU current (Triton launches on the current device); else nothing."""
+    if t.is_cuda and t.device.index != torch.cuda.current_device():
+        return torch.cuda.device(t.device)
+    return contextlib.nullcontext()
 
 
 def _relabel(out: torch.Tensor | CastResult) -> torch.Tensor | CastResult:

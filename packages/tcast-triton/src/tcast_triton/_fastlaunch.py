@@ -6,7 +6,8 @@ compile-time arguments that is most of a cast's host time. :class:`Launch` goes 
 that path once per argument specialization, keeps the compiled kernel, and launches it
 directly afterwards with the same arguments in signature order. The specialization it keys
 on is what Triton specializes run-time arguments on: a tensor's 16-byte alignment, an
-integer's type (by its magnitude), ``== 1`` and divisibility by 16. Under the interpreter
+integer's type (by its magnitude), ``== 1`` and divisibility by 16; and the current device
+(a compiled kernel is loaded per device). Under the interpreter
 every call goes through ``kernel[grid]`` (nothing is compiled).
 """
 
@@ -49,7 +50,8 @@ class Launch:
         if INTERPRETING:
             self.kernel[grid](*args, **self.kw)
             return
-        key = tuple(_spec(a) for a in args)
+        # a compiled kernel's handles belong to the device it was loaded on
+        key = (torch.cuda.current_device(), *(_spec(a) for a in args))
         hit = self._compiled.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **self.kw)

@@ -108,17 +108,38 @@ def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
 
 
 def cached_plan(plans: dict, req: CastRequest, xc: torch.Tensor, rs: int, build) -> Any:
-    """The launch plan of (datatype, modes, shape, input dtype, random source) from ``plans``.
+    """The launch plan of (datatype, modes, shape, input dtype, random source, device).
 
     ``build(req, xc, rs)`` makes a missing one; the cache is emptied when it is full.
     """
-    key = (req.dtype, req.modes, req.shape, xc.dtype, rs)
+    key = (req.dtype, req.modes, req.shape, xc.dtype, rs, xc.device)
     plan = plans.get(key)
     if plan is None:
         if len(plans) >= _MAX_PLANS:
             plans.clear()
         plan = plans[key] = build(req, xc, rs)
     return plan
+
+
+#: Whether each CUDA device (by index) converts float32 to FP8 in one rounding.
+_HW_FP8: dict[int, bool] = {}
+
+
+def hw_fp8(device: torch.device) -> bool:
+    """Whether ``device`` may use the hardware e4m3fn / e5m2 conversion (``_formats._hardware``).
+
+    sm_90 and later: ``cvt.rn.satfinite`` rounds once (proved on all 2**32 float32 inputs
+    by ``tests/test_gpu_hardware_fp8.py`` on an H200). sm_89 rounds through float16 first
+    (double rounding, triton PR #11753) and older GPUs emulate the conversion; the
+    interpreter emulates it too. Those use the integer encoder.
+    """
+    if INTERPRETING or device.type != "cuda":
+        return False
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    ok = _HW_FP8.get(index)
+    if ok is None:
+        ok = _HW_FP8[index] = torch.cuda.get_device_capability(index) >= (9, 0)
+    return ok
 
 
 def _needs_i64(x: torch.Tensor) -> bool:
@@ -176,7 +197,7 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     block = 1024
     pack4 = _compress4(req) and numel % block == 0
     kw = dict(
-        E=fmt(n, req.roundmode, req.saturate, hardware=not req.virtual),
+        E=fmt(n, req.roundmode, req.saturate, hardware=hw_fp8(xc.device) and not req.virtual),
         MODE=ROUND_CODES[req.roundmode],
         IN=_IN_CODES[xc.dtype],
         RS=rs,
@@ -274,21 +295,22 @@ def _warps(axis: int, elems: int, virtual: bool = False) -> int:
     return ROW_WARPS
 
 
-def scaled_kw(req: CastRequest, in_code: int, rs: int) -> dict:
+def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
     """The compile-time arguments every scaled-cast kernel takes: formats, recipes, modes.
 
-    Element, scale, tensor-scale and zero-point formats (``fmt``), the scale recipe's kind,
-    rule and constants, the round mode, the element multiplier (fixed-point ints, zero
-    points), input dtype, random source, cast mode and the bytes of each stored code.
+    Element, scale, tensor-scale and zero-point formats (``fmt``; ``hw``: the device's FP8
+    conversion may serve, :func:`hw_fp8`), the scale recipe's kind, rule and constants,
+    the round mode, the element multiplier (fixed-point ints, zero points), input dtype,
+    random source, cast mode and the bytes of each stored code.
     """
     dt, rules = req.dtype, req.rules
     n, ss = dt.nspec, dt.sspec
     fixed = rules.fixed
     return dict(
         SK=_scale_kind(rules),
-        E=fmt(n, req.roundmode, True, hardware=not req.virtual),
-        S=fmt(ss.scale),
-        TS=fmt(dt.tenscale) if dt.tenscale is not None else _NO_FORMAT,
+        E=fmt(n, req.roundmode, True, hardware=hw and not req.virtual),
+        S=fmt(ss.scale, hardware=hw),
+        TS=fmt(dt.tenscale, hardware=hw) if dt.tenscale is not None else _NO_FORMAT,
         Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
         RULE=_rule(rules),
         C=_constants(rules),
@@ -365,7 +387,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         I64=i64,
         LOOP=loop,
         PRE=pre,
-        **scaled_kw(req, in_code, rs),
+        **scaled_kw(req, in_code, rs, hw_fp8(xc.device)),
         # Philox words by aligned runs of RUN elements (one randint4x per four elements)
         RV=rs == 1 and aligned and run % 4 == 0,
         RUN=run,

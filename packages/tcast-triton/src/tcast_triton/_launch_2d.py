@@ -31,6 +31,7 @@ from ._launch import (
     _needs_i64,
     _random_source,
     cached_plan,
+    hw_fp8,
     scaled_kw,
     scaled_parts,
     scaled_result,
@@ -173,7 +174,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         SM=sm,
         SN=lay.sparse_n,
         I64=i64,
-        **scaled_kw(req, in_code, rs),
+        **scaled_kw(req, in_code, rs, hw_fp8(xc.device)),
         num_warps=ND_WARPS if d0 * d1 * d2 >= 4096 else min(2, ND_WARPS),
         **_LAUNCH_OPTS,
     )

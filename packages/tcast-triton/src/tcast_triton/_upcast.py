@@ -43,7 +43,7 @@ from tcast import CastMode, CastResult, DataType
 from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
-from ._codec import F_NANC, NAN_BITS, NEG_NAN_BITS, bits_of, decode
+from ._codec import F_NANC, NAN_BITS, NEG_NAN_BITS, bits_of, decode, f32_of
 from ._env import INTERPRETING
 from ._formats import fmt
 from ._pack import kernel_device, quiet_numpy
@@ -140,7 +140,7 @@ def _block_multipliers(
     zval = tl.zeros(sval.shape, tl.float32)
     if SK == SK_TWO:
         tval = decode(tc, TS)
-        dec = tval * sval
+        dec = _cpu_nan(tval, sval, tval * sval)
         bad = bad | (tval != tval)
     else:
         dec = sval
@@ -150,19 +150,31 @@ def _block_multipliers(
 
 
 @triton.jit
+def _cpu_nan(a, b, r):
+    """``r = a (op) b`` with the NaN bits a CPU's float unit gives (the reference's NumPy).
+
+    A NaN operand's bits pass through, quieted, the first operand's first; an invalid
+    operation on numbers (0 * Inf, Inf - Inf: out-of-range scale or zero-point codes) is
+    the x86 default NaN. The GPU gives 0x7FFFFFFF for every NaN it computes.
+    """
+    nanb = tl.where(
+        a != a, bits_of(a) | 0x400000, tl.where(b != b, bits_of(b) | 0x400000, NEG_NAN_BITS)
+    )
+    return tl.where(r != r, f32_of(nanb), r)
+
+
+@triton.jit
 def _element_values(q, dec, zval, bad, EK: tl.constexpr, INV_FIXED: tl.constexpr):
     """float32 values of decoded codes ``q`` with their blocks' multipliers (one rounding each)."""
     if EK == EK_FIXED:
-        v = (q * INV_FIXED) * dec
+        t = q * INV_FIXED  # a finite constant: NaN only from q, whose bits pass
+        v = _cpu_nan(t, dec, t * dec)
     elif EK == EK_ZERO:
-        v = (q - zval) * dec
+        t = _cpu_nan(q, zval, q - zval)
+        v = _cpu_nan(t, dec, t * dec)
     else:
-        v = q * dec
-    # NaN bits as a CPU's float unit gives them (the reference's NumPy): a NaN operand's
-    # bits pass through; an invalid product (0 * Inf from an out-of-range scale code) is the
-    # x86 default NaN. The GPU would give 0x7FFFFFFF for both.
-    vb = tl.where(v != v, tl.where(q != q, bits_of(q), NEG_NAN_BITS), bits_of(v))
-    return tl.where(bad, NAN_BITS, vb)
+        v = _cpu_nan(q, dec, q * dec)
+    return tl.where(bad, NAN_BITS, bits_of(v))
 
 
 @triton.jit
