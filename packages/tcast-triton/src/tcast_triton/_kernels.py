@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 from ._codec import (
+    F_NANC,
     NAN_BITS,
     NEG_NAN_BITS,
     bits_of,
@@ -190,7 +191,7 @@ def _cast_unscaled(
     codes = encode(x, r, E, MODE)
     if VIRTUAL:
         v = decode(codes, E)
-        if E[12] < 0:  # no NaN in the format: an input NaN stays NaN (SEMANTICS §4.2)
+        if E[F_NANC] < 0:  # no NaN in the format: an input NaN stays NaN (SEMANTICS §4.2)
             v = tl.where(x != x, x, v)
         store_value(out_ptr, offs, mask, v, IN)
     elif PACK4:

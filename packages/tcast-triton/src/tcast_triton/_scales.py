@@ -17,6 +17,7 @@ import triton.language as tl
 from ._codec import (
     F_BIAS,
     F_KIND,
+    F_NANC,
     K_EXP,
     R_EVEN,
     bits_of,
@@ -168,6 +169,6 @@ def lane_scales(
             dec = tval * sval
             all_bad = (tmax1 + zero_code) >= 0x7F800000
             nonfinite = nonfinite | all_bad
-            tcode = tl.where(all_bad, T[12], tcode1 + zero_code)
-    scale = tl.where(nonfinite, S[12], scale)
+            tcode = tl.where(all_bad, T[F_NANC], tcode1 + zero_code)
+    scale = tl.where(nonfinite, S[F_NANC], scale)
     return scale, zero_code, tcode, recip, zval, dec, nonfinite

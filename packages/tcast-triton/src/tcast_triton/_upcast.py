@@ -44,8 +44,8 @@ from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
 from ._codec import F_NANC, NAN_BITS, NEG_NAN_BITS, bits_of, decode, f32_of
-from ._env import INTERPRETING
 from ._formats import fmt
+from ._launch import _LAUNCH_OPTS, _NO_FORMAT, _code_bytes
 from ._pack import kernel_device, quiet_numpy
 
 __all__ = ["MAX_TILE", "run_upcast", "upcast_supported"]
@@ -73,10 +73,6 @@ EK_FIXED = tl.constexpr(1)
 EK_ZERO = tl.constexpr(2)
 
 _VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32}
-# no FMA contraction, as in the cast (SEMANTICS.md §0): every step rounds once
-_LAUNCH_OPTS: dict = {} if INTERPRETING else {"enable_fp_fusion": False}
-# a format tuple for roles a datatype lacks (never read)
-_NO_FORMAT = (0,) * 18 + (0, 1.0, 1.0, 0, 0, 1.0, 1.0, 0.0, 1.0)
 
 
 def upcast_supported(dt: DataType) -> bool:
@@ -327,10 +323,6 @@ def _upcast_kernel(
             INV_FIXED,
         )
         tl.store(out_ptr + offs, out, mask=mask)
-
-
-def _code_bytes(bits: int) -> int:
-    return 1 if bits <= 8 else 2 if bits <= 16 else 4
 
 
 def _as_codes(a: torch.Tensor, nbytes: int) -> torch.Tensor:
