@@ -330,17 +330,11 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
 
 def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     dt, lay = req.dtype, req.layout
-    n, ss = dt.nspec, dt.sspec
+    ss = dt.sspec
     numel = xc.numel()
-    uint = n.is_uint
     in_code = _IN_CODES[xc.dtype]
     i64 = _needs_i64(xc)
     pre = not lay.dims
-    amax_grid: tuple[int, ...] = ()
-    amax_kw: dict = {}
-    if (pre or dt.is_multiscale) and numel:
-        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
-        amax_kw = dict(IN=in_code, U=uint, BLOCK=AMAX_BLOCK, I64=i64, num_warps=AMAX_WARPS)
     if pre:
         tp, length = 1024, max(numel, 1)
         outer, inner, tile = 1, 1, tp
@@ -400,28 +394,57 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         (grid if numel else 0,),
         (outer, length, inner, tile, nt, outer * nt),
         kw,
-        0 if req.virtual else _code_bytes(n.bits),
-        scale_bytes=_code_bytes(ss.scale.bits),
+        packed=pack4,
+        **scaled_fields(req, xc, amax=pre or dt.is_multiscale),
+    )
+
+
+def scaled_fields(req: CastRequest, xc: torch.Tensor, amax: bool) -> dict:
+    """The plan fields every scaled cast has.
+
+    Bytes per code of each part, the scale count and shape, and the tensor-amax pre-pass
+    (``amax``: tensor and two-level scales).
+    """
+    dt, lay = req.dtype, req.layout
+    numel = xc.numel()
+    amax_grid: tuple[int, ...] = ()
+    amax_kw: dict = {}
+    if amax and numel:
+        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
+        amax_kw = dict(
+            IN=_IN_CODES[xc.dtype],
+            U=dt.nspec.is_uint,
+            BLOCK=AMAX_BLOCK,
+            I64=_needs_i64(xc),
+            num_warps=AMAX_WARPS,
+        )
+    return dict(
+        out_bytes=0 if req.virtual else _code_bytes(dt.nspec.bits),
+        scale_bytes=_code_bytes(dt.sspec.scale.bits),
         zero_bytes=_code_bytes(dt.zero.bits) if dt.zero is not None else 0,
         tcode_bytes=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 0,
         scale_count=math.prod(lay.scale_shape),
         scale_shape=tuple(lay.scale_shape),
         amax_grid=amax_grid,
         amax_kw=amax_kw,
-        packed=pack4,
     )
+
+
+def element_output(plan: Any, xc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(result, kernel view): codes (or the packed 4-bit stream), or values of x's dtype."""
+    if getattr(plan, "packed", False):
+        out = torch.empty(xc.numel() // 2, dtype=torch.uint8, device=xc.device)
+        return out, out
+    if plan.out_bytes:
+        out = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=xc.device)
+        return out, out
+    result = torch.empty_like(xc)
+    return result, result.view(_BITS_VIEW[xc.dtype])
 
 
 def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
     """Allocate the outputs, run the plan's kernels, assemble the result."""
-    dev = xc.device
-    if plan.packed:
-        out = result = torch.empty(xc.numel() // 2, dtype=torch.uint8, device=dev)
-    elif plan.out_bytes:
-        out = result = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=dev)
-    else:
-        result = torch.empty_like(xc)
-        out = result.view(_BITS_VIEW[xc.dtype])
+    result, out = element_output(plan, xc)
     if plan.kernel is _cast_unscaled:
         if plan.grid[0]:
             plan.launch(plan.grid, xin, rb, out, *plan.sizes, seed)

@@ -21,17 +21,14 @@ from ._fastlaunch import Launch
 from ._kernels import _amax_pass
 from ._kernels_2d import _cast_nd
 from ._launch import (
-    _BITS_VIEW,
-    _CODE_DTYPES,
     _IN_CODES,
     _LAUNCH_OPTS,
-    AMAX_BLOCK,
-    AMAX_WARPS,
-    _code_bytes,
     _needs_i64,
     _random_source,
     cached_plan,
+    element_output,
     hw_fp8,
+    scaled_fields,
     scaled_kw,
     scaled_parts,
     scaled_result,
@@ -124,7 +121,6 @@ def _view(req: CastRequest) -> tuple:
 
 def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
     dt, lay = req.dtype, req.layout
-    n, ss = dt.nspec, dt.sspec
     numel = xc.numel()
     in_code = _IN_CODES[xc.dtype]
     i64 = _needs_i64(xc)
@@ -153,12 +149,6 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
     loop = ch1 or ch2 or d0 < t1 or p2 < t2
     even1 = not ch1 and d0 == t1 and l1 % t1 == 0
     even2 = not ch2 and p2 == t2 and l2 % t2 == 0
-    uint = n.is_uint
-    amax_grid: tuple[int, ...] = ()
-    amax_kw: dict = {}
-    if dt.is_multiscale and numel:
-        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
-        amax_kw = dict(IN=in_code, U=uint, BLOCK=AMAX_BLOCK, I64=i64, num_warps=AMAX_WARPS)
     kw = dict(
         ROW=row,
         D0=d0,
@@ -182,15 +172,8 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         grid=(grid if numel else 0,),
         sizes=(a_, l1, b_, l2, nc, t1, t2, n1, n2, nq),
         kw=kw,
-        out_bytes=0 if req.virtual else _code_bytes(n.bits),
-        scale_bytes=_code_bytes(ss.scale.bits),
-        zero_bytes=_code_bytes(dt.zero.bits) if dt.zero is not None else 0,
-        tcode_bytes=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 0,
-        scale_count=math.prod(lay.scale_shape),
-        scale_shape=tuple(lay.scale_shape),
-        amax_grid=amax_grid,
-        amax_kw=amax_kw,
         sparse=sm > 0,
+        **scaled_fields(req, xc, amax=dt.is_multiscale),
     )
 
 
@@ -209,15 +192,10 @@ def run_cast_nd(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
 
 def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
     """Allocate the outputs, run the amax pass (two-level scaling) and the kernel, assemble."""
-    dev = xc.device
-    if plan.out_bytes:
-        out = result = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=dev)
-    else:
-        result = torch.empty_like(xc)
-        out = result.view(_BITS_VIEW[xc.dtype])
+    result, out = element_output(plan, xc)
     keep = None
     if plan.sparse and not req.virtual:
-        keep = torch.empty(xc.shape, dtype=torch.bool, device=dev)
+        keep = torch.empty(xc.shape, dtype=torch.bool, device=xc.device)
     scale, zero, tcode, stats = scaled_parts(plan, xc, xin)
     if plan.grid[0]:
         plan.launch(
