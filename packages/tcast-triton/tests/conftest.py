@@ -20,11 +20,9 @@ if "triton" not in sys.modules and "TRITON_INTERPRET" not in os.environ:
         os.environ["TRITON_INTERPRET"] = "1"
 
 
-def _load_battery():
-    """The conformance battery of the repository's ``tests/`` (one definition of the cases)."""
-    name = "conformance_battery"
+def _load(name: str, path: Path):
+    """Import ``path`` as module ``name`` once (importlib import mode: no test folder on path)."""
     if name not in sys.modules:
-        path = Path(__file__).resolve().parents[3] / "tests" / "conformance_battery.py"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -32,7 +30,11 @@ def _load_battery():
     return sys.modules[name]
 
 
-_load_battery()  # test modules import it as ``conformance_battery`` (importlib import mode)
+# the conformance battery of the repository's ``tests/`` (one definition of the cases), then
+# this folder's helpers, which use it
+_here = Path(__file__).resolve().parent
+_load("conformance_battery", _here.parents[2] / "tests" / "conformance_battery.py")
+_load("triton_checks", _here / "triton_checks.py")
 
 
 @pytest.fixture(scope="session")

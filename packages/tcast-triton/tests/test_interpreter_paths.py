@@ -9,11 +9,10 @@ the catalog datatypes outside ``tcast.combinations()`` that the engine supports.
 
 from __future__ import annotations
 
-import conformance_battery as cb
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
+import triton_checks as tc
 
 import tcast
 from tcast import CastMode, RoundMode, ScaleMode
@@ -27,48 +26,11 @@ def _launch_interpreting() -> bool:
     return interpreting()
 
 
-_IN = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+_IN = tc.IN_DTYPES
 
 
-def _entry(shape, in_dtype="float32", *, view=False, seed=0, specials=True) -> object:
-    """Random magnitudes over many binades (+-0, Inf, NaN sprinkled) of ``shape``."""
-    rng = np.random.default_rng(seed)
-    fill = shape[::-1] if view else shape
-    n = int(np.prod(fill))
-    x = rng.standard_normal(n) * np.exp2(rng.integers(-12, 12, n))
-    if specials and n >= 8:
-        idx = rng.choice(n, 6, replace=False)
-        x[idx] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
-    with np.errstate(over="ignore"):
-        arr = x.astype(np.float32).astype(_IN[in_dtype]).reshape(fill)
-    arr = arr.T if view else arr
-    rbits = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
-    return cb.Entry("path", arr, rbits, 0x5EED_0000_1234 + seed)
-
-
-def _check(
-    code,
-    entry,
-    *,
-    roundmode="even",
-    scalemode="floor",
-    saturate=True,
-    transpose=False,
-    rsource=None,
-    device="cpu",
-):
-    dt = tcast.datatype(code)
-    case = cb.Case(dt, RoundMode(roundmode), ScaleMode(scalemode), saturate, transpose, rsource)
-    castmodes = tuple(cm for cm in cb.CAST_MODES if ENGINE.supports(dt, case.modes(cm)))
-    assert castmodes, f"the triton engine supports no cast mode of {code}"
-    want = cb.RefOracle().expect(case, entry)
-    adapter = cb.torch_adapter(device)
-    problems = [
-        f"[{cm.value}] {msg}"
-        for cm, msg in cb.check_case(ENGINE, adapter, want, case, entry, castmodes)
-    ]
-    assert not problems, f"{case.label} on {entry.label}:\n" + "\n".join(problems[:12])
-
+_entry = tc.entry
+_check = tc.check
 
 # (datatype, input shape, input dtype, non-contiguous view, what it reaches)
 PATHS = [

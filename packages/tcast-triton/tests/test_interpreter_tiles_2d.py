@@ -11,45 +11,24 @@ NaN and Inf. Every case is cast virtual, actual and compress and its upcast chec
 from __future__ import annotations
 
 import conformance_battery as cb
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
+import triton_checks as tc
 
 import tcast
 from tcast import CastMode, RoundMode, ScaleMode
 
 ENGINE = tcast.load_engines().engines["triton"]
-_IN = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+_IN = tc.IN_DTYPES
 
 
-def _entry(shape, in_dtype="float32", seed=0) -> cb.Entry:
-    """Random magnitudes over many binades with +-0, Inf, NaN and a subnormal sprinkled."""
-    rng = np.random.default_rng(seed)
-    n = int(np.prod(shape))
-    x = rng.standard_normal(n) * np.exp2(rng.integers(-12, 12, n))
-    idx = rng.choice(n, 6, replace=False)
-    x[idx] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
-    with np.errstate(over="ignore"):
-        arr = x.astype(np.float32).astype(_IN[in_dtype]).reshape(shape)
-    rbits = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
-    return cb.Entry("nd", arr, rbits, 0x5EED_0000_1234 + seed)
+def _nd_entry(shape, in_dtype="float32", seed=0) -> cb.Entry:
+    return tc.entry(shape, in_dtype, seed=seed, label="nd")
 
 
-def _check(code, entry, *, roundmode="even", scalemode="floor", transpose=False, rsource=None,
-           device="cpu"):  # fmt: skip
-    """Every cast mode of ``code`` on ``entry`` equals tcast_ref's, bits and upcast."""
-    dt = tcast.datatype(code)
-    case = cb.Case(dt, RoundMode(roundmode), ScaleMode(scalemode), True, transpose, rsource)
-    castmodes = tuple(cm for cm in cb.CAST_MODES if ENGINE.supports(dt, case.modes(cm)))
-    assert castmodes == tuple(cb.CAST_MODES), f"the triton engine refuses modes of {code}"
-    want = cb.RefOracle().expect(case, entry)
-    adapter = cb.torch_adapter(device)
-    problems = [
-        f"[{cm.value}] {msg}"
-        for cm, msg in cb.check_case(ENGINE, adapter, want, case, entry, castmodes)
-    ]
-    assert not problems, f"{case.label} on {entry.label}:\n" + "\n".join(problems[:12])
+def _nd_check(code, entry, **kw) -> None:
+    tc.check(code, entry, all_modes=True, **kw)
 
 
 # (datatype, input shape, input dtype, transpose_scale, what it reaches)
@@ -85,7 +64,7 @@ PATHS = [
     ids=[f"{p[0]}-{'x'.join(map(str, p[1]))}-{p[2]}{'-T' if p[3] else ''}" for p in PATHS],
 )
 def test_nd_path_equals_reference(code, shape, in_dtype, transpose, device):
-    _check(code, _entry(shape, in_dtype, seed=5), transpose=transpose, device=device)
+    _nd_check(code, _nd_entry(shape, in_dtype, seed=5), transpose=transpose, device=device)
 
 
 def _ties(shape, in_dtype="float32", seed=0) -> cb.Entry:
@@ -108,7 +87,7 @@ def _ties(shape, in_dtype="float32", seed=0) -> cb.Entry:
     ],
 )
 def test_sparsity_ties_nan_and_inf(code, shape, device):
-    _check(code, _ties(shape, seed=2), device=device)
+    _nd_check(code, _ties(shape, seed=2), device=device)
 
 
 @pytest.mark.parametrize(
@@ -117,14 +96,16 @@ def test_sparsity_ties_nan_and_inf(code, shape, device):
 )
 @pytest.mark.parametrize("rsource", ["seed", "rbits"])
 def test_nd_stochastic_rounding_equals_reference(code, shape, rsource, device):
-    _check(code, _entry(shape, seed=9), roundmode="stochastic", rsource=rsource, device=device)
+    _nd_check(
+        code, _nd_entry(shape, seed=9), roundmode="stochastic", rsource=rsource, device=device
+    )
 
 
 @pytest.mark.parametrize(
     ("roundmode", "scalemode"), [("away", "ceil"), ("trunc", "midmax"), ("zero", "topbinade")]
 )
 def test_nd_round_and_scale_modes(roundmode, scalemode, device):
-    _check("e2m3f_e8m0_t8_t8n2m4", _entry((10, 20), seed=4), roundmode=roundmode,
+    _nd_check("e2m3f_e8m0_t8_t8n2m4", _nd_entry((10, 20), seed=4), roundmode=roundmode,
            scalemode=scalemode, device=device)  # fmt: skip
 
 
