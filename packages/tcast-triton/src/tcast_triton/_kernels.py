@@ -391,7 +391,9 @@ def _block_randoms(
     return r
 
 
-@triton.jit(do_not_specialize=["seed"])
+# tile and program counts only decompose program ids and bound masks: Triton's divisibility
+# and ==1 specializations of them would add compiled variants per shape and speed nothing
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed"])
 def _cast_tiles(
     x_ptr,
     rb_ptr,

@@ -265,7 +265,9 @@ def _encode_chunk(
         store_codes(out_ptr, offs, mask, codes, CB)
 
 
-@triton.jit(do_not_specialize=["seed"])
+# tile and program counts only decompose program ids and bound masks: Triton's divisibility
+# and ==1 specializations of them would add compiled variants per shape and speed nothing
+@triton.jit(do_not_specialize=["A", "n1", "nq", "seed"])
 def _cast_nd(
     x_ptr,
     rb_ptr,

@@ -228,7 +228,9 @@ def _tile_geometry(
     return offs, mask, lanes, lane_ok
 
 
-@triton.jit
+# tile and program counts only decompose program ids and bound masks: Triton's divisibility
+# and ==1 specializations of them would add compiled variants per shape and speed nothing
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles"])
 def _upcast_kernel(
     data_ptr,
     scale_ptr,
