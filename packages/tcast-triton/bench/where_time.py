@@ -9,6 +9,8 @@ bfloat16, ``do_bench`` medians beside a device-to-device copy measured in the sa
 Variants (stochastic rounding, MXFP8 and MXFP4 actual from a seed):
 
 * ``base``: the engine as it is (also prints each kernel's share from the profiler);
+* ``no-pieces``: row tiles always in ``_cast_tiles``'s ``[BL, TP]`` block (a tile over
+  several threads, each computing its scale) instead of ``_cast_row_pieces``;
 * ``hash-words``: the Philox words replaced by a multiplicative hash of the flat index
   (same layout, no generator): what the generator and the interleave of its words cost;
 * ``philox-each``: one ``randint4x`` per element instead of per four, no interleave
@@ -46,13 +48,18 @@ CASTS = [
     ),
     ("mxfp8 actual even", "mxfp8", {"castmode": "actual"}),
     ("mxfp4 actual even", "mxfp4", {"castmode": "actual"}),
+    ("mxfp4 virtual even", "mxfp4", {"castmode": "virtual"}),
+    ("mxfp6 e2m3 actual", "e2m3f_e8m0_t32", {"castmode": "actual"}),
+    ("mxint8 actual", "mxint8", {"castmode": "actual"}),
+    ("mxfp8 actual trunc", "mxfp8", {"castmode": "actual", "roundmode": "trunc"}),
+    ("nvfp4 virtual", "nvfp4", {"castmode": "virtual"}),
     ("nvfp4 actual", "nvfp4", {"castmode": "actual"}),
     # the block-scale work per tile, apart from NVFP4's tensor-scale pass
     ("e2m1 e8m0 t16 actual", "e2m1f_e8m0_t16", {"castmode": "actual"}),
     ("e2m1 e4m3 t16 actual", "e2m1f_e4m3fn_t16", {"castmode": "actual"}),
     ("e2m1 e4m3 t32 actual", "e2m1f_e4m3fn_t32", {"castmode": "actual"}),
 ]
-VARIANTS = ("base", "hash-words", "philox-each", "plain-div")
+VARIANTS = ("base", "no-pieces", "hash-words", "philox-each", "plain-div")
 
 
 @triton.jit
@@ -73,9 +80,11 @@ def _plain_div(a, b):
 
 
 def _patch(variant: str) -> None:
-    from tcast_triton import _kernels, _scales
+    from tcast_triton import _kernels, _launch, _scales
 
-    if variant == "hash-words":
+    if variant == "no-pieces":
+        _launch.ROW_PIECES = False
+    elif variant == "hash-words":
         _kernels.random_runs = _hash_runs
     elif variant == "philox-each":
         _kernels.random_runs = _philox_each

@@ -340,3 +340,40 @@ def test_a_plan_launched_again_on_unaligned_input_or_another_seed_equals_referen
         got = tcast.cast(xt, code, castmode="actual", engine="triton", **kw)
         want = tcast_ref.cast(xt.cpu().numpy(), code, castmode="actual", **kw)
         _assert_same_parts(want, got, ("data", "scale", "tenscale"), f"start {start} seed {s}")
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "in_dtype", "roundmode"),
+    [
+        ("mxfp4", (64, 64), "bfloat16", "even"),  # 128 whole tiles: unmasked (FULL)
+        ("mxfp4", (5, 96), "float16", "away"),  # a partial block: masked lanes
+        ("mxfp8", (4, 64), "float32", "trunc"),  # 8 pieces of 4
+        ("e2m1f_e4m3fn_t32", (2, 128), "bfloat16", "zero"),  # float scale
+        ("uint4_float32_float32_t32", (3, 64), "float32", "even"),  # uint: three maxima
+        ("mxint8", (2, 96), "bfloat16", "even"),
+    ],
+)
+def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, roundmode, device):
+    """Flat 32-wide row tiles go to ``_cast_row_pieces``.
+
+    Each tile's pieces in one thread's registers, its scale computed once; the reference's
+    bits in every cast mode. Stochastic rounding from a seed keeps ``_cast_tiles`` (Philox
+    words by runs).
+    """
+    from tcast_triton import _kernels, _launch
+
+    _launch._PLANS.clear()
+    _check(code, _entry(shape, in_dtype, seed=5), roundmode=roundmode, device=device)
+    # 4-bit compress streams are packed by _cast_tiles (PACK4); the other casts take pieces
+    kernels = {key[1].castmode: p.kernel for key, p in _launch._PLANS.items() if not p.packed}
+    assert set(kernels) >= {CastMode.VIRTUAL, CastMode.ACTUAL}, f"{code}: {set(kernels)}"
+    assert set(kernels.values()) == {_kernels._cast_row_pieces}, f"{code} {shape} {in_dtype}"
+    _launch._PLANS.clear()
+    x = np.asarray(_entry(shape, in_dtype, seed=5).x)
+    if in_dtype == "bfloat16":  # torch takes no ml_dtypes array: move the bits
+        xt = torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16).to(device)
+    else:
+        xt = torch.from_numpy(x).to(device)
+    tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
+    kernels = {p.kernel for p in _launch._PLANS.values()}
+    assert kernels == {_kernels._cast_tiles}, f"{code} stochastic from a seed: {kernels}"

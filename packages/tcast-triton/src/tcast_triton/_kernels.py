@@ -9,6 +9,8 @@ cast reads the input as the canonical view ``[outer, L, inner]`` with its tiles 
 * column geometry (``inner > 1``, ``AXIS == 0``): a program owns one tile index along ``L``
   for ``BL`` neighbouring columns of ``inner``, a ``[TP, BL]`` block reduced along axis 0,
   so loads and scale stores stay coalesced without a transpose;
+* flat 32-wide row tiles (``_cast_row_pieces``): the block is ``[NP, BL, TP // NP]``, each
+  tile's 16-byte pieces in one thread, so its scale is computed once per tile;
 * ``LOOP``: the tile is longer than one block (channels): one loop takes the block maxima,
   a second encodes; ``PRE``: the block maxima come from the amax pass (a tensor scale).
 """
@@ -555,6 +557,115 @@ def _cast_tiles(
             PACK4,
             TP,
         )
+
+
+# the same run-time arguments as _cast_tiles (one launcher passes either)
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed"])
+def _cast_row_pieces(
+    x_ptr,
+    rb_ptr,
+    out_ptr,
+    scale_ptr,
+    zero_ptr,
+    tcode_ptr,
+    stats_ptr,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    seed,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    NP: tl.constexpr,
+    FULL: tl.constexpr,
+    I64: tl.constexpr,
+    SK: tl.constexpr,
+    E: tl.constexpr,
+    S: tl.constexpr,
+    TS: tl.constexpr,
+    Z: tl.constexpr,
+    RULE: tl.constexpr,
+    C: tl.constexpr,
+    MODE: tl.constexpr,
+    EK: tl.constexpr,
+    FIXED: tl.constexpr,
+    INV_FIXED: tl.constexpr,
+    IN: tl.constexpr,
+    RS: tl.constexpr,
+    VIRTUAL: tl.constexpr,
+    CB: tl.constexpr,
+    SCB: tl.constexpr,
+    ZCB: tl.constexpr,
+    TCB: tl.constexpr,
+):
+    """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile in one thread.
+
+    In the ``[BL, TP]`` block of ``_cast_tiles`` the compiler gives each thread one 16-byte
+    vector of a row, so a tile wider than 16 bytes is spread over several threads and every
+    one of them computes the tile's scale (for a float or two-level scale, over a hundred
+    instructions). Here the block is ``[NP, BL, TP // NP]``: piece ``p`` of tile ``k`` is
+    elements ``[p * V, (p + 1) * V)`` of it, one 16-byte vector, and the compiler puts the
+    ``NP`` pieces of a tile in one thread's registers (threads and warps along ``BL``, one
+    tile per thread). Same bits as ``_cast_tiles``: only the placement differs.
+    """
+    V: tl.constexpr = TP // NP
+    U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
+    k = _block_start(I64) * BL + tl.arange(0, BL)
+    starts = k * TP
+    piece = (tl.arange(0, NP) * V)[:, None, None]
+    offs = starts[None, :, None] + piece + tl.arange(0, V)[None, None, :]
+    if FULL:
+        lane_ok = tl.full((BL,), 1, tl.int1)
+        mask = tl.full((NP, BL, V), 1, tl.int1)
+    else:
+        lane_ok = k < ntiles
+        mask = tl.broadcast_to(lane_ok[None, :, None], (NP, BL, V))
+    x = load_f32(x_ptr, offs, mask, IN)
+    m2, h2, l2 = _block_max(x, mask, 2, U)
+    mx = tl.max(m2, axis=0)
+    hi = tl.max(h2, axis=0)
+    lo = tl.max(l2, axis=0)
+    tmax = 0
+    if SK == SK_TWO:
+        tmax = tl.load(stats_ptr)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
+    if VIRTUAL == 0:
+        store_codes(scale_ptr, k, lane_ok, scale, SCB)
+        if U:
+            store_codes(zero_ptr, k, lane_ok, zcode, ZCB)
+        if SK == SK_TWO:
+            if tl.program_id(0) == 0:
+                store_codes(tcode_ptr, k, k == 0, tcode, TCB)
+    r = random_words(seed, rb_ptr, offs, mask, RS)
+    # the lane values as [1, BL]: _encode_block adds the trailing axis
+    _encode_block(
+        x,
+        r,
+        offs,
+        mask,
+        recip[None, :],
+        zval[None, :],
+        dec[None, :],
+        bad[None, :],
+        out_ptr,
+        2,
+        E,
+        MODE,
+        EK,
+        FIXED,
+        INV_FIXED,
+        IN,
+        VIRTUAL,
+        CB,
+        starts,
+        lane_ok,
+        False,
+        TP,
+    )
 
 
 @triton.jit
