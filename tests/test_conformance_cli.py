@@ -252,3 +252,10 @@ def test_tiers_grow_and_the_smoke_tier_covers_every_datatype_kind():
     smoke, fast = conf.tier_items("smoke"), conf.tier_items("fast")
     assert 0 < len(smoke) < len(fast) == len(list(tcast.combinations()))
     assert sum(len(i.cases) for i in conf.tier_items("full", conf.select_datatypes(["mxfp4"]))) > 5
+
+
+def test_without_tcast_ref_the_command_exits_2_saying_what_to_install(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tcast_ref", None)  # import tcast_ref raises ImportError
+    status, out, err = _main(capsys, "--engine", "ref")
+    assert status == 2 and out == ""
+    assert "needs the reference engine, tcast-ref (pip install tcast-ref)" in err
