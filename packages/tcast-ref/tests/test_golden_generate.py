@@ -111,9 +111,13 @@ def test_sparse_compress_sets_add_the_packed_mask(tmp_path):
     words = z["mask"].astype(np.uint64)
     keep = ((words[:, :, None] >> np.arange(32, dtype=np.uint64)) & 1).reshape(len(words), -1)
     keep = keep.astype(bool)
-    assert keep.sum() == keep.size // 2  # 2 of every 4
+    whole = (z["len"] == 32).all(axis=1)
+    assert keep[whole].sum() == keep[whole].size // 2  # 2 of every 4
     flags = z["flags"]
-    assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep)
+    absent = (flags & golden.FLAGS["absent"]) != 0
+    assert absent.any() and not keep[absent].any()
+    assert (flags[absent] == golden.FLAGS["absent"]).all()
+    assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep & ~absent)
     assert np.all(z["out"][~keep] == 0)
     mask_bytes = np.frombuffer((d / "packed_mask.bin").read_bytes(), np.uint8)
     assert np.array_equal(np.unpackbits(mask_bytes, bitorder="little")[: keep.size],
@@ -343,6 +347,9 @@ def test_every_finite_nvfp4_tile_is_in_a_finite_tensor(tmp_path):
     tiles, so no line with only finite inputs is forced to NaN."""
     d = _gen(tmp_path, "nvfp4")
     z = np.load(d / "vectors.npz")
+    whole = (z["len"] == 16).all(axis=1)  # the partial tiles follow, finite, in tensors of 8
+    assert not whole[np.argmin(whole):].any() and (~whole).sum() % 8 == 0
+    z = {k: z[k][whole] for k in ("in", "flags")}
     x = z["in"].view(F32)
     finite_line = np.isfinite(x).all(axis=1)
     nanblock = ((z["flags"] & golden.FLAGS["nanblock"]) != 0).any(axis=1)
@@ -418,8 +425,8 @@ def test_cli_generates_and_reports(tmp_path, capsys):
     assert "e4m3fn_e8m0_t32 cast level 1" in out
     h = json.loads((tmp_path / "m" / "header.json").read_text())
     assert h["modes"]["castmode"] == "virtual" and h["input_dtype"] == "bfloat16"
-    assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "OUT", "FLAGS"]
-    assert h["layout"]["fields"][1]["format"] == "bfloat16"
+    assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "LEN", "OUT", "FLAGS"]
+    assert h["layout"]["fields"][2]["format"] == "bfloat16"
     assert main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow",
                  "--quiet"]) == 0
     assert capsys.readouterr().out == ""
@@ -576,3 +583,37 @@ def test_case_generation_advances_a_progress_bar(monkeypatch):
     assert len(inputs) == 1 and inputs[0].total > 100
     assert inputs[0].done == inputs[0].total  # one step per tile, all of them
     assert bars.index(inputs[0]) == 0  # before the cast and format phases
+
+
+def test_partial_tiles_follow_the_whole_tiles_and_are_cast_at_their_extent():
+    """Level 1 mxfp8: extents 1, 3, 16 and 31 of the 32-element tile, four lines each, after
+    the whole tiles; absent elements are IN 0, OUT 0, FLAGS absent only; each partial line is
+    the cast of an array of its extent (tcast_ref), not of a zero-padded tile."""
+    import tcast_ref
+
+    gs = generate(Settings.of("mxfp8"))
+    cols, inputs = gs.columns, gs.header["cases"]["inputs"]["partial_tiles"]
+    lens = cols["LEN"][:, 0].astype(int)
+    first = inputs["first_line"] - 1
+    assert (lens[:first] == 32).all()
+    assert lens[first:].tolist() == [n for n in (1, 3, 16, 31) for _ in range(4)]
+    assert inputs["extents"] == [[1], [3], [16], [31]]
+    absent = np.arange(32)[None, :] >= lens[:, None]
+    assert (cols["IN"][absent] == 0).all() and (cols["OUT"][absent] == 0).all()
+    assert (cols["FLAGS"][absent] == golden.FLAGS["absent"]).all()
+    assert not (cols["FLAGS"][~absent] & golden.FLAGS["absent"]).any()
+    for i in range(first, len(lens)):
+        x = cols["IN"][i, : lens[i]].astype(np.uint32).view(np.float32).reshape(1, -1)
+        r = tcast_ref.cast(x, tcast.mxfp8, castmode="actual")
+        assert (np.asarray(r.data).reshape(-1) == cols["OUT"][i, : lens[i]]).all()
+        assert int(np.asarray(r.scale).reshape(())) == int(cols["SCALE"][i, 0])
+
+
+def test_partial_extents_of_2d_tiles_cover_each_segment_alone_and_both():
+    from tcast_ref.golden._cases import partial_extents
+
+    got = partial_extents((32, 32), (False, False), "1")
+    assert (1, 1) in got and (31, 31) in got and (3, 32) in got and (32, 16) in got
+    assert all(e != (32, 32) for e in got)
+    assert partial_extents((32, 32), (True, False), "1") == [(32, 1), (32, 3), (32, 16), (32, 31)]
+    assert len(partial_extents((32,), (False,), "2")) == 31

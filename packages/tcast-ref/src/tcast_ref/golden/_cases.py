@@ -23,9 +23,12 @@ from ._random import Stream
 __all__ = [
     "INPUT_TYPES",
     "LEVELS",
+    "PARTIAL_PATTERNS",
     "TilePlan",
     "element_max",
     "exhaustive_inputs",
+    "partial_extents",
+    "partial_inputs",
     "positive_grid",
     "tile_inputs",
     "unscaled_inputs",
@@ -411,3 +414,68 @@ def _random_tile(k: int, size: int, m: float, idt: str, rng: Stream) -> np.ndarr
     frac = rng.words(size).astype(np.float64) / 2.0**32
     v = np.ldexp(1.0 + frac, e.astype(np.int32))
     return to_input(np.where(rng.signs(size), -v, v), idt)
+
+
+# ------------------------------------------------------------------ partial tiles
+#: Patterns of the partial tiles (finite: a NaN or Inf block is covered by the whole tiles).
+PARTIAL_PATTERNS = ("grid", "overflow", "binade_high", "outlier")
+
+
+def partial_extents(tile_shape: tuple[int, ...], channel: tuple[bool, ...], level: str
+                    ) -> list[tuple[int, ...]]:
+    """The extents of the partial tiles of a set, one length per tile segment.
+
+    A segment of T elements takes 1, 3, T/2 and T-1 (level 1) or every length from 1 to T-1
+    (level 2); a channel segment is always whole. 2-D tiles: every segment is partial
+    together (the i-th length of each), then each one alone (the others whole).
+    """
+    def lengths(t: int) -> list[int]:
+        if t < 2:
+            return []
+        picks = range(1, t) if level == "2" else (1, 3, t // 2, t - 1)
+        return sorted({p for p in picks if 1 <= p < t})
+
+    per = [[] if ch else lengths(t) for t, ch in zip(tile_shape, channel, strict=True)]
+    if len(tile_shape) == 1:
+        return [(n,) for n in per[0]]
+    out: list[tuple[int, ...]] = []
+    a, b = per
+    for i in range(max(len(a), len(b))):
+        if a and b:
+            out.append((a[min(i, len(a) - 1)], b[min(i, len(b) - 1)]))
+    out += [(n, tile_shape[1]) for n in a] + [(tile_shape[0], n) for n in b]
+    return list(dict.fromkeys(out))
+
+
+def partial_inputs(
+    dt: DataType, tile_shape: tuple[int, ...], extents: list[tuple[int, ...]], repeat: int,
+    idt: str, rng: Stream,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Partial tiles: lines of ``prod(tile_shape)`` words, absent elements +0, and their LEN.
+
+    For each extent, ``repeat`` lines cycling over :data:`PARTIAL_PATTERNS` at k = 0 (each
+    built on the live elements only, so amax is among them).
+
+    Returns:
+        The lines (input dtype) and the extents (uint16, one column per tile segment).
+    """
+    n = dt.nspec
+    grid = positive_grid(n, dt.sspec.scale.is_exponent)
+    m = element_max(dt)
+    gap = grid[-1] - grid[-2] if grid.size > 1 else grid[-1]
+    pool = np.concatenate([grid, _midpoints(grid)])
+    elog = int(np.floor(np.log2(m)))
+    size = int(np.prod(tile_shape))
+    rows, lens = [], []
+    for ext in extents:
+        live = int(np.prod(ext))
+        for j in range(repeat):
+            pat = PARTIAL_PATTERNS[j % len(PARTIAL_PATTERNS)]
+            vals = _tile(pat, 0, live, m, gap, elog, pool, idt, rng, 1)
+            line = np.zeros(tile_shape, INPUT_TYPES[idt][0])
+            line[tuple(slice(0, e) for e in ext)] = vals.reshape(ext)
+            rows.append(line.reshape(size))
+            lens.append(ext)
+    if not rows:
+        return np.zeros((0, size), INPUT_TYPES[idt][0]), np.zeros((0, len(tile_shape)), np.uint16)
+    return np.stack(rows), np.array(lens, np.uint16)

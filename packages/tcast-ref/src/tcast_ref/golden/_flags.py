@@ -23,6 +23,7 @@ FLAGS = {
     "infinite": 0x10,
     "nanblock": 0x20,
     "pruned": 0x40,
+    "absent": 0x80,
 }
 
 _DOCS = {
@@ -48,6 +49,10 @@ _DOCS = {
         "the element code is 0 and the element decodes to NaN (SEMANTICS.md 5.2)"
     ),
     "pruned": "the element was removed by N-of-M sparsity (code 0, decodes to 0; SEMANTICS.md 6)",
+    "absent": (
+        "the element lies beyond the extent (LEN) of a partial tile: it is not part of the "
+        "tensor, IN and OUT are 0, nothing else is flagged and it is not compared"
+    ),
 }
 
 

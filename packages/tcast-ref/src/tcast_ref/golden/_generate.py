@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,13 @@ from ._cases import (
     INPUT_TYPES,
     LEVELS,
     MAX_RANDOM_ELEMENTS,
+    PARTIAL_PATTERNS,
     PATTERNS,
     SINGLE_TILES,
     exhaustive_inputs,
     grid_rule,
+    partial_extents,
+    partial_inputs,
     random_tiles,
     tile_inputs,
     tile_plan,
@@ -44,7 +48,7 @@ from ._cases import (
 )
 from ._describe import datatype_description, policies
 from ._files import npz_bytes, sha256, write_set
-from ._flags import flag_docs, flags
+from ._flags import FLAGS, flag_docs, flags
 from ._geometry import Geometry, geometry
 from ._layout import Field, Layout
 from ._progress import progress
@@ -146,14 +150,26 @@ class _Cast:
     nanblock: np.ndarray | None = None
 
 
+def _runs(lens: np.ndarray | None, n: int, per: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` groups of lines cast together: runs of equal extents, ``per`` at most."""
+    if lens is None or n == 0:
+        return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
+    change = np.flatnonzero((lens[1:] != lens[:-1]).any(axis=1)) + 1
+    bounds = [0, *change.tolist(), n]
+    return [(lo, min(lo + per, hi)) for a, hi in itertools.pairwise(bounds)
+            for lo in range(a, hi, per)]
+
+
 def run_cast(
     x: np.ndarray, st: Settings, geo: Geometry, rbits: np.ndarray | None,
-    engine: Any = None, quiet: bool = True,
+    engine: Any = None, quiet: bool = True, lens: np.ndarray | None = None,
 ) -> _Cast:
     """Cast lines (``(N,)`` unscaled or ``(N, size)``) with an engine (default: the reference).
 
     ``engine`` is an object with ``cast_numpy(x, dt, **kw)`` and ``upcast_numpy(result)``
-    (see ``_verify``); None uses ``tcast_ref`` directly.
+    (see ``_verify``); None uses ``tcast_ref`` directly. ``lens`` (``(N, segments)``, the
+    LEN column) gives each line's extent: consecutive lines of one extent are cast together
+    (at most ``lines_per_tensor`` of them), as an array of that extent.
     """
     kw = {"roundmode": st.roundmode, "scalemode": st.scalemode, "saturate": st.saturate}
     do_cast = cast if engine is None else engine.cast_numpy
@@ -170,26 +186,27 @@ def run_cast(
     per = geo.lines_per_tensor or max(len(x), 1)
     parts: list[_Cast] = []
     with progress(len(x), f"cast {dt.code}", quiet) as bar:
-        for lo in range(0, len(x), per):
-            lines = x[lo:lo + per]
-            arr = geo.to_array(lines)
-            rb = None if rbits is None else geo.to_array(rbits[lo:lo + per])
+        for lo, hi in _runs(lens, len(x), per):
+            lines = x[lo:hi]
+            ext = None if lens is None else tuple(int(e) for e in lens[lo])
+            arr = geo.to_array(lines, ext)
+            rb = None if rbits is None else geo.to_array(rbits[lo:hi], ext)
             res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw)
             codes, mask = _codes_of(res, arr.shape)
-            dec = geo.from_array(np.asarray(do_up(res)))
+            dec = geo.from_array(np.asarray(do_up(res)), ext)
             virt = None
             if want_virtual:
                 virt = do_cast(arr, dt, castmode="virtual", rbits=rb, **kw)
-                virt = geo.from_array(np.asarray(virt))
+                virt = geo.from_array(np.asarray(virt), ext)
             g = len(lines)
             scale = geo.scales_from_array(res.scale)
             parts.append(_Cast(
-                codes=geo.from_array(codes), decoded=dec, virtual=virt,
+                codes=geo.from_array(codes, ext), decoded=dec, virtual=virt,
                 scale=scale,
                 zero=None if res.zero is None else geo.scales_from_array(res.zero),
                 tenscale=None if res.tenscale is None else np.full(
                     g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype),
-                mask=None if mask is None else geo.from_array(mask),
+                mask=None if mask is None else geo.from_array(mask, ext),
             ))
             bar.update(g)
     joined = {}
@@ -237,6 +254,8 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
     fields = [_input_field(st, t)]
     if st.roundmode is RoundMode.STOCHASTIC:
         fields.append(Field("RBITS", t, 32, "input", "uint32"))
+    if geo.has_partial_tiles:
+        fields.append(Field("LEN", len(geo.tile_shape), 16, "input", "extent"))
     virtual = st.castmode is CastMode.VIRTUAL
     if dt.sspec is not None and not virtual:
         fields.append(Field("SCALE", 1, dt.sspec.scale.bits, "output", dt.sspec.scale.code))
@@ -265,9 +284,9 @@ def _mask_words(mask: np.ndarray) -> np.ndarray:
 
 def _cast_set(
     st: Settings, quiet: bool, engine: Any = None, x2: np.ndarray | None = None,
-    rbits: np.ndarray | None = None,
+    rbits: np.ndarray | None = None, lens: np.ndarray | None = None,
 ) -> tuple[Layout, dict[str, np.ndarray], dict]:
-    """A cast set; with ``x2`` (and ``rbits``) given, those inputs are cast by ``engine``."""
+    """A cast set; with ``x2`` (and ``rbits``, ``lens``) given, those are cast by ``engine``."""
     dt = st.dtype
     geo = geometry(dt)
     rng = Stream(st.seed)
@@ -329,17 +348,43 @@ def _cast_set(
                 "count": fill, "rule": "random tiles at k = 0 after the finite tiles, so the "
                 "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
             }
+        x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
     if not given and st.roundmode is RoundMode.STOCHASTIC:
         rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
     xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
     rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
-    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet)
-    columns = _columns(st, geo, x2, rbits, res)
+    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens)
+    columns = _columns(st, geo, x2, rbits, res, lens)
     return cast_layout(st, geo), columns, info
 
 
+def _with_partial_tiles(
+    st: Settings, geo: Geometry, x2: np.ndarray, rng: Stream, inputs: dict
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The whole tiles followed by the partial tiles, and every line's extent (LEN)."""
+    if not geo.has_partial_tiles:
+        return x2, None
+    dt = st.dtype
+    channel = tuple(t.is_channel for t in dt.sspec.tiles)
+    extents = partial_extents(geo.tile_shape, channel, st.level)
+    repeat = geo.lines_per_tensor or len(PARTIAL_PATTERNS)
+    part, part_lens = partial_inputs(dt, geo.tile_shape, extents, repeat, st.input_dtype, rng)
+    whole = np.tile(np.array(geo.tile_shape, np.uint16), (x2.shape[0], 1))
+    inputs["partial_tiles"] = {
+        "extents": [list(e) for e in extents], "lines_per_extent": repeat,
+        "patterns": list(PARTIAL_PATTERNS), "first_line": int(x2.shape[0]) + 1,
+        "rule": "after the whole tiles: for each extent (LEN: the length along each tile "
+        "segment), lines_per_extent lines cycling over patterns at k = 0, built on the "
+        "present elements; elements beyond the extent are absent: IN +0, OUT 0, FLAGS "
+        "absent (0x80), not compared" + ("; each extent's lines are one tensor of their own "
+                                         "(two-level scaling)" if dt.is_multiscale else ""),
+    }
+    return np.concatenate([x2, part]), np.concatenate([whole, part_lens])
+
+
 def _columns(
-    st: Settings, geo: Geometry, x2: np.ndarray, rbits: np.ndarray | None, res: _Cast
+    st: Settings, geo: Geometry, x2: np.ndarray, rbits: np.ndarray | None, res: _Cast,
+    lens: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     dt = st.dtype
     n_lines = x2.shape[0]
@@ -349,6 +394,8 @@ def _columns(
     cols: dict[str, np.ndarray] = {"IN": np.ascontiguousarray(x2).view(ubits)}
     if rbits is not None:
         cols["RBITS"] = rbits
+    if lens is not None:
+        cols["LEN"] = lens.astype(np.uint16)
     keep = None if res.mask is None else res.mask.reshape(n_lines, -1).astype(bool)
     if dt.sspec is not None and st.castmode is not CastMode.VIRTUAL:
         cols["SCALE"] = res.scale.reshape(n_lines, 1)
@@ -364,6 +411,10 @@ def _columns(
         cols["OUT"] = codes.astype(code_dtype(dt.nspec.bits))
     nanblock = None if res.nanblock is None else res.nanblock.reshape(n_lines, -1)
     cols["FLAGS"] = flags(_f32(x2), codes, dec, dt, nanblock, keep)
+    if lens is not None:  # absent elements of partial tiles: nothing but the absent flag
+        absent = ~geo.live(lens)
+        cols["FLAGS"][absent] = FLAGS["absent"]
+        cols["OUT"][absent] = 0
     return cols
 
 
@@ -558,8 +609,6 @@ def _unmask(words: np.ndarray, t: int) -> np.ndarray:
 def _flag_counts(f: np.ndarray | None) -> dict | None:
     if f is None:
         return None
-    from ._flags import FLAGS
-
     return {name: int(np.count_nonzero(f & bit)) for name, bit in FLAGS.items()}
 
 

@@ -409,7 +409,8 @@ def engine_columns(
     idt = INPUT_TYPES[st.input_dtype][0]
     x2 = np.ascontiguousarray(lset.columns["IN"]).view(idt)
     rb = lset.columns.get("RBITS")
-    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb)
+    lens = lset.columns.get("LEN")
+    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb, lens=lens)
     return cols
 
 
@@ -438,9 +439,14 @@ def compare(
     """Every differing output word, and the number of output words compared.
 
     Two NaNs match unless ``strict_nan`` (their sign and payload are then compared too).
+    The OUT and FLAGS words of absent elements (beyond a partial tile's extent, flagged
+    ``absent`` in the set) are not compared.
     """
     out: list[Mismatch] = []
     compared = 0
+    absent = None
+    if "FLAGS" in lset.columns:
+        absent = (lset.columns["FLAGS"].astype(np.int64) & FLAGS["absent"]) != 0
     fields = [f for f in lset.layout.fields if f.role == "output"
               and not (ignore_flags and f.name == "FLAGS") and f.name in observed]
     with progress(len(fields), "verify", quiet) as bar:
@@ -448,6 +454,9 @@ def compare(
             exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
             obs = np.asarray(observed[f.name]).reshape(lset.lines, f.count).astype(np.uint64)
             diff = obs != exp
+            skip = absent is not None and f.name in ("OUT", "FLAGS")
+            if skip:
+                diff &= ~absent
             if not strict_nan:
                 if f.bits == 32 and f.format == "float32":
                     diff &= ~(_is_nan32(obs) & _is_nan32(exp))
@@ -457,7 +466,7 @@ def compare(
                         m = np.uint64(table.size - 1)
                         both = table[(obs & m).astype(np.intp)] & table[(exp & m).astype(np.intp)]
                         diff &= ~both
-            compared += diff.size
+            compared += diff.size - (int(absent.sum()) if skip else 0)
             for line, idx in zip(*np.nonzero(diff), strict=True):
                 out.append(Mismatch(int(line) + 1, f.name, int(idx), int(obs[line, idx]),
                                     int(exp[line, idx])))
@@ -475,7 +484,7 @@ def describe_word(value: int, fmt: str) -> str:
         return "|".join(names) or "none"
     if fmt == "mask":
         return f"{value:b}"
-    if fmt == "uint32":
+    if fmt in ("uint32", "extent"):
         return str(value)
     spec = number(fmt)
     if spec.is_float:
