@@ -467,8 +467,10 @@ def test_nvfp4_tensor_tile_and_element_codes_equal_torchao():
     compared, nonfinite, tiny = [], [], []
     # the whole tiles in tensors of 8 lines, then each extent's 8 partial tiles (one tensor)
     whole = g["header"]["cases"]["inputs"]["partial_tiles"]["first_line"] - 1
-    ends = {**{lo: min(lo + per, whole) for lo in range(0, whole, per)},
-            **{lo: min(lo + per, lines) for lo in range(whole, lines, per)}}
+    ends = {
+        **{lo: min(lo + per, whole) for lo in range(0, whole, per)},
+        **{lo: min(lo + per, lines) for lo in range(whole, lines, per)},
+    }
     for lo, hi in ends.items():
         sl = slice(lo, hi)
         xt = x[sl]

@@ -16,8 +16,7 @@ from tcast_ref.golden._geometry import geometry
 
 INEXACT, UNDER, OVER = FLAGS["inexact"], FLAGS["underflow"], FLAGS["overflow"]
 ABSENT = FLAGS["absent"]
-INVALID, INF, NANBLOCK, PRUNED = (FLAGS[k] for k in ("invalid", "infinite", "nanblock",
-                                                      "pruned"))
+INVALID, INF, NANBLOCK, PRUNED = (FLAGS[k] for k in ("invalid", "infinite", "nanblock", "pruned"))
 FLT_MAX = Fraction(float(np.finfo(np.float32).max))
 
 
@@ -61,7 +60,10 @@ def test_ieee_overflow_flags_nan_and_inf_results():
 
 def test_finite_only_nan_is_invalid_only():
     assert _unscaled_flags("e2m1f", [float("nan"), 7.0, 0.2]) == [
-        INVALID, INEXACT | OVER, INEXACT | UNDER]
+        INVALID,
+        INEXACT | OVER,
+        INEXACT | UNDER,
+    ]
 
 
 def test_block_flags_nanblock_and_pruned():
@@ -70,12 +72,26 @@ def test_block_flags_nanblock_and_pruned():
     dt = datatype("e2m1f_e8m0_t8n2m4")
     x = np.array([[1, 2, 3, 4, 0.5, 0.25, 6, 8], [1, np.nan, 3, 4, 5, 6, 7, 8]], np.float32)
     r = tcast_ref.cast(x, dt, castmode="actual")
-    f = flags(x, r.data, tcast_ref.upcast(r), dt,
-              np.repeat((r.scale.reshape(-1) == 0xFF)[:, None], 8, axis=1), r.mask)
+    f = flags(
+        x,
+        r.data,
+        tcast_ref.upcast(r),
+        dt,
+        np.repeat((r.scale.reshape(-1) == 0xFF)[:, None], 8, axis=1),
+        r.mask,
+    )
     assert f[0].tolist() == [PRUNED, PRUNED, 0, 0, PRUNED, PRUNED, 0, 0]
     # keep 2 of 4 by magnitude, NaN ranking highest: [1, NaN, 3, 4] keeps NaN and 4
-    assert f[1].tolist() == [NANBLOCK | PRUNED, NANBLOCK | INVALID, NANBLOCK | PRUNED, NANBLOCK,
-                             NANBLOCK | PRUNED, NANBLOCK | PRUNED, NANBLOCK, NANBLOCK]
+    assert f[1].tolist() == [
+        NANBLOCK | PRUNED,
+        NANBLOCK | INVALID,
+        NANBLOCK | PRUNED,
+        NANBLOCK,
+        NANBLOCK | PRUNED,
+        NANBLOCK | PRUNED,
+        NANBLOCK,
+        NANBLOCK,
+    ]
 
 
 # --------------------------------------------------------------- exact recomputation
@@ -153,8 +169,14 @@ def _column_flags(x, codes, d, nanblock, maxmag, tiny) -> np.ndarray:
         under = inexact & (xf != 0) & tiny
         over = finite & (~np.isfinite(dd) | (maxmag & (np.abs(xf) > np.abs(dd))))
     f = np.zeros(x.shape, np.int64)
-    for mask, bit in ((inexact, INEXACT), (under, UNDER), (over, OVER), (np.isnan(xf), INVALID),
-                      (np.isinf(xf), INF), (nanblock, NANBLOCK)):
+    for mask, bit in (
+        (inexact, INEXACT),
+        (under, UNDER),
+        (over, OVER),
+        (np.isnan(xf), INVALID),
+        (np.isinf(xf), INF),
+        (nanblock, NANBLOCK),
+    ):
         f |= np.where(mask, bit, 0)
     return f
 

@@ -76,8 +76,13 @@ def test_header_names_every_setting_and_every_file_digest(tmp_path):
     assert dt["element"]["style"] == "finite" and dt["element"]["max"] == "6"
     assert dt["scale"]["code"] == "e4m3fn" and dt["scale"]["bias"] == 7
     assert dt["tensor_scale"]["code"] == "float32"
-    assert h["modes"] == {"castmode": "actual", "roundmode": "stochastic", "scalemode": "floor",
-                          "saturate": True, "scalemode_applies": False}
+    assert h["modes"] == {
+        "castmode": "actual",
+        "roundmode": "stochastic",
+        "scalemode": "floor",
+        "saturate": True,
+        "scalemode_applies": False,
+    }
     assert h["random"]["seed"] == 5 and "Philox4x32-10" in h["random"]["generator"]
     assert {"rounding", "two_level", "float_scale", "nonfinite_block"} <= set(h["policies"])
     assert h["cases"]["geometry"]["lines_per_tensor"] == 8
@@ -120,8 +125,9 @@ def test_sparse_compress_sets_add_the_packed_mask(tmp_path):
     assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep & ~absent)
     assert np.all(z["out"][~keep] == 0)
     mask_bytes = np.frombuffer((d / "packed_mask.bin").read_bytes(), np.uint8)
-    assert np.array_equal(np.unpackbits(mask_bytes, bitorder="little")[: keep.size],
-                          keep.reshape(-1))
+    assert np.array_equal(
+        np.unpackbits(mask_bytes, bitorder="little")[: keep.size], keep.reshape(-1)
+    )
     packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
     assert packed.size == keep.sum() // 2
 
@@ -172,8 +178,10 @@ def test_the_case_stream_is_word_0_at_consecutive_counters():
     key = (0xA4093822, 0x299F31D0)
     seed = (key[1] << 32) | key[0]
     for start in (0, 3, (1 << 32) - 5):
-        want = [tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0]
-                for c in range(start, start + 10)]
+        want = [
+            tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0]
+            for c in range(start, start + 10)
+        ]
         assert Stream(seed, start).words(10).tolist() == want
 
 
@@ -223,8 +231,9 @@ def test_rewrite_replaces_a_set_and_refuses_other_directories(tmp_path):
 
 
 def _tree(d: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else None
-            for p in sorted(d.rglob("*"))}
+    return {
+        str(p.relative_to(d)): p.read_bytes() if p.is_file() else None for p in sorted(d.rglob("*"))
+    }
 
 
 def test_out_over_a_set_with_user_files_added_is_refused_and_nothing_deleted(tmp_path, capsys):
@@ -348,7 +357,7 @@ def test_every_finite_nvfp4_tile_is_in_a_finite_tensor(tmp_path):
     d = _gen(tmp_path, "nvfp4")
     z = np.load(d / "vectors.npz")
     whole = (z["len"] == 16).all(axis=1)  # the partial tiles follow, finite, in tensors of 8
-    assert not whole[np.argmin(whole):].any() and (~whole).sum() % 8 == 0
+    assert not whole[np.argmin(whole) :].any() and (~whole).sum() % 8 == 0
     z = {k: z[k][whole] for k in ("in", "flags")}
     x = z["in"].view(F32)
     finite_line = np.isfinite(x).all(axis=1)
@@ -366,10 +375,12 @@ def test_level2_is_larger_and_exhaustive_covers_every_16_bit_input(tmp_path):
     x = _inputs(d)
     assert x.size == 2 * 65536
     every = np.arange(65536, dtype=np.uint16)
-    assert np.array_equal(x[:65536].view(np.uint32),
-                          every.view(np.float16).astype(F32).view(np.uint32))
-    assert np.array_equal(x[65536:].view(np.uint32),
-                          every.view(ml_dtypes.bfloat16).astype(F32).view(np.uint32))
+    assert np.array_equal(
+        x[:65536].view(np.uint32), every.view(np.float16).astype(F32).view(np.uint32)
+    )
+    assert np.array_equal(
+        x[65536:].view(np.uint32), every.view(ml_dtypes.bfloat16).astype(F32).view(np.uint32)
+    )
     h = json.loads((d / "header.json").read_text())
     assert len(h["digests"]["outputs_sha256"]) == 64
     d16 = _gen(tmp_path, "float8_e5m2", "x16", level="exhaustive", input_dtype="bfloat16")
@@ -386,7 +397,8 @@ def test_exhaustive_decode_of_mxfp4_matches_ml_dtypes_times_the_scale(tmp_path):
     code, scale = z["code"].reshape(-1), z["scale"].reshape(-1).astype(np.int64)
     assert code.size == 16 * 256
     assert set(zip(code.tolist(), scale.tolist(), strict=True)) == {
-        (c, s) for c in range(16) for s in range(256)}
+        (c, s) for c in range(16) for s in range(256)
+    }
     elem = code.astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
     with np.errstate(over="ignore"):  # 6 * 2**127 overflows float32 to Inf (SEMANTICS 5.3)
         want = (elem * np.ldexp(1.0, scale - 127)).astype(F32)
@@ -419,16 +431,32 @@ def test_bad_options_raise_spec_errors(kw, match):
 
 
 def test_cli_generates_and_reports(tmp_path, capsys):
-    assert main(["golden", "mxfp8", "--out", str(tmp_path / "m"), "--count", "3",
-                 "--castmode", "virtual", "--input-dtype", "bfloat16"]) == 0
+    assert (
+        main(
+            [
+                "golden",
+                "mxfp8",
+                "--out",
+                str(tmp_path / "m"),
+                "--count",
+                "3",
+                "--castmode",
+                "virtual",
+                "--input-dtype",
+                "bfloat16",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "e4m3fn_e8m0_t32 cast level 1" in out
     h = json.loads((tmp_path / "m" / "header.json").read_text())
     assert h["modes"]["castmode"] == "virtual" and h["input_dtype"] == "bfloat16"
     assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "LEN", "OUT", "FLAGS"]
     assert h["layout"]["fields"][2]["format"] == "bfloat16"
-    assert main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow",
-                 "--quiet"]) == 0
+    assert (
+        main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow", "--quiet"]) == 0
+    )
     assert capsys.readouterr().out == ""
     assert json.loads((tmp_path / "q" / "header.json").read_text())["modes"]["saturate"] is False
 

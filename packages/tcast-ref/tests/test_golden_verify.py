@@ -19,8 +19,12 @@ from tcast_ref.golden._verify import GoldenSetError
 def sets(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("sets")
     out = {}
-    for name, kw in {"float8_e4m3fn": {}, "mxfp8": {}, "e5m2": {"castmode": "virtual"},
-                     "nvfp4": {"roundmode": "stochastic", "seed": 1}}.items():
+    for name, kw in {
+        "float8_e4m3fn": {},
+        "mxfp8": {},
+        "e5m2": {"castmode": "virtual"},
+        "nvfp4": {"roundmode": "stochastic", "seed": 1},
+    }.items():
         out[name] = root / name
         write(generate(Settings.of(name, **kw)), out[name])
     return out
@@ -146,8 +150,10 @@ def test_failures_show_inputs_and_split_fields(sets, tmp_path, capsys):
     act.write_text("\n".join(lines) + "\n")
     assert main(["verify", str(d), "--actual", str(act)]) == 1
     out = capsys.readouterr().out
-    assert (f"case {i}: IN=3F800000 [0 01111111 00000000000000000000000 = 1] => OUT observed 39 "
-            "[0 0111 001 = 1.125], expected 38 [0 0111 000 = 1]") in out
+    assert (
+        f"case {i}: IN=3F800000 [0 01111111 00000000000000000000000 = 1] => OUT observed 39 "
+        "[0 0111 001 = 1.125], expected 38 [0 0111 000 = 1]"
+    ) in out
 
 
 def test_max_errors_limits_the_printout(sets, tmp_path, capsys):
@@ -240,8 +246,9 @@ def test_all_engines_reports_an_installed_engine_that_fails_to_load_and_exits_2(
     import tcast
 
     loaded = tcast.load_engines()
-    broken = type(loaded)(loaded.engines, {**loaded.failures,
-                                           "broken": "ImportError: No module named 'triton'"})
+    broken = type(loaded)(
+        loaded.engines, {**loaded.failures, "broken": "ImportError: No module named 'triton'"}
+    )
     monkeypatch.setattr(tcast, "load_engines", lambda: broken)
     monkeypatch.setattr("tcast_ref.golden._verify.load_engines", lambda: broken)
     d = str(next(iter(sets.values())))
@@ -392,9 +399,10 @@ def test_decode_sets_refuse_rows_this_tcast_does_not_enumerate(tmp_path, monkeyp
 
 
 # --------------------------------------------------- results files: encodings, other sets
-@pytest.mark.parametrize(("bom", "codec"), [(b"\xef\xbb\xbf", "utf-8"),
-                                            (b"\xff\xfe", "utf-16-le"),
-                                            (b"\xfe\xff", "utf-16-be")])
+@pytest.mark.parametrize(
+    ("bom", "codec"),
+    [(b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")],
+)
 def test_results_file_with_a_byte_order_mark_is_read(sets, tmp_path, capsys, bom, codec):
     # issue 11: a UTF-16 or BOM results file gave an "'ascii' codec" message
     d = sets["mxfp8"]

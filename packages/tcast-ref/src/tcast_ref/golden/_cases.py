@@ -51,12 +51,48 @@ MAX_RANDOM_ELEMENTS = 1 << 24
 _GRID_CAP = 512
 
 _SPECIALS = {
-    32: (0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF,
-         0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x00800000, 0x007FFFFF),
-    16: (0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7FFF, 0x7BFF, 0xFBFF, 0x0001, 0x8001,
-         0x0400, 0x03FF),
-    "bfloat16": (0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x7FFF, 0x7F7F, 0xFF7F, 0x0001,
-                 0x8001, 0x0080, 0x007F),
+    32: (
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0xFFC00000,
+        0x7F800001,
+        0x7FFFFFFF,
+        0x7F7FFFFF,
+        0xFF7FFFFF,
+        0x00000001,
+        0x80000001,
+        0x00800000,
+        0x007FFFFF,
+    ),
+    16: (
+        0x7C00,
+        0xFC00,
+        0x7E00,
+        0xFE00,
+        0x7C01,
+        0x7FFF,
+        0x7BFF,
+        0xFBFF,
+        0x0001,
+        0x8001,
+        0x0400,
+        0x03FF,
+    ),
+    "bfloat16": (
+        0x7F80,
+        0xFF80,
+        0x7FC0,
+        0xFFC0,
+        0x7F81,
+        0x7FFF,
+        0x7F7F,
+        0xFF7F,
+        0x0001,
+        0x8001,
+        0x0080,
+        0x007F,
+    ),
 }
 
 
@@ -125,10 +161,15 @@ def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
 
 def _sample(v: np.ndarray) -> np.ndarray:
     """The 64 first, the 64 last and evenly spaced elements between (``_GRID_CAP`` in all)."""
-    idx = np.unique(np.concatenate([
-        np.arange(64), np.arange(v.size - 64, v.size),
-        np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
-    ]))
+    idx = np.unique(
+        np.concatenate(
+            [
+                np.arange(64),
+                np.arange(v.size - 64, v.size),
+                np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
+            ]
+        )
+    )
     return v[idx]
 
 
@@ -136,9 +177,12 @@ def grid_rule(n: NumberSpec) -> str:
     """How the grid of ``n`` was taken (for the header)."""
     count = n.max_code if n.is_float else n.maxint
     if count > _GRID_CAP:
-        return (f"a sample of the {count} positive values: the 64 smallest, the 64 largest and "
-                f"{_GRID_CAP - 128} evenly spaced between")
+        return (
+            f"a sample of the {count} positive values: the 64 smallest, the 64 largest and "
+            f"{_GRID_CAP - 128} evenly spaced between"
+        )
     return "every positive finite value"
+
 
 def element_max(dt: DataType) -> float:
     """M: the largest element magnitude (ints under an exponent scale: fixed point)."""
@@ -300,8 +344,27 @@ def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
     lo_in, hi_in = _input_range(idt)
     kmin, kmax = lo_in - elog + 1, hi_in - elog
     if level == "1":
-        ks = sorted({smin - 2, smin - 1, smin, smin + 1, -8, -1, 0, 1, 8,
-                     smax - 1, smax, smax + 1, smax + 2, kmin, kmin + 1, kmax - 1, kmax})
+        ks = sorted(
+            {
+                smin - 2,
+                smin - 1,
+                smin,
+                smin + 1,
+                -8,
+                -1,
+                0,
+                1,
+                8,
+                smax - 1,
+                smax,
+                smax + 1,
+                smax + 2,
+                kmin,
+                kmin + 1,
+                kmax - 1,
+                kmax,
+            }
+        )
     else:
         ks = list(range(smin - 3, smax + 3))
     ks = tuple(k for k in ks if kmin <= k <= kmax)
@@ -369,14 +432,26 @@ def _grid_fill(
 
 
 def _tile(
-    pat: str, k: int, size: int, m: float, gap: float, elog: int, pool: np.ndarray, idt: str,
-    rng: Stream, reach: int,
+    pat: str,
+    k: int,
+    size: int,
+    m: float,
+    gap: float,
+    elog: int,
+    pool: np.ndarray,
+    idt: str,
+    rng: Stream,
+    reach: int,
 ) -> np.ndarray:
     """One tile of pattern ``pat`` at scale position ``k`` (see ``PATTERNS``)."""
     at = int(rng.below(size, 1)[0])
     x = _grid_fill(k, size, pool, idt, rng, reach)
-    top = {"grid": m * 2.0**k, "binade_low": 2.0 ** (elog + k), "outlier": m * 2.0**k,
-           "overflow": (m + gap / 2) * 2.0**k}.get(pat)
+    top = {
+        "grid": m * 2.0**k,
+        "binade_low": 2.0 ** (elog + k),
+        "outlier": m * 2.0**k,
+        "overflow": (m + gap / 2) * 2.0**k,
+    }.get(pat)
     if pat == "binade_high":
         edge = to_input(np.array([2.0 ** (elog + k + 1)]), idt)
         below = _neighbours(edge, idt, (-1,))
@@ -421,14 +496,16 @@ def _random_tile(k: int, size: int, m: float, idt: str, rng: Stream) -> np.ndarr
 PARTIAL_PATTERNS = ("grid", "overflow", "binade_high", "outlier")
 
 
-def partial_extents(tile_shape: tuple[int, ...], channel: tuple[bool, ...], level: str
-                    ) -> list[tuple[int, ...]]:
+def partial_extents(
+    tile_shape: tuple[int, ...], channel: tuple[bool, ...], level: str
+) -> list[tuple[int, ...]]:
     """The extents of the partial tiles of a set, one length per tile segment.
 
     A segment of T elements takes 1, 3, T/2 and T-1 (level 1) or every length from 1 to T-1
     (level 2); a channel segment is always whole. 2-D tiles: every segment is partial
     together (the i-th length of each), then each one alone (the others whole).
     """
+
     def lengths(t: int) -> list[int]:
         if t < 2:
             return []
@@ -448,8 +525,12 @@ def partial_extents(tile_shape: tuple[int, ...], channel: tuple[bool, ...], leve
 
 
 def partial_inputs(
-    dt: DataType, tile_shape: tuple[int, ...], extents: list[tuple[int, ...]], repeat: int,
-    idt: str, rng: Stream,
+    dt: DataType,
+    tile_shape: tuple[int, ...],
+    extents: list[tuple[int, ...]],
+    repeat: int,
+    idt: str,
+    rng: Stream,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Partial tiles: lines of ``prod(tile_shape)`` words, absent elements +0, and their LEN.
 

@@ -27,9 +27,7 @@ FLAGS = {
 }
 
 _DOCS = {
-    "inexact": (
-        "x is finite, kept, its block is finite, and the decoded result d differs from x"
-    ),
+    "inexact": ("x is finite, kept, its block is finite, and the decoded result d differs from x"),
     "underflow": (
         "inexact, x != 0, and the element result is tiny: a float element whose code has "
         "exponent field 0 (subnormal or zero), or an int/uint element that decodes to 0"
@@ -115,8 +113,12 @@ def flags(
         overflow = finite & (~np.isfinite(dd) | beyond)
     out = np.zeros(x.shape, np.uint8)
     for name, mask in (
-        ("inexact", inexact), ("underflow", underflow), ("overflow", overflow),
-        ("invalid", np.isnan(x)), ("infinite", np.isinf(x)), ("nanblock", nanblock),
+        ("inexact", inexact),
+        ("underflow", underflow),
+        ("overflow", overflow),
+        ("invalid", np.isnan(x)),
+        ("infinite", np.isinf(x)),
+        ("nanblock", nanblock),
         ("pruned", pruned),
     ):
         out |= np.where(mask, np.uint8(FLAGS[name]), np.uint8(0))

@@ -80,10 +80,19 @@ class Settings:
     count: int | None = None
 
     @classmethod
-    def of(cls, dtype: DataType | str, *, roundmode: RoundMode | str = "even",
-           scalemode: ScaleMode | str = "floor", castmode: CastMode | str = "actual",
-           saturate: bool = True, level: str | int = "1", seed: int = 0,
-           input_dtype: str = "float32", count: int | None = None) -> Settings:
+    def of(
+        cls,
+        dtype: DataType | str,
+        *,
+        roundmode: RoundMode | str = "even",
+        scalemode: ScaleMode | str = "floor",
+        castmode: CastMode | str = "actual",
+        saturate: bool = True,
+        level: str | int = "1",
+        seed: int = 0,
+        input_dtype: str = "float32",
+        count: int | None = None,
+    ) -> Settings:
         """Validate and normalize options.
 
         Raises:
@@ -101,8 +110,9 @@ class Settings:
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
             raise SpecError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         if count is not None and (
-            not isinstance(count, int) or isinstance(count, bool) or not
-            0 <= count <= MAX_RANDOM_ELEMENTS
+            not isinstance(count, int)
+            or isinstance(count, bool)
+            or not 0 <= count <= MAX_RANDOM_ELEMENTS
         ):
             raise SpecError(
                 f"count must be an integer in [0, {MAX_RANDOM_ELEMENTS}] (2**24 random "
@@ -116,10 +126,20 @@ class Settings:
                 "elements always saturate (SEMANTICS.md 5.2)"
             )
         if count is not None and level == "exhaustive":
-            raise SpecError("count sets the random part of levels 1 and 2; the exhaustive "
-                            "level has none")
-        return cls(dt, round_mode(roundmode), scale_mode(scalemode), cast_mode(castmode),
-                   saturate, level, seed, input_dtype, count)
+            raise SpecError(
+                "count sets the random part of levels 1 and 2; the exhaustive level has none"
+            )
+        return cls(
+            dt,
+            round_mode(roundmode),
+            scale_mode(scalemode),
+            cast_mode(castmode),
+            saturate,
+            level,
+            seed,
+            input_dtype,
+            count,
+        )
 
     @property
     def operation(self) -> str:
@@ -156,13 +176,19 @@ def _runs(lens: np.ndarray | None, n: int, per: int) -> list[tuple[int, int]]:
         return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
     change = np.flatnonzero((lens[1:] != lens[:-1]).any(axis=1)) + 1
     bounds = [0, *change.tolist(), n]
-    return [(lo, min(lo + per, hi)) for a, hi in itertools.pairwise(bounds)
-            for lo in range(a, hi, per)]
+    return [
+        (lo, min(lo + per, hi)) for a, hi in itertools.pairwise(bounds) for lo in range(a, hi, per)
+    ]
 
 
 def run_cast(
-    x: np.ndarray, st: Settings, geo: Geometry, rbits: np.ndarray | None,
-    engine: Any = None, quiet: bool = True, lens: np.ndarray | None = None,
+    x: np.ndarray,
+    st: Settings,
+    geo: Geometry,
+    rbits: np.ndarray | None,
+    engine: Any = None,
+    quiet: bool = True,
+    lens: np.ndarray | None = None,
 ) -> _Cast:
     """Cast lines (``(N,)`` unscaled or ``(N, size)``) with an engine (default: the reference).
 
@@ -200,14 +226,21 @@ def run_cast(
                 virt = geo.from_array(np.asarray(virt), ext)
             g = len(lines)
             scale = geo.scales_from_array(res.scale)
-            parts.append(_Cast(
-                codes=geo.from_array(codes, ext), decoded=dec, virtual=virt,
-                scale=scale,
-                zero=None if res.zero is None else geo.scales_from_array(res.zero),
-                tenscale=None if res.tenscale is None else np.full(
-                    g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype),
-                mask=None if mask is None else geo.from_array(mask, ext),
-            ))
+            parts.append(
+                _Cast(
+                    codes=geo.from_array(codes, ext),
+                    decoded=dec,
+                    virtual=virt,
+                    scale=scale,
+                    zero=None if res.zero is None else geo.scales_from_array(res.zero),
+                    tenscale=None
+                    if res.tenscale is None
+                    else np.full(
+                        g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype
+                    ),
+                    mask=None if mask is None else geo.from_array(mask, ext),
+                )
+            )
             bar.update(g)
     joined = {}
     for f in fields(_Cast):
@@ -283,8 +316,12 @@ def _mask_words(mask: np.ndarray) -> np.ndarray:
 
 
 def _cast_set(
-    st: Settings, quiet: bool, engine: Any = None, x2: np.ndarray | None = None,
-    rbits: np.ndarray | None = None, lens: np.ndarray | None = None,
+    st: Settings,
+    quiet: bool,
+    engine: Any = None,
+    x2: np.ndarray | None = None,
+    rbits: np.ndarray | None = None,
+    lens: np.ndarray | None = None,
 ) -> tuple[Layout, dict[str, np.ndarray], dict]:
     """A cast set; with ``x2`` (and ``rbits``, ``lens``) given, those are cast by ``engine``."""
     dt = st.dtype
@@ -295,14 +332,17 @@ def _cast_set(
     if not given and geo.kind == "unscaled":
         if st.level == "exhaustive":
             x = exhaustive_inputs(st.input_dtype)
-            info["inputs"] = ("every float16 and every bfloat16 pattern" if
-                              st.input_dtype == "float32" else
-                              f"every {st.input_dtype} pattern")
+            info["inputs"] = (
+                "every float16 and every bfloat16 pattern"
+                if st.input_dtype == "float32"
+                else f"every {st.input_dtype} pattern"
+            )
         else:
             count = DEFAULT_COUNT[st.level][0] if st.count is None else st.count
             x = unscaled_inputs(dt.nspec, st.input_dtype, st.level, count, rng)
             info["inputs"] = {
-                "random_values": count, "grid": grid_rule(dt.nspec),
+                "random_values": count,
+                "grid": grid_rule(dt.nspec),
                 "order": "the format's values, the midpoints between neighbours and the "
                 "overflow edges (both signs), their neighbours in the input dtype, the input "
                 "dtype's specials, then the random values; repeated bit patterns dropped "
@@ -333,19 +373,25 @@ def _cast_set(
             "scale_positions_k": list(plan.exponents),
             "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
             "single_tiles": SINGLE_TILES,
-            "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
+            "tiles_per_position": len(plan.patterns),
+            "random_tiles": plan.random,
             "pattern_order": list(plan.patterns),
             "single_tile_order": list(SINGLE_TILES),
             "grid": grid_rule(dt.nspec),
             "neighbour_steps": plan.reach,
             "order": "for each k of scale_positions_k, one tile per entry of pattern_order; "
             "then single_tile_order; then random_tiles random tiles"
-            + ("; then (two-level) the finite tiles keep this order, filler_tiles follow, and "
-               "the tiles holding NaN/Inf are moved last" if dt.is_multiscale else ""),
+            + (
+                "; then (two-level) the finite tiles keep this order, filler_tiles follow, and "
+                "the tiles holding NaN/Inf are moved last"
+                if dt.is_multiscale
+                else ""
+            ),
         }
         if dt.is_multiscale:
             info["inputs"]["filler_tiles"] = {
-                "count": fill, "rule": "random tiles at k = 0 after the finite tiles, so the "
+                "count": fill,
+                "rule": "random tiles at k = 0 after the finite tiles, so the "
                 "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
             }
         x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
@@ -371,19 +417,29 @@ def _with_partial_tiles(
     part, part_lens = partial_inputs(dt, geo.tile_shape, extents, repeat, st.input_dtype, rng)
     whole = np.tile(np.array(geo.tile_shape, np.uint16), (x2.shape[0], 1))
     inputs["partial_tiles"] = {
-        "extents": [list(e) for e in extents], "lines_per_extent": repeat,
-        "patterns": list(PARTIAL_PATTERNS), "first_line": int(x2.shape[0]) + 1,
+        "extents": [list(e) for e in extents],
+        "lines_per_extent": repeat,
+        "patterns": list(PARTIAL_PATTERNS),
+        "first_line": int(x2.shape[0]) + 1,
         "rule": "after the whole tiles: for each extent (LEN: the length along each tile "
         "segment), lines_per_extent lines cycling over patterns at k = 0, built on the "
         "present elements; elements beyond the extent are absent: IN +0, OUT 0, FLAGS "
-        "absent (0x80), not compared" + ("; each extent's lines are one tensor of their own "
-                                         "(two-level scaling)" if dt.is_multiscale else ""),
+        "absent (0x80), not compared"
+        + (
+            "; each extent's lines are one tensor of their own (two-level scaling)"
+            if dt.is_multiscale
+            else ""
+        ),
     }
     return np.concatenate([x2, part]), np.concatenate([whole, part_lens])
 
 
 def _columns(
-    st: Settings, geo: Geometry, x2: np.ndarray, rbits: np.ndarray | None, res: _Cast,
+    st: Settings,
+    geo: Geometry,
+    x2: np.ndarray,
+    rbits: np.ndarray | None,
+    res: _Cast,
     lens: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     dt = st.dtype
@@ -435,8 +491,11 @@ def _second_codes(spec, budget: int, rng: Stream) -> tuple[list[int], str]:
     extra = rng.below(1 << min(spec.bits, 31), 16)
     picks.update(int(c) for c in extra)
     codes = sorted(c for c in picks if c < (1 << spec.bits))
-    return codes, "a sample: 0, 1, the largest code, the codes of 1, 0.5, 2, the smallest normal "\
-        "and the max, and 16 codes drawn from the set's Philox stream"
+    return (
+        codes,
+        "a sample: 0, 1, the largest code, the codes of 1, 0.5, 2, the smallest normal "
+        "and the max, and 16 codes drawn from the set's Philox stream",
+    )
 
 
 def _decode_set(
@@ -476,9 +535,17 @@ def _decode_set(
             elif z is not None:
                 tens = np.array(z, dtype=code_dtype(second.bits))
             r = CastResult(
-                data=np.ascontiguousarray(data), scale=sc, zero=zero, tenscale=tens, mask=None,
-                meta=None, dtype=ddt, shape=data.shape, castmode=CastMode.ACTUAL,
-                input_dtype="float32", engine="ref",
+                data=np.ascontiguousarray(data),
+                scale=sc,
+                zero=zero,
+                tenscale=tens,
+                mask=None,
+                meta=None,
+                dtype=ddt,
+                shape=data.shape,
+                castmode=CastMode.ACTUAL,
+                input_dtype="float32",
+                engine="ref",
             )
             vals = np.asarray(do_up(r), np.float32)
             rows_code.append(np.ascontiguousarray(data).reshape(-1))
@@ -498,23 +565,31 @@ def _decode_set(
         fields.append(Field(name, 1, second.bits, "input", second.code))
     cols["VALUE"] = np.concatenate(rows_value).reshape(-1, 1)
     fields.append(Field("VALUE", 1, 32, "output", "float32"))
-    info = {"inputs": {
-        "element_codes": "every code", "scale_codes": "every code",
-        **({} if second is None else {"second_codes": sec_rule, "second_code_list": sec_codes}),
-    }, "geometry": {"kind": "decode", "rule": "VALUE = upcast of one element code under one "
-                    "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)"}}
+    info = {
+        "inputs": {
+            "element_codes": "every code",
+            "scale_codes": "every code",
+            **({} if second is None else {"second_codes": sec_rule, "second_code_list": sec_codes}),
+        },
+        "geometry": {
+            "kind": "decode",
+            "rule": "VALUE = upcast of one element code under one "
+            "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)",
+        },
+    }
     return Layout(tuple(fields)), cols, info
 
 
 # ------------------------------------------------------------------------- output
-def _file_bytes(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool,
-           extra: dict[str, bytes]) -> dict[str, bytes]:
+def _file_bytes(
+    layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool, extra: dict[str, bytes]
+) -> dict[str, bytes]:
     n_lines = next(iter(cols.values())).shape[0]
     txt = [f"# {layout.comment()}"]
     memh = [f"// {layout.comment()}"]
     with progress(n_lines, "format", quiet) as bar:
         for lo in range(0, n_lines, _CHUNK_LINES):
-            part = {k: v[lo:lo + _CHUNK_LINES] for k, v in cols.items()}
+            part = {k: v[lo : lo + _CHUNK_LINES] for k, v in cols.items()}
             txt.extend(layout.format_lines(part, " "))
             memh.extend(layout.format_lines(part, "_"))
             bar.update(min(_CHUNK_LINES, n_lines - lo))
@@ -559,9 +634,12 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
         "datatype": datatype_description(dt),
         "policies": policies(dt, st.roundmode, st.scalemode, st.saturate, st.castmode),
         "modes": {
-            "castmode": st.castmode.value, "roundmode": st.roundmode.value,
-            "scalemode": st.scalemode.value, "saturate": st.saturate,
-            "scalemode_applies": dt.sspec is not None and dt.sspec.scale.is_exponent
+            "castmode": st.castmode.value,
+            "roundmode": st.roundmode.value,
+            "scalemode": st.scalemode.value,
+            "saturate": st.saturate,
+            "scalemode_applies": dt.sspec is not None
+            and dt.sspec.scale.is_exponent
             and not dt.nspec.is_uint,
         },
         "input_dtype": st.input_dtype,
@@ -571,13 +649,17 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "tl.randint(seed, counter)); not the seeded-cast rule of SEMANTICS.md 3.3",
             "seed": st.seed,
             "inputs_stream": "counters from 0: choices are word mod n, signs the low bit",
-            "rbits_stream": (f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
-                             "elements_per_line + element)")
-            if st.roundmode is RoundMode.STOCHASTIC else None,
+            "rbits_stream": (
+                f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
+                "elements_per_line + element)"
+            )
+            if st.roundmode is RoundMode.STOCHASTIC
+            else None,
         },
         "cases": info,
         "counts": {
-            "lines": int(n_lines), "elements": int(n_lines * out_field.count),
+            "lines": int(n_lines),
+            "elements": int(n_lines * out_field.count),
             "flagged": _flag_counts(cols.get("FLAGS")),
         },
         "layout": {
@@ -586,17 +668,20 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "memh_word_bits": layout.memh_bits,
             "memh_ranges": layout.memh_ranges(),
             "txt": "one line per case after one '#' comment line; words separated by one "
-                   "space; fixed-width uppercase hex",
+            "space; fixed-width uppercase hex",
             "memh": "one line per case after one '//' comment line; the words of a line "
-                    "joined by '_' into one word of memh_word_bits bits, first word most "
-                    "significant",
+            "joined by '_' into one word of memh_word_bits bits, first word most "
+            "significant",
             "npz": "one array per field, named in lower case, shape (lines, count)",
         },
         "flags": flag_docs() if "FLAGS" in cols else None,
-        "digests": {"outputs_sha256": sha256(
-            np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"]).astype(
-                np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<")
-            ).tobytes())},
+        "digests": {
+            "outputs_sha256": sha256(
+                np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"])
+                .astype(np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<"))
+                .tobytes()
+            )
+        },
     }
     return GoldenSet(header, layout, cols, files)
 

@@ -96,8 +96,9 @@ class Geometry:
         g = extents.shape[0]
         out = np.ones((g, *self.tile_shape), bool)
         for axis, t in enumerate(self.tile_shape):
-            idx = np.arange(t).reshape([1] * (axis + 1) + [t] + [1] * (len(self.tile_shape)
-                                                                      - axis - 1))
+            idx = np.arange(t).reshape(
+                [1] * (axis + 1) + [t] + [1] * (len(self.tile_shape) - axis - 1)
+            )
             lim = extents[:, axis].reshape([g] + [1] * len(self.tile_shape))
             out &= idx < lim
         return out.reshape(g, -1)
@@ -109,9 +110,12 @@ class Geometry:
     def describe(self) -> dict:
         """The geometry as it appears in ``header.json``."""
         return {
-            "kind": self.kind, "elements_per_line": self.size,
-            "tile_shape": list(self.tile_shape), "array_rank": self.rank,
-            "tile_dims": list(self.tile_dims), "count_dim": self.count_dim,
+            "kind": self.kind,
+            "elements_per_line": self.size,
+            "tile_shape": list(self.tile_shape),
+            "array_rank": self.rank,
+            "tile_dims": list(self.tile_dims),
+            "count_dim": self.count_dim,
             "lines_per_tensor": self.lines_per_tensor,
             "padding": (
                 "partial tiles: the LEN words of a line give its extent along each tile "
