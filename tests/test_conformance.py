@@ -8,9 +8,10 @@ through its protocol (``accepts``/``supports``/``cast``/``upcast``) on the batte
 compress bytes; upcast of both) is compared bit for bit with the oracle: the exact model
 (``tcast.exact``) for ``ref``, ``tcast_ref`` for every other engine.
 
-Tiers: the fast tier (default, ``make test``) casts every datatype of ``tcast.combinations()``
-once with the modes rotated; the full tier (``pytest -m full``) casts every datatype under every
-round mode x scale mode x cast mode. See tests/README.md.
+The same machinery (``tcast_ref.conformance``) is behind ``tcast conformance``. Tiers: the
+fast tier (default, ``make test``) casts every datatype of ``tcast.conformance_space()`` once
+with the modes rotated; the full tier (``pytest -m full``) casts every datatype under every
+round mode x scale mode x cast mode. See tests/README.md and docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def _adapter(engine_name: str):
 _CANDIDATES = [n for n in sorted(_LOADED.engines) if not _WANTED or n in _WANTED]
 NO_DEVICE_HERE = [n for n in _CANDIDATES if not _WANTED and _adapter(n) is None]
 ENGINE_NAMES = [n for n in _CANDIDATES if n not in NO_DEVICE_HERE]
-FAST = cb.fast_cases()
-DTYPES = list(tcast.combinations())
+DTYPES = list(tcast.conformance_space())
+FAST = cb.fast_cases(DTYPES)
 _MAX_REPORTED = 12
 
 
@@ -222,9 +223,30 @@ def test_fast_tier_touches_every_axis_value():
 
 
 def test_smoke_tier_touches_every_axis_value_the_fast_tier_touches():
-    smoke = cb.smoke_cases()
+    smoke = cb.smoke_cases(FAST)
     assert _axes(smoke) == _axes(FAST)
-    assert len(smoke) < len(FAST) // 10, len(smoke)
+    assert len(smoke) < len(FAST) // 8, len(smoke)
+
+
+def test_conformance_space_holds_every_catalog_datatype_and_axis_sample():
+    from tcast.cli import primary_names
+
+    space = set(DTYPES)
+    assert DTYPES[: len(list(tcast.combinations()))] == list(tcast.combinations())
+    assert {tcast.CATALOG[n] for n in primary_names()} <= space
+    samples = [tcast.datatype(c) for _, codes in tcast.AXIS_SAMPLES for c in codes]
+    assert set(samples) <= space and len(DTYPES) == len(space)
+    seen = _axes(FAST)
+    # element widths 2..32 for ints and uints, P3109 p1..p7, tiles 2..1024
+    widths = {
+        int(c[4:] if c.startswith("uint") else c[3:])
+        for c in seen["element format"]
+        if c.startswith(("int", "uint"))
+    }
+    assert {2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32} <= widths
+    assert {f"binary8p{p}" for p in range(1, 8)} <= seen["element format"]
+    sizes = {t for code in seen["tile"] if code for t in code.split("_")}
+    assert {"t2", "t4", "t8", "t16", "t32", "t64", "t128", "t256", "t512", "t1024"} <= sizes
 
 
 def test_full_tier_spans_every_combination_and_mode():

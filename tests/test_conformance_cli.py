@@ -138,7 +138,7 @@ def test_datatype_globs_match_codes_and_catalog_names():
     names = [dt.code for dt in conf.select_datatypes(["mxfp8", "*_e8m0_t8d0"])]
     assert names[0] == tcast.mxfp8.code or tcast.mxfp8.code in names
     assert all(n == tcast.mxfp8.code or n.endswith("_e8m0_t8d0") for n in names)
-    assert len(conf.select_datatypes(None)) == len(list(tcast.combinations()))
+    assert len(conf.select_datatypes(None)) == len(list(tcast.conformance_space()))
 
 
 def test_jobs_2_gives_the_report_of_one_process(tmp_path):
@@ -250,7 +250,7 @@ def test_progress_line_on_a_terminal_only_and_not_when_quiet():
 
 def test_tiers_grow_and_the_smoke_tier_covers_every_datatype_kind():
     smoke, fast = conf.tier_items("smoke"), conf.tier_items("fast")
-    assert 0 < len(smoke) < len(fast) == len(list(tcast.combinations()))
+    assert 0 < len(smoke) < len(fast) == len(list(tcast.conformance_space()))
     assert sum(len(i.cases) for i in conf.tier_items("full", conf.select_datatypes(["mxfp4"]))) > 5
 
 

@@ -106,8 +106,8 @@ def _rsource(mode: RoundMode, choice: int) -> str | None:
     return ("seed", "rbits")[choice % 2] if mode is RoundMode.STOCHASTIC else None
 
 
-def fast_cases() -> list[Case]:
-    """Every datatype of ``tcast.combinations()`` once, the modes rotated over them.
+def fast_cases(dtypes: Iterable[DataType] | None = None) -> list[Case]:
+    """Every datatype of ``dtypes`` (default ``tcast.combinations()``) once, the modes rotated.
 
     Datatype ``i`` gets round mode ``i mod 5``; the scale mode, ``saturate``,
     ``transpose_scale`` and the stochastic bit source rotate on other periods, so that
@@ -116,7 +116,7 @@ def fast_cases() -> list[Case]:
     """
     out = []
     scaled: dict[str, int] = {}  # power-of-two-scaled datatypes seen, per element kind
-    for i, dt in enumerate(tcast.combinations()):
+    for i, dt in enumerate(tcast.combinations() if dtypes is None else dtypes):
         rm = ROUND_MODES[i % len(ROUND_MODES)]
         j = 0
         if _uses_scalemode(dt):

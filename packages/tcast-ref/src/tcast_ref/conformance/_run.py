@@ -61,7 +61,7 @@ def _names_by_datatype() -> dict[DataType, list[str]]:
 
 
 def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
-    """The datatypes of ``tcast.combinations()`` whose code or catalog name matches a glob.
+    """The datatypes of ``tcast.conformance_space()`` whose code or catalog name matches a glob.
 
     Args:
         globs: shell-style patterns (``mxfp*``, ``*_e8m0_t32``); None or empty: every datatype.
@@ -72,7 +72,7 @@ def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
     Raises:
         SpecError: a pattern that matches no datatype (the message names it).
     """
-    every = list(tcast.combinations())
+    every = list(tcast.conformance_space())
     if not globs:
         return every
     names = _names_by_datatype()
@@ -86,7 +86,7 @@ def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
         if not hits:
             raise SpecError(
                 f"--datatypes {glob!r} matches none of the {len(every)} datatypes of "
-                f"tcast.combinations() (codes such as {every[0].code!r} or catalog names such "
+                f"tcast.conformance_space() (codes such as {every[0].code!r} or catalog names such "
                 f"as 'mxfp8'; `tcast info --catalog` lists the names)"
             )
         chosen |= hits
@@ -94,7 +94,7 @@ def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
 
 
 def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item]:
-    """The work of ``tier`` on ``dtypes`` (default: every datatype), one item per datatype.
+    """The work of ``tier`` on ``dtypes`` (default: the conformance space), one per datatype.
 
     * ``smoke``: the fast-tier cases that first touch an axis value (of the chosen datatypes);
     * ``fast``: every datatype once, the modes rotated (:func:`fast_cases`);
@@ -106,7 +106,8 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
     if tier not in TIERS:
         raise SpecError(f"unknown tier {tier!r}; valid tiers: {', '.join(TIERS)}")
     wanted = None if dtypes is None else set(dtypes)
-    fast = [c for c in fast_cases() if wanted is None or c.dtype in wanted]
+    space = tcast.conformance_space()
+    fast = [c for c in fast_cases(space) if wanted is None or c.dtype in wanted]
     if tier == "smoke":
         cases = smoke_cases(fast)
     elif tier == "fast":
