@@ -50,7 +50,7 @@ _CANDIDATES = [n for n in sorted(_LOADED.engines) if not _WANTED or n in _WANTED
 NO_DEVICE_HERE = [n for n in _CANDIDATES if not _WANTED and _adapter(n) is None]
 ENGINE_NAMES = [n for n in _CANDIDATES if n not in NO_DEVICE_HERE]
 DTYPES = list(tcast.conformance_space())
-FAST = cb.fast_cases(DTYPES)
+FAST = cb.pairwise_cases(DTYPES)  # every datatype once, then a cover of every pair of values
 _MAX_REPORTED = 12
 
 
@@ -63,8 +63,8 @@ def _full_selected(config) -> bool:
 def pytest_generate_tests(metafunc):
     name = metafunc.function.__name__
     if name == "test_engine_bits_equal_oracle_fast_tier":
-        params = [
-            pytest.param(e, i, id=f"{e}-{c.dtype.code}")
+        params = [  # the pair-covering cases after the first of each datatype: by their label
+            pytest.param(e, i, id=f"{e}-{c.dtype.code if i < len(DTYPES) else c.label}")
             for e in ENGINE_NAMES
             for i, c in enumerate(FAST)
         ]
@@ -226,6 +226,31 @@ def test_smoke_tier_touches_every_axis_value_the_fast_tier_touches():
     smoke = cb.smoke_cases(FAST)
     assert _axes(smoke) == _axes(FAST)
     assert len(smoke) < len(FAST) // 8, len(smoke)
+
+
+def test_fast_tier_covers_every_pair_of_axis_values():
+    """A covering design: every value of a datatype axis meets every value of each mode that
+    matters to it, and every two mode values meet, in at least one fast-tier case."""
+    covered = set().union(*(cb.case_pairs(c) for c in FAST))
+    assert cb.feasible_pairs(DTYPES) <= covered
+    assert FAST[: len(DTYPES)] == cb.fast_cases(DTYPES)
+    # spot checks, independent of the pair bookkeeping
+    seen = {(c.dtype.nspec.code, c.roundmode, c.rsource) for c in FAST}
+    for code in ("int3", "uint24", "binary8p1", "e8m22", "e2m1f"):
+        for rm, src in [(rm, None) for rm in RoundMode if rm is not RoundMode.STOCHASTIC] + [
+            (RoundMode.STOCHASTIC, "seed"),
+            (RoundMode.STOCHASTIC, "rbits"),
+        ]:
+            assert (tcast.number(code).code, rm, src) in seen, (code, rm, src)
+    tiles = {
+        (cb.tile_code(c.dtype), c.scalemode)
+        for c in FAST
+        if c.dtype.sspec is not None
+        and c.dtype.sspec.scale.is_exponent
+        and not c.dtype.nspec.is_uint
+    }
+    for t in ("t1024", "t2", "t16d1_t16d0", "t32n4m8"):
+        assert {sm for tile, sm in tiles if tile == t} == set(ScaleMode), t
 
 
 def test_conformance_space_holds_every_catalog_datatype_and_axis_sample():

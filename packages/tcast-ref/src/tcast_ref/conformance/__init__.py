@@ -6,7 +6,8 @@ docs/conformance.md.
 
 * **Cases** (:class:`Case`): one datatype of ``tcast.combinations()`` under one set of modes,
   checked in every cast mode. Tiers: :func:`smoke_cases` (every axis value once),
-  :func:`fast_cases` (every datatype once, the modes rotated), :func:`full_cases` (every
+  :func:`pairwise_cases` (:func:`fast_cases`, every datatype once with the modes rotated, plus
+  a cover of every pair of axis values), :func:`full_cases` (every
   datatype under every round mode and scale mode, both ``saturate`` and ``transpose_scale``
   values, seed and rbits).
 * **Battery** (:func:`battery`, :func:`large_battery`, :func:`empty_entries`): the inputs,
@@ -50,8 +51,11 @@ from ._cases import (
     SCALE_MODES,
     Case,
     axis_values,
+    case_pairs,
     fast_cases,
+    feasible_pairs,
     full_cases,
+    pairwise_cases,
     smoke_cases,
     tile_code,
 )
@@ -104,6 +108,7 @@ __all__ = [
     "axis_values",
     "battery",
     "bits_of",
+    "case_pairs",
     "cast_kwargs",
     "check",
     "check_case",
@@ -114,11 +119,13 @@ __all__ = [
     "empty_entries",
     "engine_version",
     "fast_cases",
+    "feasible_pairs",
     "full_cases",
     "large_battery",
     "load_engine_for_run",
     "numpy_adapter",
     "oracle_for",
+    "pairwise_cases",
     "reproducer",
     "run",
     "run_engine",

@@ -14,8 +14,11 @@ __all__ = [
     "SCALE_MODES",
     "Case",
     "axis_values",
+    "case_pairs",
     "fast_cases",
+    "feasible_pairs",
     "full_cases",
+    "pairwise_cases",
     "smoke_cases",
     "tile_code",
 ]
@@ -172,29 +175,37 @@ def _data_kind(dt: DataType) -> str:
     return kind if dt.sspec is not None else f"{kind} unscaled"
 
 
-def axis_values(case: Case) -> set[tuple[str, object]]:
-    """The ``(axis, value)`` pairs ``case`` touches: what the smoke tier must cover.
-
-    Axes: element format, tile, scale kind, scale / zero-point / tensor-scale format, round
-    mode (also per data kind), scale mode of power-of-two scales (also per data kind), cast
-    mode, ``saturate`` of unscaled casts, ``transpose_scale`` of 2-D tiles, and the source of
-    stochastic bits.
-    """
-    dt = case.dtype
+def _datatype_axes(dt: DataType) -> set[tuple[str, object]]:
+    """The datatype's own axis values (what the space decides, not the modes)."""
     out: set[tuple[str, object]] = {
         ("element format", dt.nspec.code),
         ("tile", tile_code(dt)),
         ("scale kind", _scale_kind(dt)),
-        ("round mode", case.roundmode),
-        ("round mode x data kind", (case.roundmode, _data_kind(dt))),
+        ("data kind", _data_kind(dt)),
     }
-    out |= {("cast mode", cm) for cm in case.castmodes}
     if dt.sspec is not None:
         out.add(("scale format", dt.sspec.scale.code))
     if dt.zero is not None:
         out.add(("zero-point format", dt.zero.code))
     if dt.tenscale is not None:
         out.add(("tensor-scale format", dt.tenscale.code))
+    return out
+
+
+def axis_values(case: Case) -> set[tuple[str, object]]:
+    """The ``(axis, value)`` pairs ``case`` touches: what the smoke tier must cover.
+
+    Axes: element format, tile, scale kind, data kind, scale / zero-point / tensor-scale
+    format, round mode (also per data kind), scale mode of power-of-two scales (also per data
+    kind), cast mode, ``saturate`` of unscaled casts, ``transpose_scale`` of 2-D tiles, and the
+    source of stochastic bits.
+    """
+    dt = case.dtype
+    out = _datatype_axes(dt) | {
+        ("round mode", case.roundmode),
+        ("round mode x data kind", (case.roundmode, _data_kind(dt))),
+    }
+    out |= {("cast mode", cm) for cm in case.castmodes}
     if _uses_scalemode(dt):
         out.add(("scale mode (power-of-two scale)", case.scalemode))
         out.add(("scale mode x data kind", (case.scalemode, _data_kind(dt))))
@@ -220,4 +231,120 @@ def smoke_cases(cases: Iterable[Case] | None = None) -> list[Case]:
         if values - seen:
             out.append(case)
             seen |= values
+    return out
+
+
+# ------------------------------------------------------------------ pairwise cover
+#: Datatypes tried per uncovered pair (the first that can cover it, in space order).
+_CANDIDATES = 32
+#: Round mode and stochastic bit source as one axis (the source exists only when stochastic).
+_ROUNDINGS: tuple[tuple[RoundMode, str | None], ...] = (
+    *((rm, None) for rm in ROUND_MODES if rm is not RoundMode.STOCHASTIC),
+    (RoundMode.STOCHASTIC, "seed"),
+    (RoundMode.STOCHASTIC, "rbits"),
+)
+
+
+def _mode_axes(dt: DataType) -> dict[str, tuple[object, ...]]:
+    """The modes that can change a bit of ``dt`` (SEMANTICS.md §5), and their values."""
+    out: dict[str, tuple[object, ...]] = {"rounding": _ROUNDINGS}
+    if _uses_scalemode(dt):
+        out["scale mode"] = SCALE_MODES
+    if _uses_saturate(dt):
+        out["saturate"] = (True, False)
+    if _uses_transpose(dt):
+        out["transpose_scale"] = (False, True)
+    return out
+
+
+def _case_modes(case: Case) -> dict[str, object]:
+    dt = case.dtype
+    out: dict[str, object] = {"rounding": (case.roundmode, case.rsource)}
+    if _uses_scalemode(dt):
+        out["scale mode"] = case.scalemode
+    if _uses_saturate(dt):
+        out["saturate"] = case.saturate
+    if _uses_transpose(dt):
+        out["transpose_scale"] = case.transpose_scale
+    return out
+
+
+def _pairs(dt: DataType, modes: dict[str, object]) -> set[frozenset]:
+    """The pairs a case covers: each datatype value with each mode value, and mode pairs."""
+    mv = [(k, v) for k, v in modes.items()]
+    out = {frozenset((d, m)) for d in _datatype_axes(dt) for m in mv}
+    out |= {frozenset((a, b)) for i, a in enumerate(mv) for b in mv[i + 1 :]}
+    return out
+
+
+def case_pairs(case: Case) -> set[frozenset]:
+    """The ``{(axis, value), (axis, value)}`` pairs ``case`` covers (see :func:`pairwise_cases`)."""
+    return _pairs(case.dtype, _case_modes(case))
+
+
+def feasible_pairs(dtypes: Iterable[DataType]) -> set[frozenset]:
+    """Every pair some case of ``dtypes`` can cover.
+
+    A datatype value with a mode value that matters to a datatype having it, and two mode
+    values that matter to one datatype.
+    """
+    out: set[frozenset] = set()
+    for dt in dtypes:
+        axes = _mode_axes(dt)
+        mv = [(k, v) for k, vs in axes.items() for v in vs]
+        out |= {frozenset((d, m)) for d in _datatype_axes(dt) for m in mv}
+        out |= {frozenset((a, b)) for i, a in enumerate(mv) for b in mv[i + 1 :] if a[0] != b[0]}
+    return out
+
+
+def pairwise_cases(dtypes: Iterable[DataType] | None = None) -> list[Case]:
+    """:func:`fast_cases`, then cases that cover the pairs it leaves out (a covering design).
+
+    Every pair of :func:`feasible_pairs` is covered at least once: every value of a datatype
+    axis (element, scale, zero point, tensor scale, tile, kinds) with every value of each mode
+    axis that matters to it (round mode with the stochastic bit source, scale mode, saturate,
+    transpose_scale), and every two mode values. Datatype-axis pairs are covered by the
+    datatypes themselves (every one is in the fast tier). Greedy and deterministic: for each
+    uncovered pair in a fixed order, a datatype that can cover it, its other modes
+    chosen one axis at a time to cover the most uncovered pairs, and of the first
+    ``_CANDIDATES`` datatypes that can cover it the one that covers the most.
+    """
+    space = list(tcast.combinations() if dtypes is None else dtypes)
+    out = fast_cases(space)
+    covered: set[frozenset] = set().union(*(case_pairs(c) for c in out)) if out else set()
+    missing = feasible_pairs(space) - covered
+    axes = {dt: _mode_axes(dt) for dt in space}
+    values = {dt: _datatype_axes(dt) for dt in space}
+    for pair in sorted(missing, key=lambda p: sorted(map(repr, p))):
+        if pair in covered:
+            continue
+        fits = [
+            d
+            for d in space
+            if all(v in values[d] or (v[0] in axes[d] and v[1] in axes[d][v[0]]) for v in pair)
+        ]
+        best = None
+        for dt in fits[:_CANDIDATES]:
+            modes = {v[0]: v[1] for v in pair if v[0] in axes[dt]}
+            for axis, choices in axes[dt].items():
+                if axis not in modes:
+                    modes[axis] = max(
+                        choices,
+                        key=lambda c, a=axis: len(_pairs(dt, {**modes, a: c}) - covered),
+                    )
+            gain = len(_pairs(dt, modes) - covered)
+            if best is None or gain > best[0]:
+                best = (gain, dt, modes)
+        _, dt, modes = best
+        rm, src = modes["rounding"]
+        case = Case(
+            dt,
+            rm,
+            scalemode=modes.get("scale mode", ScaleMode.FLOOR),
+            saturate=modes.get("saturate", True),
+            transpose_scale=modes.get("transpose_scale", False),
+            rsource=src,
+        )
+        out.append(case)
+        covered |= case_pairs(case)
     return out

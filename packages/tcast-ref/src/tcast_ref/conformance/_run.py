@@ -21,7 +21,7 @@ from tcast.engine import engine_names, failure, load_engine
 
 from ._adapters import Adapter, adapter_for
 from ._battery import battery, empty_entries, large_battery
-from ._cases import ROUND_MODES, Case, fast_cases, full_cases, smoke_cases
+from ._cases import ROUND_MODES, Case, full_cases, pairwise_cases, smoke_cases
 from ._check import Failure, check, check_refusals
 from ._oracles import oracle_for
 
@@ -97,7 +97,8 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
     """The work of ``tier`` on ``dtypes`` (default: the conformance space), one per datatype.
 
     * ``smoke``: the fast-tier cases that first touch an axis value (of the chosen datatypes);
-    * ``fast``: every datatype once, the modes rotated (:func:`fast_cases`);
+    * ``fast``: every datatype once, the modes rotated, then the cases that cover every pair
+      of axis values (:func:`pairwise_cases`);
     * ``full``: every datatype under every round mode and scale mode (:func:`full_cases`).
 
     Raises:
@@ -107,13 +108,14 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
         raise SpecError(f"unknown tier {tier!r}; valid tiers: {', '.join(TIERS)}")
     wanted = None if dtypes is None else set(dtypes)
     space = tcast.conformance_space()
-    fast = [c for c in fast_cases(space) if wanted is None or c.dtype in wanted]
+    fast = [c for c in pairwise_cases(space) if wanted is None or c.dtype in wanted]
     if tier == "smoke":
         cases = smoke_cases(fast)
     elif tier == "fast":
         cases = fast
     else:
-        cases = [c for f in fast for rm in ROUND_MODES for c in full_cases(f.dtype, rm)]
+        dts = dict.fromkeys(c.dtype for c in fast)
+        cases = [c for dt in dts for rm in ROUND_MODES for c in full_cases(dt, rm)]
     grouped: dict[DataType, list[Case]] = {}
     for c in cases:
         grouped.setdefault(c.dtype, []).append(c)
