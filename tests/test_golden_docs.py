@@ -18,8 +18,11 @@ def test_quoted_vector_lines_exist_in_the_committed_sets():
     text = DOC.read_text()
     lines = _committed_lines()
     every = {ln for d in lines.values() for ln in d}
-    quoted = [ln.strip() for ln in text.splitlines()
-              if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8})+", ln.strip())]
+    quoted = [
+        ln.strip()
+        for ln in text.splitlines()
+        if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8})+", ln.strip())
+    ]
     assert quoted, "the guide quotes a whole vector line"
     for ln in quoted:
         assert ln in every, ln
@@ -37,8 +40,11 @@ def test_the_e4m3fn_table_cites_the_right_case_numbers():
 def test_the_mxfp8_worked_example_is_the_case_it_names():
     text = DOC.read_text()
     (case,) = re.findall(r"### 5\.2 mxfp8, case (\d+)", text)
-    quoted = [ln.strip() for ln in text.splitlines()
-              if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8}){64,}", ln.strip())]
+    quoted = [
+        ln.strip()
+        for ln in text.splitlines()
+        if re.fullmatch(r"[0-9A-F]{8}( [0-9A-F]{1,8}){64,}", ln.strip())
+    ]
     assert quoted and _committed_lines()["mxfp8"].get(quoted[0]) == int(case)
 
 
@@ -47,11 +53,22 @@ def test_the_stated_nvfp4_line_count_and_last_tensor_match_the_committed_set():
     import json
 
     text = " ".join(DOC.read_text().split())
-    m = re.search(r"the committed nvfp4 set has (\d+) lines; its last tensor is cases "
-                  r"(\d+)–(\d+)", text)
+    m = re.search(
+        r"the committed nvfp4 set has (\d+) lines: the whole tiles are cases 1–(\d+) "
+        r"\(their last tensor is cases (\d+)–(\d+)\), then (\w+) tensors of eight "
+        r"partial tiles, cases (\d+)–(\d+)",
+        text,
+    )
     assert m, "section 3.7 states the nvfp4 line count"
-    lines, first, last = map(int, m.groups())
+    lines, whole, first, last, count, p_first, p_last = m.groups()
+    lines, whole, first, last, p_first, p_last = map(
+        int, (lines, whole, first, last, p_first, p_last)
+    )
     header = json.loads((ROOT / "tests" / "golden" / "nvfp4" / "header.json").read_text())
     per = header["cases"]["geometry"]["lines_per_tensor"]
-    assert lines == header["counts"]["lines"]
-    assert last == lines and first == (lines - 1) // per * per + 1
+    partial = header["cases"]["inputs"]["partial_tiles"]
+    assert lines == header["counts"]["lines"] == p_last
+    assert whole + 1 == partial["first_line"] == p_first
+    assert last == whole and first == (whole - 1) // per * per + 1
+    assert partial["lines_per_extent"] == per == 8
+    assert {"four": 4}[count] == len(partial["extents"]) == (lines - whole) // per

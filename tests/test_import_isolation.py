@@ -30,8 +30,18 @@ print(json.dumps({"heavy": heavy, "mxfp4": str(tcast.mxfp4), "code": tcast.mxfp4
 def spec_wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(SPEC)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(SPEC),
+        ],
         check=True,
     )
     (wheel,) = out.glob("tcast_spec-*.whl")
@@ -44,8 +54,9 @@ def _pythons() -> list[str]:
     candidates += sorted(str(p) for p in Path.home().glob(".pyenv/versions/3.1[12]*/bin/python3"))
     found, versions = [sys.executable], {sys.version_info[:2]}
     for exe in filter(None, candidates):
-        probe = subprocess.run([exe, "-c", "import sys; print(*sys.version_info[:2])"],
-                               capture_output=True, text=True)
+        probe = subprocess.run(
+            [exe, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True
+        )
         if probe.returncode != 0:
             continue
         ver = tuple(int(v) for v in probe.stdout.split())
@@ -73,23 +84,40 @@ def test_spec_wheel_installs_alone_and_imports_nothing_heavy(spec_wheel, tmp_pat
     )
     names = {d["name"].lower() for d in json.loads(listed.stdout)}
     assert names - {"pip", "setuptools"} == {"tcast-spec"}
-    out = subprocess.run([str(py), "-c", PROBE], check=True, capture_output=True, text=True,
-                         cwd=tmp_path)
+    out = subprocess.run(
+        [str(py), "-c", PROBE], check=True, capture_output=True, text=True, cwd=tmp_path
+    )
     info = json.loads(out.stdout)
     assert info["heavy"] == []
     assert info["mxfp4"] == "mxfp4"
     assert info["code"] == "e2m1f_e8m0_t32"
     assert str(env_dir) in info["file"]  # the installed wheel, not the checkout
     semantics = subprocess.run(
-        [str(py), "-c", "import importlib.resources as r; "
-         "print(r.files('tcast').joinpath('SEMANTICS.md').read_text()[:20])"],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        [
+            str(py),
+            "-c",
+            "import importlib.resources as r; "
+            "print(r.files('tcast').joinpath('SEMANTICS.md').read_text()[:20])",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert semantics.stdout.startswith("# tcast semantics")
 
 
 def test_import_tcast_in_this_process_loads_no_heavy_module():
     # A fresh interpreter: this test process has numpy and torch loaded by other tests.
-    out = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True, text=True)
     assert json.loads(out.stdout)["heavy"] == []
+
+
+def test_conformance_machinery_imports_no_torch():
+    """tcast_ref.conformance (what `tcast conformance` loads) imports torch only in its adapter."""
+    probe = (
+        "import sys, tcast_ref.conformance as c; "
+        "print(sorted(m for m in ('torch', 'triton', 'tcast_torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"

@@ -12,10 +12,11 @@ import pytest
 from tcast import datatype, exact, number
 from tcast_ref.golden import FLAGS, Settings, generate
 from tcast_ref.golden._flags import flags
+from tcast_ref.golden._geometry import geometry
 
 INEXACT, UNDER, OVER = FLAGS["inexact"], FLAGS["underflow"], FLAGS["overflow"]
-INVALID, INF, NANBLOCK, PRUNED = (FLAGS[k] for k in ("invalid", "infinite", "nanblock",
-                                                      "pruned"))
+ABSENT = FLAGS["absent"]
+INVALID, INF, NANBLOCK, PRUNED = (FLAGS[k] for k in ("invalid", "infinite", "nanblock", "pruned"))
 FLT_MAX = Fraction(float(np.finfo(np.float32).max))
 
 
@@ -59,7 +60,10 @@ def test_ieee_overflow_flags_nan_and_inf_results():
 
 def test_finite_only_nan_is_invalid_only():
     assert _unscaled_flags("e2m1f", [float("nan"), 7.0, 0.2]) == [
-        INVALID, INEXACT | OVER, INEXACT | UNDER]
+        INVALID,
+        INEXACT | OVER,
+        INEXACT | UNDER,
+    ]
 
 
 def test_block_flags_nanblock_and_pruned():
@@ -68,12 +72,26 @@ def test_block_flags_nanblock_and_pruned():
     dt = datatype("e2m1f_e8m0_t8n2m4")
     x = np.array([[1, 2, 3, 4, 0.5, 0.25, 6, 8], [1, np.nan, 3, 4, 5, 6, 7, 8]], np.float32)
     r = tcast_ref.cast(x, dt, castmode="actual")
-    f = flags(x, r.data, tcast_ref.upcast(r), dt,
-              np.repeat((r.scale.reshape(-1) == 0xFF)[:, None], 8, axis=1), r.mask)
+    f = flags(
+        x,
+        r.data,
+        tcast_ref.upcast(r),
+        dt,
+        np.repeat((r.scale.reshape(-1) == 0xFF)[:, None], 8, axis=1),
+        r.mask,
+    )
     assert f[0].tolist() == [PRUNED, PRUNED, 0, 0, PRUNED, PRUNED, 0, 0]
     # keep 2 of 4 by magnitude, NaN ranking highest: [1, NaN, 3, 4] keeps NaN and 4
-    assert f[1].tolist() == [NANBLOCK | PRUNED, NANBLOCK | INVALID, NANBLOCK | PRUNED, NANBLOCK,
-                             NANBLOCK | PRUNED, NANBLOCK | PRUNED, NANBLOCK, NANBLOCK]
+    assert f[1].tolist() == [
+        NANBLOCK | PRUNED,
+        NANBLOCK | INVALID,
+        NANBLOCK | PRUNED,
+        NANBLOCK,
+        NANBLOCK | PRUNED,
+        NANBLOCK | PRUNED,
+        NANBLOCK,
+        NANBLOCK,
+    ]
 
 
 # --------------------------------------------------------------- exact recomputation
@@ -120,15 +138,25 @@ def test_mxfp8_flags_column_equals_the_exact_definition():
     spec = number("e4m3fn")
     x = gs.columns["IN"].astype(np.uint32).view(np.float32)
     codes, scale, got = gs.columns["OUT"], gs.columns["SCALE"].reshape(-1), gs.columns["FLAGS"]
+    live = _live(gs, "mxfp8")
+    assert not live.all()  # partial tiles are there
     for i in range(x.shape[0]):
         s = int(scale[i])
         for j in range(x.shape[1]):
+            if not live[i, j]:  # beyond a partial tile: absent, nothing else
+                assert int(got[i, j]) == ABSENT and int(codes[i, j]) == 0, (i, j)
+                continue
             v = exact.decode(int(codes[i, j]), spec)
             d = Fraction(v) * Fraction(2) ** (s - 127) if s != 255 else float("nan")
             if isinstance(d, Fraction) and abs(d) > FLT_MAX:
                 d = math.copysign(math.inf, d)
             want = _exact_flags(float(x[i, j]), int(codes[i, j]), d, spec, s == 255)
             assert int(got[i, j]) == want, (i, j)
+
+
+def _live(gs, name: str) -> np.ndarray:
+    """Which elements of each line are present (from the LEN column of a tile set)."""
+    return geometry(datatype(name)).live(gs.columns["LEN"])
 
 
 def _column_flags(x, codes, d, nanblock, maxmag, tiny) -> np.ndarray:
@@ -141,8 +169,14 @@ def _column_flags(x, codes, d, nanblock, maxmag, tiny) -> np.ndarray:
         under = inexact & (xf != 0) & tiny
         over = finite & (~np.isfinite(dd) | (maxmag & (np.abs(xf) > np.abs(dd))))
     f = np.zeros(x.shape, np.int64)
-    for mask, bit in ((inexact, INEXACT), (under, UNDER), (over, OVER), (np.isnan(xf), INVALID),
-                      (np.isinf(xf), INF), (nanblock, NANBLOCK)):
+    for mask, bit in (
+        (inexact, INEXACT),
+        (under, UNDER),
+        (over, OVER),
+        (np.isnan(xf), INVALID),
+        (np.isinf(xf), INF),
+        (nanblock, NANBLOCK),
+    ):
         f |= np.where(mask, bit, 0)
     return f
 
@@ -159,6 +193,7 @@ def test_mxint8_flags_column_equals_the_definition():
         d = (ival / 64).astype(np.float32) * sval
     nanblock = np.broadcast_to(scale == 255, x.shape)
     want = _column_flags(x, codes, d, nanblock, np.abs(ival) == 127, d == 0)
+    want = np.where(_live(gs, "mxint8"), want, ABSENT)
     assert np.array_equal(gs.columns["FLAGS"].astype(np.int64), want)
 
 
@@ -178,4 +213,5 @@ def test_nvfp4_flags_column_equals_the_definition():
     maxmag = (codes & 0x7) == 0x7
     tiny = ((codes & 0x7) >> 1) == 0
     want = _column_flags(x, codes, d, nanblock, maxmag, tiny)
+    want = np.where(_live(gs, "nvfp4"), want, ABSENT)
     assert np.array_equal(gs.columns["FLAGS"].astype(np.int64), want)

@@ -76,8 +76,13 @@ def test_header_names_every_setting_and_every_file_digest(tmp_path):
     assert dt["element"]["style"] == "finite" and dt["element"]["max"] == "6"
     assert dt["scale"]["code"] == "e4m3fn" and dt["scale"]["bias"] == 7
     assert dt["tensor_scale"]["code"] == "float32"
-    assert h["modes"] == {"castmode": "actual", "roundmode": "stochastic", "scalemode": "floor",
-                          "saturate": True, "scalemode_applies": False}
+    assert h["modes"] == {
+        "castmode": "actual",
+        "roundmode": "stochastic",
+        "scalemode": "floor",
+        "saturate": True,
+        "scalemode_applies": False,
+    }
     assert h["random"]["seed"] == 5 and "Philox4x32-10" in h["random"]["generator"]
     assert {"rounding", "two_level", "float_scale", "nonfinite_block"} <= set(h["policies"])
     assert h["cases"]["geometry"]["lines_per_tensor"] == 8
@@ -111,13 +116,18 @@ def test_sparse_compress_sets_add_the_packed_mask(tmp_path):
     words = z["mask"].astype(np.uint64)
     keep = ((words[:, :, None] >> np.arange(32, dtype=np.uint64)) & 1).reshape(len(words), -1)
     keep = keep.astype(bool)
-    assert keep.sum() == keep.size // 2  # 2 of every 4
+    whole = (z["len"] == 32).all(axis=1)
+    assert keep[whole].sum() == keep[whole].size // 2  # 2 of every 4
     flags = z["flags"]
-    assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep)
+    absent = (flags & golden.FLAGS["absent"]) != 0
+    assert absent.any() and not keep[absent].any()
+    assert (flags[absent] == golden.FLAGS["absent"]).all()
+    assert np.array_equal((flags & golden.FLAGS["pruned"]) != 0, ~keep & ~absent)
     assert np.all(z["out"][~keep] == 0)
     mask_bytes = np.frombuffer((d / "packed_mask.bin").read_bytes(), np.uint8)
-    assert np.array_equal(np.unpackbits(mask_bytes, bitorder="little")[: keep.size],
-                          keep.reshape(-1))
+    assert np.array_equal(
+        np.unpackbits(mask_bytes, bitorder="little")[: keep.size], keep.reshape(-1)
+    )
     packed = np.frombuffer((d / "packed.bin").read_bytes(), np.uint8)
     assert packed.size == keep.sum() // 2
 
@@ -168,8 +178,10 @@ def test_the_case_stream_is_word_0_at_consecutive_counters():
     key = (0xA4093822, 0x299F31D0)
     seed = (key[1] << 32) | key[0]
     for start in (0, 3, (1 << 32) - 5):
-        want = [tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0]
-                for c in range(start, start + 10)]
+        want = [
+            tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0]
+            for c in range(start, start + 10)
+        ]
         assert Stream(seed, start).words(10).tolist() == want
 
 
@@ -219,8 +231,9 @@ def test_rewrite_replaces_a_set_and_refuses_other_directories(tmp_path):
 
 
 def _tree(d: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else None
-            for p in sorted(d.rglob("*"))}
+    return {
+        str(p.relative_to(d)): p.read_bytes() if p.is_file() else None for p in sorted(d.rglob("*"))
+    }
 
 
 def test_out_over_a_set_with_user_files_added_is_refused_and_nothing_deleted(tmp_path, capsys):
@@ -343,6 +356,9 @@ def test_every_finite_nvfp4_tile_is_in_a_finite_tensor(tmp_path):
     tiles, so no line with only finite inputs is forced to NaN."""
     d = _gen(tmp_path, "nvfp4")
     z = np.load(d / "vectors.npz")
+    whole = (z["len"] == 16).all(axis=1)  # the partial tiles follow, finite, in tensors of 8
+    assert not whole[np.argmin(whole) :].any() and (~whole).sum() % 8 == 0
+    z = {k: z[k][whole] for k in ("in", "flags")}
     x = z["in"].view(F32)
     finite_line = np.isfinite(x).all(axis=1)
     nanblock = ((z["flags"] & golden.FLAGS["nanblock"]) != 0).any(axis=1)
@@ -359,10 +375,12 @@ def test_level2_is_larger_and_exhaustive_covers_every_16_bit_input(tmp_path):
     x = _inputs(d)
     assert x.size == 2 * 65536
     every = np.arange(65536, dtype=np.uint16)
-    assert np.array_equal(x[:65536].view(np.uint32),
-                          every.view(np.float16).astype(F32).view(np.uint32))
-    assert np.array_equal(x[65536:].view(np.uint32),
-                          every.view(ml_dtypes.bfloat16).astype(F32).view(np.uint32))
+    assert np.array_equal(
+        x[:65536].view(np.uint32), every.view(np.float16).astype(F32).view(np.uint32)
+    )
+    assert np.array_equal(
+        x[65536:].view(np.uint32), every.view(ml_dtypes.bfloat16).astype(F32).view(np.uint32)
+    )
     h = json.loads((d / "header.json").read_text())
     assert len(h["digests"]["outputs_sha256"]) == 64
     d16 = _gen(tmp_path, "float8_e5m2", "x16", level="exhaustive", input_dtype="bfloat16")
@@ -379,7 +397,8 @@ def test_exhaustive_decode_of_mxfp4_matches_ml_dtypes_times_the_scale(tmp_path):
     code, scale = z["code"].reshape(-1), z["scale"].reshape(-1).astype(np.int64)
     assert code.size == 16 * 256
     assert set(zip(code.tolist(), scale.tolist(), strict=True)) == {
-        (c, s) for c in range(16) for s in range(256)}
+        (c, s) for c in range(16) for s in range(256)
+    }
     elem = code.astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
     with np.errstate(over="ignore"):  # 6 * 2**127 overflows float32 to Inf (SEMANTICS 5.3)
         want = (elem * np.ldexp(1.0, scale - 127)).astype(F32)
@@ -412,16 +431,32 @@ def test_bad_options_raise_spec_errors(kw, match):
 
 
 def test_cli_generates_and_reports(tmp_path, capsys):
-    assert main(["golden", "mxfp8", "--out", str(tmp_path / "m"), "--count", "3",
-                 "--castmode", "virtual", "--input-dtype", "bfloat16"]) == 0
+    assert (
+        main(
+            [
+                "golden",
+                "mxfp8",
+                "--out",
+                str(tmp_path / "m"),
+                "--count",
+                "3",
+                "--castmode",
+                "virtual",
+                "--input-dtype",
+                "bfloat16",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "e4m3fn_e8m0_t32 cast level 1" in out
     h = json.loads((tmp_path / "m" / "header.json").read_text())
     assert h["modes"]["castmode"] == "virtual" and h["input_dtype"] == "bfloat16"
-    assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "OUT", "FLAGS"]
-    assert h["layout"]["fields"][1]["format"] == "bfloat16"
-    assert main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow",
-                 "--quiet"]) == 0
+    assert [f["name"] for f in h["layout"]["fields"]] == ["IN", "LEN", "OUT", "FLAGS"]
+    assert h["layout"]["fields"][2]["format"] == "bfloat16"
+    assert (
+        main(["golden", "e4m3fn", "--out", str(tmp_path / "q"), "--ieee-overflow", "--quiet"]) == 0
+    )
     assert capsys.readouterr().out == ""
     assert json.loads((tmp_path / "q" / "header.json").read_text())["modes"]["saturate"] is False
 
@@ -576,3 +611,37 @@ def test_case_generation_advances_a_progress_bar(monkeypatch):
     assert len(inputs) == 1 and inputs[0].total > 100
     assert inputs[0].done == inputs[0].total  # one step per tile, all of them
     assert bars.index(inputs[0]) == 0  # before the cast and format phases
+
+
+def test_partial_tiles_follow_the_whole_tiles_and_are_cast_at_their_extent():
+    """Level 1 mxfp8: extents 1, 3, 16 and 31 of the 32-element tile, four lines each, after
+    the whole tiles; absent elements are IN 0, OUT 0, FLAGS absent only; each partial line is
+    the cast of an array of its extent (tcast_ref), not of a zero-padded tile."""
+    import tcast_ref
+
+    gs = generate(Settings.of("mxfp8"))
+    cols, inputs = gs.columns, gs.header["cases"]["inputs"]["partial_tiles"]
+    lens = cols["LEN"][:, 0].astype(int)
+    first = inputs["first_line"] - 1
+    assert (lens[:first] == 32).all()
+    assert lens[first:].tolist() == [n for n in (1, 3, 16, 31) for _ in range(4)]
+    assert inputs["extents"] == [[1], [3], [16], [31]]
+    absent = np.arange(32)[None, :] >= lens[:, None]
+    assert (cols["IN"][absent] == 0).all() and (cols["OUT"][absent] == 0).all()
+    assert (cols["FLAGS"][absent] == golden.FLAGS["absent"]).all()
+    assert not (cols["FLAGS"][~absent] & golden.FLAGS["absent"]).any()
+    for i in range(first, len(lens)):
+        x = cols["IN"][i, : lens[i]].astype(np.uint32).view(np.float32).reshape(1, -1)
+        r = tcast_ref.cast(x, tcast.mxfp8, castmode="actual")
+        assert (np.asarray(r.data).reshape(-1) == cols["OUT"][i, : lens[i]]).all()
+        assert int(np.asarray(r.scale).reshape(())) == int(cols["SCALE"][i, 0])
+
+
+def test_partial_extents_of_2d_tiles_cover_each_segment_alone_and_both():
+    from tcast_ref.golden._cases import partial_extents
+
+    got = partial_extents((32, 32), (False, False), "1")
+    assert (1, 1) in got and (31, 31) in got and (3, 32) in got and (32, 16) in got
+    assert all(e != (32, 32) for e in got)
+    assert partial_extents((32, 32), (True, False), "1") == [(32, 1), (32, 3), (32, 16), (32, 31)]
+    assert len(partial_extents((32,), (False,), "2")) == 31

@@ -144,7 +144,13 @@ from .catalog import (
     uint8_ni,
     uint8_nic,
 )
-from .combinations import DEFAULT_SPACE, CombinationSpace, combinations
+from .combinations import (
+    AXIS_SAMPLES,
+    DEFAULT_SPACE,
+    CombinationSpace,
+    combinations,
+    conformance_space,
+)
 from .datatype import DataType, datatype
 from .engine import (
     ARRAYS_GROUP,
@@ -167,6 +173,7 @@ from .scale import ScaleSpec, TileSpec, scale
 __all__ = [
     "ALIASES",
     "ARRAYS_GROUP",
+    "AXIS_SAMPLES",
     "CATALOG",
     "DEFAULT_SPACE",
     "DESCRIPTIONS",
@@ -228,6 +235,7 @@ __all__ = [
     "cast_mode",
     "check_random_source",
     "combinations",
+    "conformance_space",
     "datatype",
     "e2m1fnuz",
     "e2m3fnuz",

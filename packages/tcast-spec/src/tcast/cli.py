@@ -4,6 +4,8 @@ Usage::
 
     tcast info NAME_OR_CODE   # a catalog name, number code, datatype code pair or scale code
     tcast info --catalog      # every named datatype, then the names not supported yet
+    tcast conformance --engine NAME [--tier smoke|fast|full] [--datatypes GLOB]
+                      [--device DEV] [--jobs N] [--report FILE.json|FILE.md] [--quiet]
     tcast --version
 
 ``tcast info X`` resolves ``X`` in this order: a catalog name or alias
@@ -26,6 +28,10 @@ parsed ``argparse.Namespace`` and returns the exit status. tcast-ref plugs its
 
 A plugin that fails to load or register is reported on stderr and skipped; it
 never hides ``tcast info``.
+
+``tcast conformance`` checks installed engines against the reference (docs/conformance.md).
+Its machinery needs NumPy, so it lives in ``tcast_ref.conformance`` and is imported only
+when the command runs: without tcast-ref the command says so and exits with status 2.
 """
 
 from __future__ import annotations
@@ -584,6 +590,73 @@ def _register_info(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_info)
 
 
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    try:  # the machinery needs NumPy: it lives in tcast-ref, imported only here
+        from tcast_ref import conformance
+    except ImportError as err:
+        print(
+            "tcast conformance: error: needs the reference engine, tcast-ref (pip install "
+            f"tcast-ref): {err}",
+            file=sys.stderr,
+        )
+        return 2
+    report = conformance.run(
+        args.engine,
+        args.tier,
+        datatypes=args.datatypes,
+        device=args.device,
+        jobs=args.jobs,
+        quiet=args.quiet,
+        report=args.report,
+    )
+    if args.report is not None:
+        report.write(args.report)
+    sys.stdout.write(report.summary())
+    if args.report is not None:
+        print(f"report: {args.report}")
+    return report.exit_status
+
+
+def _register_conformance(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "conformance",
+        help="check installed engines against the reference, bit for bit",
+        description=(
+            "Check each --engine (any engine installed under the tcast.engines entry points) "
+            "against the reference (tcast.exact for 'ref', tcast_ref for every other engine) "
+            "on every datatype of tcast.combinations() selected, in raw bits. Exit status: 0 "
+            "every case matches, 1 some differ, 2 bad usage or an engine that cannot load. "
+            "Needs tcast-ref. See docs/conformance.md."
+        ),
+    )
+    p.add_argument(
+        "--engine",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="an installed engine (repeatable)",
+    )
+    p.add_argument(
+        "--tier",
+        default="fast",
+        metavar="TIER",
+        help="smoke (every axis value once), fast (every datatype once; default) or "
+        "full (every mode)",
+    )
+    p.add_argument(
+        "--datatypes",
+        action="append",
+        metavar="GLOB",
+        help="only datatypes whose code or catalog name matches (repeatable): "
+        "'mxfp*', '*_e8m0_t32'",
+    )
+    p.add_argument("--device", help="torch device for engines on torch tensors (default cpu)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.md")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.set_defaults(func=_cmd_conformance)
+
+
 def _command_entry_points() -> list[Any]:
     """The entry points of the ``tcast.commands`` group, sorted by name."""
     from importlib.metadata import entry_points
@@ -603,6 +676,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     parser.add_argument("--version", action="version", version=f"tcast {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_info(subparsers)
+    _register_conformance(subparsers)
     warnings = []
     for ep in _command_entry_points():
         try:

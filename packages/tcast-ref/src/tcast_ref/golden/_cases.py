@@ -23,9 +23,12 @@ from ._random import Stream
 __all__ = [
     "INPUT_TYPES",
     "LEVELS",
+    "PARTIAL_PATTERNS",
     "TilePlan",
     "element_max",
     "exhaustive_inputs",
+    "partial_extents",
+    "partial_inputs",
     "positive_grid",
     "tile_inputs",
     "unscaled_inputs",
@@ -48,12 +51,48 @@ MAX_RANDOM_ELEMENTS = 1 << 24
 _GRID_CAP = 512
 
 _SPECIALS = {
-    32: (0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF,
-         0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x00800000, 0x007FFFFF),
-    16: (0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7FFF, 0x7BFF, 0xFBFF, 0x0001, 0x8001,
-         0x0400, 0x03FF),
-    "bfloat16": (0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x7FFF, 0x7F7F, 0xFF7F, 0x0001,
-                 0x8001, 0x0080, 0x007F),
+    32: (
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0xFFC00000,
+        0x7F800001,
+        0x7FFFFFFF,
+        0x7F7FFFFF,
+        0xFF7FFFFF,
+        0x00000001,
+        0x80000001,
+        0x00800000,
+        0x007FFFFF,
+    ),
+    16: (
+        0x7C00,
+        0xFC00,
+        0x7E00,
+        0xFE00,
+        0x7C01,
+        0x7FFF,
+        0x7BFF,
+        0xFBFF,
+        0x0001,
+        0x8001,
+        0x0400,
+        0x03FF,
+    ),
+    "bfloat16": (
+        0x7F80,
+        0xFF80,
+        0x7FC0,
+        0xFFC0,
+        0x7F81,
+        0x7FFF,
+        0x7F7F,
+        0xFF7F,
+        0x0001,
+        0x8001,
+        0x0080,
+        0x007F,
+    ),
 }
 
 
@@ -122,10 +161,15 @@ def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
 
 def _sample(v: np.ndarray) -> np.ndarray:
     """The 64 first, the 64 last and evenly spaced elements between (``_GRID_CAP`` in all)."""
-    idx = np.unique(np.concatenate([
-        np.arange(64), np.arange(v.size - 64, v.size),
-        np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
-    ]))
+    idx = np.unique(
+        np.concatenate(
+            [
+                np.arange(64),
+                np.arange(v.size - 64, v.size),
+                np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
+            ]
+        )
+    )
     return v[idx]
 
 
@@ -133,9 +177,12 @@ def grid_rule(n: NumberSpec) -> str:
     """How the grid of ``n`` was taken (for the header)."""
     count = n.max_code if n.is_float else n.maxint
     if count > _GRID_CAP:
-        return (f"a sample of the {count} positive values: the 64 smallest, the 64 largest and "
-                f"{_GRID_CAP - 128} evenly spaced between")
+        return (
+            f"a sample of the {count} positive values: the 64 smallest, the 64 largest and "
+            f"{_GRID_CAP - 128} evenly spaced between"
+        )
     return "every positive finite value"
+
 
 def element_max(dt: DataType) -> float:
     """M: the largest element magnitude (ints under an exponent scale: fixed point)."""
@@ -297,8 +344,27 @@ def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
     lo_in, hi_in = _input_range(idt)
     kmin, kmax = lo_in - elog + 1, hi_in - elog
     if level == "1":
-        ks = sorted({smin - 2, smin - 1, smin, smin + 1, -8, -1, 0, 1, 8,
-                     smax - 1, smax, smax + 1, smax + 2, kmin, kmin + 1, kmax - 1, kmax})
+        ks = sorted(
+            {
+                smin - 2,
+                smin - 1,
+                smin,
+                smin + 1,
+                -8,
+                -1,
+                0,
+                1,
+                8,
+                smax - 1,
+                smax,
+                smax + 1,
+                smax + 2,
+                kmin,
+                kmin + 1,
+                kmax - 1,
+                kmax,
+            }
+        )
     else:
         ks = list(range(smin - 3, smax + 3))
     ks = tuple(k for k in ks if kmin <= k <= kmax)
@@ -366,14 +432,26 @@ def _grid_fill(
 
 
 def _tile(
-    pat: str, k: int, size: int, m: float, gap: float, elog: int, pool: np.ndarray, idt: str,
-    rng: Stream, reach: int,
+    pat: str,
+    k: int,
+    size: int,
+    m: float,
+    gap: float,
+    elog: int,
+    pool: np.ndarray,
+    idt: str,
+    rng: Stream,
+    reach: int,
 ) -> np.ndarray:
     """One tile of pattern ``pat`` at scale position ``k`` (see ``PATTERNS``)."""
     at = int(rng.below(size, 1)[0])
     x = _grid_fill(k, size, pool, idt, rng, reach)
-    top = {"grid": m * 2.0**k, "binade_low": 2.0 ** (elog + k), "outlier": m * 2.0**k,
-           "overflow": (m + gap / 2) * 2.0**k}.get(pat)
+    top = {
+        "grid": m * 2.0**k,
+        "binade_low": 2.0 ** (elog + k),
+        "outlier": m * 2.0**k,
+        "overflow": (m + gap / 2) * 2.0**k,
+    }.get(pat)
     if pat == "binade_high":
         edge = to_input(np.array([2.0 ** (elog + k + 1)]), idt)
         below = _neighbours(edge, idt, (-1,))
@@ -411,3 +489,74 @@ def _random_tile(k: int, size: int, m: float, idt: str, rng: Stream) -> np.ndarr
     frac = rng.words(size).astype(np.float64) / 2.0**32
     v = np.ldexp(1.0 + frac, e.astype(np.int32))
     return to_input(np.where(rng.signs(size), -v, v), idt)
+
+
+# ------------------------------------------------------------------ partial tiles
+#: Patterns of the partial tiles (finite: a NaN or Inf block is covered by the whole tiles).
+PARTIAL_PATTERNS = ("grid", "overflow", "binade_high", "outlier")
+
+
+def partial_extents(
+    tile_shape: tuple[int, ...], channel: tuple[bool, ...], level: str
+) -> list[tuple[int, ...]]:
+    """The extents of the partial tiles of a set, one length per tile segment.
+
+    A segment of T elements takes 1, 3, T/2 and T-1 (level 1) or every length from 1 to T-1
+    (level 2); a channel segment is always whole. 2-D tiles: every segment is partial
+    together (the i-th length of each), then each one alone (the others whole).
+    """
+
+    def lengths(t: int) -> list[int]:
+        if t < 2:
+            return []
+        picks = range(1, t) if level == "2" else (1, 3, t // 2, t - 1)
+        return sorted({p for p in picks if 1 <= p < t})
+
+    per = [[] if ch else lengths(t) for t, ch in zip(tile_shape, channel, strict=True)]
+    if len(tile_shape) == 1:
+        return [(n,) for n in per[0]]
+    out: list[tuple[int, ...]] = []
+    a, b = per
+    for i in range(max(len(a), len(b))):
+        if a and b:
+            out.append((a[min(i, len(a) - 1)], b[min(i, len(b) - 1)]))
+    out += [(n, tile_shape[1]) for n in a] + [(tile_shape[0], n) for n in b]
+    return list(dict.fromkeys(out))
+
+
+def partial_inputs(
+    dt: DataType,
+    tile_shape: tuple[int, ...],
+    extents: list[tuple[int, ...]],
+    repeat: int,
+    idt: str,
+    rng: Stream,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Partial tiles: lines of ``prod(tile_shape)`` words, absent elements +0, and their LEN.
+
+    For each extent, ``repeat`` lines cycling over :data:`PARTIAL_PATTERNS` at k = 0 (each
+    built on the live elements only, so amax is among them).
+
+    Returns:
+        The lines (input dtype) and the extents (uint16, one column per tile segment).
+    """
+    n = dt.nspec
+    grid = positive_grid(n, dt.sspec.scale.is_exponent)
+    m = element_max(dt)
+    gap = grid[-1] - grid[-2] if grid.size > 1 else grid[-1]
+    pool = np.concatenate([grid, _midpoints(grid)])
+    elog = int(np.floor(np.log2(m)))
+    size = int(np.prod(tile_shape))
+    rows, lens = [], []
+    for ext in extents:
+        live = int(np.prod(ext))
+        for j in range(repeat):
+            pat = PARTIAL_PATTERNS[j % len(PARTIAL_PATTERNS)]
+            vals = _tile(pat, 0, live, m, gap, elog, pool, idt, rng, 1)
+            line = np.zeros(tile_shape, INPUT_TYPES[idt][0])
+            line[tuple(slice(0, e) for e in ext)] = vals.reshape(ext)
+            rows.append(line.reshape(size))
+            lens.append(ext)
+    if not rows:
+        return np.zeros((0, size), INPUT_TYPES[idt][0]), np.zeros((0, len(tile_shape)), np.uint16)
+    return np.stack(rows), np.array(lens, np.uint16)

@@ -23,12 +23,11 @@ FLAGS = {
     "infinite": 0x10,
     "nanblock": 0x20,
     "pruned": 0x40,
+    "absent": 0x80,
 }
 
 _DOCS = {
-    "inexact": (
-        "x is finite, kept, its block is finite, and the decoded result d differs from x"
-    ),
+    "inexact": ("x is finite, kept, its block is finite, and the decoded result d differs from x"),
     "underflow": (
         "inexact, x != 0, and the element result is tiny: a float element whose code has "
         "exponent field 0 (subnormal or zero), or an int/uint element that decodes to 0"
@@ -48,6 +47,10 @@ _DOCS = {
         "the element code is 0 and the element decodes to NaN (SEMANTICS.md 5.2)"
     ),
     "pruned": "the element was removed by N-of-M sparsity (code 0, decodes to 0; SEMANTICS.md 6)",
+    "absent": (
+        "the element lies beyond the extent (LEN) of a partial tile: it is not part of the "
+        "tensor, IN and OUT are 0, nothing else is flagged and it is not compared"
+    ),
 }
 
 
@@ -110,8 +113,12 @@ def flags(
         overflow = finite & (~np.isfinite(dd) | beyond)
     out = np.zeros(x.shape, np.uint8)
     for name, mask in (
-        ("inexact", inexact), ("underflow", underflow), ("overflow", overflow),
-        ("invalid", np.isnan(x)), ("infinite", np.isinf(x)), ("nanblock", nanblock),
+        ("inexact", inexact),
+        ("underflow", underflow),
+        ("overflow", overflow),
+        ("invalid", np.isnan(x)),
+        ("infinite", np.isinf(x)),
+        ("nanblock", nanblock),
         ("pruned", pruned),
     ):
         out |= np.where(mask, np.uint8(FLAGS[name]), np.uint8(0))

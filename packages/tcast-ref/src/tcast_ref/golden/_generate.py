@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,13 @@ from ._cases import (
     INPUT_TYPES,
     LEVELS,
     MAX_RANDOM_ELEMENTS,
+    PARTIAL_PATTERNS,
     PATTERNS,
     SINGLE_TILES,
     exhaustive_inputs,
     grid_rule,
+    partial_extents,
+    partial_inputs,
     random_tiles,
     tile_inputs,
     tile_plan,
@@ -44,7 +48,7 @@ from ._cases import (
 )
 from ._describe import datatype_description, policies
 from ._files import npz_bytes, sha256, write_set
-from ._flags import flag_docs, flags
+from ._flags import FLAGS, flag_docs, flags
 from ._geometry import Geometry, geometry
 from ._layout import Field, Layout
 from ._progress import progress
@@ -76,10 +80,19 @@ class Settings:
     count: int | None = None
 
     @classmethod
-    def of(cls, dtype: DataType | str, *, roundmode: RoundMode | str = "even",
-           scalemode: ScaleMode | str = "floor", castmode: CastMode | str = "actual",
-           saturate: bool = True, level: str | int = "1", seed: int = 0,
-           input_dtype: str = "float32", count: int | None = None) -> Settings:
+    def of(
+        cls,
+        dtype: DataType | str,
+        *,
+        roundmode: RoundMode | str = "even",
+        scalemode: ScaleMode | str = "floor",
+        castmode: CastMode | str = "actual",
+        saturate: bool = True,
+        level: str | int = "1",
+        seed: int = 0,
+        input_dtype: str = "float32",
+        count: int | None = None,
+    ) -> Settings:
         """Validate and normalize options.
 
         Raises:
@@ -97,8 +110,9 @@ class Settings:
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
             raise SpecError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         if count is not None and (
-            not isinstance(count, int) or isinstance(count, bool) or not
-            0 <= count <= MAX_RANDOM_ELEMENTS
+            not isinstance(count, int)
+            or isinstance(count, bool)
+            or not 0 <= count <= MAX_RANDOM_ELEMENTS
         ):
             raise SpecError(
                 f"count must be an integer in [0, {MAX_RANDOM_ELEMENTS}] (2**24 random "
@@ -112,10 +126,20 @@ class Settings:
                 "elements always saturate (SEMANTICS.md 5.2)"
             )
         if count is not None and level == "exhaustive":
-            raise SpecError("count sets the random part of levels 1 and 2; the exhaustive "
-                            "level has none")
-        return cls(dt, round_mode(roundmode), scale_mode(scalemode), cast_mode(castmode),
-                   saturate, level, seed, input_dtype, count)
+            raise SpecError(
+                "count sets the random part of levels 1 and 2; the exhaustive level has none"
+            )
+        return cls(
+            dt,
+            round_mode(roundmode),
+            scale_mode(scalemode),
+            cast_mode(castmode),
+            saturate,
+            level,
+            seed,
+            input_dtype,
+            count,
+        )
 
     @property
     def operation(self) -> str:
@@ -146,14 +170,32 @@ class _Cast:
     nanblock: np.ndarray | None = None
 
 
+def _runs(lens: np.ndarray | None, n: int, per: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` groups of lines cast together: runs of equal extents, ``per`` at most."""
+    if lens is None or n == 0:
+        return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
+    change = np.flatnonzero((lens[1:] != lens[:-1]).any(axis=1)) + 1
+    bounds = [0, *change.tolist(), n]
+    return [
+        (lo, min(lo + per, hi)) for a, hi in itertools.pairwise(bounds) for lo in range(a, hi, per)
+    ]
+
+
 def run_cast(
-    x: np.ndarray, st: Settings, geo: Geometry, rbits: np.ndarray | None,
-    engine: Any = None, quiet: bool = True,
+    x: np.ndarray,
+    st: Settings,
+    geo: Geometry,
+    rbits: np.ndarray | None,
+    engine: Any = None,
+    quiet: bool = True,
+    lens: np.ndarray | None = None,
 ) -> _Cast:
     """Cast lines (``(N,)`` unscaled or ``(N, size)``) with an engine (default: the reference).
 
     ``engine`` is an object with ``cast_numpy(x, dt, **kw)`` and ``upcast_numpy(result)``
-    (see ``_verify``); None uses ``tcast_ref`` directly.
+    (see ``_verify``); None uses ``tcast_ref`` directly. ``lens`` (``(N, segments)``, the
+    LEN column) gives each line's extent: consecutive lines of one extent are cast together
+    (at most ``lines_per_tensor`` of them), as an array of that extent.
     """
     kw = {"roundmode": st.roundmode, "scalemode": st.scalemode, "saturate": st.saturate}
     do_cast = cast if engine is None else engine.cast_numpy
@@ -170,27 +212,35 @@ def run_cast(
     per = geo.lines_per_tensor or max(len(x), 1)
     parts: list[_Cast] = []
     with progress(len(x), f"cast {dt.code}", quiet) as bar:
-        for lo in range(0, len(x), per):
-            lines = x[lo:lo + per]
-            arr = geo.to_array(lines)
-            rb = None if rbits is None else geo.to_array(rbits[lo:lo + per])
+        for lo, hi in _runs(lens, len(x), per):
+            lines = x[lo:hi]
+            ext = None if lens is None else tuple(int(e) for e in lens[lo])
+            arr = geo.to_array(lines, ext)
+            rb = None if rbits is None else geo.to_array(rbits[lo:hi], ext)
             res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw)
             codes, mask = _codes_of(res, arr.shape)
-            dec = geo.from_array(np.asarray(do_up(res)))
+            dec = geo.from_array(np.asarray(do_up(res)), ext)
             virt = None
             if want_virtual:
                 virt = do_cast(arr, dt, castmode="virtual", rbits=rb, **kw)
-                virt = geo.from_array(np.asarray(virt))
+                virt = geo.from_array(np.asarray(virt), ext)
             g = len(lines)
             scale = geo.scales_from_array(res.scale)
-            parts.append(_Cast(
-                codes=geo.from_array(codes), decoded=dec, virtual=virt,
-                scale=scale,
-                zero=None if res.zero is None else geo.scales_from_array(res.zero),
-                tenscale=None if res.tenscale is None else np.full(
-                    g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype),
-                mask=None if mask is None else geo.from_array(mask),
-            ))
+            parts.append(
+                _Cast(
+                    codes=geo.from_array(codes, ext),
+                    decoded=dec,
+                    virtual=virt,
+                    scale=scale,
+                    zero=None if res.zero is None else geo.scales_from_array(res.zero),
+                    tenscale=None
+                    if res.tenscale is None
+                    else np.full(
+                        g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype
+                    ),
+                    mask=None if mask is None else geo.from_array(mask, ext),
+                )
+            )
             bar.update(g)
     joined = {}
     for f in fields(_Cast):
@@ -237,6 +287,8 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
     fields = [_input_field(st, t)]
     if st.roundmode is RoundMode.STOCHASTIC:
         fields.append(Field("RBITS", t, 32, "input", "uint32"))
+    if geo.has_partial_tiles:
+        fields.append(Field("LEN", len(geo.tile_shape), 16, "input", "extent"))
     virtual = st.castmode is CastMode.VIRTUAL
     if dt.sspec is not None and not virtual:
         fields.append(Field("SCALE", 1, dt.sspec.scale.bits, "output", dt.sspec.scale.code))
@@ -264,10 +316,14 @@ def _mask_words(mask: np.ndarray) -> np.ndarray:
 
 
 def _cast_set(
-    st: Settings, quiet: bool, engine: Any = None, x2: np.ndarray | None = None,
+    st: Settings,
+    quiet: bool,
+    engine: Any = None,
+    x2: np.ndarray | None = None,
     rbits: np.ndarray | None = None,
+    lens: np.ndarray | None = None,
 ) -> tuple[Layout, dict[str, np.ndarray], dict]:
-    """A cast set; with ``x2`` (and ``rbits``) given, those inputs are cast by ``engine``."""
+    """A cast set; with ``x2`` (and ``rbits``, ``lens``) given, those are cast by ``engine``."""
     dt = st.dtype
     geo = geometry(dt)
     rng = Stream(st.seed)
@@ -276,14 +332,17 @@ def _cast_set(
     if not given and geo.kind == "unscaled":
         if st.level == "exhaustive":
             x = exhaustive_inputs(st.input_dtype)
-            info["inputs"] = ("every float16 and every bfloat16 pattern" if
-                              st.input_dtype == "float32" else
-                              f"every {st.input_dtype} pattern")
+            info["inputs"] = (
+                "every float16 and every bfloat16 pattern"
+                if st.input_dtype == "float32"
+                else f"every {st.input_dtype} pattern"
+            )
         else:
             count = DEFAULT_COUNT[st.level][0] if st.count is None else st.count
             x = unscaled_inputs(dt.nspec, st.input_dtype, st.level, count, rng)
             info["inputs"] = {
-                "random_values": count, "grid": grid_rule(dt.nspec),
+                "random_values": count,
+                "grid": grid_rule(dt.nspec),
                 "order": "the format's values, the midpoints between neighbours and the "
                 "overflow edges (both signs), their neighbours in the input dtype, the input "
                 "dtype's specials, then the random values; repeated bit patterns dropped "
@@ -314,32 +373,74 @@ def _cast_set(
             "scale_positions_k": list(plan.exponents),
             "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
             "single_tiles": SINGLE_TILES,
-            "tiles_per_position": len(plan.patterns), "random_tiles": plan.random,
+            "tiles_per_position": len(plan.patterns),
+            "random_tiles": plan.random,
             "pattern_order": list(plan.patterns),
             "single_tile_order": list(SINGLE_TILES),
             "grid": grid_rule(dt.nspec),
             "neighbour_steps": plan.reach,
             "order": "for each k of scale_positions_k, one tile per entry of pattern_order; "
             "then single_tile_order; then random_tiles random tiles"
-            + ("; then (two-level) the finite tiles keep this order, filler_tiles follow, and "
-               "the tiles holding NaN/Inf are moved last" if dt.is_multiscale else ""),
+            + (
+                "; then (two-level) the finite tiles keep this order, filler_tiles follow, and "
+                "the tiles holding NaN/Inf are moved last"
+                if dt.is_multiscale
+                else ""
+            ),
         }
         if dt.is_multiscale:
             info["inputs"]["filler_tiles"] = {
-                "count": fill, "rule": "random tiles at k = 0 after the finite tiles, so the "
+                "count": fill,
+                "rule": "random tiles at k = 0 after the finite tiles, so the "
                 "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
             }
+        x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
     if not given and st.roundmode is RoundMode.STOCHASTIC:
         rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
     xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
     rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
-    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet)
-    columns = _columns(st, geo, x2, rbits, res)
+    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens)
+    columns = _columns(st, geo, x2, rbits, res, lens)
     return cast_layout(st, geo), columns, info
 
 
+def _with_partial_tiles(
+    st: Settings, geo: Geometry, x2: np.ndarray, rng: Stream, inputs: dict
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The whole tiles followed by the partial tiles, and every line's extent (LEN)."""
+    if not geo.has_partial_tiles:
+        return x2, None
+    dt = st.dtype
+    channel = tuple(t.is_channel for t in dt.sspec.tiles)
+    extents = partial_extents(geo.tile_shape, channel, st.level)
+    repeat = geo.lines_per_tensor or len(PARTIAL_PATTERNS)
+    part, part_lens = partial_inputs(dt, geo.tile_shape, extents, repeat, st.input_dtype, rng)
+    whole = np.tile(np.array(geo.tile_shape, np.uint16), (x2.shape[0], 1))
+    inputs["partial_tiles"] = {
+        "extents": [list(e) for e in extents],
+        "lines_per_extent": repeat,
+        "patterns": list(PARTIAL_PATTERNS),
+        "first_line": int(x2.shape[0]) + 1,
+        "rule": "after the whole tiles: for each extent (LEN: the length along each tile "
+        "segment), lines_per_extent lines cycling over patterns at k = 0, built on the "
+        "present elements; elements beyond the extent are absent: IN +0, OUT 0, FLAGS "
+        "absent (0x80), not compared"
+        + (
+            "; each extent's lines are one tensor of their own (two-level scaling)"
+            if dt.is_multiscale
+            else ""
+        ),
+    }
+    return np.concatenate([x2, part]), np.concatenate([whole, part_lens])
+
+
 def _columns(
-    st: Settings, geo: Geometry, x2: np.ndarray, rbits: np.ndarray | None, res: _Cast
+    st: Settings,
+    geo: Geometry,
+    x2: np.ndarray,
+    rbits: np.ndarray | None,
+    res: _Cast,
+    lens: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     dt = st.dtype
     n_lines = x2.shape[0]
@@ -349,6 +450,8 @@ def _columns(
     cols: dict[str, np.ndarray] = {"IN": np.ascontiguousarray(x2).view(ubits)}
     if rbits is not None:
         cols["RBITS"] = rbits
+    if lens is not None:
+        cols["LEN"] = lens.astype(np.uint16)
     keep = None if res.mask is None else res.mask.reshape(n_lines, -1).astype(bool)
     if dt.sspec is not None and st.castmode is not CastMode.VIRTUAL:
         cols["SCALE"] = res.scale.reshape(n_lines, 1)
@@ -364,6 +467,10 @@ def _columns(
         cols["OUT"] = codes.astype(code_dtype(dt.nspec.bits))
     nanblock = None if res.nanblock is None else res.nanblock.reshape(n_lines, -1)
     cols["FLAGS"] = flags(_f32(x2), codes, dec, dt, nanblock, keep)
+    if lens is not None:  # absent elements of partial tiles: nothing but the absent flag
+        absent = ~geo.live(lens)
+        cols["FLAGS"][absent] = FLAGS["absent"]
+        cols["OUT"][absent] = 0
     return cols
 
 
@@ -384,8 +491,11 @@ def _second_codes(spec, budget: int, rng: Stream) -> tuple[list[int], str]:
     extra = rng.below(1 << min(spec.bits, 31), 16)
     picks.update(int(c) for c in extra)
     codes = sorted(c for c in picks if c < (1 << spec.bits))
-    return codes, "a sample: 0, 1, the largest code, the codes of 1, 0.5, 2, the smallest normal "\
-        "and the max, and 16 codes drawn from the set's Philox stream"
+    return (
+        codes,
+        "a sample: 0, 1, the largest code, the codes of 1, 0.5, 2, the smallest normal "
+        "and the max, and 16 codes drawn from the set's Philox stream",
+    )
 
 
 def _decode_set(
@@ -425,9 +535,17 @@ def _decode_set(
             elif z is not None:
                 tens = np.array(z, dtype=code_dtype(second.bits))
             r = CastResult(
-                data=np.ascontiguousarray(data), scale=sc, zero=zero, tenscale=tens, mask=None,
-                meta=None, dtype=ddt, shape=data.shape, castmode=CastMode.ACTUAL,
-                input_dtype="float32", engine="ref",
+                data=np.ascontiguousarray(data),
+                scale=sc,
+                zero=zero,
+                tenscale=tens,
+                mask=None,
+                meta=None,
+                dtype=ddt,
+                shape=data.shape,
+                castmode=CastMode.ACTUAL,
+                input_dtype="float32",
+                engine="ref",
             )
             vals = np.asarray(do_up(r), np.float32)
             rows_code.append(np.ascontiguousarray(data).reshape(-1))
@@ -447,23 +565,31 @@ def _decode_set(
         fields.append(Field(name, 1, second.bits, "input", second.code))
     cols["VALUE"] = np.concatenate(rows_value).reshape(-1, 1)
     fields.append(Field("VALUE", 1, 32, "output", "float32"))
-    info = {"inputs": {
-        "element_codes": "every code", "scale_codes": "every code",
-        **({} if second is None else {"second_codes": sec_rule, "second_code_list": sec_codes}),
-    }, "geometry": {"kind": "decode", "rule": "VALUE = upcast of one element code under one "
-                    "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)"}}
+    info = {
+        "inputs": {
+            "element_codes": "every code",
+            "scale_codes": "every code",
+            **({} if second is None else {"second_codes": sec_rule, "second_code_list": sec_codes}),
+        },
+        "geometry": {
+            "kind": "decode",
+            "rule": "VALUE = upcast of one element code under one "
+            "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)",
+        },
+    }
     return Layout(tuple(fields)), cols, info
 
 
 # ------------------------------------------------------------------------- output
-def _file_bytes(layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool,
-           extra: dict[str, bytes]) -> dict[str, bytes]:
+def _file_bytes(
+    layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool, extra: dict[str, bytes]
+) -> dict[str, bytes]:
     n_lines = next(iter(cols.values())).shape[0]
     txt = [f"# {layout.comment()}"]
     memh = [f"// {layout.comment()}"]
     with progress(n_lines, "format", quiet) as bar:
         for lo in range(0, n_lines, _CHUNK_LINES):
-            part = {k: v[lo:lo + _CHUNK_LINES] for k, v in cols.items()}
+            part = {k: v[lo : lo + _CHUNK_LINES] for k, v in cols.items()}
             txt.extend(layout.format_lines(part, " "))
             memh.extend(layout.format_lines(part, "_"))
             bar.update(min(_CHUNK_LINES, n_lines - lo))
@@ -508,9 +634,12 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
         "datatype": datatype_description(dt),
         "policies": policies(dt, st.roundmode, st.scalemode, st.saturate, st.castmode),
         "modes": {
-            "castmode": st.castmode.value, "roundmode": st.roundmode.value,
-            "scalemode": st.scalemode.value, "saturate": st.saturate,
-            "scalemode_applies": dt.sspec is not None and dt.sspec.scale.is_exponent
+            "castmode": st.castmode.value,
+            "roundmode": st.roundmode.value,
+            "scalemode": st.scalemode.value,
+            "saturate": st.saturate,
+            "scalemode_applies": dt.sspec is not None
+            and dt.sspec.scale.is_exponent
             and not dt.nspec.is_uint,
         },
         "input_dtype": st.input_dtype,
@@ -520,13 +649,17 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "tl.randint(seed, counter)); not the seeded-cast rule of SEMANTICS.md 3.3",
             "seed": st.seed,
             "inputs_stream": "counters from 0: choices are word mod n, signs the low bit",
-            "rbits_stream": (f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
-                             "elements_per_line + element)")
-            if st.roundmode is RoundMode.STOCHASTIC else None,
+            "rbits_stream": (
+                f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
+                "elements_per_line + element)"
+            )
+            if st.roundmode is RoundMode.STOCHASTIC
+            else None,
         },
         "cases": info,
         "counts": {
-            "lines": int(n_lines), "elements": int(n_lines * out_field.count),
+            "lines": int(n_lines),
+            "elements": int(n_lines * out_field.count),
             "flagged": _flag_counts(cols.get("FLAGS")),
         },
         "layout": {
@@ -535,17 +668,20 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "memh_word_bits": layout.memh_bits,
             "memh_ranges": layout.memh_ranges(),
             "txt": "one line per case after one '#' comment line; words separated by one "
-                   "space; fixed-width uppercase hex",
+            "space; fixed-width uppercase hex",
             "memh": "one line per case after one '//' comment line; the words of a line "
-                    "joined by '_' into one word of memh_word_bits bits, first word most "
-                    "significant",
+            "joined by '_' into one word of memh_word_bits bits, first word most "
+            "significant",
             "npz": "one array per field, named in lower case, shape (lines, count)",
         },
         "flags": flag_docs() if "FLAGS" in cols else None,
-        "digests": {"outputs_sha256": sha256(
-            np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"]).astype(
-                np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<")
-            ).tobytes())},
+        "digests": {
+            "outputs_sha256": sha256(
+                np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"])
+                .astype(np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<"))
+                .tobytes()
+            )
+        },
     }
     return GoldenSet(header, layout, cols, files)
 
@@ -558,8 +694,6 @@ def _unmask(words: np.ndarray, t: int) -> np.ndarray:
 def _flag_counts(f: np.ndarray | None) -> dict | None:
     if f is None:
         return None
-    from ._flags import FLAGS
-
     return {name: int(np.count_nonzero(f & bit)) for name, bit in FLAGS.items()}
 
 

@@ -51,22 +51,57 @@ class Geometry:
         """Elements per line."""
         return prod(self.tile_shape)
 
-    def to_array(self, lines: np.ndarray) -> np.ndarray:
-        """(G, size) lines -> the array to cast (a C-contiguous copy)."""
+    @property
+    def has_partial_tiles(self) -> bool:
+        """Whether lines may hold partial tiles (tile sets; a channel segment is always whole)."""
+        return self.kind in ("tile1d", "tile2d")
+
+    def to_array(self, lines: np.ndarray, extent: tuple[int, ...] | None = None) -> np.ndarray:
+        """(G, size) lines -> the array to cast (a C-contiguous copy).
+
+        ``extent`` (one length per tile segment, each at most the tile's) keeps only the first
+        ``extent[i]`` elements along each tile segment: the array of a partial tile.
+        """
         g = lines.shape[0]
         if self.kind == "tensor":
             return np.ascontiguousarray(lines.reshape(self.tile_shape))
-        a = lines.reshape(g, *self.tile_shape, *([1] * (self.rank - 1 - len(self.tile_dims))))
+        tiles = lines.reshape(g, *self.tile_shape)
+        if extent is not None:
+            tiles = tiles[(slice(None), *(slice(0, e) for e in extent))]
+        a = tiles.reshape(*tiles.shape, *([1] * (self.rank - 1 - len(self.tile_dims))))
         src = list(range(1 + len(self.tile_dims)))
         return np.ascontiguousarray(np.moveaxis(a, src, [self.count_dim, *self.tile_dims]))
 
-    def from_array(self, a: np.ndarray) -> np.ndarray:
-        """An array of the cast's shape -> (G, size) lines."""
+    def from_array(self, a: np.ndarray, extent: tuple[int, ...] | None = None) -> np.ndarray:
+        """An array of the cast's shape -> (G, size) lines.
+
+        With ``extent``, the array is a partial tile's: absent elements are 0 (or False).
+        """
         if self.kind == "tensor":
             return a.reshape(1, -1)
         dst = list(range(1 + len(self.tile_dims)))
         moved = np.moveaxis(a, [self.count_dim, *self.tile_dims], dst)
-        return moved.reshape(moved.shape[0], -1)
+        g = moved.shape[0]
+        if extent is None or tuple(extent) == self.tile_shape:
+            return moved.reshape(g, -1)
+        full = np.zeros((g, *self.tile_shape), moved.dtype)
+        full[(slice(None), *(slice(0, e) for e in extent))] = moved.reshape(g, *extent)
+        return full.reshape(g, -1)
+
+    def live(self, extents: np.ndarray) -> np.ndarray:
+        """(G, size) bool: which elements of each line are present.
+
+        From the (G, segments) extents of the lines (the LEN column).
+        """
+        g = extents.shape[0]
+        out = np.ones((g, *self.tile_shape), bool)
+        for axis, t in enumerate(self.tile_shape):
+            idx = np.arange(t).reshape(
+                [1] * (axis + 1) + [t] + [1] * (len(self.tile_shape) - axis - 1)
+            )
+            lim = extents[:, axis].reshape([g] + [1] * len(self.tile_shape))
+            out &= idx < lim
+        return out.reshape(g, -1)
 
     def scales_from_array(self, s: np.ndarray) -> np.ndarray:
         """A scale array of the cast (one scale per block) -> (G,) per line."""
@@ -75,13 +110,21 @@ class Geometry:
     def describe(self) -> dict:
         """The geometry as it appears in ``header.json``."""
         return {
-            "kind": self.kind, "elements_per_line": self.size,
-            "tile_shape": list(self.tile_shape), "array_rank": self.rank,
-            "tile_dims": list(self.tile_dims), "count_dim": self.count_dim,
+            "kind": self.kind,
+            "elements_per_line": self.size,
+            "tile_shape": list(self.tile_shape),
+            "array_rank": self.rank,
+            "tile_dims": list(self.tile_dims),
+            "count_dim": self.count_dim,
             "lines_per_tensor": self.lines_per_tensor,
             "padding": (
-                "none: every line is one whole block, so no partial tile and no padding value "
-                "occurs (SEMANTICS.md 5.1: padding never takes part in amax or sparsity)"
+                "partial tiles: the LEN words of a line give its extent along each tile "
+                "segment; elements beyond it are absent (IN 0, OUT 0, FLAGS absent) and the "
+                "line is cast as an array of that extent (SEMANTICS.md 5.1: a partial tile; "
+                "padding never takes part in amax or sparsity)"
+                if self.has_partial_tiles
+                else "none: every line is one whole block, so no partial tile and no padding "
+                "value occurs (SEMANTICS.md 5.1: padding never takes part in amax or sparsity)"
             ),
             "order": (
                 "elements of a line in C order of tile_shape, whose entries follow the tile "

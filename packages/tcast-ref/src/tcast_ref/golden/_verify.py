@@ -63,10 +63,16 @@ class LoadedSet:
         """The options the set was generated with."""
         h = self.header
         m = h["modes"]
-        return Settings.of(h["datatype"]["code"], roundmode=m["roundmode"],
-                           scalemode=m["scalemode"], castmode=m["castmode"],
-                           saturate=m["saturate"], level=h["level"],
-                           seed=h["random"]["seed"], input_dtype=h["input_dtype"])
+        return Settings.of(
+            h["datatype"]["code"],
+            roundmode=m["roundmode"],
+            scalemode=m["scalemode"],
+            castmode=m["castmode"],
+            saturate=m["saturate"],
+            level=h["level"],
+            seed=h["random"]["seed"],
+            input_dtype=h["input_dtype"],
+        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,7 @@ def _results_text(path: Path) -> str:
     encoding, what = "ascii", "ASCII"
     for bom, codec, name in _BOMS:
         if data.startswith(bom):
-            data, encoding, what = data[len(bom):], codec, f"{name} (with a byte-order mark)"
+            data, encoding, what = data[len(bom) :], codec, f"{name} (with a byte-order mark)"
             break
     try:
         text = data.decode(encoding)
@@ -162,7 +168,7 @@ def _results_text(path: Path) -> str:
     except UnicodeError:
         pos = next((i for i, b in enumerate(data) if b > 0x7F), 0)
         raise GoldenSetError(
-            f"{path}: not a text file of hex words: byte {pos} ({data[pos:pos + 1].hex()}) "
+            f"{path}: not a text file of hex words: byte {pos} ({data[pos : pos + 1].hex()}) "
             f"is not {what}; a results file is ASCII (UTF-8 or UTF-16 with a byte-order mark "
             f"are read too)"
         ) from None
@@ -232,8 +238,10 @@ def read_actual(
         if not chosen:  # the first case line says whether FLAGS were left out
             chosen = True
             size = len(s.replace("_", "")) if memh else len(s.split())
-            if flags_optional and no_flags.fields != layout.fields and size == (
-                no_flags.digits if memh else no_flags.words
+            if (
+                flags_optional
+                and no_flags.fields != layout.fields
+                and size == (no_flags.digits if memh else no_flags.words)
             ):
                 layout = no_flags
             _check_line_shape(path, no, s, memh, layout, lset)
@@ -247,7 +255,7 @@ def read_actual(
     words = np.array(rows, dtype=np.uint64).reshape(len(rows), layout.words)
     cols, off = {}, 0
     for f in layout.fields:
-        cols[f.name] = words[:, off:off + f.count]
+        cols[f.name] = words[:, off : off + f.count]
         off += f.count
     for f in layout.fields:
         if f.role != "input":
@@ -301,8 +309,9 @@ class _EngineArrays:
             try:
                 sample = torch.zeros(2, device=dev)
             except (RuntimeError, AssertionError) as err:  # no such device on this machine
-                raise EngineUnavailableError(f"device {str(dev)!r} is not usable here: {err}")\
-                    from None
+                raise EngineUnavailableError(
+                    f"device {str(dev)!r} is not usable here: {err}"
+                ) from None
             if engine.accepts(sample):
                 self.torch, self.device = torch, dev
                 return
@@ -319,8 +328,9 @@ class _EngineArrays:
         if a.dtype == INPUT_TYPES["bfloat16"][0]:
             out = t.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(t.bfloat16)
         elif a.dtype in (np.uint16, np.uint32, np.uint64):
-            out = t.from_numpy(np.ascontiguousarray(a).view(a.dtype.str.replace("u", "i")))\
-                .view({2: t.uint16, 4: t.uint32, 8: t.uint64}[a.itemsize])
+            out = t.from_numpy(np.ascontiguousarray(a).view(a.dtype.str.replace("u", "i"))).view(
+                {2: t.uint16, 4: t.uint32, 8: t.uint64}[a.itemsize]
+            )
         else:
             out = t.from_numpy(np.ascontiguousarray(a))
         return out.to(self.device)
@@ -332,8 +342,11 @@ class _EngineArrays:
         a = a.detach().cpu().contiguous()
         if a.dtype == t.bfloat16:
             return a.view(t.int16).numpy().view(INPUT_TYPES["bfloat16"][0])
-        signed = {t.uint16: (t.int16, np.uint16), t.uint32: (t.int32, np.uint32),
-                  t.uint64: (t.int64, np.uint64)}
+        signed = {
+            t.uint16: (t.int16, np.uint16),
+            t.uint32: (t.int32, np.uint32),
+            t.uint64: (t.int64, np.uint64),
+        }
         if a.dtype in signed:
             s, u = signed[a.dtype]
             return a.view(s).numpy().view(u)
@@ -341,22 +354,37 @@ class _EngineArrays:
             return a.view(t.uint8).numpy()
         return a.numpy()
 
-    def cast_numpy(self, x: np.ndarray, dt: Any, *, castmode: str, rbits: Any, roundmode: Any,
-                   scalemode: Any, saturate: bool) -> Any:
+    def cast_numpy(
+        self,
+        x: np.ndarray,
+        dt: Any,
+        *,
+        castmode: str,
+        rbits: Any,
+        roundmode: Any,
+        scalemode: Any,
+        saturate: bool,
+    ) -> Any:
         modes = CastModes.of(castmode, roundmode, scalemode, saturate, False)
         if not self.engine.supports(dt, modes):
             raise UnsupportedError(
                 f"engine {self.engine.name!r} does not support {dt.code} under {modes}"
             )
         out = cast_with(
-            self.engine, self._native(x), dt, castmode=modes.castmode,
-            roundmode=modes.roundmode, scalemode=modes.scalemode, rbits=self._native(rbits),
+            self.engine,
+            self._native(x),
+            dt,
+            castmode=modes.castmode,
+            roundmode=modes.roundmode,
+            scalemode=modes.scalemode,
+            rbits=self._native(rbits),
             saturate=saturate,
         )
         if not isinstance(out, CastResult):
             return self._numpy(out)
-        conv = {k: self._numpy(getattr(out, k)) for k in ("data", "scale", "zero", "tenscale",
-                                                          "mask")}
+        conv = {
+            k: self._numpy(getattr(out, k)) for k in ("data", "scale", "zero", "tenscale", "mask")
+        }
         res = replace(out, **conv)
         res.extra = {**out.extra, "_native": out}
         return res
@@ -364,8 +392,10 @@ class _EngineArrays:
     def upcast_numpy(self, result: CastResult) -> np.ndarray:
         native = result.extra.get("_native") if result.extra else None
         if native is None:
-            conv = {k: self._native(getattr(result, k)) for k in ("data", "scale", "zero",
-                                                                  "tenscale", "mask")}
+            conv = {
+                k: self._native(getattr(result, k))
+                for k in ("data", "scale", "zero", "tenscale", "mask")
+            }
             native = replace(result, **conv, engine=self.engine.name)
         return self._numpy(self.engine.upcast(native))
 
@@ -392,7 +422,8 @@ def engine_columns(
         why = loaded.failures.get(name)
         have = ", ".join(sorted(loaded.engines)) or "none"
         raise GoldenSetError(
-            f"engine {name!r} is not installed" + (f" ({why})" if why else "")
+            f"engine {name!r} is not installed"
+            + (f" ({why})" if why else "")
             + f"; installed: {have}"
         )
     eng = _EngineArrays(loaded.engines[name], device)
@@ -409,7 +440,8 @@ def engine_columns(
     idt = INPUT_TYPES[st.input_dtype][0]
     x2 = np.ascontiguousarray(lset.columns["IN"]).view(idt)
     rb = lset.columns.get("RBITS")
-    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb)
+    lens = lset.columns.get("LEN")
+    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb, lens=lens)
     return cols
 
 
@@ -432,22 +464,37 @@ def _is_nan32(w: np.ndarray) -> np.ndarray:
 
 
 def compare(
-    lset: LoadedSet, observed: dict[str, np.ndarray], *, strict_nan: bool = False,
-    ignore_flags: bool = False, quiet: bool = True,
+    lset: LoadedSet,
+    observed: dict[str, np.ndarray],
+    *,
+    strict_nan: bool = False,
+    ignore_flags: bool = False,
+    quiet: bool = True,
 ) -> tuple[list[Mismatch], int]:
     """Every differing output word, and the number of output words compared.
 
     Two NaNs match unless ``strict_nan`` (their sign and payload are then compared too).
+    The OUT and FLAGS words of absent elements (beyond a partial tile's extent, flagged
+    ``absent`` in the set) are not compared.
     """
     out: list[Mismatch] = []
     compared = 0
-    fields = [f for f in lset.layout.fields if f.role == "output"
-              and not (ignore_flags and f.name == "FLAGS") and f.name in observed]
+    absent = None
+    if "FLAGS" in lset.columns:
+        absent = (lset.columns["FLAGS"].astype(np.int64) & FLAGS["absent"]) != 0
+    fields = [
+        f
+        for f in lset.layout.fields
+        if f.role == "output" and not (ignore_flags and f.name == "FLAGS") and f.name in observed
+    ]
     with progress(len(fields), "verify", quiet) as bar:
         for f in fields:
             exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
             obs = np.asarray(observed[f.name]).reshape(lset.lines, f.count).astype(np.uint64)
             diff = obs != exp
+            skip = absent is not None and f.name in ("OUT", "FLAGS")
+            if skip:
+                diff &= ~absent
             if not strict_nan:
                 if f.bits == 32 and f.format == "float32":
                     diff &= ~(_is_nan32(obs) & _is_nan32(exp))
@@ -457,10 +504,13 @@ def compare(
                         m = np.uint64(table.size - 1)
                         both = table[(obs & m).astype(np.intp)] & table[(exp & m).astype(np.intp)]
                         diff &= ~both
-            compared += diff.size
+            compared += diff.size - (int(absent.sum()) if skip else 0)
             for line, idx in zip(*np.nonzero(diff), strict=True):
-                out.append(Mismatch(int(line) + 1, f.name, int(idx), int(obs[line, idx]),
-                                    int(exp[line, idx])))
+                out.append(
+                    Mismatch(
+                        int(line) + 1, f.name, int(idx), int(obs[line, idx]), int(exp[line, idx])
+                    )
+                )
             bar.update(1)
     order = {f.name: i for i, f in enumerate(lset.layout.fields)}
     out.sort(key=lambda m: (m.line, order[m.field], m.index))
@@ -475,7 +525,7 @@ def describe_word(value: int, fmt: str) -> str:
         return "|".join(names) or "none"
     if fmt == "mask":
         return f"{value:b}"
-    if fmt == "uint32":
+    if fmt in ("uint32", "extent"):
         return str(value)
     spec = number(fmt)
     if spec.is_float:
@@ -512,11 +562,15 @@ def report(lset: LoadedSet, mismatches: list[Mismatch], max_errors: int) -> list
             words = lset.columns[inf.name].reshape(lset.lines, inf.count)[m.line - 1]
             if inf.count == per_element and per_element > 1 and f.count == per_element:
                 j = m.index
-                ins.append(f"{inf.name}[{j}]={_hex(int(words[j]), inf)} "
-                           f"[{describe_word(int(words[j]), inf.format)}]")
+                ins.append(
+                    f"{inf.name}[{j}]={_hex(int(words[j]), inf)} "
+                    f"[{describe_word(int(words[j]), inf.format)}]"
+                )
             elif inf.count == 1:
-                ins.append(f"{inf.name}={_hex(int(words[0]), inf)} "
-                           f"[{describe_word(int(words[0]), inf.format)}]")
+                ins.append(
+                    f"{inf.name}={_hex(int(words[0]), inf)} "
+                    f"[{describe_word(int(words[0]), inf.format)}]"
+                )
             else:
                 ins.append(f"{inf.name}=<{inf.count} words>")
         where = f"{m.field}[{m.index}]" if f.count > 1 else m.field
