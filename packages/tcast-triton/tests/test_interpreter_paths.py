@@ -377,3 +377,25 @@ def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, ro
     tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
     kernels = {p.kernel for p in _launch._PLANS.values()}
     assert kernels == {_kernels._cast_tiles}, f"{code} stochastic from a seed: {kernels}"
+
+
+@pytest.mark.parametrize(
+    ("shape", "in_dtype", "view"),
+    [((33, 130), "bfloat16", False), ((4, 96, 40), "float32", False), ((200, 24), "float32", True)],
+)
+def test_e5m2_scales_under_round_toward_zero_with_transposed_scales_equal_reference(
+    shape, in_dtype, view, device
+):
+    """The H200 case of the conformance smoke tier (``e4m3fn_e5m2_t32`` zero/floor/transposed).
+
+    Its e5m2 scale codes, then taken by the hardware conversion, came out wrong on the GPU
+    (and with them element signs) while the interpreter's were right; scale codes now go
+    through the integer encoder. On the GPU this test is the regression check.
+    """
+    _check(
+        "e4m3fn_e5m2_t32",
+        _entry(shape, in_dtype, view=view, seed=9),
+        roundmode="zero",
+        transpose=True,
+        device=device,
+    )

@@ -317,8 +317,12 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
     return dict(
         SK=_scale_kind(rules),
         E=fmt(n, req.roundmode, True, hardware=hw and not req.virtual),
-        S=fmt(ss.scale, hardware=hw),
-        TS=fmt(dt.tenscale, hardware=hw) if dt.tenscale is not None else _NO_FORMAT,
+        # scale codes by the integer encoder: they are decoded again in the kernel, the use
+        # of a hardware-converted byte Triton mislowers (see _formats.fmt); the H200 gave
+        # wrong e5m2 scale codes and element signs for e4m3fn_e5m2_t32 under the round mode
+        # zero with transposed scales (conformance smoke tier), the interpreter right ones
+        S=fmt(ss.scale, hardware=False),
+        TS=fmt(dt.tenscale, hardware=False) if dt.tenscale is not None else _NO_FORMAT,
         Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
         RULE=_rule(rules),
         C=_constants(rules),
