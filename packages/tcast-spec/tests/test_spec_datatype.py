@@ -242,14 +242,3 @@ def test_spec_reprs_are_their_codes_and_every_catalog_repr_is_short():
     for dt in [*tcast.CATALOG.values(), *tcast.combinations()]:
         r = repr(dt)
         assert r.startswith(f"DataType({dt.name}: ") and "\n" not in r and len(r) < 160
-
-
-def test_a_code_string_is_parsed_once_and_names_and_bad_codes_are_not_cached():
-    a = datatype("e2m1f_e4m3fn_t16")
-    assert datatype("e2m1f_e4m3fn_t16") is a  # the cached object, not a second parse
-    assert a == DataType(number("e2m1f"), scale("e4m3fn_t16"))
-    named = datatype("e2m1f_e4m3fn_t16", name="mine")
-    assert named.name == "mine" and named == a and a.name != "mine"
-    for _ in range(2):  # a bad code raises every time (exceptions are not cached)
-        with pytest.raises(SpecError, match="bogus"):
-            datatype("e2m1f_bogus")
