@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from ._foreign import foreign_dtype
@@ -91,7 +90,9 @@ def _validate(dt: DataType) -> None:
         raise SpecError(f"{n.code!r} is an exponent type: it can scale data but not be data")
     if s is None:
         if not n.is_float:
-            raise SpecError(f"{n.code!r} data needs a scale spec: only floats can be cast unscaled")
+            raise SpecError(
+                f"{n.code!r} data needs a scale spec: only floats can be cast unscaled"
+            )
         return
     if s.has_subtile:
         raise UnsupportedError(
@@ -121,23 +122,6 @@ def _validate(dt: DataType) -> None:
         )
     if s.is_tensor:
         raise SpecError(f"two-level scaling {s.code!r} needs tiles under the tensor scale")
-
-
-@functools.lru_cache(maxsize=1024)
-def _from_code(code: str, name: str) -> DataType:
-    """The datatype of one code string, parsed once.
-
-    Casts are called with the same code at every step and parsing one costs tens of
-    microseconds of host time per call (beside a kernel of a few hundred); DataTypes are
-    immutable, so the cached one can be shared. Bad codes raise and are not cached.
-    """
-    try:
-        n = number(code)
-    except SpecError:
-        # a code pair "<nspec>_<sspec>", as DataType.code writes it
-        head, _, rest = code.partition("_")
-        return DataType(number(head), scale(rest), name)
-    return DataType(n, None, name)
 
 
 def datatype(
@@ -181,7 +165,13 @@ def datatype(
         if nspec in NOT_YET_SUPPORTED:
             raise UnsupportedError(f"{nspec!r}: {NOT_YET_SUPPORTED[nspec]}")
     if isinstance(nspec, str) and sspec is None and "_" in nspec:
-        return _from_code(nspec, name or "")
+        try:
+            n = number(nspec)
+        except SpecError:
+            # a code pair "<nspec>_<sspec>", as DataType.code writes it
+            head, _, rest = nspec.partition("_")
+            return DataType(number(head), scale(rest), name or "")
+        return DataType(n, None, name or "")
     n = number(nspec)
     s = None if sspec is None else scale(sspec)
     return DataType(n, s, name or "")
