@@ -369,11 +369,8 @@ def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, ro
     assert set(kernels) >= {CastMode.VIRTUAL, CastMode.ACTUAL}, f"{code}: {set(kernels)}"
     assert set(kernels.values()) == {_kernels._cast_row_pieces}, f"{code} {shape} {in_dtype}"
     _launch._PLANS.clear()
-    x = np.asarray(_entry(shape, in_dtype, seed=5).x)
-    if in_dtype == "bfloat16":  # torch takes no ml_dtypes array: move the bits
-        xt = torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16).to(device)
-    else:
-        xt = torch.from_numpy(x).to(device)
+    x = np.ascontiguousarray(_entry(shape, in_dtype, seed=5).x)
+    xt = tc.cb.torch_adapter(device).to_engine(x)
     tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
     kernels = {p.kernel for p in _launch._PLANS.values()}
     assert kernels == {_kernels._cast_tiles}, f"{code} stochastic from a seed: {kernels}"

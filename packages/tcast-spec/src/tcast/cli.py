@@ -624,7 +624,7 @@ def _register_conformance(subparsers: Any) -> None:
         description=(
             "Check each --engine (any engine installed under the tcast.engines entry points) "
             "against the reference (tcast.exact for 'ref', tcast_ref for every other engine) "
-            "on every datatype of tcast.combinations() selected, in raw bits. Exit status: 0 "
+            "on every datatype of tcast.conformance_space() selected, in raw bits. Exit status: 0 "
             "every case matches, 1 some differ, 2 bad usage or an engine that cannot load. "
             "Needs tcast-ref. See docs/conformance.md."
         ),
@@ -640,8 +640,8 @@ def _register_conformance(subparsers: Any) -> None:
         "--tier",
         default="fast",
         metavar="TIER",
-        help="smoke (every axis value once), fast (every datatype once; default) or "
-        "full (every mode)",
+        help="smoke (every axis value once), fast (every datatype, every pair of mode "
+        "values; default) or full (every mode)",
     )
     p.add_argument(
         "--datatypes",
