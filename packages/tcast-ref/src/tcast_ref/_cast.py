@@ -346,7 +346,23 @@ def _finish(v: np.ndarray, plan: _Plan, rs: slice, cs: slice) -> np.ndarray:
 def _decode_piece(codes, plan, rs, cs, rules: CastRules, pops) -> np.ndarray:
     """Pass 2b: decoded float32 values of a piece (the virtual result before the input dtype)."""
     q = decode(codes, rules.dtype.nspec)
-    return _finish(_element_values(q, plan, rs, rules, pops), plan, rs, cs)
+    return _finish(_canonical_nans(_element_values(q, plan, rs, rules, pops), q), plan, rs, cs)
+
+
+def _canonical_nans(v: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """NaN bits of decoded values (SEMANTICS.md §8): the element's own NaN, else +0x7FC00000.
+
+    NumPy's NaN bits follow the processor (an operand's payload passes; an invalid operation
+    such as 0 * Inf gives 0xFFC00000 on x86 and 0x7FC00000 on Arm), so they are set here.
+    Casts never meet such a NaN; upcasts of scale or zero-point codes a cast does not produce
+    do.
+    """
+    nan = np.isnan(v)
+    if not nan.any():
+        return v
+    own = np.isnan(q)
+    b = np.where(own, np.asarray(q, np.float32).view(np.uint32), np.uint32(0x7FC00000))
+    return np.where(nan, b.view(np.float32), v)
 
 
 # ----------------------------------------------------------------- the cast

@@ -22,8 +22,15 @@ from ._philox import philox_stream
 from ._scale import Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
-__all__ = ["INPUT_DTYPES", "OPS", "cast_checked", "check_rbits", "run_upcast", "scaled_inputs",
-           "to_input_dtype"]
+__all__ = [
+    "INPUT_DTYPES",
+    "OPS",
+    "cast_checked",
+    "check_rbits",
+    "run_upcast",
+    "scaled_inputs",
+    "to_input_dtype",
+]
 
 #: Accepted input dtypes by name (SEMANTICS.md §9).
 INPUT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -61,8 +68,9 @@ def check_rbits(x: torch.Tensor, rbits: object) -> torch.Tensor:
             f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
         )
     if tuple(rbits.shape) != tuple(x.shape):
-        raise SpecError(f"rbits has shape {tuple(rbits.shape)}, the input has shape "
-                        f"{tuple(x.shape)}")
+        raise SpecError(
+            f"rbits has shape {tuple(rbits.shape)}, the input has shape {tuple(x.shape)}"
+        )
     if rbits.device != x.device:
         raise SpecError(f"rbits is on {rbits.device}, the input on {x.device}")
     return rbits.view(torch.int32)
@@ -127,8 +135,7 @@ def _unscaled(x: torch.Tensor, req: CastRequest, rb: torch.Tensor | None):
 def scaled_inputs(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
     """The kit's element encode recipe: fl32(x * r) [+ zero point] [* 2**(K-2)]."""
     enc = rules.encode
-    return run_recipe(enc, _ELEMENT_OPS, rules.constants, x=rows,
-                      **plan.columns(enc.inputs))["xs"]
+    return run_recipe(enc, _ELEMENT_OPS, rules.constants, x=rows, **plan.columns(enc.inputs))["xs"]
 
 
 def _element_values(q: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
@@ -166,9 +173,22 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
     return _finish(v, plan)
 
 
-def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
-    """Decoded float32 values of block rows (the virtual result before the input dtype)."""
-    return _finish(_element_values(decode(codes, rules.dtype.nspec), plan, rules), plan)
+def _decode_rows(
+    codes: torch.Tensor, plan: Plan, rules: CastRules, any_codes: bool = False
+) -> torch.Tensor:
+    """Decoded float32 values of block rows (the virtual result before the input dtype).
+
+    ``any_codes``: codes and scales that a cast may not have produced (an upcast), whose
+    arithmetic can make NaNs; they get the bits SEMANTICS.md §8 fixes, the element's own NaN
+    or else +0x7FC00000 (torch's NaN bits follow the device: 0x7FFFFFFF on CUDA, the x86
+    default NaN 0xFFC00000 for 0 * Inf on the CPU). A cast's own codes never make one.
+    """
+    q = decode(codes, rules.dtype.nspec)
+    v = _element_values(q, plan, rules)
+    if any_codes:
+        own = torch.where(torch.isnan(q), to_bits(q), NAN_BITS)
+        v = to_f32(torch.where(torch.isnan(v), own, to_bits(v)))
+    return _finish(v, plan)
 
 
 def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | None):
@@ -183,8 +203,9 @@ def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | N
         out = _virtual_fast(rows, plan, rules)
     if out is None:
         rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
-        codes = encode(scaled_inputs(rows, plan, rules), req.dtype.nspec, req.roundmode, rrows,
-                       True)
+        codes = encode(
+            scaled_inputs(rows, plan, rules), req.dtype.nspec, req.roundmode, rrows, True
+        )
         zero_out = plan.nonfinite[:, None]
         if plan.keep is not None:
             zero_out = zero_out | ~plan.keep
@@ -199,9 +220,16 @@ def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | N
         zero = til.scales_from_blocks(plan.zero.reshape(counts))
     if plan.keep is not None:
         mask = til.from_blocks(plan.keep.reshape(*counts, plan.keep.shape[-1])).contiguous()
-    return build_result(req, full, OPS, "torch",
-                        scale=til.scales_from_blocks(plan.scale.reshape(counts)), zero=zero,
-                        tenscale=plan.tenscale, mask=mask)
+    return build_result(
+        req,
+        full,
+        OPS,
+        "torch",
+        scale=til.scales_from_blocks(plan.scale.reshape(counts)),
+        zero=zero,
+        tenscale=plan.tenscale,
+        mask=mask,
+    )
 
 
 class _ElementOps:
@@ -312,5 +340,5 @@ def _upcast_scaled(result: CastResult, rules: CastRules, codes, mask) -> torch.T
     rows = blocks.reshape(-1, blocks.shape[-1])
     keep = None if mask is None else til.to_blocks(mask.to(torch.bool)).reshape(rows.shape)
     plan = Plan(scale, None, None, nonfinite, out["dec"], out.get("zval"), out["dec"], keep)
-    v = _decode_rows(rows, plan, rules)
+    v = _decode_rows(rows, plan, rules, any_codes=True)
     return til.from_blocks(v.reshape(blocks.shape)).contiguous()

@@ -43,7 +43,7 @@ from tcast import CastMode, CastResult, DataType
 from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
-from ._codec import F_NANC, NAN_BITS, NEG_NAN_BITS, bits_of, decode, f32_of
+from ._codec import F_NANC, NAN_BITS, bits_of, decode
 from ._formats import fmt
 from ._launch import _LAUNCH_OPTS, _NO_FORMAT, _code_bytes
 from ._pack import kernel_device, quiet_numpy
@@ -136,7 +136,7 @@ def _block_multipliers(
     zval = tl.zeros(sval.shape, tl.float32)
     if SK == SK_TWO:
         tval = decode(tc, TS)
-        dec = _cpu_nan(tval, sval, tval * sval)
+        dec = tval * sval
         bad = bad | (tval != tval)
     else:
         dec = sval
@@ -146,31 +146,18 @@ def _block_multipliers(
 
 
 @triton.jit
-def _cpu_nan(a, b, r):
-    """``r = a (op) b`` with the NaN bits a CPU's float unit gives (the reference's NumPy).
-
-    A NaN operand's bits pass through, quieted, the first operand's first; an invalid
-    operation on numbers (0 * Inf, Inf - Inf: out-of-range scale or zero-point codes) is
-    the x86 default NaN. The GPU gives 0x7FFFFFFF for every NaN it computes.
-    """
-    nanb = tl.where(
-        a != a, bits_of(a) | 0x400000, tl.where(b != b, bits_of(b) | 0x400000, NEG_NAN_BITS)
-    )
-    return tl.where(r != r, f32_of(nanb), r)
-
-
-@triton.jit
 def _element_values(q, dec, zval, bad, EK: tl.constexpr, INV_FIXED: tl.constexpr):
     """float32 values of decoded codes ``q`` with their blocks' multipliers (one rounding each)."""
     if EK == EK_FIXED:
-        t = q * INV_FIXED  # a finite constant: NaN only from q, whose bits pass
-        v = _cpu_nan(t, dec, t * dec)
+        v = (q * INV_FIXED) * dec
     elif EK == EK_ZERO:
-        t = _cpu_nan(q, zval, q - zval)
-        v = _cpu_nan(t, dec, t * dec)
+        v = (q - zval) * dec
     else:
-        v = _cpu_nan(q, dec, q * dec)
-    return tl.where(bad, NAN_BITS, bits_of(v))
+        v = q * dec
+    # SEMANTICS.md §8: a NaN is the element's own (its decoded, canonical bits) or +0x7FC00000;
+    # the GPU's arithmetic would give 0x7FFFFFFF (out-of-range scale or zero-point codes)
+    nanb = tl.where(q != q, bits_of(q), NAN_BITS)
+    return tl.where(bad, NAN_BITS, tl.where(v != v, nanb, bits_of(v)))
 
 
 @triton.jit

@@ -57,7 +57,7 @@ from ._random import Stream
 __all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "generate", "write"]
 
 #: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Philox counter offset of the random-bits stream (inputs use counters from 0).
 RBITS_STREAM = 1 << 40
 #: Largest decode set (lines) the exhaustive level writes.
