@@ -46,7 +46,6 @@ def _codes(
         RS=2 if stochastic else 0,
         VIRTUAL=False,
         CB=out.element_size(),
-        NAN_KEEP=True,
         BLOCK=1024,
         I64=False,
         num_warps=4,

@@ -396,3 +396,42 @@ def test_e5m2_scales_under_round_toward_zero_with_transposed_scales_equal_refere
         transpose=True,
         device=device,
     )
+
+
+@pytest.mark.parametrize(
+    "code, shape",
+    [
+        ("e4m3fn_e8m0_t2d0", (64, 2)),  # column kernel
+        ("mxfp4", (64, 256)),  # row kernel
+        ("mxfp8_2d", (64, 64)),  # the N-d kernel
+        ("e4m3fn_float32", (4, 3000)),  # tensor scale
+        ("e4m3fn", (8, 3000)),  # unscaled
+    ],
+)
+def test_grids_past_cudas_program_limit_are_cast_by_the_torch_engine(
+    code, shape, device, monkeypatch
+):
+    """A plan needing more programs than CUDA's grid takes (2**31 - 1: column tiles of a tiny
+    inner size past ~8.6e9 elements) launches nothing; tcast_torch casts and decodes it.
+
+    The limit is lowered so a small input reaches it; the results must equal the reference's
+    and must come from the torch engine (counted), never from a truncated grid.
+    """
+    from tcast_torch._engine import engine as torch_engine
+    from tcast_triton import _launch, _launch_2d, _upcast
+
+    for mod in (_launch, _launch_2d, _upcast):
+        monkeypatch.setattr(mod, "MAX_PROGRAMS", 1)
+    calls = {"run": 0, "run_upcast": 0}
+    for name in calls:
+        real = getattr(torch_engine, name)
+
+        def counted(*a, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*a)
+
+        monkeypatch.setattr(torch_engine, name, counted)
+    _check(code, _entry(shape, "float32", seed=4), device=device)
+    assert calls["run"] >= 3, calls  # virtual, actual and compress each fell back
+    # the upcast kernel takes 1-D tiles; tcast_torch decodes 2-D tiles anyway
+    assert calls["run_upcast"] >= 1 or code == "mxfp8_2d", calls

@@ -62,11 +62,16 @@ class TritonEngine(EngineBase):
         torch_engine.check_result_arrays(result)
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        """The cast by the Triton kernels (``_launch.run_cast``)."""
-        if x.numel() == 0:
-            return _relabel(torch_engine.run(x, request))
-        with _on(x):
-            return run_cast(x, request)
+        """The cast by the Triton kernels (``_launch.run_cast``).
+
+        Empty inputs, and the rare shapes whose grid would pass CUDA's 2**31 - 1 programs
+        (``_launch.MAX_PROGRAMS``), are cast by ``tcast_torch`` (the same bits).
+        """
+        out = None
+        if x.numel():
+            with _on(x):
+                out = run_cast(x, request)
+        return _relabel(torch_engine.run(x, request)) if out is None else out
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode by the upcast kernel (``_upcast.run_upcast``).

@@ -173,7 +173,6 @@ def _cast_unscaled(
     RS: tl.constexpr,
     VIRTUAL: tl.constexpr,
     CB: tl.constexpr,
-    NAN_KEEP: tl.constexpr,
     BLOCK: tl.constexpr,
     I64: tl.constexpr,
     PACK4: tl.constexpr = False,

@@ -80,8 +80,16 @@ _PLANS: dict[tuple, _Plan] = {}
 _MAX_PLANS = 4096
 
 
-def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
-    """The cast of a checked request on a CUDA tensor (or a CPU one under the interpreter)."""
+#: CUDA's limit on a grid's x dimension: a plan needing more programs (column tiles of a
+#: tiny inner size past ~8.6e9 elements) is not launched; the engine casts it by tcast_torch
+MAX_PROGRAMS = 2**31 - 1
+
+
+def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult | None:
+    """The cast of a checked request on a CUDA tensor (or a CPU one under the interpreter).
+
+    None (nothing launched) when a kernel would need more than :data:`MAX_PROGRAMS` programs.
+    """
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
     ss = req.dtype.sspec
@@ -104,6 +112,8 @@ def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
     rs, seed, rb = _random_source(req, xc)
     build = _unscaled_plan if req.layout is None else _tiled_plan
     plan = cached_plan(_PLANS, req, xc, rs, build)
+    if plan.grid[0] > MAX_PROGRAMS:
+        return None
     return _launch(plan, xc, xin, req, seed, rb)
 
 
@@ -203,7 +213,6 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         RS=rs,
         VIRTUAL=req.virtual,
         CB=_code_bytes(n.bits),
-        NAN_KEEP=req.rules.nan_keeps_sign,
         BLOCK=block,
         I64=_needs_i64(xc),
         PACK4=pack4,

@@ -23,6 +23,7 @@ from ._kernels_2d import _cast_nd
 from ._launch import (
     _IN_CODES,
     _LAUNCH_OPTS,
+    MAX_PROGRAMS,
     _needs_i64,
     _random_source,
     cached_plan,
@@ -187,6 +188,8 @@ def run_cast_nd(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
     """
     rs, seed, rb = _random_source(req, xc)
     plan = cached_plan(_PLANS, req, xc, rs, _plan)
+    if plan.grid[0] > MAX_PROGRAMS:
+        return None
     return _launch(plan, xc, xin, req, seed, rb)
 
 

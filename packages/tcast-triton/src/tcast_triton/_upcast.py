@@ -45,7 +45,8 @@ from tcast.layout import block_layout
 
 from ._codec import F_NANC, NAN_BITS, bits_of, decode
 from ._formats import fmt
-from ._launch import _LAUNCH_OPTS, _NO_FORMAT, _code_bytes
+from ._kernels import _geometry
+from ._launch import _LAUNCH_OPTS, _NO_FORMAT, MAX_PROGRAMS, _code_bytes
 from ._pack import kernel_device, quiet_numpy
 
 __all__ = ["MAX_TILE", "run_upcast", "upcast_supported"]
@@ -160,61 +161,6 @@ def _element_values(q, dec, zval, bad, EK: tl.constexpr, INV_FIXED: tl.constexpr
     return tl.where(bad, NAN_BITS, tl.where(v != v, nanb, bits_of(v)))
 
 
-@triton.jit
-def _tile_geometry(
-    pid,
-    outer,
-    L,
-    inner,
-    T,
-    nt,
-    ntiles,
-    AXIS: tl.constexpr,
-    TP: tl.constexpr,
-    BL: tl.constexpr,
-    TK: tl.constexpr,
-    FLAT: tl.constexpr,
-    I64: tl.constexpr,
-):
-    """Element offsets, mask, lane (scale) indices and lane mask of one 2-D block.
-
-    The sibling of ``_kernels._geometry`` without its loop over long tiles: ``TK`` is the
-    tile length (at most :data:`MAX_TILE`), ``FLAT`` that row tiles never straddle a row.
-    """
-    t = tl.arange(0, TP)
-    if I64:
-        p = pid.to(tl.int64)
-    else:
-        p = pid
-    if AXIS == 1:  # rows: BL tiles of TP along a flat line
-        k = p * BL + tl.arange(0, BL)
-        lanes = k
-        if FLAT:
-            lane_ok = k < ntiles
-            offs = k[:, None] * TK + t[None, :]
-            mask = lane_ok[:, None] & (t[None, :] < TK)
-        else:
-            o = k // nt
-            j = k % nt
-            lane_ok = o < outer  # not k < outer * nt: an argument equal to 1 is a constexpr
-            pos = j[:, None] * TK + t[None, :]
-            mask = lane_ok[:, None] & (t[None, :] < TK) & (pos < L)
-            offs = o[:, None] * L + pos
-    else:  # columns: TP positions along L for BL columns of inner
-        nic = tl.cdiv(inner, BL)
-        ic = p % nic
-        rest = p // nic
-        j = rest % nt
-        o = rest // nt
-        i = ic * BL + tl.arange(0, BL)
-        lane_ok = i < inner
-        pos = j * TK + t
-        mask = ((t < TK) & (pos < L))[:, None] & lane_ok[None, :]
-        offs = (o * L + pos)[:, None] * inner + i[None, :]
-        lanes = (o * nt + j) * inner + i
-    return offs, mask, lanes, lane_ok
-
-
 # tile and program counts only decompose program ids and bound masks: Triton's divisibility
 # and ==1 specializations of them would add compiled variants per shape and speed nothing
 @triton.jit(do_not_specialize=["outer", "nt", "ntiles"])
@@ -291,8 +237,9 @@ def _upcast_kernel(
         tl.store(out_ptr + offs, out, mask=mask)
     else:
         AXIS: tl.constexpr = 1 if GEO == GEO_ROWS else 0
-        offs, mask, lanes, lane_ok = _tile_geometry(
-            pid, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, I64
+        # the cast's geometry at tile position 0 (TK: the tile, at most MAX_TILE; masked)
+        offs, mask, lanes, lane_ok, _ = _geometry(
+            pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, False, I64
         )
         sc = _load_u(scale_ptr, lanes, lane_ok, SCB)
         zc = sc
@@ -331,8 +278,8 @@ def run_upcast(result: CastResult) -> torch.Tensor | None:
     """Decode a checked result to float32 by the kernel; None where it does not apply.
 
     None (the caller decodes with ``tcast_torch``) for datatypes :func:`upcast_supported`
-    refuses (2-D tiles, several tile segments, sparsity) and for parts on a device the
-    kernels cannot read.
+    refuses (2-D tiles, several tile segments, sparsity), for parts on a device the
+    kernels cannot read, and where the kernel would need more than ``MAX_PROGRAMS`` programs.
     """
     dt = result.dtype
     data = result.data
@@ -414,6 +361,8 @@ def run_upcast(result: CastResult) -> torch.Tensor | None:
                 bl = min(max(1, min(BLOCK_ELEMS // tp, 256)), triton.next_power_of_2(inner))
                 grid = outer * nt * triton.cdiv(inner, bl)
             tile = tile if tile <= MAX_TILE else 1
+    if grid > MAX_PROGRAMS:
+        return None
     kw.update(GEO=geo, LANES=lanes, TP=tp, BL=bl, TK=tile, FLAT=flat, BLOCK=BLOCK_ELEMS)
     kw.update(_LAUNCH_OPTS, num_warps=8)
     with quiet_numpy():
