@@ -10,6 +10,10 @@ line at once, so a call cut off by its time limit still leaves what it checked; 
         --engine triton --device cuda --jobs 14
 
 ``--from I`` starts at the I-th item of the shard (to resume a cut-off call).
+
+``--sample J/M`` keeps only the tier's cases whose index (in the tier's order) is J modulo M,
+before sharding: a uniform sample of the full tier, whose M samples cover it exactly once
+(a sample per session where the whole tier does not fit the device time).
 """
 
 from __future__ import annotations
@@ -34,11 +38,25 @@ def _shard(text: str) -> tuple[int, int]:
     return k_i, n_i
 
 
+def _sample(items: list[conformance.Item], j: int, m: int) -> list[conformance.Item]:
+    """The items holding only the cases of index ``j`` modulo ``m`` (items left empty go)."""
+    if m == 1:
+        return items
+    out, index = [], 0
+    for item in items:
+        keep = tuple(c for i, c in enumerate(item.cases, index) if i % m == j)
+        index += len(item.cases)
+        if keep:
+            out.append(conformance.Item(item.dtype, keep))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the shard; exit 0 when every check matched, 1 otherwise."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tier", default="fast", choices=conformance.TIERS)
     p.add_argument("--shard", type=_shard, default=(0, 1))
+    p.add_argument("--sample", type=_shard, default=(0, 1))
     p.add_argument("--from", dest="start", type=int, default=0)
     p.add_argument("--engine", default="triton")
     p.add_argument("--device", default="cuda")
@@ -46,12 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datatypes", action="append")
     a = p.parse_args(argv)
     k, n = a.shard
-    items = conformance.tier_items(a.tier, conformance.select_datatypes(a.datatypes))
+    items = _sample(
+        conformance.tier_items(a.tier, conformance.select_datatypes(a.datatypes)), *a.sample
+    )
     lo, hi = len(items) * k // n, len(items) * (k + 1) // n
     mine = items[lo + a.start : hi]
     cases = sum(len(it.cases) for it in mine)
     print(
-        f"tier {a.tier}, shard {k}/{n}: items {lo + a.start}..{hi - 1} of {len(items)} "
+        f"tier {a.tier}, sample {a.sample[0]}/{a.sample[1]}, shard {k}/{n}: "
+        f"items {lo + a.start}..{hi - 1} of {len(items)} "
         f"({len(mine)} datatypes, {cases} cases), engine {a.engine} on {a.device}, "
         f"jobs {a.jobs}",
         flush=True,
@@ -73,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     found = conformance.versions()
     report = conformance.Report(a.tier, a.datatypes, [run], found)
-    out = Path(os.environ.get("OUT", "/tmp")) / f"conformance-{a.tier}-{k}of{n}.json"
+    tag = f"{a.tier}-s{a.sample[0]}of{a.sample[1]}-{k}of{n}"
+    out = Path(os.environ.get("OUT", "/tmp")) / f"conformance-{tag}.json"
     report.write(out)
     bad = sum(r.mismatches for r in run.results)
     print(
