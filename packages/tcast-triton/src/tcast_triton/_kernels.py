@@ -482,19 +482,17 @@ def _cast_tiles(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
-        if PRE:
+        if PRE:  # one tensor scale: every program has it, the first stores it
             if pid == 0:
-                first = lanes == 0
-                store_codes(scale_ptr, lanes, first, scale, SCB)
-                if U:
-                    store_codes(zero_ptr, lanes, first, zcode, ZCB)
+                _store_lane_codes(
+                    scale_ptr, zero_ptr, tcode_ptr, lanes, lanes == 0, scale, zcode, tcode,
+                    pid, SK, U, SCB, ZCB, TCB,
+                )  # fmt: skip
         else:
-            store_codes(scale_ptr, lanes, lane_ok, scale, SCB)
-            if U:
-                store_codes(zero_ptr, lanes, lane_ok, zcode, ZCB)
-        if SK == SK_TWO:
-            if pid == 0:
-                store_codes(tcode_ptr, lanes, lanes == 0, tcode, TCB)
+            _store_lane_codes(
+                scale_ptr, zero_ptr, tcode_ptr, lanes, lane_ok, scale, zcode, tcode,
+                pid, SK, U, SCB, ZCB, TCB,
+            )  # fmt: skip
     if LOOP:
         c0 = 0
         while c0 < T:
@@ -556,6 +554,35 @@ def _cast_tiles(
             PACK4,
             TP,
         )
+
+
+@triton.jit
+def _store_lane_codes(
+    scale_ptr,
+    zero_ptr,
+    tcode_ptr,
+    lanes,
+    lane_ok,
+    scale,
+    zcode,
+    tcode,
+    pid,
+    SK: tl.constexpr,
+    U: tl.constexpr,
+    SCB: tl.constexpr,
+    ZCB: tl.constexpr,
+    TCB: tl.constexpr,
+):
+    """Store the lanes' scale (and zero-point) codes, and a two-level tensor-scale code once.
+
+    The lanes ``lane_ok`` keeps go to ``lanes``; the tensor-scale code is program 0's lane 0.
+    """
+    store_codes(scale_ptr, lanes, lane_ok, scale, SCB)
+    if U:
+        store_codes(zero_ptr, lanes, lane_ok, zcode, ZCB)
+    if SK == SK_TWO:
+        if pid == 0:
+            store_codes(tcode_ptr, lanes, lanes == 0, tcode, TCB)
 
 
 # the same run-time arguments as _cast_tiles (one launcher passes either)
@@ -633,12 +660,10 @@ def _cast_row_pieces(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
-        store_codes(scale_ptr, k, lane_ok, scale, SCB)
-        if U:
-            store_codes(zero_ptr, k, lane_ok, zcode, ZCB)
-        if SK == SK_TWO:
-            if tl.program_id(0) == 0:
-                store_codes(tcode_ptr, k, k == 0, tcode, TCB)
+        _store_lane_codes(
+            scale_ptr, zero_ptr, tcode_ptr, k, lane_ok, scale, zcode, tcode,
+            tl.program_id(0), SK, U, SCB, ZCB, TCB,
+        )  # fmt: skip
     r = random_words(seed, rb_ptr, offs, mask, RS)
     # the lane values as [1, BL]: _encode_block adds the trailing axis
     _encode_block(
