@@ -60,8 +60,12 @@ DOCS = [p for p in _documents() if _blocks(p)]
 def test_documents_with_python_blocks_are_found():
     # the discovery itself must not silently find nothing
     names = {str(p.relative_to(ROOT)) for p in DOCS}
-    assert {"README.md", "packages/tcast-ref/README.md", "packages/tcast-torch/README.md",
-            "docs/golden-vectors.md"} <= names, names
+    assert {
+        "README.md",
+        "packages/tcast-ref/README.md",
+        "packages/tcast-torch/README.md",
+        "docs/golden-vectors.md",
+    } <= names, names
 
 
 @pytest.mark.parametrize("path", DOCS, ids=[str(p.relative_to(ROOT)) for p in DOCS])

@@ -69,5 +69,4 @@ def test_the_set_schema_version_is_the_semantics_schema_version():
     (number,) = re.findall(r"Schema version of these semantics: \*\*(\d+)\*\*", text)
     assert int(number) == SCHEMA_VERSION
     for n in CORE:
-        assert json.loads((GOLDEN / n / "header.json").read_text())["schema_version"] == int(
-            number)
+        assert json.loads((GOLDEN / n / "header.json").read_text())["schema_version"] == int(number)

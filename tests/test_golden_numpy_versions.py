@@ -26,10 +26,21 @@ def test_oldest_supported_numpy_gives_the_committed_bytes(tmp_path):
     py = str(env / "bin" / "python")
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, *OLDEST], check=True)
-    subprocess.run([*pip, "--no-deps", str(ROOT / "packages" / "tcast-spec"),
-                    str(ROOT / "packages" / "tcast-ref")], check=True)
-    ver = subprocess.run([py, "-c", "import numpy, ml_dtypes; print(numpy.__version__, "
-                          "ml_dtypes.__version__)"], capture_output=True, text=True, check=True)
+    subprocess.run(
+        [
+            *pip,
+            "--no-deps",
+            str(ROOT / "packages" / "tcast-spec"),
+            str(ROOT / "packages" / "tcast-ref"),
+        ],
+        check=True,
+    )
+    ver = subprocess.run(
+        [py, "-c", "import numpy, ml_dtypes; print(numpy.__version__, ml_dtypes.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert ver.stdout.split() == ["1.26.4", "0.5.1"]
     out = tmp_path / "sets"
     tcast = str(env / "bin" / "tcast")
@@ -37,6 +48,9 @@ def test_oldest_supported_numpy_gives_the_committed_bytes(tmp_path):
     for name in CORE:
         for f in sorted((ROOT / "tests" / "golden" / name).iterdir()):
             assert (out / name / f.name).read_bytes() == f.read_bytes(), f"{name}/{f.name}"
-    run = subprocess.run([tcast, "verify", *(str(out / n) for n in CORE), "--engine", "ref",
-                          "--quiet"], capture_output=True, text=True)
+    run = subprocess.run(
+        [tcast, "verify", *(str(out / n) for n in CORE), "--engine", "ref", "--quiet"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -37,13 +37,21 @@ def main() -> None:
     p.add_argument("--no-torch", action="store_true", help="skip the torch pair")
     a = p.parse_args()
     x = np.random.default_rng(0).standard_normal(a.shape).astype(np.float32)
-    print(f"python {platform.python_version()}, numpy {np.__version__}, tcast "
-          f"{version('tcast-spec')}, {platform.processor() or platform.machine()}; "
-          f"dtype {a.dtype}, shape {tuple(a.shape)} float32, best of {a.repeat} x {a.number}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, tcast "
+        f"{version('tcast-spec')}, {platform.processor() or platform.machine()}; "
+        f"dtype {a.dtype}, shape {tuple(a.shape)} float32, best of {a.repeat} x {a.number}"
+    )
     tcast.cast(x, a.dtype)
     imported = "torch" in sys.modules
-    rows = [("numpy", lambda: tcast.cast(x, a.dtype), lambda: tcast_ref.cast(x, a.dtype),
-             "tcast_ref.cast")]
+    rows = [
+        (
+            "numpy",
+            lambda: tcast.cast(x, a.dtype),
+            lambda: tcast_ref.cast(x, a.dtype),
+            "tcast_ref.cast",
+        )
+    ]
     if not a.no_torch:
         import torch
 
@@ -51,8 +59,14 @@ def main() -> None:
 
         t = torch.from_numpy(x)
         tcast.cast(t, a.dtype)
-        rows.append(("torch", lambda: tcast.cast(t, a.dtype),
-                     lambda: tcast_torch.cast(t, a.dtype), "tcast_torch.cast"))
+        rows.append(
+            (
+                "torch",
+                lambda: tcast.cast(t, a.dtype),
+                lambda: tcast_torch.cast(t, a.dtype),
+                "tcast_torch.cast",
+            )
+        )
     print(f"{'input':6} {'tcast.cast':>12} {'engine':>18} {'ratio':>6}")
     for name, front, own, label in rows:
         f, e = _best(front, a.number, a.repeat), _best(own, a.number, a.repeat)

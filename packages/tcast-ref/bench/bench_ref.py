@@ -77,33 +77,41 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--elements", type=int, default=1 << 24)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--gfloat-elements", type=int, default=1 << 22,
-                    help="gfloat is slow: time it on this many elements (per-element figure)")
+    ap.add_argument(
+        "--gfloat-elements",
+        type=int,
+        default=1 << 22,
+        help="gfloat is slow: time it on this many elements (per-element figure)",
+    )
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     n = args.elements - args.elements % 4096
     x = (rng.standard_normal(n) * np.exp2(rng.integers(-6, 7, n))).astype(np.float32)
     x = x.reshape(-1, 4096)
     xg = x.reshape(-1)[: args.gfloat_elements].reshape(-1, 4096)
-    print(f"# tcast-ref {tcast_ref.__version__}, numpy {np.__version__}, ml_dtypes "
-          f"{ml_dtypes.__version__}, gfloat {version('gfloat')}, Python "
-          f"{platform.python_version()}, {platform.processor() or platform.machine()}")
-    print(f"# {n} float32 elements ({x.nbytes / 2**20:.0f} MiB), rows of 4096, single thread, "
-          f"best of {args.repeat}; gfloat timed on {xg.size} elements")
+    print(
+        f"# tcast-ref {tcast_ref.__version__}, numpy {np.__version__}, ml_dtypes "
+        f"{ml_dtypes.__version__}, gfloat {version('gfloat')}, Python "
+        f"{platform.python_version()}, {platform.processor() or platform.machine()}"
+    )
+    print(
+        f"# {n} float32 elements ({x.nbytes / 2**20:.0f} MiB), rows of 4096, single thread, "
+        f"best of {args.repeat}; gfloat timed on {xg.size} elements"
+    )
     cases = [
         ("e5m2 (unscaled)", "float8_e5m2", {}, ml_dtypes.float8_e5m2, format_info_ocp_e5m2),
-        ("e4m3fn (unscaled)", "float8_e4m3fn", {}, ml_dtypes.float8_e4m3fn,
-         format_info_ocp_e4m3),
-        ("e2m1 (unscaled)", "float4_e2m1fn", {}, ml_dtypes.float4_e2m1fn,
-         format_info_ocp_e2m1),
+        ("e4m3fn (unscaled)", "float8_e4m3fn", {}, ml_dtypes.float8_e4m3fn, format_info_ocp_e4m3),
+        ("e2m1 (unscaled)", "float4_e2m1fn", {}, ml_dtypes.float4_e2m1fn, format_info_ocp_e2m1),
         ("MXFP8 virtual", "mxfp8", {}, None, (format_info_ocp_e4m3, 8)),
         ("MXFP4 virtual", "mxfp4", {}, None, (format_info_ocp_e2m1, 2)),
         ("MXFP4 compress", "mxfp4", {"castmode": "compress"}, None, None),
         ("NVFP4 virtual", "nvfp4", {}, None, None),
         ("int8 per-channel", "int8_Fc", {}, None, "int8"),
     ]
-    header = ("| cast | tcast-ref ns/elem | Melem/s | peak extra memory | gfloat ns/elem "
-              "| speedup vs gfloat | ml_dtypes round trip ns/elem | vs ml_dtypes |")
+    header = (
+        "| cast | tcast-ref ns/elem | Melem/s | peak extra memory | gfloat ns/elem "
+        "| speedup vs gfloat | ml_dtypes round trip ns/elem | vs ml_dtypes |"
+    )
     print(header)
     print("|" + "---|" * 8)
     for label, name, kw, mltype, gf in cases:
@@ -122,8 +130,10 @@ def main() -> None:
         s_cell = f"{gns / t:.1f}x" if gns else "—"
         m_cell = f"{ml * 1e9:.1f}" if ml else "—"
         v_cell = f"{ml / t:.2f}x" if ml else "—"
-        print(f"| {label} | {t * 1e9:.1f} | {1e-6 / t:.0f} | {peak:.2f}x input | {g_cell} "
-              f"| {s_cell} | {m_cell} | {v_cell} |")
+        print(
+            f"| {label} | {t * 1e9:.1f} | {1e-6 / t:.0f} | {peak:.2f}x input | {g_cell} "
+            f"| {s_cell} | {m_cell} | {v_cell} |"
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,19 @@ def _x(shape=(4, 64), seed=0) -> np.ndarray:
 
 
 # ------------------------------------------------------------ bad input dtypes (§9)
-BAD_DTYPES = [np.float64, np.int32, np.int8, np.uint8, np.int64, np.complex64, np.complex128,
-              np.bool_, np.longdouble, ml_dtypes.float8_e4m3fn, ml_dtypes.int4]
+BAD_DTYPES = [
+    np.float64,
+    np.int32,
+    np.int8,
+    np.uint8,
+    np.int64,
+    np.complex64,
+    np.complex128,
+    np.bool_,
+    np.longdouble,
+    ml_dtypes.float8_e4m3fn,
+    ml_dtypes.int4,
+]
 
 
 @pytest.mark.parametrize("castmode", ["virtual", "actual", "compress"])
@@ -56,8 +67,11 @@ def test_rejects_input_dtypes_other_than_float32_float16_bfloat16(entry, dtype, 
     assert np.array_equal(_bits(x), before)  # nothing cast halfway
 
 
-@pytest.mark.parametrize("bad", [[1.0] * 32, (1.0,) * 32, 1.0, np.float32(1.0), "1.0", None],
-                         ids=["list", "tuple", "float", "np.float32", "str", "None"])
+@pytest.mark.parametrize(
+    "bad",
+    [[1.0] * 32, (1.0,) * 32, 1.0, np.float32(1.0), "1.0", None],
+    ids=["list", "tuple", "float", "np.float32", "str", "None"],
+)
 def test_rejects_non_numpy_input(bad):
     with pytest.raises(UnsupportedError, match="NumPy arrays"):
         tcast_ref.cast(bad, "mxfp8")
@@ -104,8 +118,18 @@ def test_stochastic_without_seed_or_rbits_is_a_spec_error():
         np.zeros((4, 64), np.uint16),
         [[0] * 64] * 4,  # not an array
     ],
-    ids=["transposed", "flat", "broadcastable", "extra-dim", "int64", "uint64", "int32",
-         "float32", "uint16", "list"],
+    ids=[
+        "transposed",
+        "flat",
+        "broadcastable",
+        "extra-dim",
+        "int64",
+        "uint64",
+        "int32",
+        "float32",
+        "uint16",
+        "list",
+    ],
 )
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_rbits_of_the_wrong_shape_or_dtype_is_a_spec_error(entry, rbits):
@@ -171,8 +195,17 @@ def test_unknown_modes_and_bad_flags_are_a_spec_error(entry, kw, match):
 
 
 # ------------------------------------------------------------ subtiles (codebooks)
-@pytest.mark.parametrize("spelling", [("mx9",), ("mx6",), ("mxfp4e",), ("e2m1f", "e8m0_t32s4"),
-                                      ("e2m1f_e8m0_t32s4",), ("int4", "e8m0_t16s2")])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ("mx9",),
+        ("mx6",),
+        ("mxfp4e",),
+        ("e2m1f", "e8m0_t32s4"),
+        ("e2m1f_e8m0_t32s4",),
+        ("int4", "e8m0_t16s2"),
+    ],
+)
 def test_subtile_datatypes_are_unsupported_at_datatype_creation(spelling):
     with pytest.raises(UnsupportedError):
         tcast.datatype(*spelling)
@@ -188,8 +221,19 @@ def test_subtile_datatypes_are_unsupported_at_datatype_creation(spelling):
 
 # ------------------------------------------------------------ the input is never written
 @pytest.mark.parametrize("castmode", ["virtual", "actual", "compress"])
-@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "mxfp8", "nvfp4", "uint8_FFc", "int8_Fc",
-                                   "e4m3fn_e8m0_t32n2m4", "mxfp4_2d", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float8_e4m3fn",
+        "mxfp8",
+        "nvfp4",
+        "uint8_FFc",
+        "int8_Fc",
+        "e4m3fn_e8m0_t32n2m4",
+        "mxfp4_2d",
+        "bfloat16",
+    ],
+)
 def test_a_successful_cast_leaves_its_input_unchanged(dtype, castmode):
     x = _x((64, 64))
     x[3, 5] = np.nan
@@ -219,8 +263,17 @@ def _same(a, b) -> None:
     assert a.shape == b.shape and a.input_dtype == b.input_dtype
 
 
-VIEW_DTYPES = ["float8_e4m3fn", "mxfp8", "mxfp4_2d", "nvfp4", "int8_Fc", "uint8_FFc",
-               "e4m3fn_e8m0_t32n2m4", "e4m3fn_e8m0_t8d0", "uint4_float32_int8_t16_t16"]
+VIEW_DTYPES = [
+    "float8_e4m3fn",
+    "mxfp8",
+    "mxfp4_2d",
+    "nvfp4",
+    "int8_Fc",
+    "uint8_FFc",
+    "e4m3fn_e8m0_t32n2m4",
+    "e4m3fn_e8m0_t8d0",
+    "uint4_float32_int8_t16_t16",
+]
 
 
 def _views(base: np.ndarray) -> dict[str, np.ndarray]:
@@ -235,8 +288,9 @@ def _views(base: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.mark.parametrize("in_dtype", [np.float32, np.float16, ml_dtypes.bfloat16],
-                         ids=["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "in_dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=["float32", "float16", "bfloat16"]
+)
 @pytest.mark.parametrize("dtype", VIEW_DTYPES)
 def test_non_contiguous_views_give_the_bits_of_their_contiguous_copies(dtype, in_dtype):
     base = _x((16, 96), seed=4).astype(in_dtype)
@@ -245,11 +299,15 @@ def test_non_contiguous_views_give_the_bits_of_their_contiguous_copies(dtype, in
         copy = np.ascontiguousarray(view)
         for castmode in ("virtual", "actual", "compress"):
             for kw in ({}, {"roundmode": "stochastic", "seed": 12345}, {"scalemode": "ceil"}):
-                _same(tcast_ref.cast(view, dtype, castmode=castmode, **kw),
-                      tcast_ref.cast(copy, dtype, castmode=castmode, **kw))
+                _same(
+                    tcast_ref.cast(view, dtype, castmode=castmode, **kw),
+                    tcast_ref.cast(copy, dtype, castmode=castmode, **kw),
+                )
         if dtype == "mxfp4_2d":
-            _same(tcast_ref.cast(view, dtype, castmode="actual", transpose_scale=True),
-                  tcast_ref.cast(copy, dtype, castmode="actual", transpose_scale=True))
+            _same(
+                tcast_ref.cast(view, dtype, castmode="actual", transpose_scale=True),
+                tcast_ref.cast(copy, dtype, castmode="actual", transpose_scale=True),
+            )
 
 
 # ------------------------------------------------------------ ranks and dimensions
@@ -257,8 +315,13 @@ def _against_exact(x: np.ndarray, dtype: str, **kw) -> None:
     """tcast_ref against the exact model: codes, scale, zero, tenscale, mask, virtual bits."""
     res = tcast_ref.cast(x, dtype, castmode="actual", **kw)
     virt = tcast_ref.cast(x, dtype, **kw)
-    ex = cast_array([float(v) for v in x.astype(np.float32).reshape(-1)], x.shape, dtype,
-                    input_dtype="float32", **kw)
+    ex = cast_array(
+        [float(v) for v in x.astype(np.float32).reshape(-1)],
+        x.shape,
+        dtype,
+        input_dtype="float32",
+        **kw,
+    )
     assert res.data.shape == x.shape
     assert res.data.reshape(-1).tolist() == list(ex.codes)
     if ex.scale is not None:
@@ -279,9 +342,22 @@ RANK_SHAPES = [(), (7,), (3, 40), (2, 3, 33), (2, 2, 3, 20)]
 
 
 @pytest.mark.parametrize("shape", RANK_SHAPES, ids=lambda s: f"rank{len(s)}")
-@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "bfloat16", "int8_F", "fp8_F", "uint8_FF",
-                                   "int8_Fc", "mxfp8", "mxint4", "nvfp4", "mxfp8_2d",
-                                   "e4m3fn_e8m0_t32n2m4"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float8_e4m3fn",
+        "bfloat16",
+        "int8_F",
+        "fp8_F",
+        "uint8_FF",
+        "int8_Fc",
+        "mxfp8",
+        "mxint4",
+        "nvfp4",
+        "mxfp8_2d",
+        "e4m3fn_e8m0_t32n2m4",
+    ],
+)
 def test_any_rank_0_to_4(dtype, shape):
     x = _x(shape, seed=len(shape)) if shape else np.array(-3.25, np.float32)
     tiles = tcast.datatype(dtype).sspec.tiles if tcast.datatype(dtype).sspec else ()

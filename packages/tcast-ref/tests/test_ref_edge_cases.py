@@ -46,8 +46,9 @@ def bits(a: np.ndarray) -> list[int]:
     return a.view(np.uint32).reshape(-1).tolist()
 
 
-def check(x, dtype, *, codes=None, scale=None, values=None, zero=None, tenscale=None,
-          oracle=True, **kw):
+def check(
+    x, dtype, *, codes=None, scale=None, values=None, zero=None, tenscale=None, oracle=True, **kw
+):
     """Cast x (actual, virtual, upcast) and compare with the expected codes and values.
 
     ``codes``, ``scale``, ``zero``: flat lists of codes; ``values``: the virtual values (floats
@@ -83,16 +84,24 @@ def check(x, dtype, *, codes=None, scale=None, values=None, zero=None, tenscale=
 
 
 def _input_name(x: np.ndarray) -> str:
-    return {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
-            np.dtype(ml_dtypes.bfloat16): "bfloat16"}[x.dtype]
+    return {
+        np.dtype(np.float32): "float32",
+        np.dtype(np.float16): "float16",
+        np.dtype(ml_dtypes.bfloat16): "bfloat16",
+    }[x.dtype]
 
 
 def _against_exact(x, dt, res, virt, kw):
     kw = dict(kw)
     if kw.get("rbits") is not None:
         kw["rbits"] = [int(r) for r in np.asarray(kw["rbits"]).reshape(-1)]
-    ex = cast_array([float(v) for v in np.asarray(x, np.float32).reshape(-1)], x.shape, dt,
-                    input_dtype=_input_name(x), **kw)
+    ex = cast_array(
+        [float(v) for v in np.asarray(x, np.float32).reshape(-1)],
+        x.shape,
+        dt,
+        input_dtype=_input_name(x),
+        **kw,
+    )
     assert res.data.reshape(-1).tolist() == list(ex.codes)
     if ex.scale is not None:
         assert np.asarray(res.scale).reshape(-1).tolist() == list(ex.scale)
@@ -141,8 +150,14 @@ def test_all_zero_nvfp4_tensor_clamps_both_scales_to_their_smallest_normals():
     # clamp(0, 2^-6, 448)) = 2^-6 (0x08); r = min(fl32(fl32(2^126) / 2^-6), FLT_MAX) =
     # FLT_MAX; elements +-0 -> 0x0 / 0x8, values +-0.
     x = f32(*([0.0, -0.0] * 16))
-    check(x, "nvfp4", codes=[0, 0x8] * 16, scale=[0x08, 0x08], tenscale=0x00800000,
-          values=[0.0, -0.0] * 16)
+    check(
+        x,
+        "nvfp4",
+        codes=[0, 0x8] * 16,
+        scale=[0x08, 0x08],
+        tenscale=0x00800000,
+        values=[0.0, -0.0] * 16,
+    )
 
 
 def test_all_zero_uint_block_has_zero_range_and_a_plus_zero_zero_point():
@@ -190,8 +205,7 @@ def test_one_nan_in_a_bfloat16_block_gives_the_bfloat16_canonical_nan():
 def test_one_nan_in_an_nvfp4_tensor_makes_every_block_nan():
     # §5.6 step 1: tensor_amax is NaN -> t is float32's NaN code, every block non-finite.
     x = np.concatenate([block(1.0, np.nan, n=16), block(2.0, n=16)])
-    check(x, "nvfp4", codes=[0] * 32, scale=[0x7F, 0x7F], tenscale=0x7FC00000,
-          values=[PNAN] * 32)
+    check(x, "nvfp4", codes=[0] * 32, scale=[0x7F, 0x7F], tenscale=0x7FC00000, values=[PNAN] * 32)
 
 
 @pytest.mark.parametrize("inf", [np.inf, -np.inf])
@@ -247,10 +261,22 @@ def test_amax_exactly_a_power_of_two(mode, k):
     # amax = 2^k: E = k, sigma = 1: no mode bumps. mxfp8 (emax 8): code 127 + k - 8,
     # x' = 256 = 0x78. mxfp4 (emax 2): code 127 + k - 2, x' = 4 = 0x6. Values 2^k.
     a = 2.0**k
-    check(block(a, -a / 2), "mxfp8", scalemode=mode, scale=[127 + k - 8],
-          codes=[0x78, 0xF0] + [0] * 30, values=[a, -a / 2] + [0.0] * 30)
-    check(block(a, -a / 2), "mxfp4", scalemode=mode, scale=[127 + k - 2],
-          codes=[0x6, 0xC] + [0] * 30, values=[a, -a / 2] + [0.0] * 30)
+    check(
+        block(a, -a / 2),
+        "mxfp8",
+        scalemode=mode,
+        scale=[127 + k - 8],
+        codes=[0x78, 0xF0] + [0] * 30,
+        values=[a, -a / 2] + [0.0] * 30,
+    )
+    check(
+        block(a, -a / 2),
+        "mxfp4",
+        scalemode=mode,
+        scale=[127 + k - 2],
+        codes=[0x6, 0xC] + [0] * 30,
+        values=[a, -a / 2] + [0.0] * 30,
+    )
 
 
 @pytest.mark.parametrize("k", [0, 7, -30, 60])
@@ -260,10 +286,20 @@ def test_amax_largest_float32_below_a_power_of_two_floor(k):
     # value 448 * 2^(k-9) = 0.875 * 2^k. mxfp4: code 127 + k - 3, x' = 8 - 2^-21 -> 8 > 6:
     # saturates to 0x7, value 6 * 2^(k-3) = 0.75 * 2^k.
     a = float(np.nextafter(np.float32(2.0**k), np.float32(0)))
-    check(block(a), "mxfp8", scale=[127 + k - 9], codes=[0x7E] + [0] * 31,
-          values=[0.875 * 2.0**k] + [0.0] * 31)
-    check(block(a), "mxfp4", scale=[127 + k - 3], codes=[0x7] + [0] * 31,
-          values=[0.75 * 2.0**k] + [0.0] * 31)
+    check(
+        block(a),
+        "mxfp8",
+        scale=[127 + k - 9],
+        codes=[0x7E] + [0] * 31,
+        values=[0.875 * 2.0**k] + [0.0] * 31,
+    )
+    check(
+        block(a),
+        "mxfp4",
+        scale=[127 + k - 3],
+        codes=[0x7] + [0] * 31,
+        values=[0.75 * 2.0**k] + [0.0] * 31,
+    )
 
 
 @pytest.mark.parametrize("k", [0, 7, -30, 60])
@@ -274,10 +310,22 @@ def test_amax_largest_float32_below_a_power_of_two_bumps(mode, k):
     # mxfp8: code 127 + k - 8, x' = 256 - 2^-16 -> 256 = 0x78 (value 2^k).
     # mxfp4: code 127 + k - 2, x' = 4 - 2^-22 -> 4 = 0x6 (value 2^k).
     a = float(np.nextafter(np.float32(2.0**k), np.float32(0)))
-    check(block(a), "mxfp8", scalemode=mode, scale=[127 + k - 8], codes=[0x78] + [0] * 31,
-          values=[2.0**k] + [0.0] * 31)
-    check(block(a), "mxfp4", scalemode=mode, scale=[127 + k - 2], codes=[0x6] + [0] * 31,
-          values=[2.0**k] + [0.0] * 31)
+    check(
+        block(a),
+        "mxfp8",
+        scalemode=mode,
+        scale=[127 + k - 8],
+        codes=[0x78] + [0] * 31,
+        values=[2.0**k] + [0.0] * 31,
+    )
+    check(
+        block(a),
+        "mxfp4",
+        scalemode=mode,
+        scale=[127 + k - 2],
+        codes=[0x6] + [0] * 31,
+        values=[2.0**k] + [0.0] * 31,
+    )
 
 
 # ------------------------------------------------------------ scaled amax above max (§5.3)
@@ -286,18 +334,36 @@ def test_e4m3_scaled_amax_in_448_512_saturates_to_448_not_nan(amax):
     # floor: E = 8 -> code 127 (scale 1); x' = amax in (448, 512) rounds to 480 or 512 > 448:
     # saturates to 448 = 0x7E (§5.2 'elements always saturate'), never the NaN code 0x7F.
     for mode in ("even", "away", "zero", "trunc"):
-        check(block(amax, -amax), "mxfp8", roundmode=mode, scale=[127],
-              codes=[0x7E, 0xFE] + [0] * 30, values=[448.0, -448.0] + [0.0] * 30)
+        check(
+            block(amax, -amax),
+            "mxfp8",
+            roundmode=mode,
+            scale=[127],
+            codes=[0x7E, 0xFE] + [0] * 30,
+            values=[448.0, -448.0] + [0.0] * 30,
+        )
 
 
 def test_e4m3_scaled_amax_above_max_bumps_under_topbinade():
     # topbinade: sigma = 480/256 = 1.875 > tau = 1.75 -> code 128 (scale 2); x' = 240 =
     # 1.875 * 2^7 = 0x77 (value 480). 500: x' = 250 in [128, 256), grid 16: 250 - 240 = 10 >
     # 8 -> 256 = 0x78 (value 512).
-    check(block(480.0), "mxfp8", scalemode="topbinade", scale=[128], codes=[0x77] + [0] * 31,
-          values=[480.0] + [0.0] * 31)
-    check(block(500.0), "mxfp8", scalemode="topbinade", scale=[128], codes=[0x78] + [0] * 31,
-          values=[512.0] + [0.0] * 31)
+    check(
+        block(480.0),
+        "mxfp8",
+        scalemode="topbinade",
+        scale=[128],
+        codes=[0x77] + [0] * 31,
+        values=[480.0] + [0.0] * 31,
+    )
+    check(
+        block(500.0),
+        "mxfp8",
+        scalemode="topbinade",
+        scale=[128],
+        codes=[0x78] + [0] * 31,
+        values=[512.0] + [0.0] * 31,
+    )
 
 
 @pytest.mark.parametrize("k", [0, 5, -40])
@@ -306,8 +372,14 @@ def test_e2m1_scaled_amax_1_75_times_2k_saturates_under_floor(mode, k):
     # floor: E = k -> code 127 + k - 2; x' = 7: between 6 and 8 (8 > 6 = max): every mode
     # ends at 6 = 0x7 (even/away: 8 then saturate; zero/trunc: 6). Value 1.5 * 2^k.
     a = 1.75 * 2.0**k
-    check(block(a, -a), "mxfp4", roundmode=mode, scale=[127 + k - 2],
-          codes=[0x7, 0xF] + [0] * 30, values=[1.5 * 2.0**k, -1.5 * 2.0**k] + [0.0] * 30)
+    check(
+        block(a, -a),
+        "mxfp4",
+        roundmode=mode,
+        scale=[127 + k - 2],
+        codes=[0x7, 0xF] + [0] * 30,
+        values=[1.5 * 2.0**k, -1.5 * 2.0**k] + [0.0] * 30,
+    )
 
 
 @pytest.mark.parametrize(("mode", "code"), [("even", 0x6), ("away", 0x6), ("zero", 0x5)])
@@ -315,8 +387,15 @@ def test_e2m1_scaled_amax_1_75_times_2k_under_topbinade(mode, code):
     # tau = 6/4 = 1.5 < 1.75 -> bump: code 127 + 0 - 2 + 1 = 126; x' = 3.5: tie between
     # 3 (0x5, odd) and 4 (0x6): even -> 0x6, away -> 0x6, zero -> 0x5.
     value = {0x6: 4.0, 0x5: 3.0}[code] * 0.5
-    check(block(1.75), "mxfp4", scalemode="topbinade", roundmode=mode, scale=[126],
-          codes=[code] + [0] * 31, values=[value] + [0.0] * 31)
+    check(
+        block(1.75),
+        "mxfp4",
+        scalemode="topbinade",
+        roundmode=mode,
+        scale=[126],
+        codes=[code] + [0] * 31,
+        values=[value] + [0.0] * 31,
+    )
 
 
 # ------------------------------------------------------------ e4m3fn overflow (§4.1)
@@ -326,8 +405,13 @@ def test_e4m3_464_ties_to_448_and_464_01_overflows():
     above = float(np.float32(464.01))  # 464.0078125
     x = f32(464.0, -464.0, above, -above)
     check(x, "float8_e4m3fn", codes=[0x7E, 0xFE, 0x7E, 0xFE], values=[448, -448, 448, -448])
-    check(x, "float8_e4m3fn", saturate=False, codes=[0x7E, 0xFE, 0x7F, 0xFF],
-          values=[448.0, -448.0, PNAN, NNAN])  # §7: -NaN code 0xFF decodes to -NaN
+    check(
+        x,
+        "float8_e4m3fn",
+        saturate=False,
+        codes=[0x7E, 0xFE, 0x7F, 0xFF],
+        values=[448.0, -448.0, PNAN, NNAN],
+    )  # §7: -NaN code 0xFF decodes to -NaN
     # ties away: 464 -> 480 -> overflow; ties toward zero: 448
     check(x, "float8_e4m3fn", roundmode="away", saturate=False, codes=[0x7F, 0xFF, 0x7F, 0xFF])
     check(x, "float8_e4m3fn", roundmode="zero", saturate=False, codes=[0x7E, 0xFE, 0x7F, 0xFF])
@@ -337,11 +421,22 @@ def test_trunc_in_480_512_never_gives_the_e4m3fn_nan_code():
     # §4.1 (IEEE 754 §7.4): round toward zero of a finite input gives the largest finite
     # value, never Inf/NaN, even with saturate=False. Inf inputs still give the NaN code.
     x = f32(480.0, 500.0, float(np.nextafter(np.float32(512), 0)), 2.0**100, -480.0, np.inf)
-    check(x, "float8_e4m3fn", roundmode="trunc", saturate=False,
-          codes=[0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F],
-          values=[448.0, 448.0, 448.0, 448.0, -448.0, PNAN])
-    check(f32(2.0**100, -(2.0**100)), "float8_e5m2", roundmode="trunc", saturate=False,
-          codes=[0x7B, 0xFB], values=[57344.0, -57344.0])
+    check(
+        x,
+        "float8_e4m3fn",
+        roundmode="trunc",
+        saturate=False,
+        codes=[0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F],
+        values=[448.0, 448.0, 448.0, 448.0, -448.0, PNAN],
+    )
+    check(
+        f32(2.0**100, -(2.0**100)),
+        "float8_e5m2",
+        roundmode="trunc",
+        saturate=False,
+        codes=[0x7B, 0xFB],
+        values=[57344.0, -57344.0],
+    )
 
 
 def test_e5m2_61440_saturating_and_not():
@@ -350,8 +445,13 @@ def test_e5m2_61440_saturating_and_not():
     below = float(np.nextafter(np.float32(61440), 0))
     x = f32(61440.0, -61440.0, below)
     check(x, "float8_e5m2", codes=[0x7B, 0xFB, 0x7B], values=[57344.0, -57344.0, 57344.0])
-    check(x, "float8_e5m2", saturate=False, codes=[0x7C, 0xFC, 0x7B],
-          values=[np.inf, -np.inf, 57344.0])
+    check(
+        x,
+        "float8_e5m2",
+        saturate=False,
+        codes=[0x7C, 0xFC, 0x7B],
+        values=[np.inf, -np.inf, 57344.0],
+    )
     check(x, "float8_e5m2", roundmode="zero", saturate=False, codes=[0x7B, 0xFB, 0x7B])
 
 
@@ -408,8 +508,14 @@ def test_e2m1_tie_table_for_every_nearest_mode(mode):
     check(x, "float4_e2m1fn", roundmode=mode, codes=codes + neg, values=values)
     # scaled: amax 5 -> E = 2 = emax -> scale code 127 (1.0): the same ties
     xb = np.concatenate([x, np.zeros(20, np.float32)])
-    check(xb, "mxfp4", roundmode=mode, scale=[127], codes=codes + neg + [0] * 20,
-          values=values + [0.0] * 20)
+    check(
+        xb,
+        "mxfp4",
+        roundmode=mode,
+        scale=[127],
+        codes=codes + neg + [0] * 20,
+        values=values + [0.0] * 20,
+    )
 
 
 def test_sticky_bit_just_above_a_subnormal_tie():
@@ -418,12 +524,22 @@ def test_sticky_bit_just_above_a_subnormal_tie():
     up = [float(np.nextafter(np.float32(v), np.float32(1))) for v in (2.0**-10, 3 * 2.0**-10)]
     dn = [float(np.nextafter(np.float32(v), np.float32(0))) for v in (2.0**-10, 3 * 2.0**-10)]
     for mode in ("even", "away", "zero"):
-        check(f32(*up, *dn), "float8_e4m3fn", roundmode=mode, codes=[0x01, 0x02, 0x00, 0x01],
-              values=[2.0**-9, 2.0**-8, 0.0, 2.0**-9])
+        check(
+            f32(*up, *dn),
+            "float8_e4m3fn",
+            roundmode=mode,
+            codes=[0x01, 0x02, 0x00, 0x01],
+            values=[2.0**-9, 2.0**-8, 0.0, 2.0**-9],
+        )
         e2 = float(np.nextafter(np.float32(0.25), np.float32(1)))
         e2d = float(np.nextafter(np.float32(0.25), np.float32(0)))
-        check(f32(e2, e2d, -e2), "float4_e2m1fn", roundmode=mode, codes=[0x1, 0x0, 0x9],
-              values=[0.5, 0.0, -0.5])
+        check(
+            f32(e2, e2d, -e2),
+            "float4_e2m1fn",
+            roundmode=mode,
+            codes=[0x1, 0x0, 0x9],
+            values=[0.5, 0.0, -0.5],
+        )
 
 
 # ------------------------------------------------------------ carries (§3.1)
@@ -431,12 +547,26 @@ def test_carry_into_the_next_binade():
     # e4m3fn: 1.9375 is the tie 1.875 (0x3F, odd) | 2.0 (0x40): even -> 0x40, the mantissa
     # carries into the exponent. 1.96875 > the tie -> 0x40 under zero too. Scaled: block
     # amax 256 -> scale code 127, the same element.
-    check(f32(1.9375, 1.96875, -1.9375), "float8_e4m3fn", codes=[0x40, 0x40, 0xC0],
-          values=[2.0, 2.0, -2.0])
-    check(f32(1.9375, 1.96875), "float8_e4m3fn", roundmode="zero", codes=[0x3F, 0x40],
-          values=[1.875, 2.0])
-    check(block(256.0, 1.9375), "mxfp8", scale=[127], codes=[0x78, 0x40] + [0] * 30,
-          values=[256.0, 2.0] + [0.0] * 30)
+    check(
+        f32(1.9375, 1.96875, -1.9375),
+        "float8_e4m3fn",
+        codes=[0x40, 0x40, 0xC0],
+        values=[2.0, 2.0, -2.0],
+    )
+    check(
+        f32(1.9375, 1.96875),
+        "float8_e4m3fn",
+        roundmode="zero",
+        codes=[0x3F, 0x40],
+        values=[1.875, 2.0],
+    )
+    check(
+        block(256.0, 1.9375),
+        "mxfp8",
+        scale=[127],
+        codes=[0x78, 0x40] + [0] * 30,
+        values=[256.0, 2.0] + [0.0] * 30,
+    )
 
 
 def test_carry_from_the_largest_subnormal_to_the_smallest_normal():
@@ -458,8 +588,12 @@ def test_float32_subnormal_inputs_unscaled():
     x = f32(2.0**-149, -(2.0**-149), 2.0**-127, float(np.float32(2.0**-126) - 2.0**-149))
     check(x, "float8_e4m3fn", codes=[0x00, 0x80, 0x00, 0x00], values=[0.0, -0.0, 0.0, 0.0])
     # bfloat16 keeps them (bfloat16 has float32's exponent range): 2^-127 -> 0x0040
-    check(f32(2.0**-127, -(2.0**-133)), "bfloat16", codes=[0x0040, 0x8001],
-          values=[2.0**-127, -(2.0**-133)])
+    check(
+        f32(2.0**-127, -(2.0**-133)),
+        "bfloat16",
+        codes=[0x0040, 0x8001],
+        values=[2.0**-127, -(2.0**-133)],
+    )
 
 
 def test_float32_subnormal_inputs_scaled():
@@ -469,8 +603,13 @@ def test_float32_subnormal_inputs_scaled():
     # the half of 2^-9). Values: 2 * 2^-127 = 2^-126, 2^-130, 0, -0.
     big = float(np.float32(2.0**-126) - np.float32(2.0**-149))
     x = block(big, 2.0**-130, 2.0**-149, -3 * 2.0**-140)
-    check(x, "mxfp8", scale=[0], codes=[0x40, 0x20, 0x00, 0x80] + [0] * 28,
-          values=[2.0**-126, 2.0**-130, 0.0, -0.0] + [0.0] * 28)
+    check(
+        x,
+        "mxfp8",
+        scale=[0],
+        codes=[0x40, 0x20, 0x00, 0x80] + [0] * 28,
+        values=[2.0**-126, 2.0**-130, 0.0, -0.0] + [0.0] * 28,
+    )
     # the same block in bfloat16: 2^-133 (bfloat16 subnormal) -> 2^-6 = 0x18
     xb = block(2.0**-130, 2.0**-133).astype(ml_dtypes.bfloat16)
     check(xb, "mxfp8", scale=[0], codes=[0x20, 0x08] + [0] * 30)
@@ -490,9 +629,17 @@ def test_scale_underflow_all_elements_2_to_minus_139():
 def _result(dtype: str, codes, scale, shape) -> CastResult:
     dt = tcast.datatype(dtype)
     return CastResult(
-        data=np.asarray(codes, np.uint8).reshape(shape), scale=np.asarray(scale, np.uint8),
-        zero=None, tenscale=None, mask=None, meta=None, dtype=dt, shape=tuple(shape),
-        castmode=CastMode.ACTUAL, input_dtype="float32", engine="ref",
+        data=np.asarray(codes, np.uint8).reshape(shape),
+        scale=np.asarray(scale, np.uint8),
+        zero=None,
+        tenscale=None,
+        mask=None,
+        meta=None,
+        dtype=dt,
+        shape=tuple(shape),
+        castmode=CastMode.ACTUAL,
+        input_dtype="float32",
+        engine="ref",
     )
 
 
@@ -504,8 +651,12 @@ def test_decoding_scale_0x00_and_0xfe_times_448():
     # -448 -> -Inf; 2^-9 * 2^127 = 2^118; 1.0 (0x38) -> 2^127.
     codes = [0x7E, 0x01, 0xFE, 0x00] + [0] * 28 + [0x7E, 0xFE, 0x01, 0x38] + [0] * 28
     res = _result("mxfp8", codes, [0x00, 0xFE], (64,))
-    want = vbits([1.75 * 2.0**-119, 2.0**-136, -1.75 * 2.0**-119, 0.0] + [0.0] * 28
-                 + [np.inf, -np.inf, 2.0**118, 2.0**127] + [0.0] * 28)
+    want = vbits(
+        [1.75 * 2.0**-119, 2.0**-136, -1.75 * 2.0**-119, 0.0]
+        + [0.0] * 28
+        + [np.inf, -np.inf, 2.0**118, 2.0**127]
+        + [0.0] * 28
+    )
     assert bits(tcast_ref.upcast(res)) == want
     assert bits(tcast.upcast(res)) == want
 
@@ -515,18 +666,27 @@ def test_ceil_scale_of_float32_max_decodes_to_inf():
     # 1 = 126 -> code 253 (0xFD); x' = (2 - 2^-23) * 2 = 4 - 2^-22 -> 4 (0x6); value
     # 4 * 2^126 = 2^128 -> +Inf in float32.
     mx = float(np.finfo(np.float32).max)
-    check(block(mx, -mx), "mxfp4", scalemode="ceil", scale=[0xFD],
-          codes=[0x6, 0xE] + [0] * 30, values=[np.inf, -np.inf] + [0.0] * 30)
+    check(
+        block(mx, -mx),
+        "mxfp4",
+        scalemode="ceil",
+        scale=[0xFD],
+        codes=[0x6, 0xE] + [0] * 30,
+        values=[np.inf, -np.inf] + [0.0] * 30,
+    )
 
 
-@pytest.mark.parametrize(("dtype", "bits_", "ml"), [
-    ("mxfp8", 8, ml_dtypes.float8_e4m3fn),
-    ("mxfp8e5", 8, ml_dtypes.float8_e5m2),
-    ("mxfp6e2", 6, ml_dtypes.float6_e2m3fn),
-    ("mxfp6e3", 6, ml_dtypes.float6_e3m2fn),
-    ("mxfp4", 4, ml_dtypes.float4_e2m1fn),
-    ("mxint8", 8, np.int8),
-])
+@pytest.mark.parametrize(
+    ("dtype", "bits_", "ml"),
+    [
+        ("mxfp8", 8, ml_dtypes.float8_e4m3fn),
+        ("mxfp8e5", 8, ml_dtypes.float8_e5m2),
+        ("mxfp6e2", 6, ml_dtypes.float6_e2m3fn),
+        ("mxfp6e3", 6, ml_dtypes.float6_e3m2fn),
+        ("mxfp4", 4, ml_dtypes.float4_e2m1fn),
+        ("mxint8", 8, np.int8),
+    ],
+)
 def test_scale_0xff_decodes_every_element_code_to_nan(dtype, bits_, ml):
     # §2 / §5.2: e8m0 code 0xFF is NaN; NaN times any element value is NaN: every code of
     # the element format decodes to +NaN under it. A second group of blocks with scale 127
@@ -534,8 +694,12 @@ def test_scale_0xff_decodes_every_element_code_to_nan(dtype, bits_, ml):
     n = 1 << bits_
     count = max(n, 32)
     codes = np.arange(count) % n
-    res = _result(dtype, np.concatenate([codes, codes]), [0xFF] * (count // 32)
-                  + [127] * (count // 32), (2 * count,))
+    res = _result(
+        dtype,
+        np.concatenate([codes, codes]),
+        [0xFF] * (count // 32) + [127] * (count // 32),
+        (2 * count,),
+    )
     up = tcast_ref.upcast(res)
     assert bits(up[:count]) == [0x7FC00000] * count
     own = codes.astype(np.uint8).view(ml).astype(np.float32)
@@ -552,17 +716,35 @@ def test_fnuz_nan_and_negative_zero():
     # value rounding to zero (-2^-12 < half of 2^-10) -> 0x00 (+0). Overflow: +-max 240
     # (0x7F / 0xFF) saturating, NaN (0x80) under the IEEE option; Inf likewise.
     x = f32(np.nan, -np.nan, -0.0, -(2.0**-12), 2.0**30, -(2.0**30), np.inf, -np.inf)
-    check(x, "float8_e4m3fnuz", codes=[0x80, 0x80, 0, 0, 0x7F, 0xFF, 0x7F, 0xFF],
-          values=[PNAN, PNAN, 0.0, 0.0, 240.0, -240.0, 240.0, -240.0])
-    check(x, "float8_e4m3fnuz", saturate=False, codes=[0x80, 0x80, 0, 0] + [0x80] * 4,
-          values=[PNAN, PNAN, 0.0, 0.0] + [PNAN] * 4)
+    check(
+        x,
+        "float8_e4m3fnuz",
+        codes=[0x80, 0x80, 0, 0, 0x7F, 0xFF, 0x7F, 0xFF],
+        values=[PNAN, PNAN, 0.0, 0.0, 240.0, -240.0, 240.0, -240.0],
+    )
+    check(
+        x,
+        "float8_e4m3fnuz",
+        saturate=False,
+        codes=[0x80, 0x80, 0, 0] + [0x80] * 4,
+        values=[PNAN, PNAN, 0.0, 0.0] + [PNAN] * 4,
+    )
     # e5m2b16fnuz: max 57344 (0x7F)
-    check(f32(np.nan, -0.0, -(2.0**30)), "float8_e5m2fnuz", codes=[0x80, 0x00, 0xFF],
-          values=[PNAN, 0.0, -57344.0])
+    check(
+        f32(np.nan, -0.0, -(2.0**30)),
+        "float8_e5m2fnuz",
+        codes=[0x80, 0x00, 0xFF],
+        values=[PNAN, 0.0, -57344.0],
+    )
     # scaled with an fnuz element: amax 1 -> E = 0, emax 7 -> code 120; x' = 128 (0x78);
     # -0 and -2^-100 * 2^7 (underflow) -> +0.
-    check(block(-0.0, 1.0, -(2.0**-100)), "e4m3b8fnuz_e8m0_t32", scale=[120],
-          codes=[0x00, 0x78, 0x00] + [0] * 29, values=[0.0, 1.0, 0.0] + [0.0] * 29)
+    check(
+        block(-0.0, 1.0, -(2.0**-100)),
+        "e4m3b8fnuz_e8m0_t32",
+        scale=[120],
+        codes=[0x00, 0x78, 0x00] + [0] * 29,
+        values=[0.0, 1.0, 0.0] + [0.0] * 29,
+    )
 
 
 def test_e4m3fn_to_e4m3fnuz_is_not_a_bit_copy():
@@ -620,20 +802,42 @@ def test_stochastic_rounding_with_rbits_all_zeros_and_all_ones():
     # frac >= 2^-32. 1.125 (0x39) and 0 are exact: never move. Subnormal grid 2^-9:
     # 2^-41 has frac 2^-32 -> up with all ones; 2^-42 has frac 2^-33 -> floor(frac 2^32) = 0:
     # never up. 464 with all ones -> 480 > max: saturates to 0x7E (saturate=True).
-    x = f32(1 + 2.0**-20, -(1 + 2.0**-20), 1.125, -1.125, 1 + 2.0**-23, 0.0, 2.0**-41,
-            2.0**-42, 464.0)
+    x = f32(
+        1 + 2.0**-20, -(1 + 2.0**-20), 1.125, -1.125, 1 + 2.0**-23, 0.0, 2.0**-41, 2.0**-42, 464.0
+    )
     zeros = np.zeros(x.shape, np.uint32)
     ones = np.full(x.shape, ONES, np.uint32)
-    check(x, "float8_e4m3fn", roundmode="stochastic", rbits=zeros,
-          codes=[0x38, 0xB8, 0x39, 0xB9, 0x38, 0x00, 0x00, 0x00, 0x7E])
-    check(x, "float8_e4m3fn", roundmode="stochastic", rbits=ones,
-          codes=[0x39, 0xB9, 0x39, 0xB9, 0x39, 0x00, 0x01, 0x00, 0x7E])
+    check(
+        x,
+        "float8_e4m3fn",
+        roundmode="stochastic",
+        rbits=zeros,
+        codes=[0x38, 0xB8, 0x39, 0xB9, 0x38, 0x00, 0x00, 0x00, 0x7E],
+    )
+    check(
+        x,
+        "float8_e4m3fn",
+        roundmode="stochastic",
+        rbits=ones,
+        codes=[0x39, 0xB9, 0x39, 0xB9, 0x39, 0x00, 0x01, 0x00, 0x7E],
+    )
     # the IEEE option: 464 rounded up to 480 overflows to the NaN code
-    check(x[-1:], "float8_e4m3fn", roundmode="stochastic", rbits=ones[-1:], saturate=False,
-          codes=[0x7F])
+    check(
+        x[-1:],
+        "float8_e4m3fn",
+        roundmode="stochastic",
+        rbits=ones[-1:],
+        saturate=False,
+        codes=[0x7F],
+    )
     # 2^-41 with r = 2^32 - 2: floor(2^-32 * 2^32) + r = 2^32 - 1 < 2^32: stays 0
-    check(f32(2.0**-41), "float8_e4m3fn", roundmode="stochastic",
-          rbits=np.array([0xFFFFFFFE], np.uint32), codes=[0x00])
+    check(
+        f32(2.0**-41),
+        "float8_e4m3fn",
+        roundmode="stochastic",
+        rbits=np.array([0xFFFFFFFE], np.uint32),
+        codes=[0x00],
+    )
 
 
 def test_stochastic_exactly_representable_inputs_never_move():
@@ -643,8 +847,11 @@ def test_stochastic_exactly_representable_inputs_never_move():
     keep = ~np.isnan(x)
     x, src = x[keep], src[keep]
     rng = np.random.default_rng(3)
-    for rb in (np.zeros(x.shape, np.uint32), np.full(x.shape, ONES, np.uint32),
-               rng.integers(0, 1 << 32, x.shape, dtype=np.uint64).astype(np.uint32)):
+    for rb in (
+        np.zeros(x.shape, np.uint32),
+        np.full(x.shape, ONES, np.uint32),
+        rng.integers(0, 1 << 32, x.shape, dtype=np.uint64).astype(np.uint32),
+    ):
         res, virt = check(x, "float8_e4m3fn", roundmode="stochastic", rbits=rb)
         assert res.data.tolist() == src.tolist()
         assert bits(virt) == bits(x)
@@ -654,10 +861,22 @@ def test_stochastic_in_a_scaled_block():
     # amax 256 -> scale code 127 (1.0): the elements round as unscaled (see above).
     x = block(256.0, 1 + 2.0**-20, 1.125, -(1 + 2.0**-20))
     ones = np.full(32, ONES, np.uint32)
-    check(x, "mxfp8", roundmode="stochastic", rbits=np.zeros(32, np.uint32), scale=[127],
-          codes=[0x78, 0x38, 0x39, 0xB8] + [0] * 28)
-    check(x, "mxfp8", roundmode="stochastic", rbits=ones, scale=[127],
-          codes=[0x78, 0x39, 0x39, 0xB9] + [0] * 28)
+    check(
+        x,
+        "mxfp8",
+        roundmode="stochastic",
+        rbits=np.zeros(32, np.uint32),
+        scale=[127],
+        codes=[0x78, 0x38, 0x39, 0xB8] + [0] * 28,
+    )
+    check(
+        x,
+        "mxfp8",
+        roundmode="stochastic",
+        rbits=ones,
+        scale=[127],
+        codes=[0x78, 0x39, 0x39, 0xB9] + [0] * 28,
+    )
 
 
 # ------------------------------------------------------------ partial tiles (§5.1)
@@ -666,21 +885,29 @@ def test_partial_last_tile_uses_only_its_real_elements():
     # x' = 256 (0x78). Block 1 (8 elements): amax 3 -> E = 1, code 120; x' = x * 2^7:
     # 384 = 1.5 * 2^8 (0x7C), 192 (0x74), -96 (0xEC), 0.
     x = np.concatenate([np.ones(32, np.float32), f32(3.0, 1.5, -0.75, 0, 0, 0, 0, 0)])
-    res, _ = check(x, "mxfp8", scale=[119, 120], codes=[0x78] * 32 + [0x7C, 0x74, 0xEC]
-                   + [0] * 5, values=[1.0] * 32 + [3.0, 1.5, -0.75] + [0.0] * 5)
+    res, _ = check(
+        x,
+        "mxfp8",
+        scale=[119, 120],
+        codes=[0x78] * 32 + [0x7C, 0x74, 0xEC] + [0] * 5,
+        values=[1.0] * 32 + [3.0, 1.5, -0.75] + [0.0] * 5,
+    )
     assert res.scale.shape == (2,)
     # negative-only partial tile: a padding zero must not become the maximum of a uint range
     # (the range includes 0 anyway, §5.7) nor the amax (checked by the oracle)
     check(-np.abs(x), "uint8_float32_int8_t32")
 
 
-@pytest.mark.parametrize(("dtype", "shape"), [
-    ("mxfp8_2d", (40, 36)),
-    ("e4m3fn_e8m0_t16_t16", (17, 33)),
-    ("e4m3fn_e8m0_t32n2m4", (3, 34)),  # the last sparsity group has 2 elements: both kept
-    ("uint4_float32_int8_t32", (2, 45)),
-    ("nvfp4", (3, 20)),
-])
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [
+        ("mxfp8_2d", (40, 36)),
+        ("e4m3fn_e8m0_t16_t16", (17, 33)),
+        ("e4m3fn_e8m0_t32n2m4", (3, 34)),  # the last sparsity group has 2 elements: both kept
+        ("uint4_float32_int8_t32", (2, 45)),
+        ("nvfp4", (3, 20)),
+    ],
+)
 def test_partial_tiles_against_the_exact_model(dtype, shape):
     rng = np.random.default_rng(11)
     x = (rng.standard_normal(shape) * 2.0 ** rng.integers(-6, 6, shape)).astype(np.float32)
@@ -734,8 +961,15 @@ def test_odd_element_count_packed_as_fp6(dtype):
 )
 def test_uint_zero_point_half_ties(mode, codes):
     x = f32(0.0, 255.0, 0.5, 1.5, 2.5, 3.5, 254.5)
-    check(x, "uint8_FF", roundmode=mode, codes=codes, scale=[0x3F800000], zero=[0],
-          values=[float(c) for c in codes])
+    check(
+        x,
+        "uint8_FF",
+        roundmode=mode,
+        codes=codes,
+        scale=[0x3F800000],
+        zero=[0],
+        values=[float(c) for c in codes],
+    )
 
 
 def test_uint_zero_point_negative_inputs():
@@ -743,14 +977,27 @@ def test_uint_zero_point_negative_inputs():
     # 10.0 (float32 0x41200000). code = round(x + 10): -10 -> 0, 245 -> 255, 0 -> 10,
     # -9.5 -> 0.5 -> 0 (even), 100.25 -> 110.25 -> 110. value = (code - 10) * 1.
     x = f32(-10.0, 245.0, 0.0, -9.5, 100.25)
-    check(x, "uint8_FF", codes=[0, 255, 10, 0, 110], scale=[0x3F800000], zero=[0x41200000],
-          values=[-10.0, 245.0, 0.0, -10.0, 100.0])
+    check(
+        x,
+        "uint8_FF",
+        codes=[0, 255, 10, 0, 110],
+        scale=[0x3F800000],
+        zero=[0x41200000],
+        values=[-10.0, 245.0, 0.0, -10.0, 100.0],
+    )
     # uint4, channel scale: lo = -15, hi = 0 -> s = 1, z = 15; -7.5 -> 7.5 and -6.5 -> 8.5:
     # even 8, 8; away 8, 9; zero 7, 8.
     x4 = f32(-15.0, 0.0, -7.5, -6.5).reshape(1, 4)
     for mode, c in (("even", [8, 8]), ("away", [8, 9]), ("zero", [7, 8])):
-        check(x4, "uint4_FFc", roundmode=mode, codes=[0, 15, *c], scale=[0x3F800000],
-              zero=[0x41700000], values=[-15.0, 0.0] + [v - 15.0 for v in c])
+        check(
+            x4,
+            "uint4_FFc",
+            roundmode=mode,
+            codes=[0, 15, *c],
+            scale=[0x3F800000],
+            zero=[0x41700000],
+            values=[-15.0, 0.0] + [v - 15.0 for v in c],
+        )
 
 
 def test_uint_unsigned_zero_point_does_not_clamp():
@@ -758,8 +1005,14 @@ def test_uint_unsigned_zero_point_does_not_clamp():
     # z = encode(200, uint8) = 200 (code 0xC8, no clamp). code = round(x + 200): 0, 255, 200,
     # 100; values (code - 200) * 1 are exact.
     x = f32(-200.0, 55.0, 0.0, -100.0)
-    check(x, "uint8_float32_uint8", codes=[0, 255, 200, 100], scale=[0x3F800000], zero=[200],
-          values=[-200.0, 55.0, 0.0, -100.0])
+    check(
+        x,
+        "uint8_float32_uint8",
+        codes=[0, 255, 200, 100],
+        scale=[0x3F800000],
+        zero=[200],
+        values=[-200.0, 55.0, 0.0, -100.0],
+    )
 
 
 def test_uint_zero_point_clamping():
@@ -767,9 +1020,16 @@ def test_uint_zero_point_clamping():
     # clamped to 127 (0x7F). code = clamp(round(x + 127), 0, 255): -200 -> -73 -> 0,
     # 55 -> 182, 0 -> 127, -100 -> 27; values (code - 127) * 1: -127 (saturated), 55, 0, -100.
     x = f32(-200.0, 55.0, 0.0, -100.0)
-    check(x, "uint8_Fi", codes=[0, 182, 127, 27], scale=[0x3F800000], zero=[0x7F],
-          values=[-127.0, 55.0, 0.0, -100.0])
+    check(
+        x,
+        "uint8_Fi",
+        codes=[0, 182, 127, 27],
+        scale=[0x3F800000],
+        zero=[0x7F],
+        values=[-127.0, 55.0, 0.0, -100.0],
+    )
     # e4m3fn scale: range 300 -> 300/255 = 1.1765 -> RNE_e4m3 = 1.125 (0x39; 1.25 is farther);
     # r = fl32(1/1.125) = 0.8888889; 300 r = 266.67 -> clamp 255; value 255 * 1.125 = 286.875.
-    check(f32(0.0, 300.0), "uint8_ni", codes=[0, 255], scale=[0x39], zero=[0],
-          values=[0.0, 286.875])
+    check(
+        f32(0.0, 300.0), "uint8_ni", codes=[0, 255], scale=[0x39], zero=[0], values=[0.0, 286.875]
+    )

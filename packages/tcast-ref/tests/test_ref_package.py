@@ -38,8 +38,14 @@ def test_the_reference_never_imports_torch():
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", "import sys, tcast_ref, numpy as np; "
-         "tcast_ref.cast(np.ones(32, np.float32), 'mxfp4'); print('torch' in sys.modules)"],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, tcast_ref, numpy as np; "
+            "tcast_ref.cast(np.ones(32, np.float32), 'mxfp4'); print('torch' in sys.modules)",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert out.stdout.strip() == "False"

@@ -185,8 +185,12 @@ def test_unscaled_round_to_nearest_even_matches_exact_on_every_16_bit_input(pool
 # Fast tier (make test): each format under one directed mode, the modes rotated over the
 # formats, so every mode meets a third of the formats; the full tier (-m full) runs the rest.
 _DIRECTED_CASES = [
-    pytest.param(n, mode, id=f"{n.code}-{mode}",
-                 marks=() if mode == DIRECTED[i % len(DIRECTED)] else pytest.mark.full)
+    pytest.param(
+        n,
+        mode,
+        id=f"{n.code}-{mode}",
+        marks=() if mode == DIRECTED[i % len(DIRECTED)] else pytest.mark.full,
+    )
     for i, n in enumerate(FORMATS)
     for mode in DIRECTED
 ]

@@ -223,9 +223,11 @@ def timings():
     yield out
     if out:
         pub, integer = (sum(v[i] for v in out.values()) for i in (0, 1))
-        print(f"\n10M random float32 per format, tcast_ref time: cast {pub:.1f} s, integer "
-              f"path {integer:.1f} s; " + ", ".join(f"{k} {a:.2f}/{b:.2f}"
-                                                  for k, (a, b) in out.items()))
+        print(
+            f"\n10M random float32 per format, tcast_ref time: cast {pub:.1f} s, integer "
+            f"path {integer:.1f} s; "
+            + ", ".join(f"{k} {a:.2f}/{b:.2f}" for k, (a, b) in out.items())
+        )
 
 
 def _value_table(fmt: str) -> np.ndarray:
@@ -279,8 +281,21 @@ def _random_chunk(fmt: str, i: int) -> np.ndarray:
     # float32 subnormals, zeros, infinities and NaNs of several payloads
     sm = rng.integers(0, 1 << 23, n_small, dtype=np.uint64).astype(np.uint32)
     sm |= rng.integers(0, 2, n_small, dtype=np.uint64).astype(np.uint32) << np.uint32(31)
-    specials = np.array([0x0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
-                         0x7F800001, 0xFFBFFFFF, 0x7F7FFFFF, 0xFF7FFFFF], np.uint32)
+    specials = np.array(
+        [
+            0x0,
+            0x80000000,
+            0x7F800000,
+            0xFF800000,
+            0x7FC00000,
+            0xFFC00000,
+            0x7F800001,
+            0xFFBFFFFF,
+            0x7F7FFFFF,
+            0xFF7FFFFF,
+        ],
+        np.uint32,
+    )
     sm[: specials.size * 16] = np.tile(specials, 16)
     x = np.concatenate([a.view(np.float32), b.view(np.float32), t, sm.view(np.float32)])
     rng.shuffle(x)
@@ -364,8 +379,9 @@ def test_nan_into_float16_is_canonical_where_numpy_keeps_the_payload():
     # float16), sign kept, payload never propagated. NumPy's float32 -> float16 conversion
     # keeps the top payload bits (and makes a signalling NaN 0x7C01): both are NaN, the bits
     # differ. ml_dtypes' bfloat16 and 8-bit conversions canonicalize like tcast.
-    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00000, 0x7FFFFFFF],
-                 np.uint32).view(np.float32)
+    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00000, 0x7FFFFFFF], np.uint32).view(
+        np.float32
+    )
     ours = _ours(x, "float16", saturate=False)
     assert ours.tolist() == [0x7E00, 0xFE00, 0x7E00, 0xFE00, 0x7E00]
     theirs = _ml_codes(x, "float16")
@@ -377,8 +393,9 @@ def test_nan_into_float16_is_canonical_where_numpy_keeps_the_payload():
 def test_nan_codes_are_bit_identical_to_ml_dtypes_where_both_canonicalize(fmt):
     # §4.2: canonical NaN (top mantissa bit; fnuz: 0x80), sign kept for IEEE and fn styles.
     # ml_dtypes does the same for these formats: the 'both NaN' comparison is exact here.
-    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFBFFFFF, 0x7FA00000],
-                 np.uint32).view(np.float32)
+    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFBFFFFF, 0x7FA00000], np.uint32).view(
+        np.float32
+    )
     for saturate in (True, False):
         assert np.array_equal(_ours(x, fmt, saturate), _ml_codes(x, fmt))
 

@@ -103,21 +103,26 @@ def random_tensor(seed: int, name: str, rows: int = ROWS, cols: int = COLS) -> n
     x = np.where(k[:, None] & (rng.random((nb, BLOCK)) < 0.35), sub, x)
     # 4: wide dynamic range, random signs
     k = kind == 4
-    wide = np.where(rng.random((nb, BLOCK)) < 0.5, -1.0, 1.0) * np.exp2(
-        rng.uniform(-24, 1, (nb, BLOCK))) * scale
+    wide = (
+        np.where(rng.random((nb, BLOCK)) < 0.5, -1.0, 1.0)
+        * np.exp2(rng.uniform(-24, 1, (nb, BLOCK)))
+        * scale
+    )
     x = np.where(k[:, None], wide, x)
     # 5: amax on a scale-rule boundary, the rest below it
     k = np.flatnonzero(kind == 5)
     j = rng.integers(0, 2 ** (mbits + 1), k.size)
-    candidates = np.stack([
-        np.ones(k.size),
-        np.full(k.size, 1.0 - 2.0**-24),  # largest float32 below a power of two
-        np.full(k.size, top),  # exactly max * 2^k
-        np.full(k.size, top * (1 + 2.0**-23)),  # just above max * 2^k
-        np.full(k.size, (top + 2) / 2),  # the midmax threshold
-        1.0 + (j + 0.5) * 2.0**-mbits / 2,  # a tie at the element precision
-        np.full(k.size, 2.0 - 2.0**-mbits / 2),  # the option3 tie at the top
-    ])
+    candidates = np.stack(
+        [
+            np.ones(k.size),
+            np.full(k.size, 1.0 - 2.0**-24),  # largest float32 below a power of two
+            np.full(k.size, top),  # exactly max * 2^k
+            np.full(k.size, top * (1 + 2.0**-23)),  # just above max * 2^k
+            np.full(k.size, (top + 2) / 2),  # the midmax threshold
+            1.0 + (j + 0.5) * 2.0**-mbits / 2,  # a tie at the element precision
+            np.full(k.size, 2.0 - 2.0**-mbits / 2),  # the option3 tie at the top
+        ]
+    )
     pick = candidates[(np.arange(k.size) % candidates.shape[0]), np.arange(k.size)]
     x[k] = rng.uniform(-0.5, 0.5, (k.size, BLOCK)) * scale[k]
     x[k, 5] = pick * scale[k, 0]
@@ -148,8 +153,9 @@ def ours(x: np.ndarray, name: str, **kw) -> tuple[np.ndarray, np.ndarray, np.nda
 # ----------------------------------------------------------------- torchao MX
 def torchao_mx(x: np.ndarray, name: str, mode) -> tuple[np.ndarray, np.ndarray]:
     """torchao to_mx: (e8m0 scale codes (rows, blocks), element codes), fp4 unpacked."""
-    scale, data = mx_tensor.to_mx(torch.from_numpy(np.ascontiguousarray(x)), TORCHAO_ELEM[name],
-                                  BLOCK, scaling_mode=mode)
+    scale, data = mx_tensor.to_mx(
+        torch.from_numpy(np.ascontiguousarray(x)), TORCHAO_ELEM[name], BLOCK, scaling_mode=mode
+    )
     s = scale.view(torch.uint8).numpy().astype(np.int64).reshape(x.shape[0], -1)
     d = data.view(torch.uint8).numpy().astype(np.int64)
     if name == "mxfp4":  # element 2i in the low nibble of byte i
@@ -173,8 +179,9 @@ def _torchao_excluded(x, s_ours, s_ao, name, mode) -> np.ndarray:
     if mode is SCM.RCEIL:  # test_torchao_rceil_float_log2_differs
         m = _elem_max(name)
         amax = np.abs(x).reshape(x.shape[0], -1, BLOCK).max(axis=-1)
-        out |= np.array([_ratio_just_above_pow2(float(a), m) for a in amax.reshape(-1)]
-                        ).reshape(amax.shape)
+        out |= np.array([_ratio_just_above_pow2(float(a), m) for a in amax.reshape(-1)]).reshape(
+            amax.shape
+        )
     return out
 
 
@@ -307,8 +314,9 @@ def test_torchao_nvfp4_tensor_tile_and_element_codes_equal(seed):
     assert bad.size == 0, f"{len(bad)} tile scales differ, first at {bad[0]}"
     bad = np.argwhere(res.data != c_ao)
     assert bad.size == 0, f"{len(bad)} element codes differ, first at {bad[0]}"
-    assert np.array_equal(tcast_ref.upcast(res).view(np.uint32),
-                          tcast_ref.cast(x, "nvfp4").view(np.uint32))
+    assert np.array_equal(
+        tcast_ref.upcast(res).view(np.uint32), tcast_ref.cast(x, "nvfp4").view(np.uint32)
+    )
 
 
 def test_torchao_nvfp4_all_zero_tensor_differs():
@@ -389,7 +397,7 @@ def _mxint8_minus_128(block: np.ndarray) -> bool:
 def test_gfloat_block_scale_codes_and_values_equal(name):
     x = random_tensor(4242 + list(GFLOAT_FORMAT).index(name), name, GF_ROWS, COLS)
     x[0, :BLOCK] = 0.0  # §5.3 all-zero block, both signs: gfloat agrees
-    x[0, BLOCK:2 * BLOCK:2] = -0.0
+    x[0, BLOCK : 2 * BLOCK : 2] = -0.0
     if name == "mxint8":  # blocks whose minimum is -2^e (1 - 2^-8): codes near -128
         x[1, :BLOCK] = np.linspace(-1.0, 1.0, BLOCK) * np.float32(1.9)
     s_ours, c_ours, v_ours = ours(x, name)

@@ -116,8 +116,16 @@ def test_every_code_of_a_full_width_format_is_valid():
 
 def _compress_parts(code: str, shape: tuple[int, ...]) -> dict:
     """Every CastResult field but ``data`` of a compress result with one scale."""
-    return {"scale": Arr(1, 1), "zero": None, "tenscale": None, "mask": None, "meta": None,
-            "dtype": tcast.datatype(code), "shape": shape, "castmode": CastMode.COMPRESS}
+    return {
+        "scale": Arr(1, 1),
+        "zero": None,
+        "tenscale": None,
+        "mask": None,
+        "meta": None,
+        "dtype": tcast.datatype(code),
+        "shape": shape,
+        "castmode": CastMode.COMPRESS,
+    }
 
 
 def test_compress_data_is_exactly_the_packed_bytes_with_zero_padding():
@@ -164,8 +172,19 @@ def test_codes_are_held_in_the_narrowest_unsigned_dtype(bits, name):
 def test_cast_result_repr_names_the_parts_and_never_prints_arrays():
     # issue 11: repr of a CastResult dumped every array
     data = np.zeros((512, 1024), np.uint8)
-    r = CastResult(data, np.zeros((512, 32), np.uint8), None, None, None, None,
-                   tcast.mxfp8, (512, 1024), CastMode.ACTUAL, "bfloat16", engine="ref")
+    r = CastResult(
+        data,
+        np.zeros((512, 32), np.uint8),
+        None,
+        None,
+        None,
+        None,
+        tcast.mxfp8,
+        (512, 1024),
+        CastMode.ACTUAL,
+        "bfloat16",
+        engine="ref",
+    )
     assert repr(r) == (
         "CastResult(mxfp8, actual, shape (512, 1024), bfloat16, engine ref: "
         "data=uint8[512, 1024], scale=uint8[512, 32])"

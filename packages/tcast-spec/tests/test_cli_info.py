@@ -386,18 +386,25 @@ def test_names_md_scale_examples_parse_as_written():
 def test_python_dash_m_tcast_runs_the_command_line():
     # issue 11: `python -m tcast` did not work (no tcast.__main__)
     run = subprocess.run(
-        [sys.executable, "-m", "tcast", "info", "mxfp4"], capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-m", "tcast", "info", "mxfp4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     script = shutil.which("tcast", path=str(Path(sys.executable).parent))
     if script is not None:  # the console script beside this interpreter prints the same
-        same = subprocess.run([script, "info", "mxfp4"], capture_output=True, text=True,
-                              timeout=120, check=False)
+        same = subprocess.run(
+            [script, "info", "mxfp4"], capture_output=True, text=True, timeout=120, check=False
+        )
         assert same.stdout == run.stdout
     assert run.stdout.startswith("datatype:    mxfp4\n")
     bad = subprocess.run(
-        [sys.executable, "-m", "tcast", "info", "nosuchtype"], capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-m", "tcast", "info", "nosuchtype"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert bad.returncode == 2 and "nosuchtype" in bad.stderr

@@ -143,13 +143,15 @@ def test_random_bits_follow_the_flat_index_under_transposed_scaling():
     dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
     words = exact.random_bits(9, range(16))
     for transpose in (False, True):
-        res = exact.cast_array(vals, (4, 4), dt, roundmode="stochastic", seed=9,
-                               transpose_scale=transpose)
+        res = exact.cast_array(
+            vals, (4, 4), dt, roundmode="stochastic", seed=9, transpose_scale=transpose
+        )
         _, blocks = exact.block_indices((4, 4), dt, transpose)
         assert {len(idx) for _, idx in blocks} == {8}
         for k, (_, idx) in enumerate(blocks):
-            blk = exact.cast_block([vals[i] for i in idx], dt, roundmode="stochastic",
-                                   rbits=[words[i] for i in idx])
+            blk = exact.cast_block(
+                [vals[i] for i in idx], dt, roundmode="stochastic", rbits=[words[i] for i in idx]
+            )
             assert res.scale[k] == blk.scale
             assert [res.codes[i] for i in idx] == list(blk.codes)
 
@@ -189,8 +191,7 @@ def test_virtual_result_is_rounded_to_bfloat16_like_ml_dtypes():
 def test_virtual_float16_result_can_overflow_to_inf_under_ceil():
     # 65504 (float16 max), ceil: e = 16 - 8, 65504 / 2^8 = 255.875 -> e4m3fn 256 -> 65536:
     # beyond float16, and rounding to the input dtype is IEEE (§7).
-    res = exact.cast_array([65504.0], (1,), "e4m3fn_e8m0", scalemode="ceil",
-                           input_dtype="float16")
+    res = exact.cast_array([65504.0], (1,), "e4m3fn_e8m0", scalemode="ceil", input_dtype="float16")
     assert res.values == (math.inf,)
     floor = exact.cast_array([65504.0], (1,), "e4m3fn_e8m0", input_dtype="float16")
     assert floor.values == (57344.0,)  # 65504 / 2^7 = 511.75 -> saturates to 448 -> 57344

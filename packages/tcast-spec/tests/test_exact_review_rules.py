@@ -58,8 +58,14 @@ def test_exponent_scale_validates_its_arguments():
 
 
 def test_catalog_and_name_tables_are_read_only():
-    for table in (tcast.CATALOG, tcast.ALIASES, tcast.DESCRIPTIONS, tcast.NOT_YET_SUPPORTED,
-                  tcast.number.__globals__["NAMES"], exact.INPUT_DTYPES):
+    for table in (
+        tcast.CATALOG,
+        tcast.ALIASES,
+        tcast.DESCRIPTIONS,
+        tcast.NOT_YET_SUPPORTED,
+        tcast.number.__globals__["NAMES"],
+        exact.INPUT_DTYPES,
+    ):
         with pytest.raises(TypeError):
             table["mxfp4"] = None
 
@@ -98,11 +104,16 @@ def test_ties_go_to_the_even_code_as_gfloat_rounds(code):
         fi = format_info_p3109(8, spec.mbits + 1)
     else:
         fi = gfloat.FormatInfo(
-            code, k=spec.bits, precision=spec.mbits + 1, bias=spec.bias,
+            code,
+            k=spec.bits,
+            precision=spec.mbits + 1,
+            bias=spec.bias,
             has_nz=spec.has_negzero,
             domain=gfloat.Domain.Extended if spec.has_inf else gfloat.Domain.Finite,
-            num_high_nans=(1 if spec.style.value == "fn" else 0), has_subnormals=True,
-            is_signed=True, is_twos_complement=False,
+            num_high_nans=(1 if spec.style.value == "fn" else 0),
+            has_subnormals=True,
+            is_signed=True,
+            is_twos_complement=False,
         )
     values = sorted({exact.decode(c, spec) for c in range(spec.max_code + 1)})
     for lo, hi in itertools.pairwise(values):

@@ -98,8 +98,9 @@ def test_with_no_engine_an_unknown_array_lists_the_engine_wheels(installed):
 def test_dispatch_picks_the_highest_priority_engine_that_supports_the_request(installed):
     low, high = FakeEngine("low", 1), FakeEngine("high", 5)
     picky = FakeEngine("picky", 9, supported=frozenset({"mxfp4"}))
-    installed(FakeEntryPoint("low", low), FakeEntryPoint("high", high),
-              FakeEntryPoint("picky", picky))
+    installed(
+        FakeEntryPoint("low", low), FakeEntryPoint("high", high), FakeEntryPoint("picky", picky)
+    )
     assert tcast.cast([1.0], "mxfp8") == ("cast-by", "high")
     assert tcast.cast([1.0], "mxfp4") == ("cast-by", "picky")
     name, req = high.calls[0]
@@ -137,9 +138,11 @@ def test_unknown_engine_name_lists_the_installed_ones(installed):
 
 
 def test_a_broken_plugin_is_recorded_not_fatal(installed):
-    installed(FakeEntryPoint("ok", FakeEngine("ok")),
-              FakeEntryPoint("broken", ImportError("no triton")),
-              FakeEntryPoint("wrong", object()))
+    installed(
+        FakeEntryPoint("ok", FakeEngine("ok")),
+        FakeEntryPoint("broken", ImportError("no triton")),
+        FakeEntryPoint("wrong", object()),
+    )
     loaded = tcast.load_engines()
     assert set(loaded.engines) == {"ok"}
     assert "no triton" in loaded.failures["broken"]
@@ -177,8 +180,18 @@ def test_bad_datatype_raises_spec_error(installed):
 
 def test_upcast_goes_to_the_engine_that_made_the_result(installed):
     installed(FakeEntryPoint("a", FakeEngine("a", 1)), FakeEntryPoint("b", FakeEngine("b", 2)))
-    res = CastResult(data=[0], scale=None, zero=None, tenscale=None, mask=None, meta=None,
-                     dtype=tcast.mxfp8, shape=(1,), castmode=tcast.CastMode.ACTUAL, engine="a")
+    res = CastResult(
+        data=[0],
+        scale=None,
+        zero=None,
+        tenscale=None,
+        mask=None,
+        meta=None,
+        dtype=tcast.mxfp8,
+        shape=(1,),
+        castmode=tcast.CastMode.ACTUAL,
+        engine="a",
+    )
     assert tcast.upcast(res) == ("upcast-by", "a")
     res.engine = ""
     assert tcast.upcast(res) == ("upcast-by", "b")
@@ -188,9 +201,18 @@ def test_upcast_goes_to_the_engine_that_made_the_result(installed):
 
 def test_upcast_without_a_capable_engine_names_the_wheel(installed):
     installed()
-    res = CastResult(data=np.zeros(1, np.uint8), scale=None, zero=None, tenscale=None,
-                     mask=None, meta=None, dtype=tcast.mxfp8, shape=(1,),
-                     castmode=tcast.CastMode.ACTUAL, engine="ref")
+    res = CastResult(
+        data=np.zeros(1, np.uint8),
+        scale=None,
+        zero=None,
+        tenscale=None,
+        mask=None,
+        meta=None,
+        dtype=tcast.mxfp8,
+        shape=(1,),
+        castmode=tcast.CastMode.ACTUAL,
+        engine="ref",
+    )
     with pytest.raises(EngineNotFoundError, match="tcast-ref"):
         tcast.upcast(res)
 
@@ -265,8 +287,7 @@ def test_casting_a_numpy_array_never_imports_torch():
         assert "tcast_ref" in sys.modules
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
@@ -285,8 +306,9 @@ def test_every_engine_accepts_any_integer_seed(seed):
     assert np.array_equal(a.view(np.uint32), b.numpy().view(np.uint32))
 
 
-@pytest.mark.parametrize("seed", [True, -1, 1 << 64, 1.0, "7", np.float32(7), np.array(7),
-                                  torch.tensor(7)])
+@pytest.mark.parametrize(
+    "seed", [True, -1, 1 << 64, 1.0, "7", np.float32(7), np.array(7), torch.tensor(7)]
+)
 def test_every_engine_refuses_the_same_seeds(seed):
     x = np.zeros((2, 32), np.float32)
     for arr in (x, torch.from_numpy(x)):
@@ -294,12 +316,15 @@ def test_every_engine_refuses_the_same_seeds(seed):
             tcast.cast(arr, "mxfp8", roundmode="stochastic", seed=seed)
 
 
-@pytest.mark.parametrize(("make", "name"), [
-    (lambda: np.zeros(4, np.float64), "float64"),
-    (lambda: np.zeros(4, np.int32), "int32"),
-    (lambda: torch.zeros(4, dtype=torch.float64), "float64"),
-    (lambda: torch.zeros(4, dtype=torch.int8), "int8"),
-])
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda: np.zeros(4, np.float64), "float64"),
+        (lambda: np.zeros(4, np.int32), "int32"),
+        (lambda: torch.zeros(4, dtype=torch.float64), "float64"),
+        (lambda: torch.zeros(4, dtype=torch.int8), "int8"),
+    ],
+)
 def test_a_rejected_input_dtype_is_named(make, name):
     with pytest.raises(UnsupportedError, match=rf"of dtype {name}:"):
         tcast.cast(make(), "mxfp8")
@@ -338,10 +363,14 @@ def test_array_subclasses_from_other_packages_reach_their_library_engine():
 def test_unscaled_results_do_not_claim_transposed_scales():
     x = np.zeros((2, 32), np.float32)
     for arr in (x, torch.from_numpy(x)):
-        assert tcast.cast(arr, "e4m3fn", castmode="actual", transpose_scale=True)\
-            .transpose_scale is False
-        assert tcast.cast(arr, "mxfp8_2d", castmode="actual", transpose_scale=True)\
-            .transpose_scale is True
+        assert (
+            tcast.cast(arr, "e4m3fn", castmode="actual", transpose_scale=True).transpose_scale
+            is False
+        )
+        assert (
+            tcast.cast(arr, "mxfp8_2d", castmode="actual", transpose_scale=True).transpose_scale
+            is True
+        )
 
 
 def test_a_tampered_compress_mask_is_a_spec_error_in_every_engine():

@@ -36,8 +36,24 @@ from tcast.kit import (
 )
 from tcast.kit import _recipe as recipes
 
-ELEMENTS = ["e4m3fn", "e5m2", "e2m3f", "e3m2f", "e2m1f", "e4m3fnuz", "e5m2fnuz", "e3m4",
-            "binary8p3", "e2m1b5", "e8m0", "int8", "int4", "int2", "e8m23", "bfloat16"]
+ELEMENTS = [
+    "e4m3fn",
+    "e5m2",
+    "e2m3f",
+    "e3m2f",
+    "e2m1f",
+    "e4m3fnuz",
+    "e5m2fnuz",
+    "e3m4",
+    "binary8p3",
+    "e2m1b5",
+    "e8m0",
+    "int8",
+    "int4",
+    "int2",
+    "e8m23",
+    "bfloat16",
+]
 SCALE = tcast.number("e8m0")
 
 
@@ -56,8 +72,11 @@ def _sig_values(rule) -> list[float]:
     """Values in [1, 2) with every float16 significand and the significands at the threshold."""
     sigs = {(1 << 23) | (m << 13) for m in range(1024)}
     if rule.threshold < NEVER:
-        sigs |= {t for t in (rule.threshold - 1, rule.threshold, rule.threshold + 1)
-                 if (1 << 23) <= t < (1 << 24)}
+        sigs |= {
+            t
+            for t in (rule.threshold - 1, rule.threshold, rule.threshold + 1)
+            if (1 << 23) <= t < (1 << 24)
+        }
     sigs |= {(1 << 23), (1 << 24) - 1}
     return [s / float(1 << 23) for s in sorted(sigs)]
 
@@ -83,9 +102,12 @@ def test_threshold_rule_equals_exact_on_every_positive_bfloat16(elem, mode):
         assert rule.code(a) == _exact_code(a, n, SCALE, mode), (elem, mode, hex(hi))
 
 
-@given(bits=st.integers(1, 0x7F7FFFFF), elem=st.sampled_from(ELEMENTS),
-       mode=st.sampled_from(list(ScaleMode)),
-       scale=st.sampled_from(["e8m0", "e5m0", "e4m0b3", "e6m0b40", "e4m0b120"]))
+@given(
+    bits=st.integers(1, 0x7F7FFFFF),
+    elem=st.sampled_from(ELEMENTS),
+    mode=st.sampled_from(list(ScaleMode)),
+    scale=st.sampled_from(["e8m0", "e5m0", "e4m0b3", "e6m0b40", "e4m0b120"]),
+)
 def test_threshold_rule_equals_exact_on_float32(bits, elem, mode, scale):
     n, s = tcast.number(elem), tcast.number(scale)
     a = _f(bits)
@@ -112,9 +134,13 @@ def test_thresholds_are_the_documented_constants():
     # rounds up to 2 from 2 - 2**-5
     n = tcast.number("e4m3fn")
     got = {m: exponent_scale_rule(n, SCALE, m).threshold for m in ScaleMode}
-    assert got == {ScaleMode.FLOOR: NEVER, ScaleMode.CEIL: 1 << 23,
-                   ScaleMode.MIDMAX: int(1.875 * 2**23), ScaleMode.TOPBINADE: int(1.75 * 2**23),
-                   ScaleMode.OPTION3: (1 << 24) - (1 << 19) - 1}
+    assert got == {
+        ScaleMode.FLOOR: NEVER,
+        ScaleMode.CEIL: 1 << 23,
+        ScaleMode.MIDMAX: int(1.875 * 2**23),
+        ScaleMode.TOPBINADE: int(1.75 * 2**23),
+        ScaleMode.OPTION3: (1 << 24) - (1 << 19) - 1,
+    }
     assert exponent_scale_rule(n, SCALE, ScaleMode.FLOOR).offset == 127 - 8
 
 
@@ -133,8 +159,9 @@ def _exact_range_code(rng: float, maxint: int, s) -> int:
     return min(max(e + s.bias, 0), s.max_code)
 
 
-@pytest.mark.parametrize("elem", ["uint2", "uint4", "uint8", "uint16", "uint24", "uint25",
-                                  "uint31", "uint32"])
+@pytest.mark.parametrize(
+    "elem", ["uint2", "uint4", "uint8", "uint16", "uint24", "uint25", "uint31", "uint32"]
+)
 def test_range_rule_equals_smallest_power_of_two(elem):
     n = tcast.number(elem)
     rule = range_scale_rule(n, SCALE)
@@ -207,10 +234,20 @@ BLOCKS = [
     [-0.1, -0.2, -0.3, -1e-8],
     [1e-44, 2e-45, 0.0, 1e-45],
 ]
-FLOAT_SCALED = ["bfloat16_e4m3fn_t4", "e2m1f_e4m3fn_t4", "e4m3fn_float16_t4", "int8_float32_t4",
-                "e2m1f_e4m3fn_float32_t4", "e3m2f_e5m2_float32_t4", "uint8_float32_int8_t4",
-                "uint4_bfloat16_int8_t4", "uint8_e8m0_int8_t4", "uint4_e5m0_int4_t4",
-                "mxint8", "mxfp4"]
+FLOAT_SCALED = [
+    "bfloat16_e4m3fn_t4",
+    "e2m1f_e4m3fn_t4",
+    "e4m3fn_float16_t4",
+    "int8_float32_t4",
+    "e2m1f_e4m3fn_float32_t4",
+    "e3m2f_e5m2_float32_t4",
+    "uint8_float32_int8_t4",
+    "uint4_bfloat16_int8_t4",
+    "uint8_e8m0_int8_t4",
+    "uint4_e5m0_int4_t4",
+    "mxint8",
+    "mxfp4",
+]
 
 
 @pytest.mark.parametrize("code", FLOAT_SCALED)
@@ -266,8 +303,14 @@ def test_every_recipe_uses_known_operations_and_defined_names(name):
 
 def test_element_recipes_use_each_intermediate_once():
     """Engines may compute element steps in two alternating buffers (tcast_ref does)."""
-    for r in (recipes.ELEMENT_ENCODE, recipes.ELEMENT_ENCODE_FIXED, recipes.ELEMENT_ENCODE_ZERO,
-              recipes.ELEMENT_DECODE, recipes.ELEMENT_DECODE_FIXED, recipes.ELEMENT_DECODE_ZERO):
+    for r in (
+        recipes.ELEMENT_ENCODE,
+        recipes.ELEMENT_ENCODE_FIXED,
+        recipes.ELEMENT_ENCODE_ZERO,
+        recipes.ELEMENT_DECODE,
+        recipes.ELEMENT_DECODE_FIXED,
+        recipes.ELEMENT_DECODE_ZERO,
+    ):
         produced = [s.out for s in r.steps]
         for name in produced[:-1]:
             assert sum(name in s.args for s in r.steps) == 1, (r.name, name)
@@ -286,8 +329,16 @@ def test_rules_pick_the_recipes_and_constants():
     assert cast_rules(tcast.mxfp8) is cast_rules(tcast.mxfp8)  # memoized
 
 
-@pytest.mark.parametrize(("code", "keeps"), [("e4m3fn", True), ("e5m2", True), ("e2m1f", True),
-                                             ("e4m3fnuz", False), ("binary8p3", False),
-                                             ("int8", True)])
+@pytest.mark.parametrize(
+    ("code", "keeps"),
+    [
+        ("e4m3fn", True),
+        ("e5m2", True),
+        ("e2m1f", True),
+        ("e4m3fnuz", False),
+        ("binary8p3", False),
+        ("int8", True),
+    ],
+)
 def test_nan_sign_rule(code, keeps):
     assert nan_keeps_sign(tcast.number(code)) is keeps

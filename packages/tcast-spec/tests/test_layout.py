@@ -11,8 +11,18 @@ from hypothesis import strategies as st
 import tcast
 from tcast import SpecError, block_layout, exact
 
-CODES = ["mxfp8", "nvfp4", "mxint8_2d", "uint8_Fic", "int8_F", "e2m1f_e8m0_t32n2m4",
-         "e4m3fn_e8m0_t8d0", "e2m1f_e8m0_t16n2m4_t8", "e2m1f_e8m0_t8_t16n1m4", "e4m3fn_e8m0_t0n2m4"]
+CODES = [
+    "mxfp8",
+    "nvfp4",
+    "mxint8_2d",
+    "uint8_Fic",
+    "int8_F",
+    "e2m1f_e8m0_t32n2m4",
+    "e4m3fn_e8m0_t8d0",
+    "e2m1f_e8m0_t16n2m4_t8",
+    "e2m1f_e8m0_t8_t16n1m4",
+    "e4m3fn_e8m0_t0n2m4",
+]
 
 
 def _exact_kept(shape, dt, transpose) -> int:
@@ -23,8 +33,12 @@ def _exact_kept(shape, dt, transpose) -> int:
 
 
 @settings(max_examples=60, deadline=None)
-@given(code=st.sampled_from(CODES), d0=st.integers(1, 20), d1=st.integers(1, 70),
-       transpose=st.booleans())
+@given(
+    code=st.sampled_from(CODES),
+    d0=st.integers(1, 20),
+    d1=st.integers(1, 70),
+    transpose=st.booleans(),
+)
 def test_scale_shape_and_blocks_match_the_exact_model(code, d0, d1, transpose):
     dt = tcast.datatype(code)
     shape = (d0, d1)

@@ -155,10 +155,17 @@ def test_bfp_formats():
     assert tcast.bfp16t16 == datatype("int8", "e8m0_t16")
 
 
-ELEMENT = {"uint8": "uint8", "uint4": "uint4", "int8": "int8", "int4": "int4",
-           "bf8": "e5m2", "bf8n": "e5m2b16fnuz", "fp8": "e4m3fn", "fp8n": "e4m3b8fnuz"}
-LETTER = {"F": "float32", "f": "float16", "b": "bfloat16", "n": "e4m3fn", "e": "e8m0",
-          "i": "int8"}
+ELEMENT = {
+    "uint8": "uint8",
+    "uint4": "uint4",
+    "int8": "int8",
+    "int4": "int4",
+    "bf8": "e5m2",
+    "bf8n": "e5m2b16fnuz",
+    "fp8": "e4m3fn",
+    "fp8n": "e4m3b8fnuz",
+}
+LETTER = {"F": "float32", "f": "float16", "b": "bfloat16", "n": "e4m3fn", "e": "e8m0", "i": "int8"}
 
 
 def test_upstream_short_names_follow_the_letter_code():
@@ -320,8 +327,7 @@ def test_every_upstream_name_is_in_catalog_or_not_yet_supported():
 
 
 def test_not_yet_supported_names():
-    assert set(NOT_YET_SUPPORTED) == {"mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e",
-                                      "mxfp4f4"}
+    assert set(NOT_YET_SUPPORTED) == {"mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4"}
     for name in NOT_YET_SUPPORTED:
         with pytest.raises(UnsupportedError):
             datatype(name)
@@ -387,8 +393,13 @@ def test_combinations_default_space_touches_every_feature():
 
 def test_combinations_custom_space_skips_invalid_pairs():
     space = tcast.CombinationSpace(
-        floats=("e2m1f",), unscaled_only=(), ints=("int4",), uints=("uint4",),
-        scales=("e8m0", "e4m3fn"), zeros=("int8",), tenscales=("float32",),
+        floats=("e2m1f",),
+        unscaled_only=(),
+        ints=("int4",),
+        uints=("uint4",),
+        scales=("e8m0", "e4m3fn"),
+        zeros=("int8",),
+        tenscales=("float32",),
         tiles=("", "t32"),
     )
     items = list(tcast.combinations(space))

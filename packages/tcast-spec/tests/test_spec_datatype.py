@@ -160,8 +160,16 @@ def test_code_of_datatype_round_trips():
 
 
 def test_bad_code_pairs_are_spec_errors():
-    for bad in ("e2m1f_", "e2m1f_t32", "e2m1f_e8m0_t32_float32", "float8_e4m3fn_e8m0_t32",
-                "mxfp4_e8m0_t32", "e2m1f_e8m0_t3", "_e8m0_t32", "e2m1f__e8m0"):
+    for bad in (
+        "e2m1f_",
+        "e2m1f_t32",
+        "e2m1f_e8m0_t32_float32",
+        "float8_e4m3fn_e8m0_t32",
+        "mxfp4_e8m0_t32",
+        "e2m1f_e8m0_t3",
+        "_e8m0_t32",
+        "e2m1f__e8m0",
+    ):
         with pytest.raises(SpecError):
             datatype(bad)
 
@@ -215,18 +223,29 @@ def test_is_multiscale_zero_tenscale_properties():
     ("code", "want"),
     [
         ("mxfp4", "DataType(mxfp4: e2m1f elements, e8m0 scale per 32)"),  # the README's comment
-        ("nvfp4", "DataType(nvfp4: e2m1f elements, e4m3fn scale per 16 under a float32 "
-                  "tensor scale)"),
+        (
+            "nvfp4",
+            "DataType(nvfp4: e2m1f elements, e4m3fn scale per 16 under a float32 tensor scale)",
+        ),
         ("float8_e4m3fn", "DataType(float8_e4m3fn: e4m3fn elements, unscaled)"),
-        ("uint8_float32_uint8_t0", "DataType(uint8_float32_uint8_t0: uint8 elements, float32 "
-                                   "scale and uint8 zero point per channel)"),
+        (
+            "uint8_float32_uint8_t0",
+            "DataType(uint8_float32_uint8_t0: uint8 elements, float32 "
+            "scale and uint8 zero point per channel)",
+        ),
         ("int8_float32", "DataType(int8_float32: int8 elements, float32 scale per tensor)"),
-        ("e4m3fn_e8m0_t32d0", "DataType(e4m3fn_e8m0_t32d0: e4m3fn elements, e8m0 scale per 32 "
-                              "along dim 0)"),
-        ("e2m1f_e8m0_t16n2m4", "DataType(e2m1f_e8m0_t16n2m4: e2m1f elements, e8m0 scale per 16, "
-                               "2 of every 4 kept)"),
-        ("e4m3fn_e4m3fn_t0_t32", "DataType(e4m3fn_e4m3fn_t0_t32: e4m3fn elements, e4m3fn scale "
-                                 "per *x32 tile)"),
+        (
+            "e4m3fn_e8m0_t32d0",
+            "DataType(e4m3fn_e8m0_t32d0: e4m3fn elements, e8m0 scale per 32 along dim 0)",
+        ),
+        (
+            "e2m1f_e8m0_t16n2m4",
+            "DataType(e2m1f_e8m0_t16n2m4: e2m1f elements, e8m0 scale per 16, 2 of every 4 kept)",
+        ),
+        (
+            "e4m3fn_e4m3fn_t0_t32",
+            "DataType(e4m3fn_e4m3fn_t0_t32: e4m3fn elements, e4m3fn scale per *x32 tile)",
+        ),
     ],
 )
 def test_datatype_repr_is_one_readable_line(code, want):

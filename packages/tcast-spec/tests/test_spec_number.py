@@ -62,7 +62,11 @@ ML_MEANING = {
 }
 
 SUFFIX_STYLE = {
-    "": Style.IEEE, "fn": Style.FN, "fnuz": Style.FNUZ, "uz": Style.UZ, "f": Style.FINITE,
+    "": Style.IEEE,
+    "fn": Style.FN,
+    "fnuz": Style.FNUZ,
+    "uz": Style.UZ,
+    "f": Style.FINITE,
 }
 
 
@@ -113,8 +117,10 @@ def assert_same_f32(got: np.ndarray, want: np.ndarray, nan_sign: bool, what: str
     if bad.size:
         codes = np.flatnonzero(fin)[bad]
         c = int(codes[0])
-        pytest.fail(f"{what}: {bad.size} codes differ, first code {c:#x}: "
-                    f"tcast {got[c]!r} vs reference {float(want[c])!r}")
+        pytest.fail(
+            f"{what}: {bad.size} codes differ, first code {c:#x}: "
+            f"tcast {got[c]!r} vs reference {float(want[c])!r}"
+        )
 
 
 def fits_f32(x: Fraction) -> bool:
@@ -239,8 +245,19 @@ def test_16bit_floats_decode_every_code_as_numpy(name, ref):
 
 def test_float32_decodes_sampled_codes_as_numpy():
     rng = np.random.default_rng(1234)
-    special = [0, 1, 2, 0x007FFFFF, 0x00800000, 0x3F800000, 0x7F7FFFFF, 0x7F800000,
-               0x7F800001, 0x7FC00000, 0x7FFFFFFF]
+    special = [
+        0,
+        1,
+        2,
+        0x007FFFFF,
+        0x00800000,
+        0x3F800000,
+        0x7F7FFFFF,
+        0x7F800000,
+        0x7F800001,
+        0x7FC00000,
+        0x7FFFFFFF,
+    ]
     codes = np.array(
         special + [c | 0x80000000 for c in special] + rng.integers(0, 2**32, 20000).tolist(),
         dtype=np.uint64,
@@ -251,7 +268,11 @@ def test_float32_decodes_sampled_codes_as_numpy():
 
 
 TORCH_NAMES = [
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
 ]
 
 
@@ -385,8 +406,26 @@ def test_grammar_every_eXmY_with_default_bias_parses_iff_values_fit_float32(suff
 
 def _interesting_biases(e: int, m: int) -> list[int]:
     d = (1 << (e - 1)) - 1
-    cands = {0, 1, d - 1, d, d + 1, 2 * d, 126, 127, 128, 149 - m, 150 - m, 151 - m,
-             (1 << e) + 125, (1 << e) + 126, (1 << e) + 127, (1 << e) + 128, 255, 300}
+    cands = {
+        0,
+        1,
+        d - 1,
+        d,
+        d + 1,
+        2 * d,
+        126,
+        127,
+        128,
+        149 - m,
+        150 - m,
+        151 - m,
+        (1 << e) + 125,
+        (1 << e) + 126,
+        (1 << e) + 127,
+        (1 << e) + 128,
+        255,
+        300,
+    }
     return sorted(b for b in cands if b >= 0)
 
 
@@ -453,8 +492,25 @@ def test_grammar_e3m0_without_suffix_is_error_but_signed_suffix_parses():
 
 
 def test_grammar_out_of_range_widths_are_errors():
-    for code in ("e0m3", "e9m2", "e9m2fn", "e4m24", "e1m24f", "e10m5", "e4m3b", "em3", "e4m",
-                 "e4m3fnz", "e4m3u", "e4m3F", "E4M3", "e4m3 ", " e4m3", "e4m3fnfn", "e-4m3"):
+    for code in (
+        "e0m3",
+        "e9m2",
+        "e9m2fn",
+        "e4m24",
+        "e1m24f",
+        "e10m5",
+        "e4m3b",
+        "em3",
+        "e4m",
+        "e4m3fnz",
+        "e4m3u",
+        "e4m3F",
+        "E4M3",
+        "e4m3 ",
+        " e4m3",
+        "e4m3fnfn",
+        "e-4m3",
+    ):
         with pytest.raises(SpecError):
             number(code)
 
@@ -473,15 +529,40 @@ def test_grammar_int_and_uint_widths_2_to_32():
 
 
 def test_grammar_int_width_errors():
-    for code in ("int1", "int0", "int33", "int64", "uint0", "uint1", "uint33", "int", "uint",
-                 "int-8", "uint+8", "sint8", "Int8"):
+    for code in (
+        "int1",
+        "int0",
+        "int33",
+        "int64",
+        "uint0",
+        "uint1",
+        "uint33",
+        "int",
+        "uint",
+        "int-8",
+        "uint+8",
+        "sint8",
+        "Int8",
+    ):
         with pytest.raises(SpecError):
             number(code)
 
 
 def test_grammar_leading_zeros_rejected():
-    for code in ("e04m3", "e4m03", "e4m3b07", "e4m3b00", "e08m0", "e4m00fn", "int08", "uint04",
-                 "int008", "binary8p04", "float8_e04m3fn", "e4m3b011fnuz"):
+    for code in (
+        "e04m3",
+        "e4m03",
+        "e4m3b07",
+        "e4m3b00",
+        "e08m0",
+        "e4m00fn",
+        "int08",
+        "uint04",
+        "int008",
+        "binary8p04",
+        "float8_e04m3fn",
+        "e4m3b011fnuz",
+    ):
         with pytest.raises(SpecError):
             number(code)
     assert number("e4m3b0").bias == 0  # a single zero is a number, not a leading zero
@@ -491,20 +572,45 @@ def test_grammar_leading_zeros_rejected():
 def test_grammar_non_ascii_digits_rejected():
     # The grammar's digits are 0-9; other Unicode decimal digits (which Python's
     # re \d and int() accept) must not spell a code.
-    for code in ("e\u0664m\u0663fn", "e\uff14m\uff13", "int\uff18", "e4m3b\u0667",
-                 "binary8p\u0664", "uint\u0664"):
+    for code in (
+        "e\u0664m\u0663fn",
+        "e\uff14m\uff13",
+        "int\uff18",
+        "e4m3b\u0667",
+        "binary8p\u0664",
+        "uint\u0664",
+    ):
         with pytest.raises(SpecError):
             number(code)
 
 
 def test_grammar_float8_prefix_requires_8bit_format():
-    for body in ("e4m3fn", "e5m2", "e3m4", "e2m5", "e4m3b11fnuz", "e5m2b16fnuz", "binary8p3",
-                 "e8m0", "e6m1f"):
+    for body in (
+        "e4m3fn",
+        "e5m2",
+        "e3m4",
+        "e2m5",
+        "e4m3b11fnuz",
+        "e5m2b16fnuz",
+        "binary8p3",
+        "e8m0",
+        "e6m1f",
+    ):
         assert number("float8_" + body) == number(body)
         assert number("torch.float8_" + body) == number(body)
     # not 8 bits, not a grammar body, or an integer (float8_ names a float format)
-    for body in ("e2m1f", "e3m2f", "e5m10", "e4m4", "binary8p9", "float16", "float8_e4m3fn",
-                 "int8", "uint8", "int4"):
+    for body in (
+        "e2m1f",
+        "e3m2f",
+        "e5m10",
+        "e4m4",
+        "binary8p9",
+        "float16",
+        "float8_e4m3fn",
+        "int8",
+        "uint8",
+        "int4",
+    ):
         with pytest.raises(SpecError):
             number("float8_" + body)
 
@@ -525,12 +631,20 @@ def test_grammar_non_string_inputs_are_spec_errors():
 
 def test_numberspec_constructor_validates_like_the_parser():
     assert NumberSpec(Kind.FLOAT, 4, 3, 7, Style.FN) == number("e4m3fn")
-    for args in [(Kind.FLOAT, 4, 0, 7, Style.IEEE), (Kind.FLOAT, 9, 1, 7, Style.IEEE),
-                 (Kind.INT, 0, 0, 0, Style.IEEE), (Kind.INT, 0, 32, 0, Style.IEEE),
-                 (Kind.UINT, 0, 1, 0, Style.IEEE), (Kind.EXPONENT, 3, 0, 3, Style.IEEE),
-                 (Kind.EXPONENT, 8, 1, 127, Style.IEEE), (Kind.INT, 1, 7, 0, Style.IEEE),
-                 (Kind.FLOAT, 4, 3, -1, Style.FN), (Kind.FLOAT, 4, 3, True, Style.FN),
-                 ("float", 4, 3, 7, Style.FN), (Kind.FLOAT, 4, 3, 7, "fn")]:
+    for args in [
+        (Kind.FLOAT, 4, 0, 7, Style.IEEE),
+        (Kind.FLOAT, 9, 1, 7, Style.IEEE),
+        (Kind.INT, 0, 0, 0, Style.IEEE),
+        (Kind.INT, 0, 32, 0, Style.IEEE),
+        (Kind.UINT, 0, 1, 0, Style.IEEE),
+        (Kind.EXPONENT, 3, 0, 3, Style.IEEE),
+        (Kind.EXPONENT, 8, 1, 127, Style.IEEE),
+        (Kind.INT, 1, 7, 0, Style.IEEE),
+        (Kind.FLOAT, 4, 3, -1, Style.FN),
+        (Kind.FLOAT, 4, 3, True, Style.FN),
+        ("float", 4, 3, 7, Style.FN),
+        (Kind.FLOAT, 4, 3, 7, "fn"),
+    ]:
         with pytest.raises(SpecError):
             NumberSpec(*args)
 
@@ -543,14 +657,39 @@ HAND_TABLE = {
     # OCP FP4 E2M1, finite-only: bias 2**(2-1)-1 = 1; top code 0b111 = field 3, frac 1:
     # 1.5 * 2**(3-1) = 6. Smallest normal 2**(1-1) = 1; subnormal 0.5 * 2**0 = 0.5;
     # eps 2**-1. Integers 0,1,2,3,4 are values (5 is not): maxint 4. midmax (6+8)/2 = 7.
-    "e2m1f": dict(bits=4, maxfloat=6.0, emax=2, emin=0, smallest_normal=1.0,
-                  smallest_subnormal=0.5, eps=0.5, maxint=4, minint=-4, midmax=7.0,
-                  has_inf=False, has_nan=False, has_negzero=True, max_code=7,
-                  nan_code=None, inf_code=None, precision=2),
+    "e2m1f": dict(
+        bits=4,
+        maxfloat=6.0,
+        emax=2,
+        emin=0,
+        smallest_normal=1.0,
+        smallest_subnormal=0.5,
+        eps=0.5,
+        maxint=4,
+        minint=-4,
+        midmax=7.0,
+        has_inf=False,
+        has_nan=False,
+        has_negzero=True,
+        max_code=7,
+        nan_code=None,
+        inf_code=None,
+        precision=2,
+    ),
     # Bare e2m1fn: NaN at the all-ones magnitude 0b111, so the max is 0b110 =
     # field 3, frac 0: 2**(3-1) = 4 (not OCP FP4).
-    "e2m1fn": dict(bits=4, maxfloat=4.0, emax=2, emin=0, max_code=6, nan_code=7,
-                   has_inf=False, has_nan=True, has_negzero=True, maxint=4),
+    "e2m1fn": dict(
+        bits=4,
+        maxfloat=4.0,
+        emax=2,
+        emin=0,
+        max_code=6,
+        nan_code=7,
+        has_inf=False,
+        has_nan=True,
+        has_negzero=True,
+        maxint=4,
+    ),
     # e2m1fnuz: no -0; the -0 code 0b1000 is the NaN; all-ones 0b111 is 6.
     "e2m1fnuz": dict(maxfloat=6.0, nan_code=8, has_negzero=False, has_inf=False, max_code=7),
     # OCP FP6 E2M3 (finite): top 0b11111 = field 3, frac 7: 1.875 * 2**2 = 7.5; tiny 2**0;
@@ -558,27 +697,57 @@ HAND_TABLE = {
     "e2m3f": dict(bits=6, maxfloat=7.5, emax=2, emin=0, smallest_subnormal=0.125, eps=0.125),
     # OCP FP6 E3M2 (finite): bias 3; top = field 7, frac 3: 1.75 * 2**4 = 28;
     # tiny 2**-2; subnormal 2**-4.
-    "e3m2f": dict(bits=6, maxfloat=28.0, emax=4, emin=-2, smallest_normal=0.25,
-                  smallest_subnormal=0.0625),
+    "e3m2f": dict(
+        bits=6, maxfloat=28.0, emax=4, emin=-2, smallest_normal=0.25, smallest_subnormal=0.0625
+    ),
     # OCP FP8 E4M3 (fn): bias 7; 0x7f is NaN so max = 0x7e = field 15, frac 6:
     # 1.75 * 2**8 = 448; tiny 2**-6; subnormal 2**-9; integers exact up to 2**4 = 16.
     # midmax (448 + 512)/2 = 480.
-    "e4m3fn": dict(bits=8, maxfloat=448.0, emax=8, emin=-6, smallest_normal=2.0**-6,
-                   smallest_subnormal=2.0**-9, eps=0.125, maxint=16, minint=-16,
-                   midmax=480.0, max_code=0x7E, nan_code=0x7F, inf_code=None,
-                   has_inf=False, has_nan=True, has_negzero=True, precision=4),
+    "e4m3fn": dict(
+        bits=8,
+        maxfloat=448.0,
+        emax=8,
+        emin=-6,
+        smallest_normal=2.0**-6,
+        smallest_subnormal=2.0**-9,
+        eps=0.125,
+        maxint=16,
+        minint=-16,
+        midmax=480.0,
+        max_code=0x7E,
+        nan_code=0x7F,
+        inf_code=None,
+        has_inf=False,
+        has_nan=True,
+        has_negzero=True,
+        precision=4,
+    ),
     # OCP FP8 E5M2 (IEEE): bias 15; field 31 is Inf/NaN, max = field 30, frac 3:
     # 1.75 * 2**15 = 57344; +Inf 0x7c; canonical quiet NaN 0x7e.
-    "e5m2": dict(bits=8, maxfloat=57344.0, emax=15, emin=-14, smallest_normal=2.0**-14,
-                 smallest_subnormal=2.0**-16, eps=0.25, max_code=0x7B, inf_code=0x7C,
-                 nan_code=0x7E, has_inf=True, has_nan=True, has_negzero=True, maxint=8),
+    "e5m2": dict(
+        bits=8,
+        maxfloat=57344.0,
+        emax=15,
+        emin=-14,
+        smallest_normal=2.0**-14,
+        smallest_subnormal=2.0**-16,
+        eps=0.25,
+        max_code=0x7B,
+        inf_code=0x7C,
+        nan_code=0x7E,
+        has_inf=True,
+        has_nan=True,
+        has_negzero=True,
+        maxint=8,
+    ),
     # IEEE e4m3 (ml_dtypes float8_e4m3): field 15 reserved, max = field 14, frac 7:
     # 1.875 * 2**7 = 240.
     "e4m3": dict(maxfloat=240.0, emax=7, emin=-6, inf_code=0x78, nan_code=0x7C),
     # Bare e4m3fnuz keeps the grammar default bias 7: every magnitude is a number,
     # max = 0x7f = 1.875 * 2**(15-7) = 480; NaN is the -0 code 0x80.
-    "e4m3fnuz": dict(bias=7, maxfloat=480.0, emin=-6, nan_code=0x80, max_code=0x7F,
-                     has_negzero=False),
+    "e4m3fnuz": dict(
+        bias=7, maxfloat=480.0, emin=-6, nan_code=0x80, max_code=0x7F, has_negzero=False
+    ),
     # torch/ml_dtypes float8_e4m3fnuz: bias 8: max 1.875 * 2**7 = 240, tiny 2**-7.
     "float8_e4m3fnuz": dict(bias=8, maxfloat=240.0, emin=-7, nan_code=0x80, has_negzero=False),
     # fnuz spends no magnitude on NaN, so the max is field 31, frac 3. Bare e5m2fnuz
@@ -588,28 +757,74 @@ HAND_TABLE = {
     # float8_e4m3b11fnuz: bias 11, max 0x7f = 1.875 * 2**(15-11) = 30.
     "float8_e4m3b11fnuz": dict(bias=11, maxfloat=30.0, emin=-10),
     # P3109 binary8p4 = e4m3b8uz: max = 0x7e = 1.75 * 2**(15-8) = 224; Inf 0x7f; NaN 0x80.
-    "binary8p4": dict(bits=8, bias=8, maxfloat=224.0, emin=-7, max_code=0x7E, inf_code=0x7F,
-                      nan_code=0x80, has_inf=True, has_nan=True, has_negzero=False),
+    "binary8p4": dict(
+        bits=8,
+        bias=8,
+        maxfloat=224.0,
+        emin=-7,
+        max_code=0x7E,
+        inf_code=0x7F,
+        nan_code=0x80,
+        has_inf=True,
+        has_nan=True,
+        has_negzero=False,
+    ),
     # binary8p1 = e7m0b64uz: max = field 126: 2**(126-64) = 2**62; smallest positive is
     # field 1: 2**(1-64).
-    "binary8p1": dict(ebits=7, mbits=0, bias=64, maxfloat=2.0**62, smallest_subnormal=2.0**-63,
-                      emin=-63, nan_code=0x80, inf_code=0x7F),
+    "binary8p1": dict(
+        ebits=7,
+        mbits=0,
+        bias=64,
+        maxfloat=2.0**62,
+        smallest_subnormal=2.0**-63,
+        emin=-63,
+        nan_code=0x80,
+        inf_code=0x7F,
+    ),
     # OCP E8M0: bias 127, codes 0..254 are 2**(c-127): max 2**127, min 2**-127, NaN 255.
-    "e8m0": dict(bits=8, bias=127, maxfloat=2.0**127, emax=127, emin=-127,
-                 smallest_normal=2.0**-127, smallest_subnormal=2.0**-127, eps=1.0,
-                 max_code=254, nan_code=255, has_nan=True, has_inf=False, has_negzero=False),
+    "e8m0": dict(
+        bits=8,
+        bias=127,
+        maxfloat=2.0**127,
+        emax=127,
+        emin=-127,
+        smallest_normal=2.0**-127,
+        smallest_subnormal=2.0**-127,
+        eps=1.0,
+        max_code=254,
+        nan_code=255,
+        has_nan=True,
+        has_inf=False,
+        has_negzero=False,
+    ),
     # e4m0: bias 7, codes 0..14 are 2**-7 .. 2**7, NaN 15.
     "e4m0": dict(bits=4, bias=7, maxfloat=128.0, emax=7, emin=-7, max_code=14, nan_code=15),
     # int8: symmetric two's complement: maxint 2**7 - 1 = 127, minint -127.
-    "int8": dict(bits=8, maxint=127, minint=-127, maxfloat=127.0, precision=7,
-                 has_nan=False, has_inf=False, is_int=True, is_uint=False),
+    "int8": dict(
+        bits=8,
+        maxint=127,
+        minint=-127,
+        maxfloat=127.0,
+        precision=7,
+        has_nan=False,
+        has_inf=False,
+        is_int=True,
+        is_uint=False,
+    ),
     "int4": dict(bits=4, maxint=7, minint=-7),
     # uint4: 0 .. 2**4 - 1 = 15.
     "uint4": dict(bits=4, maxint=15, minint=0, is_uint=True, is_int=False),
     # float32: max (2 - 2**-23) * 2**127; subnormal 2**-149.
-    "float32": dict(bits=32, maxfloat=float((2 - P**-23) * P**127), emax=127, emin=-126,
-                    smallest_subnormal=2.0**-149, eps=2.0**-23, nan_code=0x7FC00000,
-                    inf_code=0x7F800000),
+    "float32": dict(
+        bits=32,
+        maxfloat=float((2 - P**-23) * P**127),
+        emax=127,
+        emin=-126,
+        smallest_subnormal=2.0**-149,
+        eps=2.0**-23,
+        nan_code=0x7FC00000,
+        inf_code=0x7F800000,
+    ),
 }
 
 

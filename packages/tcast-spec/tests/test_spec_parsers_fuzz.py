@@ -30,24 +30,49 @@ grammar_text = st.text(alphabet=GRAMMAR_ALPHABET, max_size=40)
 # Texts shaped like codes, so that many of them are valid and the accept paths
 # are exercised too (free text almost never is).
 number_like = st.one_of(
-    st.from_regex(r"(torch\.)?(float8_)?e[0-9]{1,2}m[0-9]{1,2}(b[0-9]{1,3})?(fnuz|fn|uz|f)?",
-                  fullmatch=True),
+    st.from_regex(
+        r"(torch\.)?(float8_)?e[0-9]{1,2}m[0-9]{1,2}(b[0-9]{1,3})?(fnuz|fn|uz|f)?", fullmatch=True
+    ),
     st.from_regex(r"(torch\.)?u?int[0-9]{1,2}", fullmatch=True),
     st.from_regex(r"binary8p[0-9]{1,2}", fullmatch=True),
-    st.sampled_from(["float32", "fp16", "bfloat16", "float8_e4m3fnuz", "torch.float8_e5m2fnuz",
-                     "float8_e8m0fnu", "float4_e2m1fn", "float6_e3m2fn", "fp8n", "bf8"]),
+    st.sampled_from(
+        [
+            "float32",
+            "fp16",
+            "bfloat16",
+            "float8_e4m3fnuz",
+            "torch.float8_e5m2fnuz",
+            "float8_e8m0fnu",
+            "float4_e2m1fn",
+            "float6_e3m2fn",
+            "fp8n",
+            "bf8",
+        ]
+    ),
 )
 tile_like = st.one_of(
     st.from_regex(r"t[0-9]{0,4}(s[0-9]{1,2})?(n[0-9]m[0-9]{1,2})?(d-?[0-9])?", fullmatch=True),
     st.from_regex(r"t(|0|2|4|8|16|32|64|1024)(s[24])?(n[1-3]m[248])?(d-?[0-3])?", fullmatch=True),
 )
 scale_number = st.one_of(
-    st.sampled_from(["e8m0", "e4m0", "float32", "float16", "bfloat16", "e4m3fn", "e5m2",
-                     "binary8p3", "int8", "uint4", "e2m1f"]),
+    st.sampled_from(
+        [
+            "e8m0",
+            "e4m0",
+            "float32",
+            "float16",
+            "bfloat16",
+            "e4m3fn",
+            "e5m2",
+            "binary8p3",
+            "int8",
+            "uint4",
+            "e2m1f",
+        ]
+    ),
     number_like,
 )
-good_tile = st.from_regex(r"t(|0|2|4|8|16|32|64|1024)(n[1-3]m[248])?(d-?[0-3])?",
-                          fullmatch=True)
+good_tile = st.from_regex(r"t(|0|2|4|8|16|32|64|1024)(n[1-3]m[248])?(d-?[0-3])?", fullmatch=True)
 scale_like = st.one_of(
     st.builds(
         lambda nums, tiles: "_".join(nums + tiles),
@@ -150,8 +175,15 @@ def test_datatype_two_texts_give_datatype_or_spec_or_unsupported_error(ntext, st
     check_datatype(ntext, stext)
 
 
-@given(st.one_of(st.none(), st.integers(), st.floats(), st.binary(max_size=8),
-                 st.lists(st.text(max_size=4), max_size=2)))
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.binary(max_size=8),
+        st.lists(st.text(max_size=4), max_size=2),
+    )
+)
 def test_non_text_inputs_give_spec_error(value):
     for parse in (number, scale, datatype):
         try:

@@ -8,13 +8,50 @@ from hypothesis import strategies as st
 
 from tcast import ScaleSpec, SpecError, TileSpec, number, scale
 
-SCALE_NUMBERS = ["e8m0", "e4m0", "e5m0b10", "float32", "float16", "bfloat16", "e4m3fn", "e5m2",
-                 "e4m3b8fnuz", "binary8p4", "e3m4", "e2m1fn"]
+SCALE_NUMBERS = [
+    "e8m0",
+    "e4m0",
+    "e5m0b10",
+    "float32",
+    "float16",
+    "bfloat16",
+    "e4m3fn",
+    "e5m2",
+    "e4m3b8fnuz",
+    "binary8p4",
+    "e3m4",
+    "e2m1fn",
+]
 SECONDS = [None, "float32", "int8", "e4m3fn", "bfloat16", "uint8", "e8m0"]
-TILES = ["", "t", "t0", "t2", "t32", "t1024", "t32d0", "t32d-2", "t32d5", "t16n2m4", "t0n1m2",
-         "t32n7m8d1", "t32n1m32", "t32_t32", "t0_t32", "t32_t0", "t32d0_t32d1", "t8d1_t16d0",
-         "t16n2m4_t16", "t16_t16n2m4", "t32d-1", "t32d-2_t32d-1", "t16s2", "t0s4", "t32s16n2m4",
-         "t2_t1024", "t32d-3_t32d-4"]
+TILES = [
+    "",
+    "t",
+    "t0",
+    "t2",
+    "t32",
+    "t1024",
+    "t32d0",
+    "t32d-2",
+    "t32d5",
+    "t16n2m4",
+    "t0n1m2",
+    "t32n7m8d1",
+    "t32n1m32",
+    "t32_t32",
+    "t0_t32",
+    "t32_t0",
+    "t32d0_t32d1",
+    "t8d1_t16d0",
+    "t16n2m4_t16",
+    "t16_t16n2m4",
+    "t32d-1",
+    "t32d-2_t32d-1",
+    "t16s2",
+    "t0s4",
+    "t32s16n2m4",
+    "t2_t1024",
+    "t32d-3_t32d-4",
+]
 
 
 def join(*parts: str | None) -> str:
@@ -92,34 +129,80 @@ def test_tile_code_canonical_spelling():
     "code",
     [
         # 2-D: at most one channel segment
-        "e8m0_t0_t0", "e8m0_t_t", "e8m0_t0_t", "e8m0_t0d0_t0d1",
+        "e8m0_t0_t0",
+        "e8m0_t_t",
+        "e8m0_t0_t",
+        "e8m0_t0d0_t0d1",
         # 2-D: the same dimension named twice
-        "e8m0_t32d0_t32d0", "e8m0_t32d-1_t16d-1", "e8m0_t16d2_t8d2",
+        "e8m0_t32d0_t32d0",
+        "e8m0_t32d-1_t16d-1",
+        "e8m0_t16d2_t8d2",
         # sparsity on both segments
-        "e8m0_t16n2m4_t16n2m4", "e8m0_t0n1m2_t32n2m4",
+        "e8m0_t16n2m4_t16n2m4",
+        "e8m0_t0n1m2_t32n2m4",
         # N >= M, N = 0, M = 1, M not a power of two, M > 1024
-        "e8m0_t32n4m4", "e8m0_t32n5m4", "e8m0_t32n0m4", "e8m0_t32n1m1", "e8m0_t32n2m3",
-        "e8m0_t0n1m2048", "e8m0_t32n2m0",
+        "e8m0_t32n4m4",
+        "e8m0_t32n5m4",
+        "e8m0_t32n0m4",
+        "e8m0_t32n1m1",
+        "e8m0_t32n2m3",
+        "e8m0_t0n1m2048",
+        "e8m0_t32n2m0",
         # m larger than the tile
-        "e8m0_t16n2m32", "e8m0_t2n1m4", "e8m0_t32_t16n2m32",
+        "e8m0_t16n2m32",
+        "e8m0_t2n1m4",
+        "e8m0_t32_t16n2m32",
         # tile sizes: powers of two in 2..1024
-        "e8m0_t1", "e8m0_t3", "e8m0_t48", "e8m0_t2048", "e8m0_t1025",
+        "e8m0_t1",
+        "e8m0_t3",
+        "e8m0_t48",
+        "e8m0_t2048",
+        "e8m0_t1025",
         # subtiles: power of two >= 2 below the tile
-        "e8m0_t16s16", "e8m0_t16s32", "e8m0_t16s3", "e8m0_t16s1",
+        "e8m0_t16s16",
+        "e8m0_t16s32",
+        "e8m0_t16s3",
+        "e8m0_t16s1",
         # leading zeros and signs
-        "e8m0_t032", "e8m0_t00", "e8m0_t32d01", "e8m0_t32d-0", "e8m0_t32d-01", "e8m0_t16n02m4",
-        "e8m0_t16n2m04", "e8m0_t16s02", "e8m0_t32d+1",
+        "e8m0_t032",
+        "e8m0_t00",
+        "e8m0_t32d01",
+        "e8m0_t32d-0",
+        "e8m0_t32d-01",
+        "e8m0_t16n02m4",
+        "e8m0_t16n2m04",
+        "e8m0_t16s02",
+        "e8m0_t32d+1",
         # segment order inside a tile is s, n/m, d
-        "e8m0_t32d0n2m4", "e8m0_t32n2m4s2",
+        "e8m0_t32d0n2m4",
+        "e8m0_t32n2m4s2",
         # too many or too few segments, misplaced numbers
-        "e8m0_t32_t32_t32", "e8m0_float32_int8_t32", "t32", "t32_t32", "e8m0_t32_float32",
-        "", "_", "e8m0_", "_e8m0", "e8m0__t32", "e8m0_t32_",
+        "e8m0_t32_t32_t32",
+        "e8m0_float32_int8_t32",
+        "t32",
+        "t32_t32",
+        "e8m0_t32_float32",
+        "",
+        "_",
+        "e8m0_",
+        "_e8m0",
+        "e8m0__t32",
+        "e8m0_t32_",
         # scale numbers must be float/exponent types with a NaN code
-        "int8_t32", "uint8_t32", "e2m1f_t32", "e3m2f", "e2m3f_float32_t16",
+        "int8_t32",
+        "uint8_t32",
+        "e2m1f_t32",
+        "e3m2f",
+        "e2m3f_float32_t16",
         # numbers inside a scale code are written without the float8_ prefix
-        "float8_e4m3fn_t32", "float8_e8m0fnu_t32",
+        "float8_e4m3fn_t32",
+        "float8_e8m0fnu_t32",
         # junk
-        "e8m0_T32", "e8m0_x32", "e8m0_t32x", "e8m0-t32", "e8m0 t32",
+        "e8m0_T32",
+        "e8m0_x32",
+        "e8m0_t32x",
+        "e8m0-t32",
+        "e8m0 t32",
     ],
 )
 def test_invalid_scale_codes_are_spec_errors(code):
@@ -155,9 +238,16 @@ def test_scalespec_constructor_validates():
     ]:
         with pytest.raises(SpecError):
             ScaleSpec(*args)
-    for kwargs in [dict(size=3), dict(size=-2), dict(size=32, subtile=32), dict(sparse_n=2),
-                   dict(size=32, sparse_n=1, sparse_m=64), dict(dim=True), dict(size=True),
-                   dict(dim=1.0)]:
+    for kwargs in [
+        dict(size=3),
+        dict(size=-2),
+        dict(size=32, subtile=32),
+        dict(sparse_n=2),
+        dict(size=32, sparse_n=1, sparse_m=64),
+        dict(dim=True),
+        dict(size=True),
+        dict(dim=1.0),
+    ]:
         with pytest.raises(SpecError):
             TileSpec(**kwargs)
 
@@ -192,8 +282,13 @@ def test_dims_1d_explicit_dims_and_out_of_range():
     assert scale("e8m0_t32d-2").dims(3) == (1,)
     assert scale("e8m0_t32d2").dims(3) == (2,)
     assert scale("e8m0_t32d-3").dims(3) == (0,)
-    for code, ndim in [("e8m0_t32d-2", 1), ("e8m0_t32d2", 2), ("e8m0_t32d-3", 2),
-                       ("e8m0_t32d0", 0), ("e8m0_t32d5", 5)]:
+    for code, ndim in [
+        ("e8m0_t32d-2", 1),
+        ("e8m0_t32d2", 2),
+        ("e8m0_t32d-3", 2),
+        ("e8m0_t32d0", 0),
+        ("e8m0_t32d5", 5),
+    ]:
         with pytest.raises(SpecError):
             scale(code).dims(ndim)
 
@@ -225,8 +320,20 @@ def test_dims_2d_explicit():
 # --------------------------------------------------------------- hypothesis
 SIZES = ["", "0", "1", "2", "3", "16", "32", "48", "1024", "2048"]
 SUBTILES = [None, "0", "2", "4", "16", "3"]
-SPARSE = [None, (0, 0), (1, 2), (2, 4), (4, 4), (0, 4), (2, 0), (2, 3), (3, 8), (1, 64),
-          (2, 2048), (7, 1024)]
+SPARSE = [
+    None,
+    (0, 0),
+    (1, 2),
+    (2, 4),
+    (4, 4),
+    (0, 4),
+    (2, 0),
+    (2, 3),
+    (3, 8),
+    (1, 64),
+    (2, 2048),
+    (7, 1024),
+]
 DIMS = [None, -3, -2, -1, 0, 1, 2]
 
 

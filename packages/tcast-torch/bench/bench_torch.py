@@ -24,8 +24,14 @@ from triton.testing import do_bench
 
 import tcast_torch
 
-CASTS = [("mxfp8", "virtual"), ("mxfp8", "actual"), ("mxfp4", "virtual"), ("mxfp4", "actual"),
-         ("nvfp4", "virtual"), ("nvfp4", "actual")]
+CASTS = [
+    ("mxfp8", "virtual"),
+    ("mxfp8", "actual"),
+    ("mxfp4", "virtual"),
+    ("mxfp4", "actual"),
+    ("nvfp4", "virtual"),
+    ("nvfp4", "actual"),
+]
 
 
 def _written(out) -> int:
@@ -52,6 +58,7 @@ def _peer(name: str):
 
             def run(v):
                 return to_mx(v, elem, 32)
+
         return torch.compile(run), None
     except Exception as err:  # the peer is optional: report why it is missing
         return None, f"{type(err).__name__}: {err}"
@@ -89,27 +96,36 @@ def main() -> None:
         ao_version = torchao.__version__
     except ImportError:  # the peer is optional
         ao_version = "not installed"
-    print(f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
-          f"{triton.__version__}; torchao {ao_version}; tcast-torch "
-          f"{tcast_torch.__version__}; Python {platform.python_version()}")
+    print(
+        f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
+        f"{triton.__version__}; torchao {ao_version}; tcast-torch "
+        f"{tcast_torch.__version__}; Python {platform.python_version()}"
+    )
     print("timing: triton.testing.do_bench median (ms); input bfloat16, torch.randn")
-    print("same bits on special inputs, every cast: default (compiled kernels) == "
-          "compile=False == inside torch.compile: ", end="")
+    print(
+        "same bits on special inputs, every cast: default (compiled kernels) == "
+        "compile=False == inside torch.compile: ",
+        end="",
+    )
     xs = _special(1024)
     same = []
     for name, castmode in CASTS:
+
         def probe(v, name=name, castmode=castmode, compile=None):
             return tcast_torch.cast(v, name, castmode=castmode, compile=compile)
 
         torch._dynamo.reset()
         a, b = _bits(probe(xs)), _bits(probe(xs, compile=False))
         c = _bits(torch.compile(probe)(xs))
-        same.append(all(torch.equal(p, q) and torch.equal(p, r)
-                        for p, q, r in zip(a, b, c, strict=True)))
+        same.append(
+            all(torch.equal(p, q) and torch.equal(p, r) for p, q, r in zip(a, b, c, strict=True))
+        )
     print("yes" if all(same) else f"NO: {same}")
-    print("| size | cast | eager (default) ms | eager, compile=False ms | compiled ms | "
-          "compiled GB/s | compiled vs copy | eager (default) / compiled | peer compiled ms | "
-          "peer / tcast compiled |")
+    print(
+        "| size | cast | eager (default) ms | eager, compile=False ms | compiled ms | "
+        "compiled GB/s | compiled vs copy | eager (default) / compiled | peer compiled ms | "
+        "peer / tcast compiled |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     peers = {name: _peer(name) for name in ("mxfp8", "mxfp4", "nvfp4")}
     for size in (int(s) for s in args.sizes.split(",")):
@@ -117,6 +133,7 @@ def main() -> None:
         n = x.numel()
         t_copy = _ms(lambda v: v.clone(), x, args.rep)
         for name, castmode in CASTS:
+
             def run(v, name=name, castmode=castmode):
                 return tcast_torch.cast(v, name, castmode=castmode)
 
@@ -137,12 +154,17 @@ def main() -> None:
                 peer_ms, ratio = f"{t_peer:.3f}", f"{t_peer / t_comp:.2f}"
             elif castmode == "actual":
                 peer_ms = f"unavailable ({why})"
-            print(f"| {size}² | {name} {castmode} | {t_default:.3f} | {t_plain:.3f} | "
-                  f"{t_comp:.3f} | {gbs:.0f} | "
-                  f"{t_comp / t_copy:.2f}x | {t_default / t_comp:.2f}x | {peer_ms} | {ratio} |",
-                  flush=True)
-        print(f"| {size}² | d2d copy | {t_copy:.3f} | | | {2 * 2 * n / (t_copy * 1e-3) / 1e9:.0f} "
-              f"| 1.00x | | | |", flush=True)
+            print(
+                f"| {size}² | {name} {castmode} | {t_default:.3f} | {t_plain:.3f} | "
+                f"{t_comp:.3f} | {gbs:.0f} | "
+                f"{t_comp / t_copy:.2f}x | {t_default / t_comp:.2f}x | {peer_ms} | {ratio} |",
+                flush=True,
+            )
+        print(
+            f"| {size}² | d2d copy | {t_copy:.3f} | | | {2 * 2 * n / (t_copy * 1e-3) / 1e9:.0f} "
+            f"| 1.00x | | | |",
+            flush=True,
+        )
         del x
         torch.cuda.empty_cache()
 

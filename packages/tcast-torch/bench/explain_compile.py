@@ -15,11 +15,16 @@ import torch
 import tcast_torch
 
 CASES = [
-    ("mxfp8", "virtual", {}), ("mxfp8", "actual", {}), ("mxfp4", "virtual", {}),
-    ("mxfp4", "actual", {}), ("nvfp4", "virtual", {}), ("nvfp4", "actual", {}),
-    ("float8_e4m3fn", "virtual", {}), ("mxint8", "virtual", {"roundmode": "stochastic",
-                                                              "seed": 3}),
-    ("mxfp4", "compress", {}), ("uint4_FFc", "virtual", {}),
+    ("mxfp8", "virtual", {}),
+    ("mxfp8", "actual", {}),
+    ("mxfp4", "virtual", {}),
+    ("mxfp4", "actual", {}),
+    ("nvfp4", "virtual", {}),
+    ("nvfp4", "actual", {}),
+    ("float8_e4m3fn", "virtual", {}),
+    ("mxint8", "virtual", {"roundmode": "stochastic", "seed": 3}),
+    ("mxfp4", "compress", {}),
+    ("uint4_FFc", "virtual", {}),
 ]
 
 

@@ -24,18 +24,28 @@ from pathlib import Path
 
 ENTRY_POINTS = {
     "tcast_spec": ("tcast-spec", "[console_scripts]\ntcast = tcast.cli:main\n"),
-    "tcast_ref": ("tcast-ref", "[tcast.engines]\nref = tcast_ref:engine\n[tcast.commands]\n"
-                  "golden = tcast_ref.cli:register_golden\n"
-                  "verify = tcast_ref.cli:register_verify\n"
-                  "[tcast.engine_arrays]\nref = numpy\n"),
-    "tcast_torch": ("tcast-torch", "[tcast.engines]\ntorch = tcast_torch:engine\n"
-                    "[tcast.engine_arrays]\ntorch = torch\n"),
-    "tcast_triton": ("tcast-triton", "[tcast.engines]\ntriton = tcast_triton._engine:engine\n"
-                     "[tcast.engine_arrays]\ntriton = torch\n"),
-    "shim_engines": ("tcast-torch-shims",
-                     "[tcast.engines]\ntorchc = shim_engines:compiled\n"
-                     "torche = shim_engines:eager\n"
-                     "[tcast.engine_arrays]\ntorchc = torch\ntorche = torch\n"),
+    "tcast_ref": (
+        "tcast-ref",
+        "[tcast.engines]\nref = tcast_ref:engine\n[tcast.commands]\n"
+        "golden = tcast_ref.cli:register_golden\n"
+        "verify = tcast_ref.cli:register_verify\n"
+        "[tcast.engine_arrays]\nref = numpy\n",
+    ),
+    "tcast_torch": (
+        "tcast-torch",
+        "[tcast.engines]\ntorch = tcast_torch:engine\n[tcast.engine_arrays]\ntorch = torch\n",
+    ),
+    "tcast_triton": (
+        "tcast-triton",
+        "[tcast.engines]\ntriton = tcast_triton._engine:engine\n"
+        "[tcast.engine_arrays]\ntriton = torch\n",
+    ),
+    "shim_engines": (
+        "tcast-torch-shims",
+        "[tcast.engines]\ntorchc = shim_engines:compiled\n"
+        "torche = shim_engines:eager\n"
+        "[tcast.engine_arrays]\ntorchc = torch\ntorche = torch\n",
+    ),
 }
 
 

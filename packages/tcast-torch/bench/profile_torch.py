@@ -41,6 +41,7 @@ def main() -> None:
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
     print(f"GPU {torch.cuda.get_device_name()}, torch {torch.__version__}, bf16 {args.size}^2")
     for name, castmode in CASES:
+
         def run(v, name=name, castmode=castmode):
             return tcast_torch.cast(v, name, castmode=castmode)
 

@@ -23,8 +23,7 @@ from torch import nn
 import tcast_torch
 
 #: The datatypes of the table (weights and inputs both use the datatype).
-DATATYPES = ("mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "mxint8", "nvfp4",
-             "float8_e4m3fn")
+DATATYPES = ("mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "mxint8", "nvfp4", "float8_e4m3fn")
 #: The seed of the models' initialisation and of the input batches.
 SEED = 0
 
@@ -33,14 +32,19 @@ def build_models(device: str = "cpu") -> dict[str, tuple[nn.Module, torch.Tensor
     """The two models and their input batches, the same for a given seed and torch version."""
     torch.manual_seed(SEED)
     mlp = nn.Sequential(
-        nn.Linear(64, 256), nn.GELU(),
-        nn.Linear(256, 256), nn.GELU(),
+        nn.Linear(64, 256),
+        nn.GELU(),
+        nn.Linear(256, 256),
+        nn.GELU(),
         nn.Linear(256, 10),
     )
     cnn = nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1, stride=2), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Conv2d(3, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1, stride=2),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
         nn.Linear(64, 10),
     )
     x_mlp = torch.randn(32, 64)
@@ -66,8 +70,10 @@ def main(device: str = "cpu", datatypes: tuple[str, ...] = DATATYPES) -> list[di
     """
     dev = torch.device(device)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor()
-    print(f"torch {torch.__version__}, tcast_torch {tcast_torch.__version__}, "
-          f"device {dev} ({name or platform.machine()}), seed {SEED}")
+    print(
+        f"torch {torch.__version__}, tcast_torch {tcast_torch.__version__}, "
+        f"device {dev} ({name or platform.machine()}), seed {SEED}"
+    )
     models = build_models(device)
     rows = []
     with torch.inference_mode():
@@ -84,8 +90,10 @@ def main(device: str = "cpu", datatypes: tuple[str, ...] = DATATYPES) -> list[di
     print("| datatype | MLP rel. L2 | MLP max abs | CNN rel. L2 | CNN max abs |")
     print("|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['datatype']} | {r['mlp_rel_l2']:.2e} | {r['mlp_max_abs']:.2e} | "
-              f"{r['cnn_rel_l2']:.2e} | {r['cnn_max_abs']:.2e} |")
+        print(
+            f"| {r['datatype']} | {r['mlp_rel_l2']:.2e} | {r['mlp_max_abs']:.2e} | "
+            f"{r['cnn_rel_l2']:.2e} | {r['cnn_max_abs']:.2e} |"
+        )
     return rows
 
 

@@ -52,8 +52,13 @@ def _u(t) -> np.ndarray:
     if t is None:
         return None
     t = torch.as_tensor(t).contiguous()
-    signed = {torch.float32: torch.int32, torch.uint32: torch.int32, torch.float16: torch.int16,
-              torch.bfloat16: torch.int16, torch.uint16: torch.int16}
+    signed = {
+        torch.float32: torch.int32,
+        torch.uint32: torch.int32,
+        torch.float16: torch.int16,
+        torch.bfloat16: torch.int16,
+        torch.uint16: torch.int16,
+    }
     if t.dtype in signed:
         a = t.view(signed[t.dtype]).numpy()
         return a.view({4: np.uint32, 2: np.uint16}[a.itemsize]).astype(np.uint64)
@@ -77,8 +82,9 @@ def assert_same_as_ref(xt: torch.Tensor, dt, **kw) -> None:
     rb = kw.pop("rbits", None)
     for cm in CASTMODES:
         got = tcast_torch.cast(xt, dt, castmode=cm, rbits=rb, **kw)
-        want = tcast_ref.cast(xn, dt, castmode=cm, rbits=None if rb is None else _u(rb).astype(
-            np.uint32), **kw)
+        want = tcast_ref.cast(
+            xn, dt, castmode=cm, rbits=None if rb is None else _u(rb).astype(np.uint32), **kw
+        )
         if cm == "virtual":
             assert got.dtype == xt.dtype and tuple(got.shape) == xn.shape
             np.testing.assert_array_equal(_u(got), _raw(want), err_msg=f"{dt} {cm} {kw}")
@@ -90,8 +96,9 @@ def assert_same_as_ref(xt: torch.Tensor, dt, **kw) -> None:
             if w is not None:
                 assert tuple(g.shape) == np.shape(w), part
                 np.testing.assert_array_equal(_u(g), _raw(w), err_msg=f"{dt} {cm} {part}")
-        np.testing.assert_array_equal(_u(tcast_torch.upcast(got)), _raw(tcast_ref.upcast(want)),
-                                      err_msg=f"{dt} {cm} upcast")
+        np.testing.assert_array_equal(
+            _u(tcast_torch.upcast(got)), _raw(tcast_ref.upcast(want)), err_msg=f"{dt} {cm} upcast"
+        )
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -99,8 +106,17 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 
 # ------------------------------------------------------------ bad input dtypes (§9)
-BAD_DTYPES = [torch.float64, torch.int32, torch.int8, torch.uint8, torch.int64,
-              torch.complex64, torch.bool, torch.float8_e4m3fn, torch.uint32]
+BAD_DTYPES = [
+    torch.float64,
+    torch.int32,
+    torch.int8,
+    torch.uint8,
+    torch.int64,
+    torch.complex64,
+    torch.bool,
+    torch.float8_e4m3fn,
+    torch.uint32,
+]
 
 
 @pytest.mark.parametrize("castmode", CASTMODES)
@@ -119,8 +135,11 @@ def test_rejects_input_dtypes_other_than_float32_float16_bfloat16(entry, dtype, 
     assert torch.equal(_bits(x), before)
 
 
-@pytest.mark.parametrize("bad", [[1.0] * 32, 1.0, np.ones(32, np.float32), "1.0", None],
-                         ids=["list", "float", "numpy", "str", "None"])
+@pytest.mark.parametrize(
+    "bad",
+    [[1.0] * 32, 1.0, np.ones(32, np.float32), "1.0", None],
+    ids=["list", "float", "numpy", "str", "None"],
+)
 def test_rejects_non_tensor_input(bad):
     with pytest.raises(UnsupportedError, match="torch tensors"):
         tcast_torch.cast(bad, "mxfp8")
@@ -160,8 +179,17 @@ def test_seed_or_rbits_without_stochastic_rounding_is_a_spec_error(entry):
         torch.zeros((4, 64), dtype=torch.uint32, device="meta"),
         np.zeros((4, 64), np.uint32),
     ],
-    ids=["transposed", "flat", "broadcastable", "extra-dim", "int64", "float32", "uint16",
-         "other-device", "numpy"],
+    ids=[
+        "transposed",
+        "flat",
+        "broadcastable",
+        "extra-dim",
+        "int64",
+        "float32",
+        "uint16",
+        "other-device",
+        "numpy",
+    ],
 )
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_rbits_of_the_wrong_shape_dtype_or_device_is_a_spec_error(entry, rbits):
@@ -235,8 +263,19 @@ def test_upcast_refuses_virtual_results_and_malformed_parts():
 
 
 @pytest.mark.parametrize("castmode", CASTMODES)
-@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "mxfp8", "nvfp4", "uint8_FFc", "int8_Fc",
-                                   "e4m3fn_e8m0_t32n2m4", "mxfp4_2d", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float8_e4m3fn",
+        "mxfp8",
+        "nvfp4",
+        "uint8_FFc",
+        "int8_Fc",
+        "e4m3fn_e8m0_t32n2m4",
+        "mxfp4_2d",
+        "bfloat16",
+    ],
+)
 def test_a_successful_cast_leaves_its_input_unchanged(dtype, castmode):
     x = _x((64, 64))
     x[3, 5] = float("nan")
@@ -251,12 +290,20 @@ def test_a_successful_cast_leaves_its_input_unchanged(dtype, castmode):
 
 # ------------------------------------------------------------ ranks, dims, strides
 RANK_CASES = [
-    ((), "e4m3fn"), ((), "e4m3fn_float32"), ((), "uint8_float32_int8"),
-    ((64,), "mxfp4"), ((70,), "mxint8"), ((5, 70), "nvfp4"),
-    ((3, 5, 40), "e4m3fn_e8m0_t8d0"), ((3, 5, 40), "e4m3fn_e8m0_t8d1"),
-    ((3, 17, 40), "mxfp8_2d"), ((2, 3, 17, 40), "e2m1f_e8m0_t16d0_t8d2"),
-    ((2, 3, 5, 9), "int8_bfloat16_t0d1"), ((2, 3, 5, 9), "uint4_float16_int8_t4d-3"),
-    ((2, 3, 5, 36), "e2m1f_e8m0_t32n2m4"), ((4, 3, 9), "e4m3fn_e8m0_t4n2m4d0_t8"),
+    ((), "e4m3fn"),
+    ((), "e4m3fn_float32"),
+    ((), "uint8_float32_int8"),
+    ((64,), "mxfp4"),
+    ((70,), "mxint8"),
+    ((5, 70), "nvfp4"),
+    ((3, 5, 40), "e4m3fn_e8m0_t8d0"),
+    ((3, 5, 40), "e4m3fn_e8m0_t8d1"),
+    ((3, 17, 40), "mxfp8_2d"),
+    ((2, 3, 17, 40), "e2m1f_e8m0_t16d0_t8d2"),
+    ((2, 3, 5, 9), "int8_bfloat16_t0d1"),
+    ((2, 3, 5, 9), "uint4_float16_int8_t4d-3"),
+    ((2, 3, 5, 36), "e2m1f_e8m0_t32n2m4"),
+    ((4, 3, 9), "e4m3fn_e8m0_t4n2m4d0_t8"),
 ]
 
 
@@ -269,8 +316,10 @@ def test_ranks_zero_to_four_and_every_dimension_match_the_reference(shape, dtype
         assert_same_as_ref(x, dtype, roundmode="stochastic", seed=2**40 + 3, transpose_scale=tr)
 
 
-@pytest.mark.parametrize("dtype", ["mxfp8", "mxfp4_2d", "e4m3fn", "uint4_FFc", "nvfp4",
-                                   "e2m1f_e8m0_t32n2m4", "int8_e8m0_t8d0"])
+@pytest.mark.parametrize(
+    "dtype",
+    ["mxfp8", "mxfp4_2d", "e4m3fn", "uint4_FFc", "nvfp4", "e2m1f_e8m0_t32n2m4", "int8_e8m0_t8d0"],
+)
 def test_non_contiguous_views_give_the_bits_of_their_contiguous_copies(dtype):
     base = _x((16, 96), seed=3)
     views = {
@@ -281,8 +330,11 @@ def test_non_contiguous_views_give_the_bits_of_their_contiguous_copies(dtype):
         "offset": base[3:11, 32:],
     }
     for name, v in views.items():
-        if tcast.datatype(dtype).sspec is not None and tcast.datatype(dtype).sspec.is_2d \
-                and v.dim() < 2:
+        if (
+            tcast.datatype(dtype).sspec is not None
+            and tcast.datatype(dtype).sspec.is_2d
+            and v.dim() < 2
+        ):
             continue
         assert not v.is_contiguous(), name
         for kw in ({}, {"roundmode": "stochastic", "seed": 99}, {"roundmode": "trunc"}):
@@ -307,8 +359,9 @@ def test_philox_stream_matches_the_spec_and_the_reference():
     big = tcast_torch.random_bits(7, 1 << 18, start=3 << 33)
     np.testing.assert_array_equal(_u(big), tcast_ref.random_bits(7, 1 << 18, 3 << 33))
     for s in (0, 1, 2**64 - 1):
-        np.testing.assert_array_equal(_u(tcast_torch.random_bits(s, 4096)),
-                                      tcast_ref.random_bits(s, 4096))
+        np.testing.assert_array_equal(
+            _u(tcast_torch.random_bits(s, 4096)), tcast_ref.random_bits(s, 4096)
+        )
 
 
 def _u32(bits: torch.Tensor) -> list[int]:
@@ -341,32 +394,52 @@ def test_philox_stream_and_philox_bits_match_the_spec_for_unaligned_starts(seed)
 
 def test_philox_stream_is_the_same_across_its_pieces(monkeypatch):
     # pieces of 3 calls (12 words) put piece edges at every residue of an unaligned start
-    want = {s: _u(tcast_torch.random_bits(77, 100, start=s)).tolist()
-            for s in (0, 1, 2, 3, 2**34 - 50)}
+    want = {
+        s: _u(tcast_torch.random_bits(77, 100, start=s)).tolist() for s in (0, 1, 2, 3, 2**34 - 50)
+    }
     monkeypatch.setattr(torch_philox, "_CALLS", 3)
     for s, w in want.items():
         assert _u(tcast_torch.random_bits(77, 100, start=s)).tolist() == w
         assert w == tcast.random_bits(77, range(s, s + 100))
 
 
-@pytest.mark.parametrize("dtype", ["e4m3fn", "mxfp4", "mxfp8_2d", "int8_e8m0_t8d0", "nvfp4",
-                                   "uint8_bfloat16_int8_t16", "e2m1f_e8m0_t32n2m4"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "e4m3fn",
+        "mxfp4",
+        "mxfp8_2d",
+        "int8_e8m0_t8d0",
+        "nvfp4",
+        "uint8_bfloat16_int8_t16",
+        "e2m1f_e8m0_t32n2m4",
+    ],
+)
 def test_seeded_stochastic_rounding_uses_the_logical_flat_index(dtype):
     """Transposed and strided views draw the bits of their logical C-order positions."""
     base = _x((48, 80), seed=5)
     for v in (base, base.T[:64], base[1::3, ::2], base[:, 16:48]):
         assert_same_as_ref(v, dtype, roundmode="stochastic", seed=0xFEEDFACECAFEBEEF)
         rb = tcast_torch.random_bits(0xFEEDFACECAFEBEEF, tuple(v.shape))
-        a = tcast_torch.cast(v, dtype, castmode="actual", roundmode="stochastic",
-                             seed=0xFEEDFACECAFEBEEF)
+        a = tcast_torch.cast(
+            v, dtype, castmode="actual", roundmode="stochastic", seed=0xFEEDFACECAFEBEEF
+        )
         b = tcast_torch.cast(v, dtype, castmode="actual", roundmode="stochastic", rbits=rb)
         assert torch.equal(a.data, b.data)
 
 
 # ------------------------------------------------------------ sparsity and packing
-@pytest.mark.parametrize("dtype", ["e4m3fn_e8m0_t64n5m32", "e2m1f_e8m0_t0n3m64",
-                                   "int8_float32_t128n7m128", "e4m3fn_e8m0_t32n9m16",
-                                   "e4m3fn_e8m0_t16n2m8_t8", "uint8_float32_int8_t32n3m32d0"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "e4m3fn_e8m0_t64n5m32",
+        "e2m1f_e8m0_t0n3m64",
+        "int8_float32_t128n7m128",
+        "e4m3fn_e8m0_t32n9m16",
+        "e4m3fn_e8m0_t16n2m8_t8",
+        "uint8_float32_int8_t32n3m32d0",
+    ],
+)
 def test_long_sparsity_groups_take_the_sort_path_and_match_the_reference(dtype):
     x = _x((40, 130), seed=9)
     x[0, :] = 1.0  # all ties: the lower index wins
@@ -401,8 +474,9 @@ def test_packing_matches_the_reference_for_every_width(bits):
     rng = np.random.default_rng(bits)
     for count in (0, 1, 7, 8, 9, 1001):
         codes = rng.integers(0, 1 << bits, size=count, dtype=np.uint64)
-        signed = np.where(codes >= 1 << 31, codes.astype(np.int64) - (1 << 32),
-                          codes.astype(np.int64)).astype(np.int32)
+        signed = np.where(
+            codes >= 1 << 31, codes.astype(np.int64) - (1 << 32), codes.astype(np.int64)
+        ).astype(np.int32)
         packed = tcast_torch.pack_codes(torch.from_numpy(signed), bits)
         want = tcast_ref.pack_codes(codes.astype(np.uint32), bits)
         assert packed.dtype == torch.uint8 and packed.numpy().tobytes() == want.tobytes()
@@ -435,8 +509,9 @@ _NAMES = sorted(n for n, dt in tcast.CATALOG.items() if dt.sspec is None or not 
     seed=st.integers(0, 2**64 - 1),
     transposed=st.booleans(),
 )
-def test_random_catalog_requests_match_the_reference(name, rows, cols, in_dtype, mode, smode,
-                                                     seed, transposed):
+def test_random_catalog_requests_match_the_reference(
+    name, rows, cols, in_dtype, mode, smode, seed, transposed
+):
     x = _x((cols, rows) if transposed else (rows, cols), seed=rows * 100 + cols, dtype=in_dtype)
     x = x.T if transposed else x
     kw = {"roundmode": mode, "scalemode": smode}

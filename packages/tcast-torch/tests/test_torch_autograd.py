@@ -16,8 +16,16 @@ import tcast_ref
 import tcast_torch
 from tcast import SpecError
 
-NAMES = ["mxfp8", "mxfp4", "nvfp4", "e4m3fn", "mxint8", "uint4_fic", "mxfp4_2d",
-         "e2m1f_e8m0_t32n2m4"]
+NAMES = [
+    "mxfp8",
+    "mxfp4",
+    "nvfp4",
+    "e4m3fn",
+    "mxint8",
+    "uint4_fic",
+    "mxfp4_2d",
+    "e2m1f_e8m0_t32n2m4",
+]
 
 
 def _x(shape=(8, 64), seed=0):

@@ -15,13 +15,21 @@ import tcast
 import tcast_torch
 
 CASES = [
-    ("mxfp8", "virtual", {}), ("mxfp8", "actual", {}), ("mxfp8e5", "virtual", {}),
-    ("mxfp4", "compress", {}), ("mxfp6e3", "actual", {}), ("nvfp4", "virtual", {}),
-    ("nvfp4", "actual", {}), ("float8_e4m3fn", "virtual", {}), ("e5m2", "actual", {}),
+    ("mxfp8", "virtual", {}),
+    ("mxfp8", "actual", {}),
+    ("mxfp8e5", "virtual", {}),
+    ("mxfp4", "compress", {}),
+    ("mxfp6e3", "actual", {}),
+    ("nvfp4", "virtual", {}),
+    ("nvfp4", "actual", {}),
+    ("float8_e4m3fn", "virtual", {}),
+    ("e5m2", "actual", {}),
     ("mxint8", "virtual", {"roundmode": "stochastic", "seed": 11}),
     ("mxfp8", "actual", {"roundmode": "stochastic", "rbits": "yes"}),
-    ("uint4_FFc", "virtual", {}), ("e2m1f_e8m0_t32n2m4", "compress", {}),
-    ("mxfp8_2d", "actual", {"transpose_scale": True}), ("mxfp4", "virtual", {"scalemode": "ceil"}),
+    ("uint4_FFc", "virtual", {}),
+    ("e2m1f_e8m0_t32n2m4", "compress", {}),
+    ("mxfp8_2d", "actual", {"transpose_scale": True}),
+    ("mxfp4", "virtual", {"scalemode": "ceil"}),
     ("int8_Fc", "actual", {"roundmode": "trunc"}),
     ("e4m3fn_float32_float32_t32", "actual", {}),  # float32 tensor scale: M * max overflows
 ]
@@ -38,8 +46,11 @@ def _x(dtype=torch.bfloat16) -> torch.Tensor:
 def _bits(out) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
         return [out.reshape(-1).view(torch.uint8)]
-    return [p.reshape(-1).contiguous().view(torch.uint8) for p in
-            (out.data, out.scale, out.zero, out.tenscale, out.mask) if p is not None]
+    return [
+        p.reshape(-1).contiguous().view(torch.uint8)
+        for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
+        if p is not None
+    ]
 
 
 @pytest.mark.parametrize(("name", "castmode", "kw"), CASES)
@@ -47,8 +58,13 @@ def test_fullgraph_trace_gives_the_eager_bits(name, castmode, kw):
     x = _x()
     kw = dict(kw)
     if kw.get("rbits") == "yes":
-        kw["rbits"] = torch.randint(-(2**31), 2**31 - 1, x.shape, dtype=torch.int32,
-                                    generator=torch.Generator().manual_seed(5))
+        kw["rbits"] = torch.randint(
+            -(2**31),
+            2**31 - 1,
+            x.shape,
+            dtype=torch.int32,
+            generator=torch.Generator().manual_seed(5),
+        )
 
     def fn(v):
         return tcast_torch.cast(v, name, castmode=castmode, compile=False, **kw)
@@ -105,12 +121,23 @@ def test_compiled_kernels_of_many_datatypes_and_shapes_stay_whole():
 
     torch._dynamo.reset()
     counters.clear()
-    names = ["mxfp8", "mxfp6e2", "mxfp6e3", "mxfp4", "nvfp4", "mxint8", "mxfp8e5",
-             "e4m3fn_e8m0_t16", "e2m1f_e8m0_t64"]
+    names = [
+        "mxfp8",
+        "mxfp6e2",
+        "mxfp6e3",
+        "mxfp4",
+        "nvfp4",
+        "mxint8",
+        "mxfp8e5",
+        "e4m3fn_e8m0_t16",
+        "e2m1f_e8m0_t64",
+    ]
     g = torch.Generator().manual_seed(5)
     calls = [(name, torch.randn(16, 128, generator=g)) for name in names]
-    calls += [("mxfp8", torch.randn(*shape, generator=g))
-              for shape in ((8, 64), (2, 3, 64), (16, 128), (5, 32), (1, 2, 3, 32))]
+    calls += [
+        ("mxfp8", torch.randn(*shape, generator=g))
+        for shape in ((8, 64), (2, 3, 64), (16, 128), (5, 32), (1, 2, 3, 32))
+    ]
     for name, x in calls:
         eager = tcast_torch.cast(x, name, castmode="actual", compile=False)
         fused = tcast_torch.cast(x, name, castmode="actual", compile=True)
@@ -121,11 +148,13 @@ def test_compiled_kernels_of_many_datatypes_and_shapes_stay_whole():
 
 # Inductor's CPU code generation imports torch.jit pieces that warn about themselves
 @pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
-@pytest.mark.xfail(strict=torch.__version__.startswith("2.13."),
-                   reason="torch 2.13 Inductor CPU bug: a reduction over zero-padded tiles with "
-                   "the output cut back to the real length leaves the last partial tile "
-                   "unwritten (strict on 2.13: fails once torch fixes it; other versions "
-                   "unchecked)")
+@pytest.mark.xfail(
+    strict=torch.__version__.startswith("2.13."),
+    reason="torch 2.13 Inductor CPU bug: a reduction over zero-padded tiles with "
+    "the output cut back to the real length leaves the last partial tile "
+    "unwritten (strict on 2.13: fails once torch fixes it; other versions "
+    "unchecked)",
+)
 def test_inductor_cpu_partial_tiles_bug_is_still_there():
     """Why CPU casts with partial tiles run eagerly under compile=True, shown without tcast:
     compiled, the padded-tile normalization below differs from eager."""
@@ -152,8 +181,10 @@ def test_cpu_partial_tiles_run_eagerly_under_compile_true():
             assert torch.equal(a, b), name
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(),
-                    reason="CUDA-only: compile=None compiles only casts of CUDA tensors")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="CUDA-only: compile=None compiles only casts of CUDA tensors",
+)
 @pytest.mark.parametrize("name", ["mxfp8", "mxfp4", "nvfp4", "e4m3fn_e8m0_t16"])
 def test_cuda_default_gives_the_eager_bits(name):
     """The default compiles fast-path casts of CUDA tensors, and they equal compile=False."""
@@ -260,12 +291,18 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
     tensors (as on a machine with the benchmark shims) is imported in the same trace."""
     info = tmp_path / "tcast_second_engine-0.1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tcast-second-engine\n"
-                                   "Version: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[tcast.engines]\nzsecond = tcast_torch:engine\n"
-                                           "[tcast.engine_arrays]\nzsecond = torch\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tcast-second-engine\nVersion: 0.1.0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[tcast.engines]\nzsecond = tcast_torch:engine\n[tcast.engine_arrays]\nzsecond = torch\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
     code = textwrap.dedent("""
         import torch
         import tcast
@@ -285,8 +322,9 @@ def test_the_front_door_traces_under_fullgraph_from_a_fresh_process(tmp_path):
         assert "zsecond" in tcast.engine._REGISTRY.loaded  # both torch engines were imported
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=600, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
@@ -307,13 +345,24 @@ def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
     f(x)
     first = f(x)
     with torch._dynamo.config.patch(error_on_recompile=True):
-        for name in ("mxfp4", "nvfp4", "mxint8", "mxfp6e2", "e5m2", "uint8_e8m0_int8_t32",
-                     "mxfp8e5", "e4m3fnuz", "int8_float32_t0"):
+        for name in (
+            "mxfp4",
+            "nvfp4",
+            "mxint8",
+            "mxfp6e2",
+            "e5m2",
+            "uint8_e8m0_int8_t32",
+            "mxfp8e5",
+            "e4m3fnuz",
+            "int8_float32_t0",
+        ):
             for mode in ("floor", "ceil"):
                 tcast.cast(x, name, scalemode=mode)
                 tcast.cast(x.numpy(), name, scalemode=mode)
         assert torch.equal(f(x).view(torch.int32), first.view(torch.int32))
     want = tcast_torch.cast(x, "mxfp8", scalemode="midmax", compile=False)
     assert torch.equal(first.view(torch.int32), want.view(torch.int32))
-    assert np.array_equal(first.numpy().view(np.uint32),
-                          tcast.cast(x.numpy(), "mxfp8", scalemode="midmax").view(np.uint32))
+    assert np.array_equal(
+        first.numpy().view(np.uint32),
+        tcast.cast(x.numpy(), "mxfp8", scalemode="midmax").view(np.uint32),
+    )

@@ -34,9 +34,12 @@ def _codes(x: torch.Tensor, code: str, saturate: bool) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     ("code", "tdtype", "saturate"),
-    [("float8_e4m3fn", torch.float8_e4m3fn, True), ("float8_e5m2", torch.float8_e5m2, False),
-     ("float8_e4m3fnuz", torch.float8_e4m3fnuz, False),
-     ("float8_e5m2fnuz", torch.float8_e5m2fnuz, False)],
+    [
+        ("float8_e4m3fn", torch.float8_e4m3fn, True),
+        ("float8_e5m2", torch.float8_e5m2, False),
+        ("float8_e4m3fnuz", torch.float8_e4m3fnuz, False),
+        ("float8_e5m2fnuz", torch.float8_e5m2fnuz, False),
+    ],
 )
 @pytest.mark.parametrize("src", [torch.float16, torch.bfloat16], ids=str)
 def test_float8_codes_equal_torch_conversion_on_every_16_bit_input(code, tdtype, saturate, src):
@@ -62,25 +65,38 @@ def test_float8_e4m3fn_overflow_differs_from_torch_only_where_saturate_is_off():
 
 
 def test_e8m0_ties_round_to_the_even_code_where_torch_rounds_up():
-    x = torch.tensor([3.0, 0.75, 6.0, 1.5 * 2.0 ** -127, 5.0, 1.0, 2.0 ** -128])
+    x = torch.tensor([3.0, 0.75, 6.0, 1.5 * 2.0**-127, 5.0, 1.0, 2.0**-128])
     ours = tcast_torch.encode(x, "e8m0").tolist()
     theirs = x.to(torch.float8_e8m0fnu).view(torch.uint8).tolist()
     assert ours == [128, 126, 130, 0, 129, 127, 0]
     assert theirs == [129, 127, 130, 1, 129, 127, 0]  # ties up: the one documented difference
     # a float32 subnormal between 2**-127 and 2**-126: nearest is code 0, torch rounds up
-    sub = torch.tensor([1.25 * 2.0 ** -127])
+    sub = torch.tensor([1.25 * 2.0**-127])
     assert tcast_torch.encode(sub, "e8m0").tolist() == [0]
     assert sub.to(torch.float8_e8m0fnu).view(torch.uint8).tolist() == [1]
     # away from ties both agree: every power of two, and values between them
     k = torch.arange(-126, 127, dtype=torch.int32)  # exact powers, from the bits
-    p = torch.cat([torch.tensor([2.0 ** -127]), ((k + 127) << 23).view(torch.float32)])
+    p = torch.cat([torch.tensor([2.0**-127]), ((k + 127) << 23).view(torch.float32)])
     for v in (p, p[1:] * 1.25, p[1:] * 1.75):
-        assert tcast_torch.encode(v, "e8m0").tolist() == v.to(torch.float8_e8m0fnu).view(
-            torch.uint8).to(torch.int32).tolist()
+        assert (
+            tcast_torch.encode(v, "e8m0").tolist()
+            == v.to(torch.float8_e8m0fnu).view(torch.uint8).to(torch.int32).tolist()
+        )
 
 
-@pytest.mark.parametrize("name", ["mxfp8", "mxfp8e5", "nvfp4", "mxfp4", "e4m3fn_float32_t32",
-                                  "e5m2b16fnuz_bfloat16_t0", "bfloat16", "float16"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mxfp8",
+        "mxfp8e5",
+        "nvfp4",
+        "mxfp4",
+        "e4m3fn_float32_t32",
+        "e5m2b16fnuz_bfloat16_t0",
+        "bfloat16",
+        "float16",
+    ],
+)
 def test_viewed_codes_times_viewed_scales_equal_upcast(name):
     x = torch.randn(8, 64) * 10
     r = tcast_torch.cast(x, name, castmode="actual")
@@ -112,26 +128,41 @@ def test_e2m1_codes_and_packing_equal_torchao():
     assert torch.equal(ours, theirs)
     packed = tcast_torch.cast(x, "e2m1f", castmode="compress").data
     assert torch.equal(packed, kernels.pack_uint4(theirs))
-    view = tcast_torch.as_torch_dtype(tcast_torch.cast(x.reshape(-1, 2), "e2m1f",
-                                                       castmode="actual")).data
+    view = tcast_torch.as_torch_dtype(
+        tcast_torch.cast(x.reshape(-1, 2), "e2m1f", castmode="actual")
+    ).data
     assert view.dtype == torch.float4_e2m1fn_x2
     assert torch.equal(view.view(torch.uint8).reshape(-1), packed)
 
 
 #: The codes torch has a dtype for (by tcast code; written out here, not read from the package).
 WITH_TORCH_DTYPE = {
-    "e4m3fn": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
-    "e4m3b8fnuz": torch.float8_e4m3fnuz, "e5m2b16fnuz": torch.float8_e5m2fnuz,
-    "e8m0": torch.float8_e8m0fnu, "e2m1f": torch.float4_e2m1fn_x2, "bfloat16": torch.bfloat16,
-    "float16": torch.float16, "float32": torch.float32, "int8": torch.int8, "uint8": torch.uint8,
-    "int16": torch.int16, "uint16": torch.uint16, "int32": torch.int32, "uint32": torch.uint32,
+    "e4m3fn": torch.float8_e4m3fn,
+    "e5m2": torch.float8_e5m2,
+    "e4m3b8fnuz": torch.float8_e4m3fnuz,
+    "e5m2b16fnuz": torch.float8_e5m2fnuz,
+    "e8m0": torch.float8_e8m0fnu,
+    "e2m1f": torch.float4_e2m1fn_x2,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "float32": torch.float32,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "int16": torch.int16,
+    "uint16": torch.uint16,
+    "int32": torch.int32,
+    "uint32": torch.uint32,
 }
 _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 
 
 def _parts(dt) -> dict[str, tcast.NumberSpec]:
-    specs = {"data": dt.nspec, "scale": dt.sspec.scale if dt.sspec else None,
-             "zero": dt.zero, "tenscale": dt.tenscale}
+    specs = {
+        "data": dt.nspec,
+        "scale": dt.sspec.scale if dt.sspec else None,
+        "zero": dt.zero,
+        "tenscale": dt.tenscale,
+    }
     return {k: v for k, v in specs.items() if v is not None}
 
 
@@ -169,8 +200,16 @@ def test_as_torch_dtype_views_every_catalog_datatype_or_raises_naming_it(castmod
     g = torch.Generator().manual_seed(5)
     x = torch.randn(8, 64, generator=g) * torch.exp2(torch.randint(-8, 8, (8, 1), generator=g))
     viewed = refused = 0
-    wide = {n: tcast.datatype(n) for n in ("int16_e8m0_t32", "int32_float32_t8", "e8m15_e8m0_t32",
-                                           "e4m3fn_e5m0_t32", "e3m2f_bfloat16_t16")}
+    wide = {
+        n: tcast.datatype(n)
+        for n in (
+            "int16_e8m0_t32",
+            "int32_float32_t8",
+            "e8m15_e8m0_t32",
+            "e4m3fn_e5m0_t32",
+            "e3m2f_bfloat16_t16",
+        )
+    }
     for name, dt in {**tcast.CATALOG, **wide}.items():
         r = tcast_torch.cast(x, dt, castmode=castmode)
         parts = _parts(dt)
@@ -214,7 +253,6 @@ def test_eight_bit_integer_codes_view_as_torch_int8_and_uint8():
     x = torch.tensor([[-130.0, -1.0, 0.0, 1.0, 2.5, 3.5, 127.0, 300.0]])
     v = tcast_torch.as_torch_dtype(tcast_torch.cast(x, "int8_float32_t8", castmode="actual"))
     assert v.data.dtype == torch.int8 and v.scale.dtype == torch.float32
-    assert torch.equal(v.data.float() * v.scale.float(),
-                       tcast_torch.cast(x, "int8_float32_t8"))
+    assert torch.equal(v.data.float() * v.scale.float(), tcast_torch.cast(x, "int8_float32_t8"))
     u = tcast_torch.as_torch_dtype(tcast_torch.cast(x.abs(), "uint8_FF", castmode="actual"))
     assert u.data.dtype == torch.uint8 and u.zero.dtype == torch.float32

@@ -27,8 +27,9 @@ F32 = torch.float32
 def _inputs(dtype: torch.dtype) -> torch.Tensor:
     """Blocks of every kind: random spreads, ties at the scale, huge/tiny, zeros, NaN, Inf."""
     g = torch.Generator().manual_seed(7)
-    x = torch.randn(48, 64, generator=g) * torch.exp2(torch.randint(-20, 20, (48, 1),
-                                                                      generator=g).float())
+    x = torch.randn(48, 64, generator=g) * torch.exp2(
+        torch.randint(-20, 20, (48, 1), generator=g).float()
+    )
     x[1] = 0.0
     x[2, 5] = float("nan")
     x[3, 40] = float("inf")
@@ -41,9 +42,22 @@ def _inputs(dtype: torch.dtype) -> torch.Tensor:
     return x.to(dtype)
 
 
-FAST = ["mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "nvfp4", "e4m3fn_e8m0_t16",
-        "e2m1f_e8m0_t64", "e4m3fnuz_e8m0_t32", "e5m2_float16_t32", "e2m1f_bfloat16_t16",
-        "e3m2f_e4m3fn_float32_t32", "e2m1fnuz_e8m0_t32", "e2m1_e8m0_t32"]
+FAST = [
+    "mxfp8",
+    "mxfp8e5",
+    "mxfp6e2",
+    "mxfp6e3",
+    "mxfp4",
+    "nvfp4",
+    "e4m3fn_e8m0_t16",
+    "e2m1f_e8m0_t64",
+    "e4m3fnuz_e8m0_t32",
+    "e5m2_float16_t32",
+    "e2m1f_bfloat16_t16",
+    "e3m2f_e4m3fn_float32_t32",
+    "e2m1fnuz_e8m0_t32",
+    "e2m1_e8m0_t32",
+]
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -58,8 +72,10 @@ def test_fast_equals_general(name, dtype, castmode, scalemode):
     slow = cast_checked(x, req, False)
     if castmode == "virtual":
         assert fast.dtype == slow.dtype and fast.shape == slow.shape
-        assert torch.equal(fast.view(torch.int16 if dtype != F32 else torch.int32),
-                           slow.view(torch.int16 if dtype != F32 else torch.int32))
+        assert torch.equal(
+            fast.view(torch.int16 if dtype != F32 else torch.int32),
+            slow.view(torch.int16 if dtype != F32 else torch.int32),
+        )
     else:
         for part in ("data", "scale", "tenscale"):
             a, b = getattr(fast, part), getattr(slow, part)
@@ -70,8 +86,9 @@ def test_fast_equals_general(name, dtype, castmode, scalemode):
         assert fast.mask is None and slow.mask is None and fast.zero is None
 
 
-@pytest.mark.parametrize("name", ["mxfp8", "mxint8", "uint8_eic", "e2m1f_e8m0_t32n2m4",
-                                  "mxfp8_2d", "e4m3fn_e8m0_t32d0"])
+@pytest.mark.parametrize(
+    "name", ["mxfp8", "mxint8", "uint8_eic", "e2m1f_e8m0_t32n2m4", "mxfp8_2d", "e4m3fn_e8m0_t32d0"]
+)
 def test_fast_path_declines_what_it_does_not_cover(name):
     x = _inputs(torch.float32)
     for castmode, rmode in (("actual", "stochastic"), ("compress", "even"), ("virtual", "even")):
@@ -89,8 +106,21 @@ def _request(x, name, **kw):
     return tcast_torch.engine.request(x, dt, modes, seed, None)
 
 
-@pytest.mark.parametrize("code", ["e4m3fn", "e5m2", "e2m3f", "e3m2f", "e2m1f", "e4m3b8fnuz",
-                                  "e5m2b16fnuz", "e3m4", "e4m3", "binary8p3"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "e4m3fn",
+        "e5m2",
+        "e2m3f",
+        "e3m2f",
+        "e2m1f",
+        "e4m3b8fnuz",
+        "e5m2b16fnuz",
+        "e3m4",
+        "e4m3",
+        "binary8p3",
+    ],
+)
 def test_codes_from_values_inverts_decode_on_every_finite_code(code):
     """Every finite code's value (from the exact model, not this package) maps back to it."""
     n = tcast.number(code)
@@ -107,8 +137,20 @@ def test_codes_from_values_inverts_decode_on_every_finite_code(code):
     assert torch.equal(got, want)
 
 
-SMALL = ["e2m1f", "e2m1", "e2m1fn", "e2m1fnuz", "e2m1uz", "e2m1b2", "e1m2", "e1m2f", "e3m0f",
-         "e3m0fnuz", "e1m1f", "e2m0f"]
+SMALL = [
+    "e2m1f",
+    "e2m1",
+    "e2m1fn",
+    "e2m1fnuz",
+    "e2m1uz",
+    "e2m1b2",
+    "e1m2",
+    "e1m2f",
+    "e3m0f",
+    "e3m0fnuz",
+    "e1m1f",
+    "e2m0f",
+]
 
 
 def _threshold_probes(n) -> torch.Tensor:
@@ -158,8 +200,21 @@ def test_block_amax_equals_abs_amax(dtype):
 @pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
 def test_clamp_finite_compiled_equals_clamp():
     """The compiled compare-and-select form gives torch.clamp's bits, NaN and -0 included."""
-    x = torch.tensor([float("nan"), -float("nan"), float("inf"), -float("inf"), -0.0, 0.0,
-                      448.0, 449.0, -449.0, 1e-45, 3.0e38])
+    x = torch.tensor(
+        [
+            float("nan"),
+            -float("nan"),
+            float("inf"),
+            -float("inf"),
+            -0.0,
+            0.0,
+            448.0,
+            449.0,
+            -449.0,
+            1e-45,
+            3.0e38,
+        ]
+    )
     compiled = torch.compile(lambda v: clamp_finite(v, 448.0), fullgraph=True)
     want = torch.clamp(x, -448.0, 448.0)
     for got in (clamp_finite(x, 448.0), compiled(x)):

@@ -33,8 +33,16 @@ from tcast_torch import AlreadyQuantizedError, QuantRule, quantize_model
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quantize_small_model.py"
 NAMES = ["mxfp8", "mxfp4", "nvfp4", "float8_e4m3fn", "mxint8"]
-LAYERS = ["conv1", "conv2", "proj", "layers.0.mlp.fc1", "layers.0.mlp.fc2", "layers.1.mlp.fc1",
-          "layers.1.mlp.fc2", "head"]
+LAYERS = [
+    "conv1",
+    "conv2",
+    "proj",
+    "layers.0.mlp.fc1",
+    "layers.0.mlp.fc2",
+    "layers.1.mlp.fc1",
+    "layers.1.mlp.fc2",
+    "head",
+]
 
 
 class Block(nn.Module):
@@ -115,8 +123,7 @@ def manual_forward(net: Net, x, cfg):
         conv = isinstance(m, nn.Conv2d)
         if c.get("input") is not None:
             kw = c.get("input_kw", {})
-            h = q_conv_input(h, c["input"], **kw) if conv else tcast_torch.cast(
-                h, c["input"], **kw)
+            h = q_conv_input(h, c["input"], **kw) if conv else tcast_torch.cast(h, c["input"], **kw)
         if c.get("weight") is not None:
             kw = c.get("weight_kw", {})
             w = (q_conv_weight if conv else q_linear_weight)(w, c["weight"], **kw)
@@ -141,8 +148,9 @@ def _snapshot(net: nn.Module):
         "bits": {k: _bits(v).clone() for k, v in sd.items()},
         "params": [(n, id(p)) for n, p in net.named_parameters()],
         "classes": [(n, type(m)) for n, m in net.named_modules()],
-        "hooks": [(n, len(m._forward_pre_hooks), len(m._forward_hooks))
-                  for n, m in net.named_modules()],
+        "hooks": [
+            (n, len(m._forward_pre_hooks), len(m._forward_hooks)) for n, m in net.named_modules()
+        ],
     }
 
 
@@ -166,8 +174,7 @@ def test_16_bit_models_keep_their_dtype_and_the_manual_bits(dtype):
     net, x = _net(dtype=dtype), _batch(dtype=dtype)
     master = copy.deepcopy(net)
     quantize_model(net, [QuantRule("conv*", input="mxfp8"), QuantRule("*", weight="nvfp4")])
-    cfg = {n: ({"input": "mxfp8"} if n.startswith("conv") else {"weight": "nvfp4"})
-           for n in LAYERS}
+    cfg = {n: ({"input": "mxfp8"} if n.startswith("conv") else {"weight": "nvfp4"}) for n in LAYERS}
     with torch.no_grad():
         y = net(x)
         assert y.dtype == dtype
@@ -184,10 +191,13 @@ def test_per_layer_datatypes_first_matching_rule_wins():
         QuantRule(re.compile(r"head|proj"), input="float8_e4m3fn", saturate=False),
     ]
     h = quantize_model(net, rules)
-    got = {q.name: (q.rule_index, q.kind, q.weight and q.weight.name, q.input and q.input.name)
-           for q in h.layers}
+    got = {
+        q.name: (q.rule_index, q.kind, q.weight and q.weight.name, q.input and q.input.name)
+        for q in h.layers
+    }
     assert got == {
-        "conv1": (2, "Conv2d", "nvfp4", None), "conv2": (2, "Conv2d", "nvfp4", None),
+        "conv1": (2, "Conv2d", "nvfp4", None),
+        "conv2": (2, "Conv2d", "nvfp4", None),
         "proj": (3, "Linear", None, "float8_e4m3fn"),
         "layers.0.mlp.fc1": (0, "Linear", "mxfp4", None),
         "layers.0.mlp.fc2": (0, "Linear", "mxfp4", None),
@@ -196,10 +206,12 @@ def test_per_layer_datatypes_first_matching_rule_wins():
         "head": (3, "Linear", None, "float8_e4m3fn"),
     }
     cfg = {
-        "conv1": {"weight": "nvfp4"}, "conv2": {"weight": "nvfp4"},
+        "conv1": {"weight": "nvfp4"},
+        "conv2": {"weight": "nvfp4"},
         "proj": {"input": "float8_e4m3fn", "input_kw": {"saturate": False}},
         "head": {"input": "float8_e4m3fn", "input_kw": {"saturate": False}},
-        "layers.0.mlp.fc1": {"weight": "mxfp4"}, "layers.0.mlp.fc2": {"weight": "mxfp4"},
+        "layers.0.mlp.fc1": {"weight": "mxfp4"},
+        "layers.0.mlp.fc2": {"weight": "mxfp4"},
         "layers.1.mlp.fc1": {"weight": "mxfp8", "input": "mxfp6e2"},
         "layers.1.mlp.fc2": {"weight": "mxfp8", "input": "mxfp6e2"},
     }
@@ -225,8 +237,9 @@ def test_glob_stars_cross_dots_and_regexes_match_the_whole_name():
 def test_a_rule_without_datatypes_keeps_its_layers_in_float():
     net, x = _net(), _batch()
     master = copy.deepcopy(net)
-    h = quantize_model(net, [QuantRule("head"), QuantRule("conv1"),
-                             QuantRule("*", weight="mxfp4", input="mxfp4")])
+    h = quantize_model(
+        net, [QuantRule("head"), QuantRule("conv1"), QuantRule("*", weight="mxfp4", input="mxfp4")]
+    )
     assert [q.name for q in h.layers] == [n for n in LAYERS if n not in ("head", "conv1")]
     assert not parametrize.is_parametrized(net.head) and not net.head._forward_pre_hooks
     cfg = {n: {"weight": "mxfp4", "input": "mxfp4"} for n in LAYERS if n not in ("head", "conv1")}
@@ -246,8 +259,8 @@ def test_linear_blocks_run_along_in_features():
         qw = lin.weight
         for o in range(6):
             for b in range(2):  # every 32 in-features of a row are one block
-                blk = w[o, 32 * b:32 * b + 32]
-                assert_same_bits(qw[o, 32 * b:32 * b + 32], tcast_torch.cast(blk, "mxfp4"))
+                blk = w[o, 32 * b : 32 * b + 32]
+                assert_same_bits(qw[o, 32 * b : 32 * b + 32], tcast_torch.cast(blk, "mxfp4"))
         seen = {}
         lin.register_forward_pre_hook(lambda m, a: seen.setdefault("x", a[0]))
         lin(x)
@@ -355,8 +368,10 @@ def test_remove_takes_off_only_its_own_parametrization():
         y0 = net(x)
     h = quantize_model(net, QuantRule("head", weight="mxfp4"))
     with torch.no_grad():
-        assert_same_bits(net.head.weight,
-                         tcast_torch.cast(2 * net.head.parametrizations.weight.original, "mxfp4"))
+        assert_same_bits(
+            net.head.weight,
+            tcast_torch.cast(2 * net.head.parametrizations.weight.original, "mxfp4"),
+        )
     h.remove()
     assert len(net.head.parametrizations.weight) == 1
     assert isinstance(net.head.parametrizations.weight[0], Double)
@@ -390,10 +405,14 @@ def test_quantizing_a_quantized_model_again_is_refused():
 
 def test_strict_refuses_rules_that_select_no_layer():
     net = _net()
-    with pytest.raises(SpecError, match=r"rule 1 \('layer.0.\*'\) matches no module name.*"
-                                        r"'conv1'"):
-        quantize_model(net, [QuantRule("head", weight="mxfp8"),
-                             QuantRule("layer.0.*", weight="mxfp8")])
+    with pytest.raises(
+        SpecError,
+        match=r"rule 1 \('layer.0.\*'\) matches no module name.*"
+        r"'conv1'",
+    ):
+        quantize_model(
+            net, [QuantRule("head", weight="mxfp8"), QuantRule("layer.0.*", weight="mxfp8")]
+        )
     with pytest.raises(SpecError, match=r"rule 1 \('head'\).*taken by an earlier rule"):
         quantize_model(net, [QuantRule("*", weight="mxfp8"), QuantRule("head", weight="mxfp4")])
     with pytest.raises(UnsupportedError, match=r"layers.0.norm \(LayerNorm\)"):
@@ -406,8 +425,11 @@ def test_strict_refuses_rules_that_select_no_layer():
 
 def test_an_unsupported_layer_named_exactly_is_refused_even_when_not_strict():
     net = nn.Sequential(nn.Conv1d(4, 4, 3), nn.Linear(2, 2))
-    with pytest.raises(UnsupportedError, match=r"rule 0 names layer '0', a Conv1d.*Linear and "
-                                               r"Conv2d"):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"rule 0 names layer '0', a Conv1d.*Linear and "
+        r"Conv2d",
+    ):
         quantize_model(net, QuantRule("0", weight="mxfp8"), strict=False)
 
 
@@ -418,17 +440,20 @@ def test_the_input_of_a_multihead_attention_out_proj_is_refused():
     quantize_model(model, QuantRule("*", weight="mxfp8")).remove()  # its weight is fine
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"weight": "mxfp5"}, SpecError, "mxfp5"),
-    ({"input": 8}, SpecError, "input must be a DataType"),
-    ({"weight": "mxfp8", "roundmode": "sideways"}, SpecError, "sideways"),
-    ({"weight": "mxfp8", "scalemode": "up"}, SpecError, "up"),
-    ({"weight": "mxfp8", "roundmode": "stochastic"}, SpecError, "needs a seed"),
-    ({"weight": "mxfp8", "seed": 3}, SpecError, "not 'even'"),
-    ({"weight": "mxfp8", "roundmode": "stochastic", "seed": -1}, SpecError, "seed -1"),
-    ({"weight": "mxfp8", "saturate": 1}, SpecError, "saturate must be"),
-    ({"weight": "mxfp8", "grad": "straight"}, SpecError, "straight"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"weight": "mxfp5"}, SpecError, "mxfp5"),
+        ({"input": 8}, SpecError, "input must be a DataType"),
+        ({"weight": "mxfp8", "roundmode": "sideways"}, SpecError, "sideways"),
+        ({"weight": "mxfp8", "scalemode": "up"}, SpecError, "up"),
+        ({"weight": "mxfp8", "roundmode": "stochastic"}, SpecError, "needs a seed"),
+        ({"weight": "mxfp8", "seed": 3}, SpecError, "not 'even'"),
+        ({"weight": "mxfp8", "roundmode": "stochastic", "seed": -1}, SpecError, "seed -1"),
+        ({"weight": "mxfp8", "saturate": 1}, SpecError, "saturate must be"),
+        ({"weight": "mxfp8", "grad": "straight"}, SpecError, "straight"),
+    ],
+)
 def test_bad_rules_raise_naming_the_bad_value(kwargs, error, match):
     with pytest.raises(error, match=match):
         QuantRule("*", **kwargs)
@@ -486,10 +511,15 @@ def test_stochastic_rounding_draws_per_layer_seeds_that_reseed_changes():
     assert all(0 <= s < 2**64 for s in seeds.values())
 
     def cfg():
-        return {n: {"weight": "mxfp4", "input": "mxfp4",
-                    "weight_kw": {"roundmode": "stochastic", "seed": h.seed(n, "weight")},
-                    "input_kw": {"roundmode": "stochastic", "seed": h.seed(n, "input")}}
-                for n in LAYERS}
+        return {
+            n: {
+                "weight": "mxfp4",
+                "input": "mxfp4",
+                "weight_kw": {"roundmode": "stochastic", "seed": h.seed(n, "weight")},
+                "input_kw": {"roundmode": "stochastic", "seed": h.seed(n, "input")},
+            }
+            for n in LAYERS
+        }
 
     with torch.no_grad():
         y = net(x)
@@ -521,8 +551,7 @@ def test_linear_master_weight_gradient_is_the_gradient_wrt_the_quantized_weight(
     w0 = lin.weight.detach().clone()
     x = (torch.randn(5, 64, generator=g) * 500).requires_grad_()
     gy = torch.randn(5, 16, generator=g)
-    quantize_model(lin, QuantRule("*", weight="float8_e4m3fn", input="float8_e4m3fn",
-                                  grad=grad))
+    quantize_model(lin, QuantRule("*", weight="float8_e4m3fn", input="float8_e4m3fn", grad=grad))
     (lin(x) * gy).sum().backward()
     master = lin.parametrizations.weight.original
 
@@ -588,8 +617,16 @@ def test_the_example_reports_finite_errors_for_every_datatype(capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"torch {torch.__version__}, tcast_torch ") and "device cpu" in out
     assert [r["datatype"] for r in rows] == list(ex.DATATYPES)
-    assert ex.DATATYPES == ("mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "mxint8",
-                            "nvfp4", "float8_e4m3fn")
+    assert ex.DATATYPES == (
+        "mxfp8",
+        "mxfp8e5",
+        "mxfp6e2",
+        "mxfp6e3",
+        "mxfp4",
+        "mxint8",
+        "nvfp4",
+        "float8_e4m3fn",
+    )
     for r in rows:
         assert f"| {r['datatype']} |" in out
         for key in ("mlp_rel_l2", "mlp_max_abs", "cnn_rel_l2", "cnn_max_abs"):

@@ -50,12 +50,13 @@ def test_the_engine_accepts_tensors_only_and_supports_every_combination():
 
 
 def test_the_engine_imports_neither_numpy_nor_the_reference():
-    code = ("import sys, torch, tcast_torch; "
-            "tcast_torch.cast(torch.ones(2, 32), 'mxfp4', castmode='compress'); "
-            "tcast_torch.cast(torch.ones(2, 32), 'nvfp4', roundmode='stochastic', seed=3); "
-            "print(sorted({'tcast_ref', 'ml_dtypes'} & set(sys.modules)))")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True)
+    code = (
+        "import sys, torch, tcast_torch; "
+        "tcast_torch.cast(torch.ones(2, 32), 'mxfp4', castmode='compress'); "
+        "tcast_torch.cast(torch.ones(2, 32), 'nvfp4', roundmode='stochastic', seed=3); "
+        "print(sorted({'tcast_ref', 'ml_dtypes'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
     # torch imports numpy itself; no module of tcast_torch imports it (or the oracles)
     root = pathlib.Path(tcast_torch.__file__).parent

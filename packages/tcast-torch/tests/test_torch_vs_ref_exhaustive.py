@@ -18,8 +18,11 @@ import tcast
 import tcast_ref
 import tcast_torch
 
-_SMALL = {dt.nspec.code for dt in tcast.CATALOG.values()
-          if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8}
+_SMALL = {
+    dt.nspec.code
+    for dt in tcast.CATALOG.values()
+    if dt.sspec is None and dt.nspec.is_float and dt.nspec.bits <= 8
+}
 FORMATS = [*sorted(_SMALL), "bfloat16", "float16"]
 ROUND_MODES = [m.value for m in tcast.RoundMode]
 SEED = 0xDEADBEEF12345678
@@ -30,15 +33,22 @@ def _all_patterns(dtype: str) -> tuple[np.ndarray, torch.Tensor]:
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     if dtype == "float16":
         return bits.view(np.float16), torch.from_numpy(bits.view(np.int16)).view(torch.float16)
-    return (bits.view(ml_dtypes.bfloat16),
-            torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16))
+    return (
+        bits.view(ml_dtypes.bfloat16),
+        torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16),
+    )
 
 
 def _u(t: torch.Tensor) -> np.ndarray:
     """Raw bits of a torch tensor as unsigned NumPy integers (uint16/32 via signed views)."""
     t = t.contiguous()
-    signed = {torch.float32: torch.int32, torch.uint32: torch.int32, torch.float16: torch.int16,
-              torch.bfloat16: torch.int16, torch.uint16: torch.int16}
+    signed = {
+        torch.float32: torch.int32,
+        torch.uint32: torch.int32,
+        torch.float16: torch.int16,
+        torch.bfloat16: torch.int16,
+        torch.uint16: torch.int16,
+    }
     if t.dtype in signed:
         a = t.view(signed[t.dtype]).numpy()
         return a.view(np.uint32 if a.itemsize == 4 else np.uint16)
@@ -52,8 +62,9 @@ def _raw(a: np.ndarray) -> np.ndarray:
 
 def _check(fmt, xn, xt, mode, saturate, rbits_np=None, seed=None):
     kw = {"roundmode": mode, "saturate": saturate, "seed": seed}
-    rb_t = None if rbits_np is None else torch.from_numpy(rbits_np.view(np.int32)).view(
-        torch.uint32)
+    rb_t = (
+        None if rbits_np is None else torch.from_numpy(rbits_np.view(np.int32)).view(torch.uint32)
+    )
     where = f"{fmt} {xn.dtype} {mode} saturate={saturate} seed={seed}"
     v_t = tcast_torch.cast(xt, fmt, rbits=rb_t, **kw)
     v_r = tcast_ref.cast(xn, fmt, rbits=rbits_np, **kw)
@@ -69,17 +80,21 @@ def _check(fmt, xn, xt, mode, saturate, rbits_np=None, seed=None):
     c_r = tcast_ref.cast(xn, fmt, castmode="compress", rbits=rbits_np, **kw)
     assert c_t.data.dtype == torch.uint8 and c_t.data.dim() == 1
     assert c_t.data.numpy().tobytes() == c_r.data.tobytes(), f"compress {where}"
-    np.testing.assert_array_equal(_u(tcast_torch.upcast(c_t)), _raw(up_r),
-                                  err_msg=f"compress upcast {where}")
+    np.testing.assert_array_equal(
+        _u(tcast_torch.upcast(c_t)), _raw(up_r), err_msg=f"compress upcast {where}"
+    )
 
 
 # Fast tier (make test): every format under even and one other mode, the others rotated over
 # the formats so that each meets a quarter of them; the full tier (-m full) runs every mode.
 _OTHER_MODES = [m for m in ROUND_MODES if m != "even"]
 _EXHAUSTIVE_CASES = [
-    pytest.param(fmt, mode, id=f"{fmt}-{mode}",
-                 marks=() if mode in ("even", _OTHER_MODES[i % len(_OTHER_MODES)])
-                 else pytest.mark.full)
+    pytest.param(
+        fmt,
+        mode,
+        id=f"{fmt}-{mode}",
+        marks=() if mode in ("even", _OTHER_MODES[i % len(_OTHER_MODES)]) else pytest.mark.full,
+    )
     for i, fmt in enumerate(FORMATS)
     for mode in ROUND_MODES
 ]
@@ -100,9 +115,27 @@ def test_every_16_bit_input_pattern_matches_the_reference(fmt, mode):
                 _check(fmt, xn, xt, mode, saturate)
 
 
-@pytest.mark.parametrize("code", ["int8", "int4", "uint8", "uint4", "int2", "int16", "uint16",
-                                  "int24", "int25", "int32", "uint32", "e8m0", "e5m0", "e6m0b40",
-                                  "e4m3fn", "e8m3b140"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "int8",
+        "int4",
+        "uint8",
+        "uint4",
+        "int2",
+        "int16",
+        "uint16",
+        "int24",
+        "int25",
+        "int32",
+        "uint32",
+        "e8m0",
+        "e5m0",
+        "e6m0b40",
+        "e4m3fn",
+        "e8m3b140",
+    ],
+)
 def test_elementwise_encode_and_decode_of_every_kind_match_the_reference(code):
     """Ints (narrow and wide), exponent types and floats below float32's normals."""
     spec = tcast.number(code)
@@ -111,25 +144,28 @@ def test_elementwise_encode_and_decode_of_every_kind_match_the_reference(code):
         xn, _xt = _all_patterns(dtype)
         x32 = xn.astype(np.float32)
         with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns, on purpose
-            x32 = np.concatenate([x32, x32 * np.float32(2.0 ** 20),
-                                  x32 * np.float32(2.0 ** -60)])
+            x32 = np.concatenate([x32, x32 * np.float32(2.0**20), x32 * np.float32(2.0**-60)])
         xt32 = torch.from_numpy(x32.copy())
         rbits = rng.integers(0, 1 << 32, size=x32.shape, dtype=np.uint64).astype(np.uint32)
         rb_t = torch.from_numpy(rbits.view(np.int32))
         for mode in ROUND_MODES:
             for saturate in (True, False):
                 rb = rbits if mode == "stochastic" else None
-                got = tcast_torch.encode(xt32, spec, mode, rb_t if rb is not None else None,
-                                         saturate)
+                got = tcast_torch.encode(
+                    xt32, spec, mode, rb_t if rb is not None else None, saturate
+                )
                 with np.errstate(all="ignore"):  # the reference warns on signalling NaN
                     want = tcast_ref.encode(x32, spec, mode, rb, saturate)
                 np.testing.assert_array_equal(
                     got.numpy().astype(np.int64) & ((1 << spec.bits) - 1),
-                    want.astype(np.int64), err_msg=f"{code} {mode} {saturate}")
+                    want.astype(np.int64),
+                    err_msg=f"{code} {mode} {saturate}",
+                )
     codes = np.arange(min(1 << spec.bits, 1 << 16), dtype=np.int64)
     if spec.bits > 16:  # the extremes and a spread of wide codes
-        codes = np.concatenate([codes, (1 << spec.bits) - 1 - codes,
-                                rng.integers(0, 1 << spec.bits, 1 << 16)])
+        codes = np.concatenate(
+            [codes, (1 << spec.bits) - 1 - codes, rng.integers(0, 1 << spec.bits, 1 << 16)]
+        )
     signed = np.where(codes >= 1 << 31, codes - (1 << 32), codes).astype(np.int32)
     got = tcast_torch.decode(torch.from_numpy(signed), spec)
     want = tcast_ref.decode(codes.astype(np.uint32), spec)

@@ -282,8 +282,7 @@ def test_compiled_two_level_scale_of_a_subnormal_tile_keeps_the_float32_rounding
     x[:, 1::3] *= -1
     name = "e4m3b8fnuz_bfloat16_float32_t16"
     torch._dynamo.reset()
-    got = tcast_torch.cast(torch.from_numpy(x).to(device), name, castmode="actual",
-                           compile=True)
+    got = tcast_torch.cast(torch.from_numpy(x).to(device), name, castmode="actual", compile=True)
     want = tcast_ref.cast(x, name, castmode="actual")
     np.testing.assert_array_equal(_u(got.scale.cpu()), _raw(want.scale))
     np.testing.assert_array_equal(_u(got.data.cpu()), _raw(want.data))

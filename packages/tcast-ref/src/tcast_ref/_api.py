@@ -44,9 +44,17 @@ def cast(
         UnsupportedError: for input that is not a float32/float16/bfloat16 NumPy array.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
-    return engine.cast_args(x, dtype, castmode=castmode, roundmode=roundmode,
-                            scalemode=scalemode, seed=seed, rbits=rbits, saturate=saturate,
-                            transpose_scale=transpose_scale)
+    return engine.cast_args(
+        x,
+        dtype,
+        castmode=castmode,
+        roundmode=roundmode,
+        scalemode=scalemode,
+        seed=seed,
+        rbits=rbits,
+        saturate=saturate,
+        transpose_scale=transpose_scale,
+    )
 
 
 def upcast(result: CastResult) -> np.ndarray:

@@ -84,8 +84,11 @@ class _Ops:
     """The kit's recipe operations on NumPy float32 arrays (each one rounding)."""
 
     def __init__(self, dt: DataType, rules) -> None:
-        self.specs = {"scale": dt.sspec.scale if dt.sspec else None, "tenscale": dt.tenscale,
-                      "zero": dt.zero}
+        self.specs = {
+            "scale": dt.sspec.scale if dt.sspec else None,
+            "tenscale": dt.tenscale,
+            "zero": dt.zero,
+        }
         self.rules = rules
 
     def div(self, a, b):
@@ -194,11 +197,15 @@ def _pieces(rows: int, cols: int, group: int) -> list[tuple[slice, slice]]:
 
 def _keep_mask(chunk: np.ndarray, til: Tiling) -> np.ndarray:
     """N-of-M sparsity over a piece of whole blocks or whole groups (SEMANTICS.md §6)."""
-    g, back = til.groups(chunk) if len(til.dims) == 2 else (
-        chunk.reshape(*chunk.shape[:-1], -1, til.sparse_m), lambda v: v.reshape(chunk.shape))
+    g, back = (
+        til.groups(chunk)
+        if len(til.dims) == 2
+        else (chunk.reshape(*chunk.shape[:-1], -1, til.sparse_m), lambda v: v.reshape(chunk.shape))
+    )
     # rank by magnitude bits: NaN (all payloads alike) above +-Inf above every finite value
-    mag = np.minimum(np.ascontiguousarray(g).view(np.uint32) & np.uint32(0x7FFFFFFF),
-                     np.uint32(0x7F800001))
+    mag = np.minimum(
+        np.ascontiguousarray(g).view(np.uint32) & np.uint32(0x7FFFFFFF), np.uint32(0x7F800001)
+    )
     key = -mag.astype(np.int64)
     order = np.argsort(key, axis=-1, kind="stable")  # ties: lower index first
     ranks = np.empty_like(order)
@@ -256,14 +263,26 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
     ops = _Ops(dt, rules)
     if n.is_uint:
         nonfinite = ~(np.isfinite(lo) & np.isfinite(hi))
-        out = run_recipe(rules.scale, ops, rules.constants,
-                         lo=np.where(nonfinite, np.float32(0), lo),
-                         hi=np.where(nonfinite, np.float32(0), hi))
+        out = run_recipe(
+            rules.scale,
+            ops,
+            rules.constants,
+            lo=np.where(nonfinite, np.float32(0), lo),
+            hi=np.where(nonfinite, np.float32(0), hi),
+        )
         z = dt.zero
         zero = np.where(nonfinite, z.nan_code if z.has_nan else 0, out["zero"])
         scale = np.where(nonfinite, snum.nan_code, out["scale"]).astype(code_dtype(snum.bits))
-        return _Plan(scale, zero.astype(code_dtype(z.bits)), None, nonfinite, out["recip"],
-                     out["zval"], out["dec"], keep)
+        return _Plan(
+            scale,
+            zero.astype(code_dtype(z.bits)),
+            None,
+            nonfinite,
+            out["recip"],
+            out["zval"],
+            out["dec"],
+            keep,
+        )
     nonfinite = ~np.isfinite(amax)
     amax = np.where(nonfinite, np.float32(0), amax)
     inputs = {"amax": amax}
@@ -273,8 +292,16 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
         if not np.isfinite(t_amax):  # a non-finite tensor: every block is NaN (§5.6)
             scale = np.full(nrows, snum.nan_code, code_dtype(snum.bits))
             zeros = np.zeros(nrows, np.float32)
-            return _Plan(scale, None, int(dt.tenscale.nan_code), np.ones(nrows, bool), zeros,
-                         None, zeros, keep)
+            return _Plan(
+                scale,
+                None,
+                int(dt.tenscale.nan_code),
+                np.ones(nrows, bool),
+                zeros,
+                None,
+                zeros,
+                keep,
+            )
         inputs["tamax"] = np.float32(t_amax)
     out = run_recipe(rules.scale, ops, rules.constants, **inputs)
     if dt.is_multiscale:
@@ -286,8 +313,7 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
 def _scaled_inputs(chunk, plan: _Plan, rs, req: CastRequest, pops: _PieceOps) -> np.ndarray:
     """The element encode recipe of a piece: fl32(x * r) [+ zero point] [* 2**(K-2)]."""
     enc = req.rules.encode
-    return run_recipe(enc, pops, req.rules.constants, x=chunk,
-                      **plan.columns(rs, enc.inputs))["xs"]
+    return run_recipe(enc, pops, req.rules.constants, x=chunk, **plan.columns(rs, enc.inputs))["xs"]
 
 
 def _element_values(q, plan: _Plan, rs, rules: CastRules, pops: _PieceOps) -> np.ndarray:
@@ -430,8 +456,11 @@ def _unscaled(x, req: CastRequest, rb):
                     values = np.where(nan, nanv, values)
                 out[sl] = values
                 continue
-        bits = rflat[sl] if rflat is not None else (
-            rb.flat(lo, x32.size) if isinstance(rb, _SeedBits) else None)
+        bits = (
+            rflat[sl]
+            if rflat is not None
+            else (rb.flat(lo, x32.size) if isinstance(rb, _SeedBits) else None)
+        )
         codes = encode(x32, n, rmode, bits, req.saturate, ws)
         if not virtual:
             out[sl] = codes
@@ -462,8 +491,7 @@ def _scaled(x, req: CastRequest, til: Tiling, rb):
     # scales, and tiles along the last dimension without padding); otherwise the whole
     # stream is drawn and laid out like the blocks.
     shape = tuple(x.shape)
-    flat_rows = not til.dims or (
-        til.dims == (len(shape) - 1,) and shape[-1] % til.sizes[0] == 0)
+    flat_rows = not til.dims or (til.dims == (len(shape) - 1,) and shape[-1] % til.sizes[0] == 0)
     if isinstance(rb, _SeedBits) and not flat_rows:
         rb = rb.full(shape)
     rrows = til.to_blocks(rb).reshape(rows.shape) if isinstance(rb, np.ndarray) else None
@@ -502,11 +530,19 @@ def _scaled(x, req: CastRequest, til: Tiling, rb):
     if plan.tenscale is not None:
         tens = np.array(plan.tenscale, dtype=np.uint32)
     if plan.keep is not None:
-        mask = np.asarray(til.from_blocks(plan.keep.reshape(*counts, plan.keep.shape[-1])),
-                          order="C")
-    return build_result(req, np.asarray(full, order="C"), OPS, "ref",
-                        scale=til.scales_from_blocks(plan.scale.reshape(counts)), zero=zero,
-                        tenscale=tens, mask=mask)
+        mask = np.asarray(
+            til.from_blocks(plan.keep.reshape(*counts, plan.keep.shape[-1])), order="C"
+        )
+    return build_result(
+        req,
+        np.asarray(full, order="C"),
+        OPS,
+        "ref",
+        scale=til.scales_from_blocks(plan.scale.reshape(counts)),
+        zero=zero,
+        tenscale=tens,
+        mask=mask,
+    )
 
 
 # ----------------------------------------------------------------- results

@@ -51,7 +51,11 @@ def floor_log2(s: np.ndarray) -> np.ndarray:
 
 
 def _round_up(
-    n: np.ndarray, rem: np.ndarray, shift: np.ndarray, odd: np.ndarray, mode: RoundMode,
+    n: np.ndarray,
+    rem: np.ndarray,
+    shift: np.ndarray,
+    odd: np.ndarray,
+    mode: RoundMode,
     rbits: np.ndarray | None,
 ) -> np.ndarray:
     """Whether to add one ulp: rem is the discarded part of n's significand, in 2**-shift ulps."""
@@ -77,7 +81,11 @@ def _round_up(
 
 
 def _magnitude_round(
-    s: np.ndarray, q: np.ndarray, g: np.ndarray, mode: RoundMode, rbits: np.ndarray | None,
+    s: np.ndarray,
+    q: np.ndarray,
+    g: np.ndarray,
+    mode: RoundMode,
+    rbits: np.ndarray | None,
     odd_of: object,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Round S * 2**q to a multiple of 2**g (g >= q): returns (rounded count of 2**g, n)."""
@@ -123,8 +131,9 @@ def encode(
     if rbits is not None:
         rbits = np.asarray(rbits)
         if rbits.dtype != np.uint32 or rbits.shape != x.shape:
-            raise SpecError(f"rbits must be uint32 of shape {x.shape}, got {rbits.dtype} "
-                            f"{rbits.shape}")
+            raise SpecError(
+                f"rbits must be uint32 of shape {x.shape}, got {rbits.dtype} {rbits.shape}"
+            )
     if mode is RoundMode.EVEN and rbits is None:
         fast = _encode_native(x, spec, saturate, ws or Workspace())
         if fast is not None:
@@ -163,9 +172,18 @@ def _native_type(spec: NumberSpec) -> np.dtype | None:
 _NATIVE: dict[NumberSpec, np.dtype] = {
     number(name): np.dtype(getattr(ml_dtypes, name, None) or getattr(np, name))
     for name in (
-        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-        "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float6_e2m3fn",
-        "float6_e3m2fn", "float4_e2m1fn", "bfloat16", "float16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e4m3b11fnuz",
+        "float8_e3m4",
+        "float8_e4m3",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float4_e2m1fn",
+        "bfloat16",
+        "float16",
     )
 }
 
@@ -234,6 +252,7 @@ def _encode_float(x, spec, mode, rbits, saturate):
         over_code = finite_max if mode is RoundMode.TRUNC else inf_code
     # The single NaN of fnuz/uz formats carries the sign bit itself.
     single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
+
     def with_sign(c: np.int64) -> np.ndarray:
         if single_nan and c == spec.nan_code:
             return np.full(x.shape, c)

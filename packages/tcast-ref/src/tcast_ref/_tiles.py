@@ -49,7 +49,7 @@ class Tiling(BlockLayout):
             return b.reshape(-1)[:n].reshape(self.shape)
         nd = len(self.shape)
         k = len(self.dims)
-        rest = b.shape[:-1 - k]
+        rest = b.shape[: -1 - k]
         if k == 1:
             moved = b.reshape(*rest, self.counts[0] * self.sizes[0])
         else:

@@ -37,29 +37,46 @@ __all__ = ["register_golden", "register_verify", "run_golden", "run_verify"]
 def register_golden(sub: argparse._SubParsersAction) -> None:
     """Add ``tcast golden``."""
     p = sub.add_parser(
-        "golden", help="generate a golden-vector set",
+        "golden",
+        help="generate a golden-vector set",
         description="Generate a golden-vector set for one datatype into --out (atomically).",
     )
     p.add_argument("datatype", nargs="?", help="catalog name (mxfp8) or code pair (e2m1f_e8m0_t32)")
     p.add_argument("--out", required=True, type=Path, help="the set's directory (--core: parent)")
-    p.add_argument("--core", action="store_true",
-                   help=f"generate every core set into OUT/NAME: {', '.join(CORE)}")
-    p.add_argument("--roundmode", default="even", choices=[m.value for m in RoundMode] +
-                   ["nearest"])
-    p.add_argument("--scalemode", default="floor", choices=[m.value for m in ScaleMode] +
-                   ["rceil"])
+    p.add_argument(
+        "--core",
+        action="store_true",
+        help=f"generate every core set into OUT/NAME: {', '.join(CORE)}",
+    )
+    p.add_argument(
+        "--roundmode", default="even", choices=[m.value for m in RoundMode] + ["nearest"]
+    )
+    p.add_argument("--scalemode", default="floor", choices=[m.value for m in ScaleMode] + ["rceil"])
     p.add_argument("--castmode", default="actual", choices=[m.value for m in CastMode])
     sat = p.add_mutually_exclusive_group()
-    sat.add_argument("--saturate", dest="saturate", action="store_true", default=True,
-                     help="unscaled overflow saturates to +-max (default)")
-    sat.add_argument("--ieee-overflow", dest="saturate", action="store_false",
-                     help="unscaled overflow gives Inf/NaN (SEMANTICS.md 4.1)")
+    sat.add_argument(
+        "--saturate",
+        dest="saturate",
+        action="store_true",
+        default=True,
+        help="unscaled overflow saturates to +-max (default)",
+    )
+    sat.add_argument(
+        "--ieee-overflow",
+        dest="saturate",
+        action="store_false",
+        help="unscaled overflow gives Inf/NaN (SEMANTICS.md 4.1)",
+    )
     p.add_argument("--level", default="1", choices=LEVELS)
     p.add_argument("--seed", type=int, default=0, help="Philox seed in [0, 2**64)")
     p.add_argument("--input-dtype", default="float32", choices=list(INPUT_TYPES))
-    p.add_argument("--count", type=int, default=None,
-                   help="size of the random part (values, or tiles for scaled datatypes); "
-                   "at most 2**24 random elements (count times the elements of a tile)")
+    p.add_argument(
+        "--count",
+        type=int,
+        default=None,
+        help="size of the random part (values, or tiles for scaled datatypes); "
+        "at most 2**24 random elements (count times the elements of a tile)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_golden)
 
@@ -73,9 +90,15 @@ def run_golden(args: argparse.Namespace) -> int:
     try:
         for name in names:
             st = Settings.of(
-                name, roundmode=args.roundmode, scalemode=args.scalemode,
-                castmode=args.castmode, saturate=args.saturate, level=args.level,
-                seed=args.seed, input_dtype=args.input_dtype, count=args.count,
+                name,
+                roundmode=args.roundmode,
+                scalemode=args.scalemode,
+                castmode=args.castmode,
+                saturate=args.saturate,
+                level=args.level,
+                seed=args.seed,
+                input_dtype=args.input_dtype,
+                count=args.count,
             )
             out = args.out / name if args.core else args.out
             check_destination(out)  # refuse before minutes of generation, not after
@@ -83,8 +106,10 @@ def run_golden(args: argparse.Namespace) -> int:
             write(gs, out)
             if not args.quiet:
                 c = gs.header["counts"]
-                print(f"{out}: {st.dtype.code} {gs.header['operation']} level {st.level}: "
-                      f"{c['lines']} lines, {c['elements']} elements")
+                print(
+                    f"{out}: {st.dtype.code} {gs.header['operation']} level {st.level}: "
+                    f"{c['lines']} lines, {c['elements']} elements"
+                )
     except (TcastError, FileExistsError, OSError) as err:
         print(f"tcast golden: {err}", file=sys.stderr)
         return 2
@@ -94,7 +119,8 @@ def run_golden(args: argparse.Namespace) -> int:
 def register_verify(sub: argparse._SubParsersAction) -> None:
     """Add ``tcast verify``."""
     p = sub.add_parser(
-        "verify", help="check results or an engine against golden-vector sets",
+        "verify",
+        help="check results or an engine against golden-vector sets",
         description="Check a device's results file (--actual) or installed engines (--engine) "
         "against golden-vector sets. Every file's SHA-256 is checked first. Without --actual "
         "or --engine, the reference engine 'ref' is checked.",
@@ -102,17 +128,24 @@ def register_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="golden-vector set(s)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--actual", type=Path, help="results file (vectors.txt or .memh syntax)")
-    src.add_argument("--engine", action="append",
-                     help="installed engine name, or 'all' (repeatable)")
-    p.add_argument("--device", help="torch device for the engines' inputs (cpu, cuda, cuda:1); "
-                   "default: whatever the engine takes, NumPy first, then torch on the CPU, "
-                   "then CUDA")
+    src.add_argument(
+        "--engine", action="append", help="installed engine name, or 'all' (repeatable)"
+    )
+    p.add_argument(
+        "--device",
+        help="torch device for the engines' inputs (cpu, cuda, cuda:1); "
+        "default: whatever the engine takes, NumPy first, then torch on the CPU, "
+        "then CUDA",
+    )
     p.add_argument("--max-errors", type=int, default=20, help="failures to print (default 20)")
     p.add_argument("--strict-nan", action="store_true", help="compare NaN sign and payload too")
     p.add_argument("--ignore-flags", action="store_true", help="do not compare FLAGS")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress bar and no line per passing set; failures and the summary "
-                   "table are still printed")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar and no line per passing set; failures and the summary "
+        "table are still printed",
+    )
     p.set_defaults(func=run_verify)
 
 
@@ -121,8 +154,9 @@ def run_verify(args: argparse.Namespace) -> int:
     from tcast import load_engines
 
     if args.max_errors < 0:
-        print(f"tcast verify: --max-errors must be 0 or more, got {args.max_errors}",
-              file=sys.stderr)
+        print(
+            f"tcast verify: --max-errors must be 0 or more, got {args.max_errors}", file=sys.stderr
+        )
         return 2
     if args.actual is not None and len(args.dirs) != 1:
         print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
@@ -137,8 +171,10 @@ def run_verify(args: argparse.Namespace) -> int:
         # an engine that is installed (registered) but does not load is a failure, not an
         # absence: "every engine verified" must not hide it
         for name, why in loaded.failures.items():
-            print(f"tcast verify: engine {name!r} is installed but failed to load: {why}",
-                  file=sys.stderr)
+            print(
+                f"tcast verify: engine {name!r} is installed but failed to load: {why}",
+                file=sys.stderr,
+            )
             rows.append(("-", "-", name, "failed to load"))
             status = 2
     for d in args.dirs:
@@ -151,15 +187,19 @@ def run_verify(args: argparse.Namespace) -> int:
             status = 2
             continue
         name = _set_label(lset.header)
-        sources = [("actual", None)] if args.actual is not None else [("engine", e)
-                                                                       for e in engines]
+        sources = (
+            [("actual", None)] if args.actual is not None else [("engine", e) for e in engines]
+        )
         for kind, eng in sources:
             label = str(args.actual) if kind == "actual" else eng
             if eng in unavailable:
                 continue
             try:
-                observed = (read_actual(args.actual, lset, args.ignore_flags) if kind == "actual"
-                            else engine_columns(lset, eng, quiet=args.quiet, device=args.device))
+                observed = (
+                    read_actual(args.actual, lset, args.ignore_flags)
+                    if kind == "actual"
+                    else engine_columns(lset, eng, quiet=args.quiet, device=args.device)
+                )
             except EngineUnavailableError as err:
                 if everything and args.device is None:
                     # 'all' means every engine this machine can run: an engine for hardware
@@ -177,12 +217,19 @@ def run_verify(args: argparse.Namespace) -> int:
                 rows.append((name, lset.lines, label, "unusable"))
                 status = 2
                 continue
-            bad, compared = compare_set(lset, observed, strict_nan=args.strict_nan,
-                                        ignore_flags=args.ignore_flags, quiet=args.quiet)
+            bad, compared = compare_set(
+                lset,
+                observed,
+                strict_nan=args.strict_nan,
+                ignore_flags=args.ignore_flags,
+                quiet=args.quiet,
+            )
             if bad:
                 status = max(status, 1)
-                print(f"{d}: {label}: {len(bad)} of {compared} output words differ "
-                      f"(in {len({m.line for m in bad})} of {lset.lines} cases)")
+                print(
+                    f"{d}: {label}: {len(bad)} of {compared} output words differ "
+                    f"(in {len({m.line for m in bad})} of {lset.lines} cases)"
+                )
                 for text in report(lset, bad, args.max_errors):
                     print("  " + text)
                 if len(bad) > args.max_errors:
@@ -198,10 +245,17 @@ def run_verify(args: argparse.Namespace) -> int:
 def _set_label(h: dict) -> str:
     """The datatype name, with every option that differs from the defaults."""
     m = h["modes"]
-    opts = [v for v, default in (
-        (m["castmode"], "actual"), (m["roundmode"], "even"), (m["scalemode"], "floor"),
-        (h["input_dtype"], "float32"), (f"level {h['level']}", "level 1"),
-    ) if v != default]
+    opts = [
+        v
+        for v, default in (
+            (m["castmode"], "actual"),
+            (m["roundmode"], "even"),
+            (m["scalemode"], "floor"),
+            (h["input_dtype"], "float32"),
+            (f"level {h['level']}", "level 1"),
+        )
+        if v != default
+    ]
     if not m["saturate"]:
         opts.append("ieee-overflow")
     if h["random"]["seed"]:
@@ -215,7 +269,11 @@ def _table(rows: list[tuple]) -> None:
     cells = [head, *[tuple(str(c) for c in r) for r in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(4)]
     for i, r in enumerate(cells):
-        print("  ".join(c.ljust(w) if j != 1 else c.rjust(w)
-                        for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        print(
+            "  ".join(
+                c.ljust(w) if j != 1 else c.rjust(w)
+                for j, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
         if i == 0:
             print("  ".join("-" * w for w in widths))

@@ -114,8 +114,9 @@ def cast(
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
     """
-    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
-                                     saturate, transpose_scale)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+    )
     eng = select_engine(x, dt, modes, engine)
     return eng.cast(x, eng.request(x, dt, modes, seed, rbits))
 

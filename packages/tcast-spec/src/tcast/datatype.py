@@ -90,9 +90,7 @@ def _validate(dt: DataType) -> None:
         raise SpecError(f"{n.code!r} is an exponent type: it can scale data but not be data")
     if s is None:
         if not n.is_float:
-            raise SpecError(
-                f"{n.code!r} data needs a scale spec: only floats can be cast unscaled"
-            )
+            raise SpecError(f"{n.code!r} data needs a scale spec: only floats can be cast unscaled")
         return
     if s.has_subtile:
         raise UnsupportedError(

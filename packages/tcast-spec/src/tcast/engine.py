@@ -78,7 +78,10 @@ class CastModes:
             if not isinstance(value, bool):
                 raise SpecError(f"{flag} must be True or False, got {value!r}")
         return cls(
-            cast_mode(castmode), round_mode(roundmode), scale_mode(scalemode), saturate,
+            cast_mode(castmode),
+            round_mode(roundmode),
+            scale_mode(scalemode),
+            saturate,
             transpose_scale,
         )
 
@@ -256,8 +259,10 @@ def _import_engine(name: str) -> bool:
         reg.failures[name] = f"{type(err).__name__}: {err}"
         return False
     if not isinstance(eng, Engine):
-        reg.failures[name] = (f"{ep.value} does not implement tcast.Engine (name, priority, "
-                              f"accepts, supports, request, cast, upcast: docs/engines.md)")
+        reg.failures[name] = (
+            f"{ep.value} does not implement tcast.Engine (name, priority, "
+            f"accepts, supports, request, cast, upcast: docs/engines.md)"
+        )
         return False
     reg.loaded[name] = eng
     return True

@@ -60,8 +60,10 @@ class BlockLayout:
     @property
     def padded(self) -> bool:
         """Whether some tiled dimension ends in a partial tile (padded with zeros)."""
-        return any(c * t != self.shape[d]
-                   for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True))
+        return any(
+            c * t != self.shape[d]
+            for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True)
+        )
 
     @property
     def block_len(self) -> int:

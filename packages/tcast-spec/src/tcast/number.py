@@ -418,41 +418,40 @@ _CANONICAL_NAMES: dict[tuple[int, int, int, Style], str] = {
     (8, 23, 127, Style.IEEE): "float32",
     (5, 10, 15, Style.IEEE): "float16",
     (8, 7, 127, Style.IEEE): "bfloat16",
-    **{
-        (8 - p, p - 1, 1 << (7 - p), Style.UZ): f"binary8p{p}"
-        for p in range(1, 8)
-    },
+    **{(8 - p, p - 1, 1 << (7 - p), Style.UZ): f"binary8p{p}" for p in range(1, 8)},
 }
 
 #: Whole names (after an optional ``torch.`` prefix) that the grammar alone does
 #: not give: ml_dtypes/torch names whose meaning differs from the bare grammar,
 #: and short aliases. docs/names.md lists them with their meaning. Read-only.
-NAMES: Mapping[str, NumberSpec] = MappingProxyType({
-    "float32": _float(8, 23),
-    "fp32": _float(8, 23),
-    "float": _float(8, 23),
-    "float16": _float(5, 10),
-    "fp16": _float(5, 10),
-    "half": _float(5, 10),
-    "bfloat16": _float(8, 7),
-    "bf16": _float(8, 7),
-    # ml_dtypes / torch float8 names with a non-default bias.
-    "float8_e4m3fnuz": _float(4, 3, 8, Style.FNUZ),
-    "float8_e5m2fnuz": _float(5, 2, 16, Style.FNUZ),
-    "float8_e4m3b11fnuz": _float(4, 3, 11, Style.FNUZ),
-    "float8_e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
-    "e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
-    # ml_dtypes / torch sub-byte floats: "fn" there means finite-only (no NaN).
-    "float6_e2m3fn": _float(2, 3, style=Style.FINITE),
-    "float6_e3m2fn": _float(3, 2, style=Style.FINITE),
-    "float4_e2m1fn": _float(2, 1, style=Style.FINITE),
-    "float4_e2m1fn_x2": _float(2, 1, style=Style.FINITE),
-    # Upstream tensorcast short names for the torch float8 types.
-    "fp8": _float(4, 3, style=Style.FN),
-    "fp8n": _float(4, 3, 8, Style.FNUZ),
-    "bf8": _float(5, 2),
-    "bf8n": _float(5, 2, 16, Style.FNUZ),
-})
+NAMES: Mapping[str, NumberSpec] = MappingProxyType(
+    {
+        "float32": _float(8, 23),
+        "fp32": _float(8, 23),
+        "float": _float(8, 23),
+        "float16": _float(5, 10),
+        "fp16": _float(5, 10),
+        "half": _float(5, 10),
+        "bfloat16": _float(8, 7),
+        "bf16": _float(8, 7),
+        # ml_dtypes / torch float8 names with a non-default bias.
+        "float8_e4m3fnuz": _float(4, 3, 8, Style.FNUZ),
+        "float8_e5m2fnuz": _float(5, 2, 16, Style.FNUZ),
+        "float8_e4m3b11fnuz": _float(4, 3, 11, Style.FNUZ),
+        "float8_e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
+        "e8m0fnu": NumberSpec(Kind.EXPONENT, 8, 0, 127),
+        # ml_dtypes / torch sub-byte floats: "fn" there means finite-only (no NaN).
+        "float6_e2m3fn": _float(2, 3, style=Style.FINITE),
+        "float6_e3m2fn": _float(3, 2, style=Style.FINITE),
+        "float4_e2m1fn": _float(2, 1, style=Style.FINITE),
+        "float4_e2m1fn_x2": _float(2, 1, style=Style.FINITE),
+        # Upstream tensorcast short names for the torch float8 types.
+        "fp8": _float(4, 3, style=Style.FN),
+        "fp8n": _float(4, 3, 8, Style.FNUZ),
+        "bf8": _float(5, 2),
+        "bf8n": _float(5, 2, 16, Style.FNUZ),
+    }
+)
 
 _FLOAT_RE = re.compile(r"e([0-9]+)m([0-9]+)(?:b([0-9]+))?(fnuz|fn|uz|f)?")
 _INT_RE = re.compile(r"(u?)int([0-9]+)")
@@ -556,4 +555,3 @@ def _checked(code: str, kind: Kind, e: int, m: int, b: int, style: Style) -> Num
         return NumberSpec(kind, e, m, b, style)
     except SpecError as err:
         raise SpecError(f"{code!r}: {err}") from None
-

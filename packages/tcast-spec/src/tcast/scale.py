@@ -32,9 +32,7 @@ from .number import NumberSpec, number
 
 __all__ = ["ScaleSpec", "TileSpec", "scale"]
 
-_TILE_RE = re.compile(
-    r"t([0-9]*)(?:s([0-9]+))?(?:n([0-9]+)m([0-9]+))?(?:d(-?[0-9]+))?"
-)
+_TILE_RE = re.compile(r"t([0-9]*)(?:s([0-9]+))?(?:n([0-9]+)m([0-9]+))?(?:d(-?[0-9]+))?")
 _MAX_TILE = 1024
 
 
@@ -273,8 +271,9 @@ def scale(code: str | ScaleSpec) -> ScaleSpec:
             numbers.append(number(seg))
         except SpecError as err:
             hint = " (write numbers without the float8_ prefix)" if seg == "float8" else ""
-            raise SpecError(f"{code!r}: segment {seg!r} is neither a number nor a tile{hint}: "
-                            f"{err}") from None
+            raise SpecError(
+                f"{code!r}: segment {seg!r} is neither a number nor a tile{hint}: {err}"
+            ) from None
     if not numbers or len(numbers) > 2:
         raise SpecError(f"{code!r}: a scale code has one or two number specs, then 0-2 tiles")
     try:

@@ -61,8 +61,9 @@ def cast(
         UnsupportedError: for input that is not a float32/float16/bfloat16 tensor.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
-    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
-                                     saturate, transpose_scale)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+    )
     check_run_options(grad, compile)
     return run_cast(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
 

@@ -69,6 +69,7 @@ def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str, fast: bool) 
 
     mask_fn = None
     if grad == "saturate":
+
         def mask_fn(v):
             return clipped_mask(v.to(torch.float32), req)
 

@@ -32,8 +32,9 @@ def check_run_options(grad: object, compile: object) -> None:
         raise SpecError(f"compile must be True, False or None, got {compile!r}")
 
 
-def run_cast(x: torch.Tensor, req: CastRequest, grad: str = "ste",
-             compile: bool | None = None) -> torch.Tensor | CastResult:
+def run_cast(
+    x: torch.Tensor, req: CastRequest, grad: str = "ste", compile: bool | None = None
+) -> torch.Tensor | CastResult:
     """Run a checked request (the options checked by :func:`check_run_options`)."""
     fast = req.layout is not None and fast_path_applies(x, req)
     if req.virtual and x.requires_grad and torch.is_grad_enabled():
@@ -44,6 +45,7 @@ def run_cast(x: torch.Tensor, req: CastRequest, grad: str = "ste",
         scale_bits = 0 if req.dtype.sspec is None else req.dtype.sspec.scale.bits
         if use_compiled(x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits):
             fn = compiled_cast(req.dtype, req.modes, req.input_dtype, x.ndim)
-            return call_compiled(fn, x, req.rbits, fast, lambda: cast_checked(x, req, fast),
-                                 required=compile is True)
+            return call_compiled(
+                fn, x, req.rbits, fast, lambda: cast_checked(x, req, fast), required=compile is True
+            )
         return cast_checked(x, req, fast)

@@ -31,8 +31,13 @@ __all__ = ["decode", "encode", "round_even_applies", "round_even_values"]
 
 
 def _round_up(
-    n: torch.Tensor, rem: torch.Tensor, sh: torch.Tensor, shift: torch.Tensor,
-    odd: torch.Tensor | None, mode: RoundMode, rbits: torch.Tensor | None,
+    n: torch.Tensor,
+    rem: torch.Tensor,
+    sh: torch.Tensor,
+    shift: torch.Tensor,
+    odd: torch.Tensor | None,
+    mode: RoundMode,
+    rbits: torch.Tensor | None,
 ) -> torch.Tensor | None:
     """Whether to add one unit to ``n`` (None: never, under trunc).
 
@@ -63,7 +68,10 @@ def _round_up(
 
 
 def _round_at(
-    s: torch.Tensor, shift: torch.Tensor, mode: RoundMode, rbits: torch.Tensor | None,
+    s: torch.Tensor,
+    shift: torch.Tensor,
+    mode: RoundMode,
+    rbits: torch.Tensor | None,
     odd_of,
 ) -> torch.Tensor:
     """Round S * 2**q to a multiple of 2**g, shift = g - q >= 0: the rounded count of 2**g."""

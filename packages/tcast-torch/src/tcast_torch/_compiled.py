@@ -34,8 +34,15 @@ from ._run import cast_checked
 __all__ = ["call_compiled", "compiled_cast", "exact_inductor_options", "use_compiled"]
 
 
-def use_compiled(x: torch.Tensor, compile: bool | None, seeded: bool, *, fast: bool,
-                 padded: bool, scale_bits: int) -> bool:
+def use_compiled(
+    x: torch.Tensor,
+    compile: bool | None,
+    seeded: bool,
+    *,
+    fast: bool,
+    padded: bool,
+    scale_bits: int,
+) -> bool:
     """Whether this call runs the compiled kernel.
 
     ``compile=None`` (the default) means: for the casts of the fast path (``fast``: RNE MX and
@@ -54,8 +61,9 @@ def use_compiled(x: torch.Tensor, compile: bool | None, seeded: bool, *, fast: b
         return False  # off, or already inside the caller's graph
     if padded and x.device.type == "cpu":
         return False
-    if compile is None and not (fast and x.device.type == "cuda" and torch.version.hip is None
-                                and _has_triton()):
+    if compile is None and not (
+        fast and x.device.type == "cuda" and torch.version.hip is None and _has_triton()
+    ):
         return False
     if compile is None and scale_bits >= 32:
         # float32 block scales: on the H200 the compiled scale arithmetic differed from the
@@ -90,13 +98,18 @@ def compiled_cast(dt: DataType, modes: CastModes, in_name: str, ndim: int) -> Ca
     # into a symbol, and then breaks the graph on the spec arithmetic) per function
     # (a digest, not hash(): the same name in every process, for logs and caches)
     key = repr((dt, modes, in_name, ndim)).encode()
-    run.__code__ = run.__code__.replace(
-        co_name=f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
+    run.__code__ = run.__code__.replace(co_name=f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
     return torch.compile(run, options=exact_inductor_options())
 
 
-def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None, fast: bool,
-                  eager: Callable[[], object], required: bool):
+def call_compiled(
+    fn: Callable,
+    x: torch.Tensor,
+    rbits: torch.Tensor | None,
+    fast: bool,
+    eager: Callable[[], object],
+    required: bool,
+):
     """Run a compiled cast; unless ``required`` (``compile=True``), fall back to ``eager``.
 
     The default (``compile=None``) must never make a cast fail that works eagerly: if
@@ -114,9 +127,13 @@ def call_compiled(fn: Callable, x: torch.Tensor, rbits: torch.Tensor | None, fas
         raise
     except Exception as err:  # any compiler failure: the eager path gives the same bits
         fn.tcast_failed = True
-        warnings.warn(f"tcast_torch: compiling the cast failed ({type(err).__name__}: "
-                      f"{str(err)[:200]}); casting eagerly from now on (compile=False skips "
-                      "the attempt, compile=True raises)", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"tcast_torch: compiling the cast failed ({type(err).__name__}: "
+            f"{str(err)[:200]}); casting eagerly from now on (compile=False skips "
+            "the attempt, compile=True raises)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return eager()
 
 

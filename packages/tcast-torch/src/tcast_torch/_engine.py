@@ -44,8 +44,10 @@ class TorchEngine(EngineBase):
         for part in ("scale", "zero", "tenscale", "mask"):
             arr = getattr(result, part)
             if arr is not None and arr.device != device:
-                raise SpecError(f"CastResult.{part} is on {arr.device}, CastResult.data on "
-                                f"{device}: every part must be on one device")
+                raise SpecError(
+                    f"CastResult.{part} is on {arr.device}, CastResult.data on "
+                    f"{device}: every part must be on one device"
+                )
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
         """The cast with the default options (straight-through gradient, compile=None)."""

@@ -36,8 +36,14 @@ from ._codec import round_even_applies, round_even_values
 from ._scale import exponent_codes, make_plan
 from ._tiles import Tiling
 
-__all__ = ["NATIVE_FLOAT8", "block_amax", "codes_from_values", "fast_path_applies", "fast_scaled",
-           "small_grid"]
+__all__ = [
+    "NATIVE_FLOAT8",
+    "block_amax",
+    "codes_from_values",
+    "fast_path_applies",
+    "fast_scaled",
+    "small_grid",
+]
 
 #: Element formats whose torch dtype rounds like tcast (to nearest even) on finite values in
 #: range: after clamping to +-max, ``.to(dtype)`` gives tcast's saturating RNE result, and on
@@ -46,8 +52,11 @@ __all__ = ["NATIVE_FLOAT8", "block_amax", "codes_from_values", "fast_path_applie
 NATIVE_FLOAT8 = {"e4m3fn": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 
 #: Integer views of the input dtypes and the mask of their magnitude bits.
-_MAGNITUDE = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.float16: (torch.int16, 0x7FFF),
-              torch.bfloat16: (torch.int16, 0x7FFF)}
+_MAGNITUDE = {
+    torch.float32: (torch.int32, 0x7FFFFFFF),
+    torch.float16: (torch.int16, 0x7FFF),
+    torch.bfloat16: (torch.int16, 0x7FFF),
+}
 
 
 def block_amax(rows: torch.Tensor) -> torch.Tensor:
@@ -88,8 +97,9 @@ def _thresholds(n: NumberSpec) -> tuple[tuple[float, bool, float], ...] | None:
         a, b = vals[c], vals[c + 1]
         mid, step = (a + b) / 2, b - a
         # integer quotients: torch.compile traces them (not float() of a Fraction)
-        out.append((mid.numerator / mid.denominator, (c + 1) % 2 == 0,
-                    step.numerator / step.denominator))
+        out.append(
+            (mid.numerator / mid.denominator, (c + 1) % 2 == 0, step.numerator / step.denominator)
+        )
     return tuple(out)
 
 
@@ -161,8 +171,7 @@ def codes_from_values(v: torch.Tensor, n: NumberSpec) -> torch.Tensor:
     b = to_bits(v)
     mag = b & 0x7FFFFFFF
     e32 = mag >> 23
-    normal = (((e32 - (127 - n.bias)) << n.mbits)
-              | ((mag >> (23 - n.mbits)) & ((1 << n.mbits) - 1)))
+    normal = ((e32 - (127 - n.bias)) << n.mbits) | ((mag >> (23 - n.mbits)) & ((1 << n.mbits) - 1))
     # |v| = sig * 2**(max(e32, 1) - 150) with sig < 2**24; the grid spacing 2**(emin - mbits)
     # is at least that ulp for every |v| below 2**emin (emin >= -126, mbits < 23), so the
     # shift is exact and non-negative
@@ -198,8 +207,13 @@ def fast_scaled(x: torch.Tensor, req: CastRequest, til: Tiling) -> torch.Tensor 
         tcode = None
     else:
         plan = make_plan(rows, req, til, amax=amax)
-        scale, nonfinite, rcp, dec, tcode = (plan.scale, plan.nonfinite, plan.recip, plan.dec,
-                                             plan.tenscale)
+        scale, nonfinite, rcp, dec, tcode = (
+            plan.scale,
+            plan.nonfinite,
+            plan.recip,
+            plan.dec,
+            plan.tenscale,
+        )
     xs = rows * rcp[:, None]
     bad = nonfinite[:, None]
     virtual = req.virtual

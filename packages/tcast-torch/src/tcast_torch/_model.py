@@ -116,15 +116,19 @@ class QuantRule:
 
     def __post_init__(self) -> None:
         if not isinstance(self.pattern, (str, re.Pattern)):
-            raise SpecError(f"QuantRule pattern must be a glob string or a compiled re.Pattern, "
-                            f"got {type(self.pattern).__name__} {self.pattern!r}")
+            raise SpecError(
+                f"QuantRule pattern must be a glob string or a compiled re.Pattern, "
+                f"got {type(self.pattern).__name__} {self.pattern!r}"
+            )
         for role in ROLES:
             value = getattr(self, role)
             if value is None:
                 continue
             if not isinstance(value, (DataType, str)):
-                raise SpecError(f"QuantRule {role} must be a DataType, a datatype name or None, "
-                                f"got {type(value).__name__} {value!r}")
+                raise SpecError(
+                    f"QuantRule {role} must be a DataType, a datatype name or None, "
+                    f"got {type(value).__name__} {value!r}"
+                )
             object.__setattr__(self, role, datatype(value))
         rmode = round_mode(self.roundmode)
         object.__setattr__(self, "roundmode", rmode)
@@ -149,8 +153,11 @@ class QuantRule:
 
     def describe(self) -> str:
         """One line: pattern, datatypes and the modes that differ from the defaults."""
-        parts = [f"{self.pattern_text!r}",
-                 f"weight={_dt_name(self.weight)}", f"input={_dt_name(self.input)}"]
+        parts = [
+            f"{self.pattern_text!r}",
+            f"weight={_dt_name(self.weight)}",
+            f"input={_dt_name(self.input)}",
+        ]
         if self.roundmode is not RoundMode.EVEN:
             parts.append(f"roundmode={self.roundmode.value}")
         if self.scalemode is not ScaleMode.FLOOR:
@@ -212,11 +219,15 @@ def _input_in_view(x: torch.Tensor, conv: bool, fn: Callable[[torch.Tensor], tor
     """Apply fn to the input's canonical view (channels last for Conv2d); same layout out."""
     if not conv:
         return fn(x)
-    channels_last = x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(
-        memory_format=torch.channels_last)
+    channels_last = (
+        x.dim() == 4
+        and not x.is_contiguous()
+        and x.is_contiguous(memory_format=torch.channels_last)
+    )
     y = fn(x.movedim(-3, -1)).movedim(-1, -3)
     return y.contiguous(
-        memory_format=torch.channels_last if channels_last else torch.contiguous_format)
+        memory_format=torch.channels_last if channels_last else torch.contiguous_format
+    )
 
 
 # ----------------------------------------------------------------- sites
@@ -234,8 +245,15 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
-        return cast(v, self.dtype, roundmode=r.roundmode, scalemode=r.scalemode, seed=self.seed,
-                    saturate=r.saturate, grad=r.grad)
+        return cast(
+            v,
+            self.dtype,
+            roundmode=r.roundmode,
+            scalemode=r.scalemode,
+            seed=self.seed,
+            saturate=r.saturate,
+            grad=r.grad,
+        )
 
     def apply(self, t: torch.Tensor) -> torch.Tensor:
         """The fake-quantized tensor; engine errors name the layer."""
@@ -243,8 +261,9 @@ class _Site:
         try:
             return view(t, self.conv, self.cast)
         except TcastError as e:
-            raise type(e)(f"layer {self.name!r} {self.role} {tuple(t.shape)} "
-                          f"({self.dtype}): {e}") from e
+            raise type(e)(
+                f"layer {self.name!r} {self.role} {tuple(t.shape)} ({self.dtype}): {e}"
+            ) from e
 
     def describe(self) -> str:
         r = self.rule
@@ -364,11 +383,20 @@ class QuantHandle:
     def summary(self) -> str:
         """A text table: one line per quantized layer with its datatypes and rule."""
         rows = [("layer", "type", "weight", "input", "rule")]
-        rows += [(q.name or "<model>", q.kind, _dt_name(q.weight), _dt_name(q.input),
-                  f"#{q.rule_index} {q.rule.pattern_text}") for q in self.layers]
+        rows += [
+            (
+                q.name or "<model>",
+                q.kind,
+                _dt_name(q.weight),
+                _dt_name(q.input),
+                f"#{q.rule_index} {q.rule.pattern_text}",
+            )
+            for q in self.layers
+        ]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                         for r in rows)
+        return "\n".join(
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+        )
 
     def __enter__(self) -> QuantHandle:
         return self
@@ -429,8 +457,9 @@ def quantize_model(
     Nothing is quantized halfway: every rule and weight is checked before the model changes.
     """
     if not isinstance(model, nn.Module):
-        raise UnsupportedError(f"quantize_model takes a torch.nn.Module, not "
-                               f"{type(model).__name__}")
+        raise UnsupportedError(
+            f"quantize_model takes a torch.nn.Module, not {type(model).__name__}"
+        )
     rule_list = [rules] if isinstance(rules, QuantRule) else list(rules)
     if not rule_list:
         raise SpecError("quantize_model needs at least one QuantRule")
@@ -442,7 +471,8 @@ def quantize_model(
     if already:
         raise AlreadyQuantizedError(
             f"the model is already quantized by tcast_torch: {', '.join(already)}; call "
-            f"remove() on its QuantHandle first")
+            f"remove() on its QuantHandle first"
+        )
 
     layers, sites = _plan(named, rule_list, strict)
     handle = QuantHandle(model, tuple(layers))
@@ -473,7 +503,8 @@ def _plan(named, rules: list[QuantRule], strict: bool):
                 if isinstance(rules[i].pattern, str) and rules[i].pattern == name:
                     raise UnsupportedError(
                         f"rule {i} names layer {name!r}, a {kind}: quantize_model quantizes "
-                        f"{' and '.join(t.__name__ for t in SUPPORTED_LAYERS)} layers only")
+                        f"{' and '.join(t.__name__ for t in SUPPORTED_LAYERS)} layers only"
+                    )
                 matches[i].unsupported.append((name, kind))
             continue
         first, rule = hits[0], rules[hits[0]]
@@ -486,7 +517,8 @@ def _plan(named, rules: list[QuantRule], strict: bool):
             raise UnsupportedError(
                 f"layer {name!r} is the out_proj of an nn.MultiheadAttention, which reads its "
                 f"weight but never calls it: its input cannot be quantized by a hook "
-                f"(rule {first} sets input={rule.input})")
+                f"(rule {first} sets input={rule.input})"
+            )
         layers.append(QuantizedLayer(name, kind, rule, first))
         for role in ROLES:
             if getattr(rule, role) is not None:
@@ -504,8 +536,10 @@ def _check_weight(module: nn.Module, site: _Site) -> None:
     w = module.weight
     registered = "weight" in module._parameters or parametrize.is_parametrized(module, "weight")
     if not isinstance(w, torch.Tensor) or not registered:
-        raise UnsupportedError(f"layer {site.name!r} has no weight parameter to quantize "
-                               f"(weight is {type(w).__name__})")
+        raise UnsupportedError(
+            f"layer {site.name!r} has no weight parameter to quantize "
+            f"(weight is {type(w).__name__})"
+        )
     probe = torch.empty(w.shape, dtype=w.dtype, device="meta")
     try:
         site.apply(probe)
@@ -523,18 +557,21 @@ def _check_strict(named, rules: list[QuantRule], matches: list[_Matches]) -> Non
             raise SpecError(
                 f"rule {i} ({r.pattern_text!r}) selects no layer: every layer it matches "
                 f"({', '.join(m.shadowed)}) was taken by an earlier rule (the first match "
-                f"wins; put the narrower rule first, or pass strict=False)")
+                f"wins; put the narrower rule first, or pass strict=False)"
+            )
         if m.unsupported:
             found = ", ".join(f"{n} ({k})" for n, k in m.unsupported[:5])
             raise UnsupportedError(
                 f"rule {i} ({r.pattern_text!r}) matches only layers quantize_model does not "
                 f"quantize: {found}; supported: "
-                f"{' and '.join(t.__name__ for t in SUPPORTED_LAYERS)} (or pass strict=False)")
+                f"{' and '.join(t.__name__ for t in SUPPORTED_LAYERS)} (or pass strict=False)"
+            )
         some = [n for n, mod in named if isinstance(mod, SUPPORTED_LAYERS)][:8]
         raise SpecError(
             f"rule {i} ({r.pattern_text!r}) matches no module name; quantizable layers are "
             f"e.g. {', '.join(repr(n) for n in some) or 'none'} (globs use fnmatch: '*' "
-            f"matches dots too; pass strict=False to allow this)")
+            f"matches dots too; pass strict=False to allow this)"
+        )
 
 
 def _attach(module: nn.Module, site: _Site, undo: list[Callable[[], None]]) -> None:

@@ -161,8 +161,11 @@ class Ops:
     def __init__(self, rules: CastRules) -> None:
         dt = rules.dtype
         self.rules = rules
-        self.specs = {"scale": dt.sspec.scale if dt.sspec else None, "tenscale": dt.tenscale,
-                      "zero": dt.zero}
+        self.specs = {
+            "scale": dt.sspec.scale if dt.sspec else None,
+            "tenscale": dt.tenscale,
+            "zero": dt.zero,
+        }
 
     def div(self, a, b):
         if isinstance(a, torch.Tensor):
@@ -217,8 +220,9 @@ def keep_mask(rows: torch.Tensor, til: Tiling) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- the plan
-def make_plan(rows: torch.Tensor, req: CastRequest, til: Tiling, *,
-              amax: torch.Tensor | None = None) -> Plan:
+def make_plan(
+    rows: torch.Tensor, req: CastRequest, til: Tiling, *, amax: torch.Tensor | None = None
+) -> Plan:
     """Reduce every row (block) to its scale (SEMANTICS.md §5), by the kit's recipe.
 
     ``amax`` is the rows' max magnitude when the caller has it already (the fast path);
@@ -236,12 +240,24 @@ def make_plan(rows: torch.Tensor, req: CastRequest, til: Tiling, *,
         lo = torch.clamp_max(rows.amin(-1), 0.0)
         hi = torch.clamp_min(rows.amax(-1), 0.0)
         nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
-        out = run_recipe(rules.scale, ops, rules.constants,
-                         lo=torch.where(nonfinite, 0.0, lo), hi=torch.where(nonfinite, 0.0, hi))
+        out = run_recipe(
+            rules.scale,
+            ops,
+            rules.constants,
+            lo=torch.where(nonfinite, 0.0, lo),
+            hi=torch.where(nonfinite, 0.0, hi),
+        )
         z = dt.zero
-        return Plan(torch.where(nonfinite, snum.nan_code, out["scale"]),
-                    torch.where(nonfinite, z.nan_code if z.has_nan else 0, out["zero"]), None,
-                    nonfinite, out["recip"], out["zval"], out["dec"], keep)
+        return Plan(
+            torch.where(nonfinite, snum.nan_code, out["scale"]),
+            torch.where(nonfinite, z.nan_code if z.has_nan else 0, out["zero"]),
+            None,
+            nonfinite,
+            out["recip"],
+            out["zval"],
+            out["dec"],
+            keep,
+        )
     if amax is None or keep is not None:
         amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
@@ -259,5 +275,13 @@ def make_plan(rows: torch.Tensor, req: CastRequest, til: Tiling, *,
     tcode = None
     if all_bad is not None:
         tcode = torch.where(all_bad, dt.tenscale.nan_code, out["tenscale"]).reshape(())
-    return Plan(torch.where(nonfinite, snum.nan_code, out["scale"]), None, tcode, nonfinite,
-                out["recip"], None, out["dec"], keep)
+    return Plan(
+        torch.where(nonfinite, snum.nan_code, out["scale"]),
+        None,
+        tcode,
+        nonfinite,
+        out["recip"],
+        None,
+        out["dec"],
+        keep,
+    )

@@ -33,8 +33,10 @@ class Tiling(BlockLayout):
         nd = len(self.shape)
         k = len(self.dims)
         moved = torch.movedim(a, self.dims, tuple(range(nd - k, nd)))
-        extra = [c * t - self.shape[d]
-                 for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True)]
+        extra = [
+            c * t - self.shape[d]
+            for d, t, c in zip(self.dims, self.sizes, self.counts, strict=True)
+        ]
         if any(extra):
             pads: list[int] = []
             for e in reversed(extra):  # F.pad lists the last dimension first

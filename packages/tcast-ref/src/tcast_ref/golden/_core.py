@@ -6,6 +6,15 @@ __all__ = ["CORE"]
 
 #: Core datatypes at level 1 with default options (actual cast, even, floor, seed 0, float32).
 CORE = (
-    "mxfp8", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxfp4", "mxint8", "nvfp4",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "mxfp8",
+    "mxfp8e5",
+    "mxfp6e2",
+    "mxfp6e3",
+    "mxfp4",
+    "mxint8",
+    "nvfp4",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
 )

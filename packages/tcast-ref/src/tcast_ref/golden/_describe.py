@@ -20,29 +20,42 @@ _STYLES = {
 def number_description(n: NumberSpec) -> dict:
     """Every field of a number format, values as exact text."""
     out = {
-        "code": n.code, "kind": n.kind.value, "bits": n.bits, "ebits": n.ebits,
-        "mbits": n.mbits, "bias": n.bias,
+        "code": n.code,
+        "kind": n.kind.value,
+        "bits": n.bits,
+        "ebits": n.ebits,
+        "mbits": n.mbits,
+        "bias": n.bias,
     }
     if n.is_float:
-        out.update({
-            "style": n.style.value, "style_meaning": _STYLES[n.style.value],
-            "max": format_value(float(n.max_value)),
-            "smallest_normal": format_value(n.smallest_normal),
-            "smallest_subnormal": format_value(n.smallest_subnormal),
-            "nan_code": None if n.nan_code is None else f"0x{n.nan_code:X}",
-            "inf_code": None if n.inf_code is None else f"0x{n.inf_code:X}",
-            "sign_bit": f"0x{n.sign_bit:X}",
-        })
+        out.update(
+            {
+                "style": n.style.value,
+                "style_meaning": _STYLES[n.style.value],
+                "max": format_value(float(n.max_value)),
+                "smallest_normal": format_value(n.smallest_normal),
+                "smallest_subnormal": format_value(n.smallest_subnormal),
+                "nan_code": None if n.nan_code is None else f"0x{n.nan_code:X}",
+                "inf_code": None if n.inf_code is None else f"0x{n.inf_code:X}",
+                "sign_bit": f"0x{n.sign_bit:X}",
+            }
+        )
     elif n.is_exponent:
-        out.update({
-            "value": "2^(code - bias)", "nan_code": f"0x{n.nan_code:X}",
-            "max": format_value(float(n.max_value)),
-        })
+        out.update(
+            {
+                "value": "2^(code - bias)",
+                "nan_code": f"0x{n.nan_code:X}",
+                "max": format_value(float(n.max_value)),
+            }
+        )
     else:
-        out.update({
-            "encoding": "two's complement, symmetric" if n.is_int else "unsigned",
-            "min": n.minint, "max": n.maxint,
-        })
+        out.update(
+            {
+                "encoding": "two's complement, symmetric" if n.is_int else "unsigned",
+                "min": n.minint,
+                "max": n.maxint,
+            }
+        )
     return out
 
 
@@ -50,21 +63,31 @@ def datatype_description(dt: DataType) -> dict:
     """The datatype: element format, scale formats and tiles."""
     ss = dt.sspec
     return {
-        "name": dt.name or dt.code, "code": dt.code,
+        "name": dt.name or dt.code,
+        "code": dt.code,
         "element": number_description(dt.nspec),
         "scale": None if ss is None else number_description(ss.scale),
         "zero_point": None if dt.zero is None else number_description(dt.zero),
         "tensor_scale": None if dt.tenscale is None else number_description(dt.tenscale),
-        "tiles": None if ss is None else [
-            {"code": t.code, "size": t.size, "channel": t.is_channel, "dim": t.dim,
-             "sparse_n": t.sparse_n, "sparse_m": t.sparse_m}
+        "tiles": None
+        if ss is None
+        else [
+            {
+                "code": t.code,
+                "size": t.size,
+                "channel": t.is_channel,
+                "dim": t.dim,
+                "sparse_n": t.sparse_n,
+                "sparse_m": t.sparse_m,
+            }
             for t in ss.tiles
         ],
     }
 
 
-def policies(dt: DataType, roundmode: RoundMode, scalemode: ScaleMode, saturate: bool,
-             castmode: CastMode) -> dict:
+def policies(
+    dt: DataType, roundmode: RoundMode, scalemode: ScaleMode, saturate: bool, castmode: CastMode
+) -> dict:
     """Every implementation-defined rule of SEMANTICS.md that this set depends on, by name."""
     n, ss = dt.nspec, dt.sspec
     p = {
@@ -84,12 +107,15 @@ def policies(dt: DataType, roundmode: RoundMode, scalemode: ScaleMode, saturate:
     }
     if ss is None:
         p["overflow"] = (
-            "saturate: overflowing results and +-Inf inputs give +-max (4.1)" if saturate else
-            "IEEE: an overflowing result gives +-Inf, else NaN, else +-max; trunc never "
+            "saturate: overflowing results and +-Inf inputs give +-max (4.1)"
+            if saturate
+            else "IEEE: an overflowing result gives +-Inf, else NaN, else +-max; trunc never "
             "overflows a finite input (4.1)"
         )
-        p["nan_input"] = ("the format's NaN code (sign kept for IEEE/fn styles, canonical "
-                          "payload); finite-only formats give code 0 (+0) (4.2)")
+        p["nan_input"] = (
+            "the format's NaN code (sign kept for IEEE/fn styles, canonical "
+            "payload); finite-only formats give code 0 (+0) (4.2)"
+        )
     else:
         p["block_amax"] = "largest |x| over the block's kept elements, in float32 (5.2)"
         p["nonfinite_block"] = (
@@ -144,8 +170,10 @@ def policies(dt: DataType, roundmode: RoundMode, scalemode: ScaleMode, saturate:
                 "code 0 and are not in the packed stream (6)"
             )
     if castmode is CastMode.VIRTUAL:
-        p["virtual"] = ("the decoded value rounded to the input dtype, round-to-nearest-even, "
-                        "IEEE overflow to +-Inf (7)")
+        p["virtual"] = (
+            "the decoded value rounded to the input dtype, round-to-nearest-even, "
+            "IEEE overflow to +-Inf (7)"
+        )
     if castmode is CastMode.COMPRESS:
         p["packing"] = (
             "little-endian over the kept codes in line order: 4-bit element 2i in the low "

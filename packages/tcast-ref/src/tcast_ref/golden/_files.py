@@ -20,8 +20,15 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "HEADER", "check_destination", "header_bytes", "header_digest", "npy_bytes", "npz_bytes",
-    "read_npz", "sha256", "write_set",
+    "HEADER",
+    "check_destination",
+    "header_bytes",
+    "header_digest",
+    "npy_bytes",
+    "npz_bytes",
+    "read_npz",
+    "sha256",
+    "write_set",
 ]
 
 #: The header file of every set.
@@ -45,8 +52,11 @@ def npy_bytes(a: np.ndarray) -> bytes:
     head = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
     total = 10 + len(head) + 1
     head += " " * ((64 - total % 64) % 64) + "\n"
-    return b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head.encode("latin1") + (
-        a.tobytes()
+    return (
+        b"\x93NUMPY\x01\x00"
+        + len(head).to_bytes(2, "little")
+        + head.encode("latin1")
+        + (a.tobytes())
     )
 
 
@@ -147,7 +157,7 @@ def _clean_stale_scratch(out: Path) -> None:
     """Remove the temporary directories of earlier writes to ``out`` whose process is gone."""
     for kind in _SCRATCH:
         for d in out.parent.glob(f".{out.name}.{kind}-*"):
-            pid = d.name[len(f".{out.name}.{kind}-"):].split("-", 1)[0]
+            pid = d.name[len(f".{out.name}.{kind}-") :].split("-", 1)[0]
             if not pid.isdigit() or not d.is_dir() or d.is_symlink():
                 continue
             if _alive(int(pid)) or not _is_golden_set(d)[0]:

@@ -50,8 +50,12 @@ class Field:
     def describe(self) -> dict:
         """The field as it appears in ``header.json``."""
         return {
-            "name": self.name, "count": self.count, "bits": self.bits, "hex_digits": self.digits,
-            "role": self.role, "format": self.format,
+            "name": self.name,
+            "count": self.count,
+            "bits": self.bits,
+            "hex_digits": self.digits,
+            "role": self.role,
+            "format": self.format,
         }
 
 
@@ -89,8 +93,15 @@ class Layout:
         out = []
         for f in self.fields:
             width = 4 * f.digits
-            out.append({"name": f.name, "msb": hi, "lsb": hi - width * f.count + 1,
-                        "word_bits": width, "count": f.count})
+            out.append(
+                {
+                    "name": f.name,
+                    "msb": hi,
+                    "lsb": hi - width * f.count + 1,
+                    "word_bits": width,
+                    "count": f.count,
+                }
+            )
             hi -= width * f.count
         return out
 
@@ -133,7 +144,7 @@ class Layout:
             raw, i = [], 0
             for f in self.fields:
                 for _ in range(f.count):
-                    raw.append(digits[i:i + f.digits])
+                    raw.append(digits[i : i + f.digits])
                     i += f.digits
         else:
             raw = text.split()

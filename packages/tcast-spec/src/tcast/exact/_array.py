@@ -29,11 +29,13 @@ from ._scalar import decode, encode
 __all__ = ["INPUT_DTYPES", "ArrayResult", "block_indices", "cast_array", "to_input_dtype"]
 
 #: The accepted input dtypes (SEMANTICS.md §9), read-only.
-INPUT_DTYPES: Mapping[str, NumberSpec] = MappingProxyType({
-    "float32": number("float32"),
-    "float16": number("float16"),
-    "bfloat16": number("bfloat16"),
-})
+INPUT_DTYPES: Mapping[str, NumberSpec] = MappingProxyType(
+    {
+        "float32": number("float32"),
+        "float16": number("float16"),
+        "bfloat16": number("bfloat16"),
+    }
+)
 
 
 def to_input_dtype(v: float, input_dtype: str) -> float:
@@ -132,8 +134,7 @@ def block_indices(
     sizes = {d: (t.size or shape[d]) for d, t in zip(dims, tiles, strict=True)}
     # ceil(n / T) scales along a tiled dimension (1 for a channel); none for an empty one
     scale_shape = tuple(
-        (-(-shape[d] // sizes[d]) if shape[d] else 0) if d in sizes else shape[d]
-        for d in range(nd)
+        (-(-shape[d] // sizes[d]) if shape[d] else 0) if d in sizes else shape[d] for d in range(nd)
     )
     sparse_dims = [d for d, t in zip(dims, tiles, strict=True) if t.is_sparse]
     inner = sparse_dims[0] if sparse_dims else dims[-1]
@@ -227,8 +228,16 @@ def cast_array(
         res = cast_block(vals, dt, roundmode=mode, rbits=rs, saturate=saturate)
         vals32 = res.values
         return ArrayResult(
-            shape, input_dtype, tuple(to_input_dtype(v, input_dtype) for v in vals32),
-            res.codes, None, None, None, None, None, dt.nspec.bits,
+            shape,
+            input_dtype,
+            tuple(to_input_dtype(v, input_dtype) for v in vals32),
+            res.codes,
+            None,
+            None,
+            None,
+            None,
+            None,
+            dt.nspec.bits,
         )
     keep = _sparse_keep(vals, shape, dt, transpose_scale)
     tensor_amax = None
@@ -242,8 +251,12 @@ def cast_array(
     tcode = None
     for _, idx in blocks:
         res = cast_block(
-            [vals[i] for i in idx], dt, roundmode=mode, scalemode=smode,
-            rbits=None if rs is None else [rs[i] for i in idx], tensor_amax=tensor_amax,
+            [vals[i] for i in idx],
+            dt,
+            roundmode=mode,
+            scalemode=smode,
+            rbits=None if rs is None else [rs[i] for i in idx],
+            tensor_amax=tensor_amax,
             keep=None if keep is None else [keep[i] for i in idx],
         )
         for i, c, v in zip(idx, res.codes, res.values, strict=True):
@@ -256,9 +269,16 @@ def cast_array(
     if dt.is_multiscale and tcode is None:  # no blocks: the tensor scale of amax 0
         tcode = cast_block([], dt, tensor_amax=0.0).tenscale
     return ArrayResult(
-        shape, input_dtype, tuple(to_input_dtype(v, input_dtype) for v in out), tuple(codes),
-        tuple(scales), scale_shape, None if dt.zero is None else tuple(zeros), tcode,
-        None if keep is None else tuple(keep), dt.nspec.bits,
+        shape,
+        input_dtype,
+        tuple(to_input_dtype(v, input_dtype) for v in out),
+        tuple(codes),
+        tuple(scales),
+        scale_shape,
+        None if dt.zero is None else tuple(zeros),
+        tcode,
+        None if keep is None else tuple(keep),
+        dt.nspec.bits,
     )
 
 
@@ -271,4 +291,3 @@ def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: in
     if len(rbits) != n:
         raise SpecError(f"rbits has {len(rbits)} values for {n} elements")
     return list(rbits)
-

@@ -73,9 +73,7 @@ def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
     return tuple(keep)
 
 
-def exponent_scale(
-    amax: float, elem_max: Fraction, precision: int, mode: ScaleMode | str
-) -> int:
+def exponent_scale(amax: float, elem_max: Fraction, precision: int, mode: ScaleMode | str) -> int:
     """The unclamped power-of-two exponent e (scale 2**e) for a finite amax > 0.
 
     Args:
@@ -95,8 +93,9 @@ def exponent_scale(
         raise SpecError(f"exponent_scale needs a finite amax > 0, got {amax!r}")
     elem_max = Fraction(elem_max)
     if elem_max <= 0 or not isinstance(precision, int) or precision < 1:
-        raise SpecError(f"exponent_scale needs elem_max > 0 and precision >= 1, got "
-                        f"{elem_max}, {precision!r}")
+        raise SpecError(
+            f"exponent_scale needs elem_max > 0 and precision >= 1, got {elem_max}, {precision!r}"
+        )
     a = Fraction(amax)
     big_e = _floor_log2(a)  # exact, from the bits: never a float log2
     sig = a / Fraction(2) ** big_e  # in [1, 2)

@@ -49,8 +49,9 @@ def cast_with(
     Raises:
         SpecError, UnsupportedError: as the engine's ``request`` and ``cast`` do.
     """
-    dt, modes, seed = normalize_args(dtype, castmode, roundmode, scalemode, seed, rbits,
-                                     saturate, transpose_scale)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+    )
     return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
 
@@ -101,8 +102,9 @@ class EngineBase:
             if self.accepts(rbits):
                 self.check_array(rbits, "rbits")
             rbits = self.check_rbits(x, rbits)
-        return make_request(dtype, modes, seed, rbits, tuple(x.shape), in_name,
-                            self.rules(dtype, modes))
+        return make_request(
+            dtype, modes, seed, rbits, tuple(x.shape), in_name, self.rules(dtype, modes)
+        )
 
     def cast(self, x: Any, request: CastRequest) -> Any:
         """Cast ``x`` as ``request`` says: the virtual array, or a CastResult.
@@ -113,14 +115,19 @@ class EngineBase:
             SpecError: for a request not made for ``x``.
         """
         if not isinstance(request, CastRequest):
-            raise SpecError(f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
-                            f"{type(request).__name__}; build one with engine.request(...)")
+            raise SpecError(
+                f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
+                f"{type(request).__name__}; build one with engine.request(...)"
+            )
         if not self.supports(request.dtype, request.modes):
-            raise UnsupportedError(f"engine {self.name!r} does not support "
-                                   f"{request.dtype.name} with {request.modes}")
+            raise UnsupportedError(
+                f"engine {self.name!r} does not support {request.dtype.name} with {request.modes}"
+            )
         if not self.accepts(x) or tuple(x.shape) != request.shape:
-            raise SpecError(f"{self.label}: the request was made for an input of shape "
-                            f"{request.shape}, not this {type(x).__name__}")
+            raise SpecError(
+                f"{self.label}: the request was made for an input of shape "
+                f"{request.shape}, not this {type(x).__name__}"
+            )
         self.check_array(x, "x")
         return self.run(x, request)
 

@@ -50,8 +50,17 @@ __all__ = [
 ]
 
 #: The operations a step may name, with their argument counts.
-OPERATIONS = {"div": 2, "mul": 2, "add": 2, "sub": 2, "min": 2, "scale_code": 2,
-              "exp_code": 1, "zero_code": 1, "decode": 2}
+OPERATIONS = {
+    "div": 2,
+    "mul": 2,
+    "add": 2,
+    "sub": 2,
+    "min": 2,
+    "scale_code": 2,
+    "exp_code": 1,
+    "zero_code": 1,
+    "decode": 2,
+}
 
 
 @dataclass(frozen=True)
@@ -138,24 +147,37 @@ def run_recipe(
 
 
 #: Power-of-two scale of signed data; ``recip`` is exact (a power of two within float32).
-EXPONENT_SCALE = _recipe("exponent scale", "amax", """
+EXPONENT_SCALE = _recipe(
+    "exponent scale",
+    "amax",
+    """
     scale = exp_code(amax)
     dec = decode(scale, scale)
     recip = div(ONE, dec)
-""", "scale recip dec")
+""",
+    "scale recip dec",
+)
 
 #: Float scale of signed data: ``s = RNE_S(clamp(fl32(amax / M)))``, encode multiplies by
 #: ``fl32(1 / s)`` (SEMANTICS.md §5.5).
-FLOAT_SCALE = _recipe("float scale", "amax", """
+FLOAT_SCALE = _recipe(
+    "float scale",
+    "amax",
+    """
     q = div(amax, M)
     scale = scale_code(q, scale)
     dec = decode(scale, scale)
     recip = div(ONE, dec)
-""", "scale recip dec")
+""",
+    "scale recip dec",
+)
 
 #: Two-level scaling (NVFP4, SEMANTICS.md §5.6): a tensor scale from the tensor amax, block
 #: scales relative to it; the encode multiplier is kept finite.
-TWO_LEVEL_SCALE = _recipe("two-level scale", "amax tamax", """
+TWO_LEVEL_SCALE = _recipe(
+    "two-level scale",
+    "amax tamax",
+    """
     tq = div(tamax, MS_M)
     tenscale = scale_code(tq, tenscale)
     tval = decode(tenscale, tenscale)
@@ -167,7 +189,9 @@ TWO_LEVEL_SCALE = _recipe("two-level scale", "amax tamax", """
     r2 = div(r1, sval)
     recip = min(r2, F32_MAX)
     dec = mul(tval, sval)
-""", "tenscale scale recip dec")
+""",
+    "tenscale scale recip dec",
+)
 
 #: uint data, float scale (SEMANTICS.md §5.7): the range ``[lo, hi]`` always holds 0.
 # uint data: from the scale to the encode multiplier and the zero point, fl32(0 - lo) (+0,
@@ -180,51 +204,93 @@ _ZERO_POINT = """
     zero = zero_code(zraw)
     zval = decode(zero, zero)
 """
-UINT_FLOAT_SCALE = _recipe("uint float scale", "lo hi", """
+UINT_FLOAT_SCALE = _recipe(
+    "uint float scale",
+    "lo hi",
+    """
     rng = sub(hi, lo)
     q = div(rng, M)
     scale = scale_code(q, scale)
-""" + _ZERO_POINT, "scale zero recip zval dec")
+"""
+    + _ZERO_POINT,
+    "scale zero recip zval dec",
+)
 
 #: uint data, power-of-two scale (SEMANTICS.md §5.7).
-UINT_EXPONENT_SCALE = _recipe("uint exponent scale", "lo hi", """
+UINT_EXPONENT_SCALE = _recipe(
+    "uint exponent scale",
+    "lo hi",
+    """
     rng = sub(hi, lo)
     scale = exp_code(rng)
-""" + _ZERO_POINT, "scale zero recip zval dec")
+"""
+    + _ZERO_POINT,
+    "scale zero recip zval dec",
+)
 
 #: Element before rounding (float data, or ints under a float scale).
 ELEMENT_ENCODE = _recipe("element encode", "x recip", "xs = mul(x, recip)", "xs")
 #: intK under a power-of-two scale: fixed point with K-2 fraction bits.
-ELEMENT_ENCODE_FIXED = _recipe("element encode (fixed point)", "x recip", """
+ELEMENT_ENCODE_FIXED = _recipe(
+    "element encode (fixed point)",
+    "x recip",
+    """
     x1 = mul(x, recip)
     xs = mul(x1, FIXED)
-""", "xs")
+""",
+    "xs",
+)
 #: uint data: the zero point is added after the multiply.
-ELEMENT_ENCODE_ZERO = _recipe("element encode (zero point)", "x recip zval", """
+ELEMENT_ENCODE_ZERO = _recipe(
+    "element encode (zero point)",
+    "x recip zval",
+    """
     x1 = mul(x, recip)
     xs = add(x1, zval)
-""", "xs")
+""",
+    "xs",
+)
 #: Element value from its decoded code ``q`` (before NaN blocks and pruning).
 ELEMENT_DECODE = _recipe("element decode", "q dec", "v = mul(q, dec)", "v")
-ELEMENT_DECODE_FIXED = _recipe("element decode (fixed point)", "q dec", """
+ELEMENT_DECODE_FIXED = _recipe(
+    "element decode (fixed point)",
+    "q dec",
+    """
     q1 = mul(q, INV_FIXED)
     v = mul(q1, dec)
-""", "v")
-ELEMENT_DECODE_ZERO = _recipe("element decode (zero point)", "q dec zval", """
+""",
+    "v",
+)
+ELEMENT_DECODE_ZERO = _recipe(
+    "element decode (zero point)",
+    "q dec zval",
+    """
     q1 = sub(q, zval)
     v = mul(q1, dec)
-""", "v")
+""",
+    "v",
+)
 
 #: Upcast: the decode multiplier of a block from its scale code (one scale level).
 EXPONENT_DECODE = _recipe("scale decode", "scale", "dec = decode(scale, scale)", "dec")
 #: Upcast, two-level scaling: the tensor scale times the block scale.
-TWO_LEVEL_DECODE = _recipe("two-level decode", "scale tenscale", """
+TWO_LEVEL_DECODE = _recipe(
+    "two-level decode",
+    "scale tenscale",
+    """
     tval = decode(tenscale, tenscale)
     sval = decode(scale, scale)
     dec = mul(tval, sval)
-""", "dec")
+""",
+    "dec",
+)
 #: Upcast, uint data: the scale and the zero point.
-UINT_DECODE = _recipe("uint decode", "scale zero", """
+UINT_DECODE = _recipe(
+    "uint decode",
+    "scale zero",
+    """
     dec = decode(scale, scale)
     zval = decode(zero, zero)
-""", "dec zval")
+""",
+    "dec zval",
+)

@@ -152,7 +152,9 @@ def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str
     if name not in INPUT_DTYPE_NAMES:
         why = (
             ": float64 is refused rather than rounded twice behind your back; round it to "
-            "float32 yourself" if name == "float64" else ""
+            "float32 yourself"
+            if name == "float64"
+            else ""
         )
         raise UnsupportedError(
             f"{engine} does not cast {what} of dtype {name}: the input dtypes are float32, "
@@ -162,8 +164,13 @@ def input_dtype_name(x: Any, engine: str = "tcast", what: str = "arrays") -> str
 
 
 def make_request(
-    dt: DataType, modes: CastModes, seed: int | None, rbits: Any, shape: tuple[int, ...],
-    input_dtype: str, rules: CastRules | None = None,
+    dt: DataType,
+    modes: CastModes,
+    seed: int | None,
+    rbits: Any,
+    shape: tuple[int, ...],
+    input_dtype: str,
+    rules: CastRules | None = None,
 ) -> CastRequest:
     """The request from checked arguments and the array's shape and dtype name.
 

@@ -77,8 +77,16 @@ class ArrayOps(Protocol):
 
 
 def build_result(
-    req: CastRequest, codes: Any, ops: ArrayOps, engine: str, *, scale: Any = None,
-    zero: Any = None, tenscale: Any = None, mask: Any = None, packed: bool = False,
+    req: CastRequest,
+    codes: Any,
+    ops: ArrayOps,
+    engine: str,
+    *,
+    scale: Any = None,
+    zero: Any = None,
+    tenscale: Any = None,
+    mask: Any = None,
+    packed: bool = False,
 ) -> CastResult:
     """The CastResult of an actual or compress cast.
 
@@ -119,9 +127,18 @@ def build_result(
     else:
         data = ops.unsigned(codes, bits)
     return CastResult(
-        data=data, scale=scale, zero=zero, tenscale=tenscale, mask=mask, meta=None, dtype=dt,
-        shape=req.shape, castmode=req.castmode, input_dtype=req.input_dtype,
-        transpose_scale=req.transpose_scale and req.layout is not None, engine=engine,
+        data=data,
+        scale=scale,
+        zero=zero,
+        tenscale=tenscale,
+        mask=mask,
+        meta=None,
+        dtype=dt,
+        shape=req.shape,
+        castmode=req.castmode,
+        input_dtype=req.input_dtype,
+        transpose_scale=req.transpose_scale and req.layout is not None,
+        engine=engine,
         extra={"bits": bits},
     )
 

@@ -265,8 +265,9 @@ def _make_rules(dt: DataType, scalemode: ScaleMode) -> CastRules:
     exp_rule = recipe = upcast = None
     encode, decode = ELEMENT_ENCODE, ELEMENT_DECODE
     if ss is not None:
-        upcast = (UINT_DECODE if n.is_uint else TWO_LEVEL_DECODE if dt.is_multiscale
-                  else EXPONENT_DECODE)
+        upcast = (
+            UINT_DECODE if n.is_uint else TWO_LEVEL_DECODE if dt.is_multiscale else EXPONENT_DECODE
+        )
         if n.is_uint:
             recipe = UINT_EXPONENT_SCALE if pow2 else UINT_FLOAT_SCALE
             exp_rule = range_scale_rule(n, ss.scale) if pow2 else None
@@ -284,8 +285,21 @@ def _make_rules(dt: DataType, scalemode: ScaleMode) -> CastRules:
         consts["MS_M"] = _f32_of(Fraction(_f32_of(ss.scale.max_value)) * Fraction(m32))
     if fixed is not None:
         consts["FIXED"], consts["INV_FIXED"] = float(fixed), 1.0 / fixed
-    return CastRules(dt, scalemode, m, m32, fixed, limits, nan_keeps_sign(n), exp_rule, recipe,
-                     encode, decode, upcast, tuple(consts.items()))
+    return CastRules(
+        dt,
+        scalemode,
+        m,
+        m32,
+        fixed,
+        limits,
+        nan_keeps_sign(n),
+        exp_rule,
+        recipe,
+        encode,
+        decode,
+        upcast,
+        tuple(consts.items()),
+    )
 
 
 def scale_bounds(s: NumberSpec) -> tuple[float, float]:
