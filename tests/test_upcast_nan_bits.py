@@ -108,3 +108,38 @@ def test_infinite_tensor_scale_over_zero_tile_scale_decodes_to_the_canonical_nan
         (0, 16): PNAN, (1, 0): PNAN, (1, 1): PINF, (1, 2): NINF, (1, 3): PNAN,
     }  # fmt: skip
     _check(r, want, device)
+
+
+@pytest.mark.parametrize("roundmode", ["even", "zero", "away", "trunc", "stochastic"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_elements_under_an_overflowed_two_level_multiplier_are_positive_nans(
+    roundmode, device
+):
+    """A cast makes such a NaN itself: with a float16 tile scale at its maximum under a large
+    float32 tensor scale, ``fl32(t * s)`` (§5.6) overflows to Inf and every zero element
+    decodes to ``0 * Inf``. The virtual result (every round mode, fast paths included), the
+    upcast and the exact model all give +NaN there, and virtual equals upcast bit for bit.
+    """
+    import tcast.exact
+
+    code = "int2_float16_float32_t16"
+    big = float(np.finfo(np.float32).max)
+    x = np.array([[big, -big] + [0.0] * 14], np.float32)
+    seed = 5 if roundmode == "stochastic" else None
+    exact = tcast.exact.cast_array(list(x.ravel()), x.shape, code, roundmode=roundmode, seed=seed)
+    assert [tcast.exact.bits32(v) for v in exact.values[2:]] == [PNAN] * 14
+    tx = torch.from_numpy(x).to(device)
+    virtual = {
+        "tcast_ref": tcast_ref.cast(x, code, roundmode=roundmode, seed=seed).view(np.uint32),
+        f"tcast_torch {device}": tcast_torch.cast(tx, code, roundmode=roundmode, seed=seed)
+        .cpu()
+        .view(torch.int32)
+        .numpy()
+        .view(np.uint32),
+    }
+    r = tcast_ref.cast(x, code, castmode="actual", roundmode=roundmode, seed=seed)
+    up = _bits_ref(r)
+    for name, got in virtual.items():
+        assert got[0, 2:].tolist() == [PNAN] * 14, name
+        np.testing.assert_array_equal(got, up, err_msg=f"{name}: virtual != upcast")
+    np.testing.assert_array_equal(_bits_torch(r, device), up)

@@ -435,3 +435,16 @@ def test_grids_past_cudas_program_limit_are_cast_by_the_torch_engine(
     assert calls["run"] >= 3, calls  # virtual, actual and compress each fell back
     # the upcast kernel takes 1-D tiles; tcast_torch decodes 2-D tiles anyway
     assert calls["run_upcast"] >= 1 or code == "mxfp8_2d", calls
+
+
+@pytest.mark.parametrize("roundmode", ["even", "zero"])
+def test_an_overflowed_two_level_multiplier_gives_the_reference_nans(roundmode, device):
+    """Zero elements times a two-level multiplier ``fl32(t * s)`` that overflowed to Inf are
+    +NaN in the virtual result (SEMANTICS.md §8), not the GPU's 0x7FFFFFFF."""
+    import conformance_battery as cb
+
+    big = np.finfo(np.float32).max
+    x = np.array([[big, -big] + [0.0] * 14] * 2, np.float32)
+    rbits = np.arange(x.size, dtype=np.uint32).reshape(x.shape) * np.uint32(0x9E3779B9)
+    entry = cb.Entry("overflowed multiplier", x, rbits, 11)
+    _check("int2_float16_float32_t16", entry, roundmode=roundmode, device=device)

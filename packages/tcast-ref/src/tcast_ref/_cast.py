@@ -353,7 +353,7 @@ def _virtual_piece_fast(chunk, plan, rs, cs, req, pops) -> np.ndarray | None:
         np.clip(q, np.float32(lo), np.float32(hi), out=q)
     else:
         q = round_even_values(xs, n, pops.ws)
-    v = _element_values(q, plan, rs, req.rules, pops)
+    v = _canonical_nans(_element_values(q, plan, rs, req.rules, pops), q)
     if n.is_integer:
         v = v + np.float32(0)  # integers have no -0
     return _finish(v, plan, rs, cs)
@@ -380,8 +380,8 @@ def _canonical_nans(v: np.ndarray, q: np.ndarray) -> np.ndarray:
 
     NumPy's NaN bits follow the processor (an operand's payload passes; an invalid operation
     such as 0 * Inf gives 0xFFC00000 on x86 and 0x7FC00000 on Arm), so they are set here.
-    Casts never meet such a NaN; upcasts of scale or zero-point codes a cast does not produce
-    do.
+    Upcasts of scale or zero-point codes a cast does not produce meet such NaNs, and so does
+    a cast whose two-level multiplier ``fl32(t * s)`` overflows (zero elements times Inf).
     """
     nan = np.isnan(v)
     if not nan.any():

@@ -166,29 +166,30 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
     xs = scaled_inputs(rows, plan, rules)
     if n.is_integer:
         lo, hi = rules.int_limits
-        v = _element_values(torch.clamp(torch.round(xs), float(lo), float(hi)), plan, rules)
+        q = torch.clamp(torch.round(xs), float(lo), float(hi))
+        v = _canonical_nans(_element_values(q, plan, rules), q)
         v = torch.where(v == 0, 0.0, v)  # integers have no -0
     else:
-        v = _element_values(round_even_values(xs, n), plan, rules)
+        q = round_even_values(xs, n)
+        v = _canonical_nans(_element_values(q, plan, rules), q)
     return _finish(v, plan)
 
 
-def _decode_rows(
-    codes: torch.Tensor, plan: Plan, rules: CastRules, any_codes: bool = False
-) -> torch.Tensor:
-    """Decoded float32 values of block rows (the virtual result before the input dtype).
+def _canonical_nans(v: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """NaN bits of decoded values (SEMANTICS.md §8): the element's own NaN, else +0x7FC00000.
 
-    ``any_codes``: codes and scales that a cast may not have produced (an upcast), whose
-    arithmetic can make NaNs; they get the bits SEMANTICS.md §8 fixes, the element's own NaN
-    or else +0x7FC00000 (torch's NaN bits follow the device: 0x7FFFFFFF on CUDA, the x86
-    default NaN 0xFFC00000 for 0 * Inf on the CPU). A cast's own codes never make one.
+    torch's NaN bits follow the device (0x7FFFFFFF on CUDA, the x86 default NaN 0xFFC00000
+    for 0 * Inf on the CPU). Upcasts of scale or zero-point codes a cast does not produce
+    meet such NaNs, and so does a cast whose two-level multiplier ``fl32(t * s)`` overflows.
     """
+    own = torch.where(torch.isnan(q), to_bits(q), NAN_BITS)
+    return to_f32(torch.where(torch.isnan(v), own, to_bits(v)))
+
+
+def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
+    """Decoded float32 values of block rows (the virtual result before the input dtype)."""
     q = decode(codes, rules.dtype.nspec)
-    v = _element_values(q, plan, rules)
-    if any_codes:
-        own = torch.where(torch.isnan(q), to_bits(q), NAN_BITS)
-        v = to_f32(torch.where(torch.isnan(v), own, to_bits(v)))
-    return _finish(v, plan)
+    return _finish(_canonical_nans(_element_values(q, plan, rules), q), plan)
 
 
 def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | None):
@@ -340,5 +341,5 @@ def _upcast_scaled(result: CastResult, rules: CastRules, codes, mask) -> torch.T
     rows = blocks.reshape(-1, blocks.shape[-1])
     keep = None if mask is None else til.to_blocks(mask.to(torch.bool)).reshape(rows.shape)
     plan = Plan(scale, None, None, nonfinite, out["dec"], out.get("zval"), out["dec"], keep)
-    v = _decode_rows(rows, plan, rules, any_codes=True)
+    v = _decode_rows(rows, plan, rules)
     return til.from_blocks(v.reshape(blocks.shape)).contiguous()

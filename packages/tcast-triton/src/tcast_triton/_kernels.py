@@ -89,11 +89,14 @@ def store_value(ptr, offs, mask, v, IN: tl.constexpr):
 
 @triton.jit
 def store_block_value(ptr, offs, mask, v, bad, IN: tl.constexpr):
-    """Values of a scaled block into the input dtype: ``v`` holds no NaN; ``bad``: +NaN.
+    """Values of a scaled block into the input dtype; ``bad`` (non-finite blocks): +NaN.
 
-    A finite block's values are finite (or overflow to Inf), so the conversion needs no NaN
-    rule: one rounding conversion (``cvt.rn``, nearest even, IEEE overflow) per element.
+    A finite block's elements are never NaN codes (scaled casts saturate), so a NaN value
+    there is made by the decode: a zero element times a two-level multiplier that overflowed
+    to Inf. SEMANTICS.md §8 makes it +NaN too (the GPU would give 0x7FFFFFFF). Otherwise one
+    rounding conversion (``cvt.rn``, nearest even, IEEE overflow) per element.
     """
+    bad = bad | (v != v)
     if IN == IN_F32:
         tl.store(ptr + offs, tl.where(bad, NAN_BITS, bits_of(v)), mask=mask)
     elif IN == IN_BF16:

@@ -75,8 +75,12 @@ def from_bits32(b: int) -> float:
 def _special(a: float, b: float, op) -> float | None:
     if math.isfinite(a) and math.isfinite(b):
         return None
+    if math.isnan(a) or math.isnan(b):
+        return a if math.isnan(a) else b
     with_inf = op(a, b)  # binary64 gives the IEEE special result exactly
-    return with_inf
+    # an invalid operation (0 * Inf, Inf - Inf) gives +NaN (SEMANTICS.md §7, §8), not the
+    # processor's default NaN (negative on x86)
+    return math.nan if math.isnan(with_inf) else with_inf
 
 
 def mul(a: float, b: float) -> float:
