@@ -353,7 +353,9 @@ def _virtual_piece_fast(chunk, plan, rs, cs, req, pops) -> np.ndarray | None:
         np.clip(q, np.float32(lo), np.float32(hi), out=q)
     else:
         q = round_even_values(xs, n, pops.ws)
-    v = _canonical_nans(_element_values(q, plan, rs, req.rules, pops), q)
+    # q may share a scratch buffer with the recipe's steps, and is never NaN here (a finite
+    # block's scaled inputs are finite): every NaN value is the decode's own, +NaN
+    v = _canonical_nans(_element_values(q, plan, rs, req.rules, pops), None)
     if n.is_integer:
         v = v + np.float32(0)  # integers have no -0
     return _finish(v, plan, rs, cs)
@@ -375,7 +377,7 @@ def _decode_piece(codes, plan, rs, cs, rules: CastRules, pops) -> np.ndarray:
     return _finish(_canonical_nans(_element_values(q, plan, rs, rules, pops), q), plan, rs, cs)
 
 
-def _canonical_nans(v: np.ndarray, q: np.ndarray) -> np.ndarray:
+def _canonical_nans(v: np.ndarray, q: np.ndarray | None) -> np.ndarray:
     """NaN bits of decoded values (SEMANTICS.md §8): the element's own NaN, else +0x7FC00000.
 
     NumPy's NaN bits follow the processor (an operand's payload passes; an invalid operation
@@ -386,6 +388,8 @@ def _canonical_nans(v: np.ndarray, q: np.ndarray) -> np.ndarray:
     nan = np.isnan(v)
     if not nan.any():
         return v
+    if q is None:  # elements that are never NaN codes
+        return np.where(nan, _NAN32, v)
     own = np.isnan(q)
     b = np.where(own, np.asarray(q, np.float32).view(np.uint32), np.uint32(0x7FC00000))
     return np.where(nan, b.view(np.float32), v)
