@@ -353,16 +353,31 @@ def _virtual_piece_fast(chunk, plan, rs, cs, req, pops) -> np.ndarray | None:
         np.clip(q, np.float32(lo), np.float32(hi), out=q)
     else:
         q = round_even_values(xs, n, pops.ws)
-    # q may share a scratch buffer with the recipe's steps, and is never NaN here (a finite
-    # block's scaled inputs are finite): every NaN value is the decode's own, +NaN
-    v = _canonical_nans(_element_values(q, plan, rs, req.rules, pops), None)
+    v = _element_values(q, plan, rs, req.rules, pops)
     if n.is_integer:
         v = v + np.float32(0)  # integers have no -0
+    # q is not passed: it may share a scratch buffer with the recipe's steps, and is never a
+    # NaN in a finite block (the scaled inputs are finite)
     return _finish(v, plan, rs, cs)
 
 
-def _finish(v: np.ndarray, plan: _Plan, rs: slice, cs: slice) -> np.ndarray:
-    """NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6)."""
+def _finish(
+    v: np.ndarray, plan: _Plan, rs: slice, cs: slice, q: np.ndarray | None = None
+) -> np.ndarray:
+    """NaN bits, NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6, §8).
+
+    A NaN value gets the bits §8 fixes: the element's own NaN where ``q`` (decoded codes that
+    can be NaN codes) is one, else +0x7FC00000. NumPy's NaN bits follow the processor (an
+    invalid operation such as 0 * Inf gives 0xFFC00000 on x86, 0x7FC00000 on Arm); upcasts of
+    codes a cast does not produce meet such NaNs, and so does a cast whose two-level
+    multiplier ``fl32(t * s)`` overflowed (zero elements times Inf).
+    """
+    nan = np.isnan(v)
+    if nan.any():
+        fill = np.uint32(0x7FC00000)
+        if q is not None:
+            fill = np.where(np.isnan(q), np.asarray(q, np.float32).view(np.uint32), fill)
+        v = np.where(nan, np.asarray(fill, np.uint32).view(np.float32), v)
     nonfinite = plan.nonfinite[rs, None]
     if nonfinite.any():
         v = np.where(nonfinite, _NAN32, v)
@@ -374,25 +389,7 @@ def _finish(v: np.ndarray, plan: _Plan, rs: slice, cs: slice) -> np.ndarray:
 def _decode_piece(codes, plan, rs, cs, rules: CastRules, pops) -> np.ndarray:
     """Pass 2b: decoded float32 values of a piece (the virtual result before the input dtype)."""
     q = decode(codes, rules.dtype.nspec)
-    return _finish(_canonical_nans(_element_values(q, plan, rs, rules, pops), q), plan, rs, cs)
-
-
-def _canonical_nans(v: np.ndarray, q: np.ndarray | None) -> np.ndarray:
-    """NaN bits of decoded values (SEMANTICS.md §8): the element's own NaN, else +0x7FC00000.
-
-    NumPy's NaN bits follow the processor (an operand's payload passes; an invalid operation
-    such as 0 * Inf gives 0xFFC00000 on x86 and 0x7FC00000 on Arm), so they are set here.
-    Upcasts of scale or zero-point codes a cast does not produce meet such NaNs, and so does
-    a cast whose two-level multiplier ``fl32(t * s)`` overflows (zero elements times Inf).
-    """
-    nan = np.isnan(v)
-    if not nan.any():
-        return v
-    if q is None:  # elements that are never NaN codes
-        return np.where(nan, _NAN32, v)
-    own = np.isnan(q)
-    b = np.where(own, np.asarray(q, np.float32).view(np.uint32), np.uint32(0x7FC00000))
-    return np.where(nan, b.view(np.float32), v)
+    return _finish(_element_values(q, plan, rs, rules, pops), plan, rs, cs, q)
 
 
 # ----------------------------------------------------------------- the cast

@@ -144,10 +144,22 @@ def _element_values(q: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tens
     return run_recipe(dec, _ELEMENT_OPS, rules.constants, q=q, **plan.columns(dec.inputs))["v"]
 
 
-def _finish(v: torch.Tensor, plan: Plan) -> torch.Tensor:
-    """NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6)."""
+def _finish(v: torch.Tensor, plan: Plan, q: torch.Tensor | None = None) -> torch.Tensor:
+    """NaN bits, NaN throughout non-finite blocks, +0 where pruned (SEMANTICS.md §5.2, §6, §8).
+
+    A NaN value gets the bits §8 fixes: the element's own NaN where ``q`` (decoded codes that
+    can be NaN codes) is one, else +0x7FC00000. torch's NaN bits follow the device
+    (0x7FFFFFFF on CUDA, the x86 default 0xFFC00000 for 0 * Inf on the CPU); upcasts of codes
+    a cast does not produce meet such NaNs, and so does a cast whose two-level multiplier
+    ``fl32(t * s)`` overflowed (zero elements times Inf).
+    """
     nonfinite = plan.nonfinite[:, None]
-    b = torch.where(nonfinite, NAN_BITS, to_bits(v))
+    bad = nonfinite | torch.isnan(v)
+    if q is None:
+        b = torch.where(bad, NAN_BITS, to_bits(v))
+    else:
+        own = torch.where(torch.isnan(q) & ~nonfinite, to_bits(q), NAN_BITS)
+        b = torch.where(bad, own, to_bits(v))
     if plan.keep is not None:
         b = torch.where(plan.keep | nonfinite, b, 0)
     return to_f32(b)
@@ -166,30 +178,17 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
     xs = scaled_inputs(rows, plan, rules)
     if n.is_integer:
         lo, hi = rules.int_limits
-        q = torch.clamp(torch.round(xs), float(lo), float(hi))
-        v = _canonical_nans(_element_values(q, plan, rules), q)
+        v = _element_values(torch.clamp(torch.round(xs), float(lo), float(hi)), plan, rules)
         v = torch.where(v == 0, 0.0, v)  # integers have no -0
     else:
-        q = round_even_values(xs, n)
-        v = _canonical_nans(_element_values(q, plan, rules), q)
-    return _finish(v, plan)
-
-
-def _canonical_nans(v: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """NaN bits of decoded values (SEMANTICS.md §8): the element's own NaN, else +0x7FC00000.
-
-    torch's NaN bits follow the device (0x7FFFFFFF on CUDA, the x86 default NaN 0xFFC00000
-    for 0 * Inf on the CPU). Upcasts of scale or zero-point codes a cast does not produce
-    meet such NaNs, and so does a cast whose two-level multiplier ``fl32(t * s)`` overflows.
-    """
-    own = torch.where(torch.isnan(q), to_bits(q), NAN_BITS)
-    return to_f32(torch.where(torch.isnan(v), own, to_bits(v)))
+        v = _element_values(round_even_values(xs, n), plan, rules)
+    return _finish(v, plan)  # a finite block's rounded values are never NaN
 
 
 def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
     """Decoded float32 values of block rows (the virtual result before the input dtype)."""
     q = decode(codes, rules.dtype.nspec)
-    return _finish(_canonical_nans(_element_values(q, plan, rules), q), plan)
+    return _finish(_element_values(q, plan, rules), plan, q)
 
 
 def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | None):
