@@ -7,7 +7,7 @@ gfloat). Registered as the ``ref`` engine, so ``tcast.cast(numpy_array, ...)``
 reaches it.
 """
 
-from ._api import cast, upcast
+from ._api import cast, cast_dual, upcast
 from ._cast import INPUT_DTYPES
 from ._codec import code_dtype, decode, encode
 from ._engine import RefEngine, engine
@@ -21,6 +21,7 @@ __all__ = [
     "RefEngine",
     "__version__",
     "cast",
+    "cast_dual",
     "code_dtype",
     "decode",
     "encode",

@@ -1,14 +1,14 @@
-"""The public functions of the reference engine: :func:`cast` and :func:`upcast`."""
+"""The public functions of the reference engine: :func:`cast`, :func:`cast_dual`, :func:`upcast`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
 
 from ._engine import engine
 
-__all__ = ["cast", "upcast"]
+__all__ = ["cast", "cast_dual", "upcast"]
 
 
 def cast(
@@ -22,6 +22,7 @@ def cast(
     rbits: np.ndarray | None = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
 ) -> np.ndarray | CastResult:
     """Cast a NumPy array bit-exactly as SEMANTICS.md defines.
 
@@ -36,6 +37,7 @@ def cast(
         rbits: stochastic rounding: uint32 array of x's shape.
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
+        scale_layout: plain, or blocked (the 128 x 4 GEMM layout, SEMANTICS.md §8.1).
 
     Returns:
         The virtual array, or a CastResult.
@@ -54,6 +56,39 @@ def cast(
         rbits=rbits,
         saturate=saturate,
         transpose_scale=transpose_scale,
+        scale_layout=scale_layout,
+    )
+
+
+def cast_dual(
+    x: np.ndarray,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "actual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: np.ndarray | None = None,
+    saturate: bool = True,
+    transposed: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
+) -> tuple[np.ndarray | CastResult, np.ndarray | CastResult]:
+    """The row and column casts of ``x`` (``tcast.cast_dual``; two casts here).
+
+    Raises:
+        SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
+    """
+    return engine.cast_dual_args(
+        x,
+        dtype,
+        castmode=castmode,
+        roundmode=roundmode,
+        scalemode=scalemode,
+        seed=seed,
+        rbits=rbits,
+        saturate=saturate,
+        transposed=transposed,
+        scale_layout=scale_layout,
     )
 
 

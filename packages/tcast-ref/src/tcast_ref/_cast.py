@@ -592,6 +592,17 @@ class _ResultOps:
     def last(self, a):
         return int(a[-1])
 
+    def permute(self, a, order):
+        return np.ascontiguousarray(np.transpose(a, order))
+
+    def pad(self, a, shape):
+        out = np.zeros(shape, a.dtype)
+        out[tuple(slice(0, n) for n in a.shape)] = a
+        return out
+
+    def crop(self, a, shape):
+        return np.ascontiguousarray(a[tuple(slice(0, n) for n in shape)])
+
 
 #: The result operations of this engine.
 OPS = _ResultOps()

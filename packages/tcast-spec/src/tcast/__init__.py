@@ -10,7 +10,7 @@ in SEMANTICS.md beside this package.
 
 from . import exact, kit
 from ._version import __version__
-from .api import cast, select_engine, upcast
+from .api import cast, cast_dual, select_engine, upcast
 from .catalog import (
     ALIASES,
     CATALOG,
@@ -164,8 +164,17 @@ from .engine import (
 )
 from .errors import EngineNotFoundError, SpecError, TcastError, UnsupportedError
 from .kit import CastRequest, EngineBase
-from .layout import BlockLayout, block_layout
-from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
+from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
+from .modes import (
+    CastMode,
+    RoundMode,
+    ScaleLayout,
+    ScaleMode,
+    cast_mode,
+    round_mode,
+    scale_layout,
+    scale_mode,
+)
 from .number import Kind, NumberSpec, Style, number
 from .philox import check_random_source, philox4x32, random_bits
 from .scale import ScaleSpec, TileSpec, scale
@@ -180,6 +189,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "NOT_YET_SUPPORTED",
     "BlockLayout",
+    "BlockedScales",
     "CastMode",
     "CastModes",
     "CastRequest",
@@ -192,6 +202,7 @@ __all__ = [
     "Kind",
     "NumberSpec",
     "RoundMode",
+    "ScaleLayout",
     "ScaleMode",
     "ScaleSpec",
     "SpecError",
@@ -231,7 +242,10 @@ __all__ = [
     "binary8p6",
     "binary8p7",
     "block_layout",
+    "blocked_offset",
+    "blocked_scales",
     "cast",
+    "cast_dual",
     "cast_mode",
     "check_random_source",
     "combinations",
@@ -320,6 +334,7 @@ __all__ = [
     "refresh_engines",
     "round_mode",
     "scale",
+    "scale_layout",
     "scale_mode",
     "select_engine",
     "uint4_FFc",

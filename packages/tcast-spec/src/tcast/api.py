@@ -13,10 +13,11 @@ from typing import Any
 from .datatype import DataType
 from .engine import CastModes, CastResult, Engine, engine_names, engines_for, failure, load_engine
 from .errors import EngineNotFoundError, SpecError, UnsupportedError
+from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._request import normalize_args
-from .modes import CastMode, RoundMode, ScaleMode
+from .modes import CastMode, RoundMode, ScaleLayout, ScaleMode
 
-__all__ = ["cast", "select_engine", "upcast"]
+__all__ = ["cast", "cast_dual", "select_engine", "upcast"]
 
 # Which wheel provides an engine for arrays from which module.
 _WHEEL_FOR_MODULE = {"numpy": "tcast-ref", "torch": "tcast-torch"}
@@ -30,7 +31,13 @@ def _wheel_hint(x: Any) -> str:
     return "install an engine: tcast-ref (NumPy), tcast-torch (PyTorch) or tcast-triton (GPU)"
 
 
-def select_engine(x: Any, dtype: DataType, modes: CastModes, engine: str | None = None) -> Engine:
+def select_engine(
+    x: Any,
+    dtype: DataType,
+    modes: CastModes,
+    engine: str | None = None,
+    also: DataType | None = None,
+) -> Engine:
     """Pick the engine for an array, a datatype and modes.
 
     Args:
@@ -38,6 +45,7 @@ def select_engine(x: Any, dtype: DataType, modes: CastModes, engine: str | None 
         dtype: the datatype.
         modes: the modes.
         engine: a name to force one engine.
+        also: a second datatype the engine must support too (``cast_dual``'s column tiling).
 
     Returns:
         The engine.
@@ -58,15 +66,17 @@ def select_engine(x: Any, dtype: DataType, modes: CastModes, engine: str | None 
             )
         if not eng.accepts(x):
             raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
-        if not eng.supports(dtype, modes):
-            raise UnsupportedError(f"engine {engine!r} does not support {dtype.name} with {modes}")
+        for dt in (dtype, also):
+            if dt is not None and not eng.supports(dt, modes):
+                raise UnsupportedError(f"engine {engine!r} does not support {dt.name} with {modes}")
         return eng
     takers = [e for e in engines_for(x) if e.accepts(x)]
     if not takers:
         raise EngineNotFoundError(f"no installed engine takes {type(x).__name__}: {_wheel_hint(x)}")
     best = None
     for e in takers:
-        if e.supports(dtype, modes) and (best is None or e.priority > best.priority):
+        ok = e.supports(dtype, modes) and (also is None or e.supports(also, modes))
+        if ok and (best is None or e.priority > best.priority):
             best = e
     if best is None:
         names = ", ".join(e.name for e in takers)
@@ -85,6 +95,7 @@ def cast(
     rbits: Any = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
     engine: str | None = None,
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
@@ -103,22 +114,82 @@ def cast(
         rbits: stochastic rounding: explicit 32-bit random integers, one per element.
         saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN.
         transpose_scale: swap the two segments of a 2-D tile.
+        scale_layout: actual and compress casts of one fixed-length tile segment (MX,
+            NVFP4): ``"plain"`` (the scale array, SEMANTICS.md §5.1) or ``"blocked"`` (the
+            128 x 4 layout cuBLAS/CUTLASS block-scaled GEMMs and ``torch._scaled_mm`` read,
+            zero-padded; §8.1).
         engine: the engine's name, to bypass automatic selection.
 
     Returns:
         The virtual array, or a CastResult.
 
     Raises:
-        SpecError: for bad codes, modes, or a seed given with rbits.
+        SpecError: for bad codes, modes, or a seed given with rbits; the blocked layout for
+            a virtual cast or a datatype without one fixed-length tile segment.
         EngineNotFoundError: when no engine is installed for ``x``.
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
     """
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
     eng = select_engine(x, dt, modes, engine)
     return eng.cast(x, eng.request(x, dt, modes, seed, rbits))
+
+
+def cast_dual(
+    x: Any,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "actual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: Any = None,
+    saturate: bool = True,
+    transposed: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
+    engine: str | None = None,
+) -> tuple[Any, Any]:
+    """Cast ``x`` twice: with the datatype's tiles along its rows, and along its columns.
+
+    Training casts each tensor for the forward GEMM (tiles along the last dimension) and
+    for the backward one (along the second-to-last). Each result is bit for bit the single
+    :func:`cast` (``cast(x, dtype)`` and ``cast(x, tcast.kit.column_datatype(dtype))``), the
+    same random word per element under stochastic rounding. The Triton engine reads ``x``
+    once and writes both in one kernel; other engines run two casts.
+
+    Args:
+        x: a float32, float16 or bfloat16 array of rank 2 or more.
+        dtype: a datatype with one tile segment along the last dimension (``mxfp8``,
+            ``nvfp4``, ``int8_e8m0_t32``, a channel ``t0``).
+        castmode: actual (the default), compress or virtual, as :func:`cast`.
+        roundmode: as :func:`cast`.
+        scalemode: as :func:`cast`.
+        seed: as :func:`cast` (both casts use the words of ``x``'s flat indices).
+        rbits: as :func:`cast` (one word per element of ``x``, used by both casts).
+        saturate: as :func:`cast`.
+        scale_layout: as :func:`cast`, for both results.
+        engine: as :func:`cast`; the engine must support both tilings.
+        transposed: store the second result for ``xᵀ`` (the last two dimensions swapped,
+            C-contiguous: what the backward GEMM reads): the transpose of the plain second
+            result in every part, a result of ``dtype`` over ``xᵀ``'s shape (its scales in
+            the blocked layout of ``xᵀ`` when asked).
+
+    Returns:
+        ``(rows, cols)``: two virtual arrays or two CastResults.
+
+    Raises:
+        SpecError: as :func:`cast`, and for ``x`` of rank below 2 or a datatype without one
+            tile segment along the last dimension.
+        EngineNotFoundError, UnsupportedError: as :func:`cast`.
+    """
+    transposed = check_transposed(transposed)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
+    )
+    eng = select_engine(x, dt, modes, engine, also=column_datatype(dt))
+    return run_dual(eng, x, dt, modes, seed, rbits, transposed)
 
 
 def upcast(result: CastResult, *, engine: str | None = None) -> Any:

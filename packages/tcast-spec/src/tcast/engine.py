@@ -26,7 +26,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from .datatype import DataType
 from .errors import SpecError
-from .modes import CastMode, RoundMode, ScaleMode, cast_mode, round_mode, scale_mode
+from .modes import (
+    CastMode,
+    RoundMode,
+    ScaleLayout,
+    ScaleMode,
+    cast_mode,
+    round_mode,
+    scale_mode,
+)
+from .modes import scale_layout as _scale_layout
 
 __all__ = [
     "ARRAYS_GROUP",
@@ -59,6 +68,7 @@ class CastModes:
     scalemode: ScaleMode = ScaleMode.FLOOR
     saturate: bool = True
     transpose_scale: bool = False
+    scale_layout: ScaleLayout = ScaleLayout.PLAIN
 
     @classmethod
     def of(
@@ -68,22 +78,24 @@ class CastModes:
         scalemode: ScaleMode | str = "floor",
         saturate: bool = True,
         transpose_scale: bool = False,
+        scale_layout: ScaleLayout | str = "plain",
     ) -> CastModes:
         """Build from enums or strings (aliases allowed).
 
         Raises:
-            SpecError: for an unknown mode or a non-bool flag.
+            SpecError: for an unknown mode or a non-bool flag, or the blocked scale layout
+                with a virtual cast (it has no scales to lay out).
         """
         for flag, value in (("saturate", saturate), ("transpose_scale", transpose_scale)):
             if not isinstance(value, bool):
                 raise SpecError(f"{flag} must be True or False, got {value!r}")
-        return cls(
-            cast_mode(castmode),
-            round_mode(roundmode),
-            scale_mode(scalemode),
-            saturate,
-            transpose_scale,
-        )
+        cm, sl = cast_mode(castmode), _scale_layout(scale_layout)
+        if sl is ScaleLayout.BLOCKED and cm is CastMode.VIRTUAL:
+            raise SpecError(
+                "scale_layout='blocked' applies to actual and compress casts; a virtual "
+                "cast returns values, not scales"
+            )
+        return cls(cm, round_mode(roundmode), scale_mode(scalemode), saturate, transpose_scale, sl)
 
 
 @dataclass
@@ -106,6 +118,9 @@ class CastResult:
         input_dtype: name of the input's float dtype (float32, float16, bfloat16).
         transpose_scale: whether the 2-D tile segments were swapped.
         engine: name of the engine that produced the result.
+        extra: engine notes (``bits``: the element width).
+        scale_layout: how ``scale`` and ``zero`` are stored: plain (the scale array's
+            shape) or blocked (SEMANTICS.md §8.1).
     """
 
     data: Any
@@ -121,6 +136,7 @@ class CastResult:
     transpose_scale: bool = False
     engine: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    scale_layout: ScaleLayout = ScaleLayout.PLAIN
 
     def __repr__(self) -> str:
         # never the arrays themselves: a result of a large tensor prints in one line
@@ -134,6 +150,8 @@ class CastResult:
         head = f"{dt}, {mode}, shape {tuple(self.shape)!r}, {self.input_dtype}"
         if self.transpose_scale:
             head += ", scale transposed"
+        if self.scale_layout is ScaleLayout.BLOCKED:
+            head += ", scale blocked"
         if self.engine:
             head += f", engine {self.engine}"
         return f"CastResult({head}: {', '.join(parts)})"

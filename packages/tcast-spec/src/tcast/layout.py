@@ -15,7 +15,20 @@ from dataclasses import dataclass
 from .datatype import DataType
 from .errors import SpecError
 
-__all__ = ["BlockLayout", "block_layout"]
+__all__ = [
+    "BLOCK_COLS",
+    "BLOCK_ROWS",
+    "BlockLayout",
+    "BlockedScales",
+    "block_layout",
+    "blocked_offset",
+    "blocked_refusal",
+    "blocked_scales",
+]
+
+#: The blocked scale layout's block (SEMANTICS.md §8.1): 128 rows by 4 scale columns.
+BLOCK_ROWS = 128
+BLOCK_COLS = 4
 
 
 @dataclass(frozen=True)
@@ -125,3 +138,129 @@ def block_layout(shape: tuple[int, ...], dtype: DataType, transpose: bool = Fals
         for d in range(len(shape))
     )
     return BlockLayout(shape, tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn)
+
+
+def blocked_refusal(dtype: DataType) -> str | None:
+    """Why ``dtype``'s scales cannot be stored in the blocked layout, or None when they can.
+
+    The blocked layout (SEMANTICS.md §8.1) holds the scales of one tile segment of a fixed
+    length (MX, NVFP4, any ``t<T>`` with ``T > 0``, dense or sparse, any scale format, with or
+    without a tensor scale or zero points); tensor scales, channels and 2-D tiles have other
+    layouts in the GEMMs that read them.
+    """
+    ss = dtype.sspec
+    if ss is None:
+        return "it is unscaled (no scales to lay out)"
+    if len(ss.tiles) != 1:
+        kind = "a tensor scale" if not ss.tiles else "2-D tiles"
+        return f"it has {kind}; the blocked layout holds the scales of one tile segment"
+    if ss.tiles[0].size == 0:
+        return "its tiles are channels (t0); the blocked layout holds fixed-length tiles"
+    return None
+
+
+@dataclass(frozen=True)
+class BlockedScales:
+    """The scale matrix of a one-segment tiling and its 128 x 4 blocked layout (§8.1).
+
+    The scale array with the tiled dimension moved last is a ``rows x cols`` matrix: ``cols``
+    scales per row, one row per index of the other dimensions in C order. The blocked layout
+    zero-pads it to ``padded_rows x padded_cols`` (multiples of 128 and 4) and stores each
+    128 x 4 block as 512 consecutive codes, blocks in row-major order; inside a block, the
+    code of row ``r = 32 * i + j`` (``j < 32``) and column ``c`` is at ``16 * j + 4 * i + c``
+    (:func:`blocked_offset`). Engines get there with array operations: the padded matrix
+    viewed as :attr:`view`, its axes permuted by :attr:`swizzle`; the blocked array viewed as
+    :attr:`blocked_view` and permuted by :attr:`swizzle` again (it is its own inverse) gives
+    the padded matrix back.
+
+    Attributes:
+        scale_shape: the plain scale array's shape (SEMANTICS.md §5.1).
+        dim: the tiled dimension (non-negative).
+    """
+
+    scale_shape: tuple[int, ...]
+    dim: int
+
+    @property
+    def cols(self) -> int:
+        """Scales per row of the matrix: the scale count along the tiled dimension."""
+        return self.scale_shape[self.dim]
+
+    @property
+    def rows(self) -> int:
+        """Rows of the matrix: the product of the other dimensions of the scale array."""
+        return math.prod(n for i, n in enumerate(self.scale_shape) if i != self.dim)
+
+    @property
+    def padded_rows(self) -> int:
+        """``rows`` rounded up to a multiple of 128."""
+        return -(-self.rows // BLOCK_ROWS) * BLOCK_ROWS
+
+    @property
+    def padded_cols(self) -> int:
+        """``cols`` rounded up to a multiple of 4."""
+        return -(-self.cols // BLOCK_COLS) * BLOCK_COLS
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The stored array's shape: ``(padded_rows, padded_cols)``, codes in blocked order."""
+        return (self.padded_rows, self.padded_cols)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """The axis permutation moving the tiled dimension of the scale array last."""
+        return (*(d for d in range(len(self.scale_shape)) if d != self.dim), self.dim)
+
+    @property
+    def moved_shape(self) -> tuple[int, ...]:
+        """The scale array's shape with the tiled dimension last."""
+        return tuple(self.scale_shape[d] for d in self.order)
+
+    @property
+    def inverse_order(self) -> tuple[int, ...]:
+        """The permutation undoing :attr:`order`."""
+        inv = [0] * len(self.order)
+        for i, d in enumerate(self.order):
+            inv[d] = i
+        return tuple(inv)
+
+    @property
+    def view(self) -> tuple[int, int, int, int, int]:
+        """The padded matrix as (row blocks, 4, 32, column blocks, 4): row ``128b + 32i + j``."""
+        return (self.padded_rows // BLOCK_ROWS, 4, 32, self.padded_cols // BLOCK_COLS, BLOCK_COLS)
+
+    @property
+    def blocked_view(self) -> tuple[int, int, int, int, int]:
+        """The blocked array as (row blocks, column blocks, 32, 4, 4): :attr:`view` swizzled."""
+        return (self.padded_rows // BLOCK_ROWS, self.padded_cols // BLOCK_COLS, 32, 4, BLOCK_COLS)
+
+    @property
+    def swizzle(self) -> tuple[int, int, int, int, int]:
+        """The permutation of :attr:`view` giving the blocked order (its own inverse)."""
+        return (0, 3, 2, 1, 4)
+
+
+def blocked_scales(layout: BlockLayout, dtype: DataType | None = None) -> BlockedScales:
+    """The blocked scale matrix of a layout with one fixed-length tile segment.
+
+    Raises:
+        SpecError: for a layout that is not one tile segment (``dtype`` names the datatype in
+            the message; :func:`blocked_refusal` says why for a datatype).
+    """
+    if len(layout.dims) != 1 or (dtype is not None and blocked_refusal(dtype)):
+        why = blocked_refusal(dtype) if dtype is not None else "it is not one tile segment"
+        name = dtype.name if dtype is not None else "this layout"
+        raise SpecError(f"scale_layout='blocked' does not apply to {name}: {why}")
+    return BlockedScales(tuple(layout.scale_shape), layout.dims[0])
+
+
+def blocked_offset(row: int, col: int, cols: int) -> int:
+    """Where the scale of matrix row ``row``, column ``col`` lies in the blocked layout.
+
+    ``cols`` is the matrix's scale count per row (before padding). The layout is the one
+    NVIDIA documents for cuBLAS block-scaled GEMMs ("1D block scaling factors layout") and
+    CUTLASS reads: 128 x 4 blocks of 512 codes in row-major block order.
+    """
+    col_blocks = -(-cols // BLOCK_COLS)
+    block = (row // BLOCK_ROWS) * col_blocks + col // BLOCK_COLS
+    return block * 512 + (row % 32) * 16 + (row // 32 % 4) * 4 + col % BLOCK_COLS

@@ -13,7 +13,16 @@ from enum import StrEnum
 
 from .errors import SpecError
 
-__all__ = ["CastMode", "RoundMode", "ScaleMode", "cast_mode", "round_mode", "scale_mode"]
+__all__ = [
+    "CastMode",
+    "RoundMode",
+    "ScaleLayout",
+    "ScaleMode",
+    "cast_mode",
+    "round_mode",
+    "scale_layout",
+    "scale_mode",
+]
 
 
 class RoundMode(StrEnum):
@@ -55,6 +64,15 @@ class CastMode(StrEnum):
     ACTUAL = "actual"
     #: A CastResult with codes packed into bytes (and pruned elements removed).
     COMPRESS = "compress"
+
+
+class ScaleLayout(StrEnum):
+    """How an actual or compress result stores its scale (and zero-point) codes (§8.1)."""
+
+    #: The scale array's shape (SEMANTICS.md §5.1), C order. The default.
+    PLAIN = "plain"
+    #: The 128 x 4 blocked ("swizzled") layout block-scaled GEMMs read, zero-padded.
+    BLOCKED = "blocked"
 
 
 _ROUND_ALIASES = {"nearest": RoundMode.AWAY}
@@ -103,3 +121,12 @@ def cast_mode(value: CastMode | str) -> CastMode:
         SpecError: if ``value`` names no cast mode.
     """
     return _lookup(CastMode, {}, value, "cast mode")
+
+
+def scale_layout(value: ScaleLayout | str) -> ScaleLayout:
+    """Return the ScaleLayout for an enum member or a name (``plain``, ``blocked``).
+
+    Raises:
+        SpecError: if ``value`` names no scale layout.
+    """
+    return _lookup(ScaleLayout, {}, value, "scale layout")

@@ -7,7 +7,7 @@ reaches it. The cast path is int32 bit arithmetic in plain torch operations, wit
 synchronisation, so it also runs under ``torch.compile``.
 """
 
-from ._api import cast, upcast
+from ._api import cast, cast_dual, upcast
 from ._codec import decode, encode
 from ._compiled import exact_inductor_options
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
@@ -39,6 +39,7 @@ __all__ = [
     "__version__",
     "as_torch_dtype",
     "cast",
+    "cast_dual",
     "decode",
     "encode",
     "engine",

@@ -1,16 +1,19 @@
-"""The public functions of the torch engine: :func:`cast` and :func:`upcast`."""
+"""The public functions of the torch engine: :func:`cast`, :func:`cast_dual`, :func:`upcast`."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
-from tcast.kit import normalize_args
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
+from tcast.kit import check_transposed, normalize_args, run_dual
 
 from ._cast import check_run_options, run_cast
 from ._engine import engine
+from ._run import OPS
 
-__all__ = ["cast", "upcast"]
+__all__ = ["cast", "cast_dual", "upcast"]
 
 
 def cast(
@@ -24,6 +27,7 @@ def cast(
     rbits: torch.Tensor | None = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
     grad: str = "ste",
     compile: bool | None = None,
 ) -> torch.Tensor | CastResult:
@@ -40,6 +44,8 @@ def cast(
         rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
+        scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs and
+            ``torch._scaled_mm`` read, SEMANTICS.md §8.1).
         grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
             (straight through, the default) or ``"saturate"`` (zero where the cast clipped
             the input; see ``tcast_torch._autograd``).
@@ -62,10 +68,49 @@ def cast(
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
     check_run_options(grad, compile)
     return run_cast(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
+
+
+def cast_dual(
+    x: torch.Tensor,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "actual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+    transposed: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
+    grad: str = "ste",
+    compile: bool | None = None,
+) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
+    """The row and column casts of ``x`` (``tcast.cast_dual``): two casts of this engine.
+
+    ``grad`` and ``compile`` are :func:`cast`'s; virtual results of a tensor that requires
+    grad are both differentiable (the transposed one through its transpose).
+
+    Raises:
+        SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
+    """
+    transposed = check_transposed(transposed)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
+    )
+    check_run_options(grad, compile)
+    # the engine with these options: run_dual casts twice through it
+    runner = SimpleNamespace(
+        name=engine.name,
+        supports=engine.supports,
+        request=engine.request,
+        cast=lambda t, req: run_cast(t, req, grad, compile),
+        result_ops=OPS,
+    )
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

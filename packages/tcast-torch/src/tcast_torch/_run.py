@@ -305,6 +305,17 @@ class _ResultOps:
     def last(self, a):
         return int(a[-1])
 
+    def permute(self, a, order):
+        return a.permute(order).contiguous()
+
+    def pad(self, a, shape):
+        out = a.new_zeros(shape)
+        out[tuple(slice(0, n) for n in a.shape)] = a
+        return out
+
+    def crop(self, a, shape):
+        return a[tuple(slice(0, n) for n in shape)].contiguous()
+
 
 #: The result operations of this engine.
 OPS = _ResultOps()

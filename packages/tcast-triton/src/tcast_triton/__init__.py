@@ -5,9 +5,9 @@ engine registers as ``triton`` in the ``tcast.engines`` entry-point group and ou
 ``torch`` for the tensors it accepts. See the package README and docs/triton.md.
 """
 
-from ._api import cast, upcast
+from ._api import cast, cast_dual, upcast
 from ._engine import TritonEngine, engine
 
 __version__ = "0.1.0"
 
-__all__ = ["TritonEngine", "__version__", "cast", "engine", "upcast"]
+__all__ = ["TritonEngine", "__version__", "cast", "cast_dual", "engine", "upcast"]

@@ -1,14 +1,14 @@
-"""The public functions of the Triton engine: :func:`cast` and :func:`upcast`."""
+"""The public functions of the Triton engine: :func:`cast`, :func:`cast_dual`, :func:`upcast`."""
 
 from __future__ import annotations
 
 import torch
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleMode
+from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
 
 from ._engine import engine
 
-__all__ = ["cast", "upcast"]
+__all__ = ["cast", "cast_dual", "upcast"]
 
 
 def cast(
@@ -22,6 +22,7 @@ def cast(
     rbits: torch.Tensor | None = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
 ) -> torch.Tensor | CastResult:
     """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -35,6 +36,8 @@ def cast(
         rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
+        scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs read,
+            SEMANTICS.md §8.1), written by the cast kernel itself.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -55,6 +58,39 @@ def cast(
         rbits=rbits,
         saturate=saturate,
         transpose_scale=transpose_scale,
+        scale_layout=scale_layout,
+    )
+
+
+def cast_dual(
+    x: torch.Tensor,
+    dtype: DataType | str,
+    *,
+    castmode: CastMode | str = "actual",
+    roundmode: RoundMode | str = "even",
+    scalemode: ScaleMode | str = "floor",
+    seed: int | None = None,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+    transposed: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
+) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
+    """The row and column casts of ``x`` (``tcast.cast_dual``), reading ``x`` once.
+
+    Raises:
+        SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
+    """
+    return engine.cast_dual_args(
+        x,
+        dtype,
+        castmode=castmode,
+        roundmode=roundmode,
+        scalemode=scalemode,
+        seed=seed,
+        rbits=rbits,
+        saturate=saturate,
+        transposed=transposed,
+        scale_layout=scale_layout,
     )
 
 

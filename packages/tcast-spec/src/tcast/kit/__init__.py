@@ -6,6 +6,9 @@
   two-level, zero-point, element and upcast arithmetic as ordered float32 steps
   (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
 * :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
+  :func:`to_blocked` / :func:`from_blocked`: scales in the blocked GEMM layout (§8.1);
+* :func:`run_dual` and :func:`dual_by_casts`: ``tcast.cast_dual``'s rules (row and column
+  tilings of one datatype, the transposed second result);
 * :func:`result_form`, :func:`check_result_parts`, :func:`check_result_codes`: what a valid
   CastResult is, checked before an upcast decodes it;
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
@@ -16,7 +19,17 @@ Pure Python with no dependencies; docs/engines.md shows how to write an engine o
 
 from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
+from ._blocked import from_blocked, plain_result, to_blocked
 from ._check import PartForm, check_result_codes, check_result_parts, code_dtype_name, result_form
+from ._dual import (
+    check_transposed,
+    column_datatype,
+    dual_by_casts,
+    dual_requests,
+    dual_with,
+    run_dual,
+    transposed_request,
+)
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
@@ -63,19 +76,29 @@ __all__ = [
     "cast_with",
     "check_result_codes",
     "check_result_parts",
+    "check_transposed",
     "code_dtype_name",
+    "column_datatype",
+    "dual_by_casts",
+    "dual_requests",
+    "dual_with",
     "element_max",
     "exponent_scale_rule",
+    "from_blocked",
     "input_dtype_name",
     "make_request",
     "nan_keeps_sign",
     "normalize_args",
     "normalize_seed",
     "own_hooks",
+    "plain_result",
     "range_scale_rule",
     "result_form",
+    "run_dual",
     "run_recipe",
     "scale_bounds",
     "sig24",
+    "to_blocked",
+    "transposed_request",
     "upcast_parts",
 ]

@@ -18,8 +18,10 @@ from typing import Any
 from ..datatype import DataType
 from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
-from ..modes import CastMode, RoundMode, ScaleMode
+from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
+from ._blocked import plain_result
 from ._check import check_result_codes, check_result_parts
+from ._dual import dual_by_casts, dual_with
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
 from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
@@ -39,6 +41,7 @@ def cast_with(
     rbits: Any = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
 ) -> Any:
     """Cast with one engine through its protocol, from keyword arguments.
 
@@ -50,7 +53,7 @@ def cast_with(
         SpecError, UnsupportedError: as the engine's ``request`` and ``cast`` do.
     """
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
     return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
@@ -143,7 +146,7 @@ class EngineBase:
             UnsupportedError: for a part that :meth:`refusal` refuses.
         """
         self.check_result(result)
-        return self.run_upcast(result)
+        return self.run_upcast(plain_result(result, self.result_ops))
 
     def check_result(self, result: CastResult) -> None:
         """Refuse anything but a valid actual or compress result of this engine's arrays.
@@ -172,10 +175,24 @@ class EngineBase:
         self.check_result_arrays(result)
         check_result_codes(result, ops, forms)
 
+    def cast_dual(
+        self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """The two casts of ``tcast.cast_dual``, by default two casts (``dual_by_casts``).
+
+        ``rows`` and ``cols`` are checked requests of one datatype's row and column tilings.
+        An engine with a kernel that reads ``x`` once overrides this (the same bits).
+        """
+        return dual_by_casts(self, x, rows, cols, transposed)
+
     # ------------------------------------------------------------- public functions
     def cast_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> Any:
         """The body of an engine's public ``cast(x, dtype, **modes)``: :func:`cast_with`."""
         return cast_with(self, x, dtype, **kwargs)
+
+    def cast_dual_args(self, x: Any, dtype: DataType | str, **kwargs: Any) -> tuple[Any, Any]:
+        """The body of an engine's public ``cast_dual``: :func:`~tcast.kit.dual_with`."""
+        return dual_with(self, x, dtype, **kwargs)
 
     def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
         """The request's rules (:func:`tcast.kit.cast_rules`).
@@ -244,5 +261,5 @@ class EngineBase:
         raise NotImplementedError
 
     def run_upcast(self, result: CastResult) -> Any:
-        """The decode itself (the result is checked)."""
+        """The decode itself (the result is checked, its scales in the plain layout)."""
         raise NotImplementedError

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from ..datatype import DataType
 from ..engine import CastResult
 from ..errors import SpecError
-from ..layout import block_layout
-from ..modes import CastMode
+from ..layout import block_layout, blocked_scales
+from ..modes import CastMode, ScaleLayout
 from ._results import ArrayOps
 
 __all__ = ["PartForm", "check_result_codes", "check_result_parts", "code_dtype_name", "result_form"]
@@ -76,7 +76,11 @@ def _codes(what: str, bits: int, shape: tuple[int, ...]) -> PartForm:
 
 
 def result_form(
-    dtype: DataType, shape: tuple[int, ...], castmode: CastMode, transpose_scale: bool = False
+    dtype: DataType,
+    shape: tuple[int, ...],
+    castmode: CastMode,
+    transpose_scale: bool = False,
+    scale_layout: ScaleLayout = ScaleLayout.PLAIN,
 ) -> dict[str, PartForm]:
     """The parts a valid actual or compress result has, and what each must be (§8).
 
@@ -85,10 +89,12 @@ def result_form(
     tensor scale: shape ``()``). Compress data is the packed stream of the kept codes: a 1-D
     uint8 array of exactly the bytes they need, the unused high bits of its last byte 0.
     A keep-mask is bool in the array's shape (actual) or packed eight per byte (compress),
-    and keeps as many elements as the sparsity groups do.
+    and keeps as many elements as the sparsity groups do. Blocked scales and zero points
+    (§8.1) have the padded blocked shape instead of the scale shape.
 
     Raises:
-        SpecError: for a tile segment naming a dimension ``shape`` lacks.
+        SpecError: for a tile segment naming a dimension ``shape`` lacks, or the blocked
+            layout for a datatype it does not apply to.
     """
     n, sspec = dtype.nspec, dtype.sspec
     count = math.prod(shape)
@@ -109,10 +115,16 @@ def result_form(
             tail_bits=kept * n.bits % 8 if n.bits < 8 else 0,
             packed=(n.bits, kept) if odd else None,
         )
+    if scale_layout is ScaleLayout.BLOCKED:
+        if layout is None:
+            raise SpecError(f"an unscaled {dtype.name} result has no scales to lay out blocked")
+        scale_shape = blocked_scales(layout, dtype).shape
+    elif layout is not None:
+        scale_shape = layout.scale_shape
     if layout is not None:
-        forms["scale"] = _codes(sspec.scale.code, sspec.scale.bits, layout.scale_shape)
+        forms["scale"] = _codes(sspec.scale.code, sspec.scale.bits, scale_shape)
     if dtype.zero is not None:
-        forms["zero"] = _codes(dtype.zero.code, dtype.zero.bits, layout.scale_shape)
+        forms["zero"] = _codes(dtype.zero.code, dtype.zero.bits, scale_shape)
     if dtype.tenscale is not None:
         forms["tenscale"] = _codes(dtype.tenscale.code, dtype.tenscale.bits, ())
     if sparse and castmode is CastMode.ACTUAL:
@@ -144,7 +156,13 @@ def _form_of(result: CastResult) -> dict[str, PartForm]:
         raise SpecError(f"CastResult.shape must be a tuple of sizes >= 0, got {shape!r}")
     if result.meta is not None:
         raise SpecError(f"a {dt.name} CastResult must not have meta (codebooks come later)")
-    return result_form(dt, tuple(shape), castmode, result.transpose_scale)
+    layout = getattr(result, "scale_layout", ScaleLayout.PLAIN)
+    if not isinstance(layout, ScaleLayout):
+        raise SpecError(
+            f"CastResult.scale_layout must be ScaleLayout.PLAIN or ScaleLayout.BLOCKED, "
+            f"got {layout!r}"
+        )
+    return result_form(dt, tuple(shape), castmode, result.transpose_scale, layout)
 
 
 def check_result_parts(

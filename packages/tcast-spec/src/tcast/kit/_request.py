@@ -14,8 +14,8 @@ from typing import Any
 from ..datatype import DataType, datatype
 from ..engine import CastModes
 from ..errors import SpecError, UnsupportedError
-from ..layout import BlockLayout, block_layout
-from ..modes import CastMode, RoundMode, ScaleMode
+from ..layout import BlockedScales, BlockLayout, block_layout, blocked_refusal, blocked_scales
+from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
 from ..philox import check_random_source
 from ._rules import CastRules, cast_rules
 
@@ -82,6 +82,13 @@ class CastRequest:
         return self.modes.transpose_scale
 
     @property
+    def blocked(self) -> BlockedScales | None:
+        """The blocked scale matrix when the scales are stored blocked (§8.1), else None."""
+        if self.modes.scale_layout is not ScaleLayout.BLOCKED:
+            return None
+        return blocked_scales(self.layout, self.dtype)
+
+    @property
     def virtual(self) -> bool:
         """Whether the result is an array of the input dtype."""
         return self.modes.castmode is CastMode.VIRTUAL
@@ -124,6 +131,7 @@ def normalize_args(
     rbits: Any = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    scale_layout: ScaleLayout | str = "plain",
 ) -> tuple[DataType, CastModes, int | None]:
     """Check the arguments that do not depend on the array: datatype, modes, random source.
 
@@ -132,10 +140,15 @@ def normalize_args(
 
     Raises:
         SpecError: for a bad datatype, mode, flag or seed; both or neither of seed and rbits
-            under stochastic rounding, or either without it.
+            under stochastic rounding, or either without it; the blocked scale layout for a
+            virtual cast or a datatype it does not apply to (:func:`tcast.blocked_refusal`).
     """
     dt = as_datatype(dtype)
-    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale)
+    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout)
+    if modes.scale_layout is ScaleLayout.BLOCKED:
+        why = blocked_refusal(dt)
+        if why:
+            raise SpecError(f"scale_layout='blocked' does not apply to {dt.name}: {why}")
     check_random_source(modes.roundmode, seed, rbits)
     return dt, modes, normalize_seed(seed)
 

@@ -15,6 +15,7 @@ from ..engine import CastResult
 from ..errors import SpecError
 from ..layout import block_layout
 from ..modes import CastMode
+from ._blocked import to_blocked
 from ._request import CastRequest
 
 __all__ = ["ArrayOps", "UpcastParts", "build_result", "upcast_parts"]
@@ -75,6 +76,21 @@ class ArrayOps(Protocol):
         """The last element of a non-empty 1-D unsigned integer array (a Python int)."""
         ...
 
+    def permute(self, a: Any, order: tuple[int, ...]) -> Any:
+        """``a`` with its axes permuted (``order[i]`` becomes axis ``i``), C-contiguous.
+
+        Used only for blocked scale layouts and ``cast_dual``'s transposed results.
+        """
+        ...
+
+    def pad(self, a: Any, shape: tuple[int, ...]) -> Any:
+        """A zero array of ``shape`` with ``a`` at its start (``a.shape <= shape``)."""
+        ...
+
+    def crop(self, a: Any, shape: tuple[int, ...]) -> Any:
+        """The leading ``shape`` part of ``a``, C-contiguous."""
+        ...
+
 
 def build_result(
     req: CastRequest,
@@ -87,6 +103,7 @@ def build_result(
     tenscale: Any = None,
     mask: Any = None,
     packed: bool = False,
+    scale_blocked: bool = False,
 ) -> CastResult:
     """The CastResult of an actual or compress cast.
 
@@ -102,6 +119,9 @@ def build_result(
         packed: ``codes`` already is the compress byte stream (§8) of a dense datatype, as
             an engine's kernel wrote it (``ceil(n * bits / 8)`` bytes, 1-D uint8), not
             packed again.
+        scale_blocked: ``scale`` and ``zero`` already are in the blocked layout the request
+            asks for (a kernel wrote them so); otherwise plain scales of a blocked request
+            are laid out here (SEMANTICS.md §8.1).
 
     Raises:
         SpecError: ``packed`` for an actual cast or a sparse datatype.
@@ -114,6 +134,11 @@ def build_result(
         zero = ops.unsigned(zero, dt.zero.bits)
     if tenscale is not None:
         tenscale = ops.unsigned(tenscale, dt.tenscale.bits)
+    blocked = req.blocked
+    if blocked is not None and not scale_blocked:
+        scale = to_blocked(scale, blocked, ops)
+        if zero is not None:
+            zero = to_blocked(zero, blocked, ops)
     if packed:
         if req.castmode is not CastMode.COMPRESS or mask is not None:
             raise SpecError("only the codes of a dense compress cast arrive packed")
@@ -140,6 +165,7 @@ def build_result(
         transpose_scale=req.transpose_scale and req.layout is not None,
         engine=engine,
         extra={"bits": bits},
+        scale_layout=req.modes.scale_layout,
     )
 
 

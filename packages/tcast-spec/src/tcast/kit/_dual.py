@@ -1,0 +1,203 @@
+"""Dual casts (``tcast.cast_dual``): one datatype with its tiles along rows and along columns.
+
+Training casts each tensor twice: with the datatype's 1-D tiles along the last dimension
+(the forward GEMM reads ``x``) and along the second-to-last (the backward GEMM reads
+``xᵀ``). Both results are exactly the single casts (same random word per element under
+stochastic rounding: the flat index is ``x``'s in both); ``transposed=True`` stores the second
+for ``xᵀ`` (C-contiguous), which is the cast of ``xᵀ`` with the row tiling in every part but
+the random words. The rules are here, once; an engine may override
+``EngineBase.cast_dual`` with a fused kernel that reads ``x`` once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from typing import Any
+
+from ..datatype import DataType
+from ..engine import CastResult
+from ..errors import SpecError, UnsupportedError
+from ..modes import CastMode, ScaleLayout
+from ..scale import TileSpec
+from ._request import CastRequest, make_request, normalize_args
+from ._results import build_result
+
+__all__ = [
+    "check_transposed",
+    "column_datatype",
+    "dual_by_casts",
+    "dual_requests",
+    "dual_with",
+    "run_dual",
+    "transposed_request",
+]
+
+
+def _swap(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (*shape[:-2], shape[-1], shape[-2])
+
+
+def _swap_order(ndim: int) -> tuple[int, ...]:
+    return (*range(ndim - 2), ndim - 1, ndim - 2)
+
+
+@lru_cache(maxsize=256)
+def column_datatype(dtype: DataType) -> DataType:
+    """``dtype`` with its one tile segment along the second-to-last dimension (``d-2``).
+
+    Raises:
+        SpecError: unless ``dtype`` has exactly one tile segment, along the last dimension
+            (its default): the dual cast moves that segment.
+    """
+    ss = dtype.sspec
+    if ss is None or len(ss.tiles) != 1 or ss.tiles[0].dim is not None:
+        raise SpecError(
+            f"cast_dual takes a datatype with one tile segment along the last dimension "
+            f"(as mxfp8, nvfp4, int8_e8m0_t32, e4m3fn_float32_t0), not {dtype.name}"
+        )
+    t = ss.tiles[0]
+    tile = TileSpec(t.size, t.subtile, t.sparse_n, t.sparse_m, -2)
+    return DataType(dtype.nspec, dataclasses.replace(ss, tiles=(tile,)))
+
+
+def dual_requests(
+    engine: Any, x: Any, dtype: DataType, modes: Any, seed: int | None, rbits: Any
+) -> tuple[CastRequest, CastRequest]:
+    """The requests of the row cast and of the column cast of ``x``.
+
+    Raises:
+        SpecError: for an ``x`` of rank below 2, or a datatype :func:`column_datatype` refuses.
+    """
+    cols = column_datatype(dtype)
+    if len(getattr(x, "shape", ())) < 2:
+        raise SpecError(
+            f"cast_dual casts arrays of rank 2 or more (rows and columns), got shape "
+            f"{tuple(getattr(x, 'shape', ()))}"
+        )
+    return (
+        engine.request(x, dtype, modes, seed, rbits),
+        engine.request(x, cols, modes, seed, rbits),
+    )
+
+
+def transposed_request(rows: CastRequest, cols: CastRequest) -> CastRequest:
+    """The request whose result ``cast_dual(transposed=True)`` returns second.
+
+    The row datatype over ``xᵀ``'s shape, with the column request's modes (its scale layout
+    and cast mode), seed and random bits.
+    """
+    return make_request(
+        rows.dtype,
+        cols.modes,
+        cols.seed,
+        cols.rbits,
+        _swap(cols.shape),
+        cols.input_dtype,
+        rows.rules,
+    )
+
+
+def dual_by_casts(
+    engine: Any, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool
+) -> tuple[Any, Any]:
+    """``cast_dual`` by two casts of ``engine`` (every engine's default).
+
+    With ``transposed``, the column cast is made in actual form with plain scales, its parts
+    transposed with the engine's ``result_ops.permute``, and the result assembled for ``xᵀ``
+    (:func:`transposed_request`: packed, blocked as the request says).
+
+    Raises:
+        UnsupportedError: ``transposed`` on an engine without ``result_ops``.
+    """
+    first = engine.cast(x, rows)
+    if not transposed:
+        return first, engine.cast(x, cols)
+    ops = getattr(engine, "result_ops", None)
+    if ops is None:
+        raise UnsupportedError(
+            f"engine {engine.name!r} has no result_ops (tcast.kit.ArrayOps): it cannot "
+            f"transpose the second result of cast_dual"
+        )
+    order = _swap_order(len(cols.shape))
+    if cols.virtual:
+        return first, ops.permute(engine.cast(x, cols), order)
+    plain = dataclasses.replace(
+        cols.modes, castmode=CastMode.ACTUAL, scale_layout=ScaleLayout.PLAIN
+    )
+    r: CastResult = engine.cast(x, dataclasses.replace(cols, modes=plain))
+    treq = transposed_request(rows, cols)
+    second = build_result(
+        treq,
+        ops.permute(r.data, order),
+        ops,
+        r.engine or engine.name,
+        scale=ops.permute(r.scale, order),
+        zero=None if r.zero is None else ops.permute(r.zero, order),
+        tenscale=r.tenscale,
+        mask=None if r.mask is None else ops.permute(r.mask, order),
+    )
+    return first, second
+
+
+def check_transposed(transposed: object) -> bool:
+    """``transposed`` as a bool.
+
+    Raises:
+        SpecError: for anything but True or False.
+    """
+    if not isinstance(transposed, bool):
+        raise SpecError(f"transposed must be True or False, got {transposed!r}")
+    return transposed
+
+
+def run_dual(
+    engine: Any,
+    x: Any,
+    dtype: DataType,
+    modes: Any,
+    seed: int | None,
+    rbits: Any,
+    transposed: bool,
+) -> tuple[Any, Any]:
+    """``cast_dual`` of checked arguments by one engine (its ``cast_dual``, else two casts).
+
+    Raises:
+        SpecError, UnsupportedError: as ``tcast.cast_dual``.
+    """
+    rows, cols = dual_requests(engine, x, dtype, modes, seed, rbits)
+    for req in (rows, cols):
+        if not engine.supports(req.dtype, req.modes):
+            raise UnsupportedError(
+                f"engine {engine.name!r} does not support {req.dtype.name} with {req.modes}"
+            )
+    dual = getattr(engine, "cast_dual", None)
+    if dual is None:
+        return dual_by_casts(engine, x, rows, cols, transposed)
+    return dual(x, rows, cols, transposed)
+
+
+def dual_with(
+    engine: Any,
+    x: Any,
+    dtype: DataType | str,
+    *,
+    castmode: Any = "actual",
+    roundmode: Any = "even",
+    scalemode: Any = "floor",
+    seed: int | None = None,
+    rbits: Any = None,
+    saturate: bool = True,
+    transposed: bool = False,
+    scale_layout: Any = "plain",
+) -> tuple[Any, Any]:
+    """``cast_dual`` with one engine from keyword arguments (an engine's public function).
+
+    Raises:
+        SpecError, UnsupportedError: as ``tcast.cast_dual``.
+    """
+    transposed = check_transposed(transposed)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
+    )
+    return run_dual(engine, x, dt, modes, seed, rbits, transposed)
