@@ -8,12 +8,13 @@ from typing import Any
 import torch
 
 from tcast import CastModes, CastResult, DataType
-from tcast.kit import CastRequest, EngineBase
+from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch._accept import tensor_refusal
 from tcast_torch._engine import engine as torch_engine
 from tcast_torch._run import check_rbits
 
 from ._launch import interpreting, run_cast, tiled_supported
+from ._launch_dual import run_dual
 from ._pack import OPS
 from ._upcast import run_upcast
 
@@ -72,6 +73,20 @@ class TritonEngine(EngineBase):
             with _on(x):
                 out = run_cast(x, request)
         return _relabel(torch_engine.run(x, request)) if out is None else out
+
+    def cast_dual(
+        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """``tcast.cast_dual``: one kernel reads ``x`` once and writes both results.
+
+        Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
+        sparsity, tiles past 128) and empty inputs are two casts (the same bits).
+        """
+        out = None
+        if x.numel():
+            with _on(x):
+                out = run_dual(x, rows, cols, transposed)
+        return dual_by_casts(self, x, rows, cols, transposed) if out is None else out
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode by the upcast kernel (``_upcast.run_upcast``).

@@ -443,11 +443,13 @@ def _cast_tiles(
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
     PACK4: tl.constexpr = False,
+    BLK: tl.constexpr = False,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
     ``PACK4``: 4-bit codes written two per byte into the compress stream (row tiles of an
     even compile-time length that never straddle a row, ``FLAT`` and ``TP == TK``).
+    ``BLK``: scale codes in the blocked layout (:func:`scale_slots`).
     """
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -488,13 +490,13 @@ def _cast_tiles(
         if PRE:  # one tensor scale: every program has it, the first stores it
             if pid == 0:
                 _store_lane_codes(
-                    scale_ptr, zero_ptr, tcode_ptr, lanes, lanes == 0, scale, zcode, tcode,
-                    pid, SK, U, SCB, ZCB, TCB,
+                    scale_ptr, zero_ptr, tcode_ptr, lanes, lanes, lanes == 0, scale, zcode,
+                    tcode, pid, SK, U, SCB, ZCB, TCB,
                 )  # fmt: skip
         else:
             _store_lane_codes(
-                scale_ptr, zero_ptr, tcode_ptr, lanes, lane_ok, scale, zcode, tcode,
-                pid, SK, U, SCB, ZCB, TCB,
+                scale_ptr, zero_ptr, tcode_ptr, lanes, scale_slots(lanes, nt, inner, BLK),
+                lane_ok, scale, zcode, tcode, pid, SK, U, SCB, ZCB, TCB,
             )  # fmt: skip
     if LOOP:
         c0 = 0
@@ -560,11 +562,43 @@ def _cast_tiles(
 
 
 @triton.jit
+def blocked_slot(r, c, cols):
+    """Where scale ``(r, c)`` of a matrix of ``cols`` scales per row lies in the blocked layout.
+
+    SEMANTICS.md §8.1 (``tcast.blocked_offset``): 128 x 4 blocks of 512 codes in row-major
+    block order, row ``32 i + j`` and column ``k`` of a block at ``16 j + 4 i + k``. int64:
+    the padding to 128 rows can pass int32 where the plain scales do not.
+    """
+    r = r.to(tl.int64)
+    c = c.to(tl.int64)
+    block = (r // 128) * ((cols + 3) // 4) + c // 4
+    return block * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + c % 4
+
+
+@triton.jit
+def scale_slots(lanes, nt, inner, BLK: tl.constexpr):
+    """Where the lanes' scale codes are stored.
+
+    A lane is a flat index of the plain scale array ``[outer, nt, inner]`` (its tiles along
+    the middle dimension); ``BLK``: its place in the blocked layout of the matrix with the
+    tiled dimension moved last (``outer * inner`` rows of ``nt`` scales), else the lane.
+    """
+    if BLK:
+        i = lanes % inner
+        rest = lanes // inner
+        slots = blocked_slot((rest // nt) * inner + i, rest % nt, nt)
+    else:
+        slots = lanes
+    return slots
+
+
+@triton.jit
 def _store_lane_codes(
     scale_ptr,
     zero_ptr,
     tcode_ptr,
     lanes,
+    slots,
     lane_ok,
     scale,
     zcode,
@@ -578,11 +612,12 @@ def _store_lane_codes(
 ):
     """Store the lanes' scale (and zero-point) codes, and a two-level tensor-scale code once.
 
-    The lanes ``lane_ok`` keeps go to ``lanes``; the tensor-scale code is program 0's lane 0.
+    The lanes ``lane_ok`` keeps go to ``slots`` (:func:`scale_slots`); the tensor-scale code
+    is program 0's lane 0.
     """
-    store_codes(scale_ptr, lanes, lane_ok, scale, SCB)
+    store_codes(scale_ptr, slots, lane_ok, scale, SCB)
     if U:
-        store_codes(zero_ptr, lanes, lane_ok, zcode, ZCB)
+        store_codes(zero_ptr, slots, lane_ok, zcode, ZCB)
     if SK == SK_TWO:
         if pid == 0:
             store_codes(tcode_ptr, lanes, lanes == 0, tcode, TCB)
@@ -628,6 +663,7 @@ def _cast_row_pieces(
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
+    BLK: tl.constexpr = False,
 ):
     """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile in one thread.
 
@@ -664,8 +700,8 @@ def _cast_row_pieces(
     )
     if VIRTUAL == 0:
         _store_lane_codes(
-            scale_ptr, zero_ptr, tcode_ptr, k, lane_ok, scale, zcode, tcode,
-            tl.program_id(0), SK, U, SCB, ZCB, TCB,
+            scale_ptr, zero_ptr, tcode_ptr, k, scale_slots(k, nt, inner, BLK), lane_ok, scale,
+            zcode, tcode, tl.program_id(0), SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
     r = random_words(seed, rb_ptr, offs, mask, RS)
     # the lane values as [1, BL]: _encode_block adds the trailing axis

@@ -174,6 +174,9 @@ class _Plan:
         amax_grid: the grid of the amax pre-pass (empty: none).
         amax_kw: its compile-time arguments.
         packed: the kernel writes 4-bit codes two per byte, the compress stream itself.
+        blocked: the shape of blocked scales the kernel writes (SEMANTICS.md §8.1; ``()``:
+            plain scales).
+        padded: blocked scales have padding slots the kernel never writes (zeroed first).
     """
 
     kernel: object
@@ -189,6 +192,8 @@ class _Plan:
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = field(default_factory=dict)
     packed: bool = False
+    blocked: tuple[int, ...] = ()
+    padded: bool = False
 
     @cached_property
     def launch(self) -> Launch:
@@ -411,6 +416,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         RV=rs == 1 and aligned and run % 4 == 0,
         RUN=run,
         PACK4=pack4,
+        BLK=req.blocked is not None,
         num_warps=_warps(axis, tp * bl, req.virtual),
         **_LAUNCH_OPTS,
     )
@@ -438,16 +444,24 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     )
 
 
-def scaled_fields(req: CastRequest, xc: torch.Tensor, amax: bool) -> dict:
+def scaled_fields(
+    req: CastRequest, xc: torch.Tensor, amax: bool, kernel_blocked: bool = True
+) -> dict:
     """The plan fields every scaled cast has.
 
     Bytes per code of each part, the scale count and shape, and the tensor-amax pre-pass
-    (``amax``: tensor and two-level scales).
+    (``amax``: tensor and two-level scales). ``kernel_blocked``: the kernel writes the
+    blocked scales a request asks for (else it writes plain ones, laid out by the kit).
     """
     dt, lay = req.dtype, req.layout
     numel = xc.numel()
     amax_grid: tuple[int, ...] = ()
     amax_kw: dict = {}
+    blocked, padded, count = (), False, math.prod(lay.scale_shape)
+    bs = req.blocked if kernel_blocked else None
+    if bs is not None:
+        blocked, count = bs.shape, bs.padded_rows * bs.padded_cols
+        padded = count != bs.rows * bs.cols
     if amax and numel:
         amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
         amax_kw = dict(
@@ -462,10 +476,12 @@ def scaled_fields(req: CastRequest, xc: torch.Tensor, amax: bool) -> dict:
         scale_bytes=_code_bytes(dt.sspec.scale.bits),
         zero_bytes=_code_bytes(dt.zero.bits) if dt.zero is not None else 0,
         tcode_bytes=_code_bytes(dt.tenscale.bits) if dt.tenscale is not None else 0,
-        scale_count=math.prod(lay.scale_shape),
-        scale_shape=tuple(lay.scale_shape),
+        scale_count=count,
+        scale_shape=blocked or tuple(lay.scale_shape),
         amax_grid=amax_grid,
         amax_kw=amax_kw,
+        blocked=blocked,
+        padded=padded,
     )
 
 
@@ -515,10 +531,12 @@ def scaled_parts(plan: Any, xc: torch.Tensor, xin: torch.Tensor) -> tuple:
     """
     dev = xc.device
     count = max(plan.scale_count, 1)
-    scale = torch.empty(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
+    # blocked scales' padding slots are zero codes (§8.1): the kernels write real slots only
+    alloc = torch.zeros if getattr(plan, "padded", False) else torch.empty
+    scale = alloc(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
     zero = tcode = None
     if plan.zero_bytes:
-        zero = torch.empty(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
+        zero = alloc(count, dtype=_CODE_DTYPES[plan.zero_bytes], device=dev)
     if plan.tcode_bytes:
         tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
     stats = scale
@@ -545,4 +563,5 @@ def scaled_result(
         tenscale=None if tcode is None else tcode.reshape(()),
         mask=mask,
         packed=packed,
+        scale_blocked=bool(getattr(plan, "blocked", ())),
     )

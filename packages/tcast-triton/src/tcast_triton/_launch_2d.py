@@ -174,7 +174,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         sizes=(a_, l1, b_, l2, nc, t1, t2, n1, n2, nq),
         kw=kw,
         sparse=sm > 0,
-        **scaled_fields(req, xc, amax=dt.is_multiscale),
+        **scaled_fields(req, xc, amax=dt.is_multiscale, kernel_blocked=False),
     )
 
 

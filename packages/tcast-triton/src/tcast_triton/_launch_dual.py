@@ -1,0 +1,218 @@
+"""Launcher of the dual cast kernel (``_kernels_dual``): ``tcast.cast_dual`` in one launch.
+
+Takes the checked row and column requests of ``tcast.kit.run_dual``, forms the canonical
+view ``[outer, M, N]``, allocates both results' parts, runs the tensor-amax pass (two-level
+scaling: one amax serves both casts) and the kernel, and assembles the two results with the
+kit (a compress result is packed from the kernel's codes by ``build_result``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+import triton
+
+from tcast import CastResult
+from tcast.kit import CastRequest, build_result, transposed_request
+
+from ._fastlaunch import Launch
+from ._kernels import _amax_pass
+from ._kernels_dual import _cast_dual
+from ._launch import (
+    _BITS_VIEW,
+    _CODE_DTYPES,
+    _IN_CODES,
+    _LAUNCH_OPTS,
+    AMAX_BLOCK,
+    AMAX_WARPS,
+    MAX_PROGRAMS,
+    _code_bytes,
+    _needs_i64,
+    _random_source,
+    hw_fp8,
+    scaled_kw,
+)
+from ._pack import OPS
+
+__all__ = ["dual_supported", "run_dual"]
+
+#: The largest tile the kernel holds (a block is at least T x T elements).
+DUAL_MAX_TILE = 128
+#: Rows and columns of a program's block (at least one tile each way) and warps per program
+#: (benchmark tunables: bench/bench_dual.py).
+DUAL_BM = 32
+DUAL_BN = 128
+DUAL_WARPS = 4
+_PLANS: dict[tuple, _DualPlan] = {}
+_MAX_PLANS = 1024
+
+
+def dual_supported(rows: CastRequest) -> bool:
+    """Whether the kernel casts this row request's datatype both ways.
+
+    One dense tile segment of a power-of-two length up to :data:`DUAL_MAX_TILE` (MX,
+    NVFP4, any scale format, zero points, a tensor scale over tile scales); actual, compress
+    or virtual. Others (channels, sparsity, longer tiles) are two casts.
+    """
+    ss = rows.dtype.sspec
+    if ss is None or len(ss.tiles) != 1 or ss.is_sparse or ss.has_subtile:
+        return False
+    t = ss.tiles[0].size
+    return 0 < t <= DUAL_MAX_TILE and t & (t - 1) == 0
+
+
+@dataclass(frozen=True)
+class _DualPlan:
+    """One launch of the dual kernel: everything that depends only on the cache key."""
+
+    grid: tuple[int, ...]
+    kw: dict
+    amax_kw: dict
+
+    @cached_property
+    def launch(self) -> Launch:
+        """The kernel with its compile-time arguments."""
+        return Launch(_cast_dual, self.kw)
+
+    @cached_property
+    def amax_launch(self) -> Launch:
+        """The tensor-amax pass (two-level scaling)."""
+        return Launch(_amax_pass, self.amax_kw)
+
+
+def _plan(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _DualPlan:
+    key = (rows.dtype, rows.modes, rows.shape, xc.dtype, rs, xc.device, transposed)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = _build(rows, xc, rs, transposed)
+    return plan
+
+
+def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _DualPlan:
+    shape = rows.shape
+    m, n = shape[-2], shape[-1]
+    outer = math.prod(shape[:-2])
+    t = rows.layout.sizes[0]
+    bm, bn = max(DUAL_BM, t), max(DUAL_BN, t)
+    kw = dict(
+        T=t,
+        BM=bm,
+        BN=bn,
+        TRANS=transposed,
+        BLK=rows.blocked is not None,
+        FULL=m % bm == 0 and n % bn == 0,
+        I64=_needs_i64(xc),
+        **scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device)),
+        num_warps=DUAL_WARPS if bm * bn <= 4096 else 8,
+        **_LAUNCH_OPTS,
+    )
+    amax_kw = {}
+    if rows.dtype.is_multiscale:
+        amax_kw = dict(
+            IN=_IN_CODES[xc.dtype],
+            U=False,
+            BLOCK=AMAX_BLOCK,
+            I64=_needs_i64(xc),
+            num_warps=AMAX_WARPS,
+        )
+    grid = outer * triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    return _DualPlan((grid,), kw, amax_kw)
+
+
+def _scale_buffers(req: CastRequest, dev: torch.device) -> tuple:
+    """(scale, zero) buffers of one result in their stored shape (plain or blocked)."""
+    dt = req.dtype
+    bs = req.blocked
+    if bs is None:
+        shape, alloc = tuple(req.layout.scale_shape), torch.empty
+    else:
+        # the padding slots of the blocked layout are zero codes; the kernel writes the rest
+        padded = bs.padded_rows * bs.padded_cols != bs.rows * bs.cols
+        shape, alloc = bs.shape, torch.zeros if padded else torch.empty
+    scale = alloc(shape, dtype=_CODE_DTYPES[_code_bytes(dt.sspec.scale.bits)], device=dev)
+    zero = None
+    if dt.zero is not None:
+        zero = alloc(shape, dtype=_CODE_DTYPES[_code_bytes(dt.zero.bits)], device=dev)
+    return scale, zero
+
+
+def run_dual(
+    x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult] | None:
+    """Both casts of ``tcast.cast_dual`` in one kernel; None when the kernel does not apply.
+
+    None (nothing launched) for a datatype :func:`dual_supported` refuses, an empty input,
+    or a grid past CUDA's limit: the engine then runs two casts.
+    """
+    if not dual_supported(rows) or x.numel() == 0:
+        return None
+    xc = x.contiguous()
+    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    rs, seed, rb = _random_source(rows, xc)
+    plan = _plan(rows, xc, rs, transposed)
+    if plan.grid[0] > MAX_PROGRAMS:
+        return None
+    second = transposed_request(rows, cols) if transposed else cols
+    dev = xc.device
+    if rows.virtual:
+        out_r = torch.empty_like(xc)
+        out_c = torch.empty(second.shape, dtype=xc.dtype, device=dev)
+        view_r, view_c = (o.view(_BITS_VIEW[xc.dtype]) for o in (out_r, out_c))
+        sr = sc = zr = zc = None
+    else:
+        code = _CODE_DTYPES[_code_bytes(rows.dtype.nspec.bits)]
+        out_r = view_r = torch.empty(rows.shape, dtype=code, device=dev)
+        out_c = view_c = torch.empty(second.shape, dtype=code, device=dev)
+        sr, zr = _scale_buffers(rows, dev)
+        sc, zc = _scale_buffers(second, dev)
+    tcode = None
+    if rows.dtype.is_multiscale:
+        tcode = torch.empty(
+            1, dtype=_CODE_DTYPES[_code_bytes(rows.dtype.tenscale.bits)], device=dev
+        )
+    stats = view_r
+    if plan.amax_kw:
+        stats = torch.zeros(3, dtype=torch.int32, device=dev)
+        plan.amax_launch((triton.cdiv(xc.numel(), AMAX_BLOCK),), xin, stats, xc.numel())
+    shape = rows.shape
+    some = view_r  # a pointer for the parts a datatype lacks (never written)
+    plan.launch(
+        plan.grid,
+        xin,
+        rb,
+        view_r,
+        view_c,
+        some if sr is None else sr,
+        some if sc is None else sc,
+        some if zr is None else zr,
+        some if zc is None else zc,
+        some if tcode is None else tcode,
+        stats,
+        math.prod(shape[:-2]),
+        shape[-2],
+        shape[-1],
+        seed,
+    )
+    if rows.virtual:
+        return out_r, out_c
+    ten = None if tcode is None else tcode.reshape(())
+    blocked = rows.blocked is not None
+    first = build_result(
+        rows, out_r, OPS, "triton", scale=sr, zero=zr, tenscale=ten, scale_blocked=blocked
+    )
+    other = build_result(
+        second,
+        out_c,
+        OPS,
+        "triton",
+        scale=sc,
+        zero=zc,
+        tenscale=None if ten is None else ten.clone(),
+        scale_blocked=blocked,
+    )
+    return first, other
