@@ -1,7 +1,20 @@
-"""Fixtures of the cross-engine tests."""
+"""Fixtures of the cross-engine tests, and their helper module ``dual_checks``."""
+
+import importlib.util
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+# importlib import mode puts no test folder on sys.path: load the helpers by path, once
+if "dual_checks" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location(
+        "dual_checks", Path(__file__).with_name("dual_checks.py")
+    )
+    _module = importlib.util.module_from_spec(_spec)
+    sys.modules["dual_checks"] = _module
+    _spec.loader.exec_module(_module)
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ def _load(name: str, path: Path):
 # this folder's helpers, which use it
 _here = Path(__file__).resolve().parent
 _load("conformance_battery", _here.parents[2] / "tests" / "conformance_battery.py")
+_load("dual_checks", _here.parents[2] / "tests" / "dual_checks.py")
 _load("triton_checks", _here / "triton_checks.py")
 
 

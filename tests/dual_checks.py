@@ -1,0 +1,153 @@
+"""Helpers of the ``cast_dual`` and blocked-layout tests: expectations from tcast_ref alone.
+
+Loaded by ``tests/conftest.py`` and by ``packages/tcast-triton/tests/conftest.py`` (the
+Triton interpreter tier) as ``dual_checks``. An engine's ``cast_dual`` is compared with
+results built here from single ``tcast_ref.cast`` calls, never with the kit's own
+``dual_by_casts``:
+
+* the first result is ``cast(x, dtype)``; the second ``cast(x, column_datatype(dtype))``;
+* ``transposed=True``: for deterministic round modes the second result is
+  ``cast(xᵀ, dtype)`` of a C-contiguous ``xᵀ`` (the claim itself); under stochastic rounding
+  (whose random words follow ``x``'s flat indices) it is the plain column cast's parts
+  transposed here with NumPy, packed by ``tcast_ref.pack_codes`` and laid out blocked by
+  :func:`blocked_by_offsets`;
+* blocked scales (SEMANTICS.md §8.1) by :func:`blocked_by_offsets`, one ``tcast.blocked_offset``
+  per scale (itself pinned to hand-worked cases and to torchao's ``to_blocked``).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+import tcast
+import tcast_ref
+from tcast import CastMode, CastResult, RoundMode
+
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
+
+
+def blocked_by_offsets(plain: np.ndarray, dim: int) -> np.ndarray:
+    """Plain scale codes in the blocked layout, one :func:`tcast.blocked_offset` per code."""
+    moved = np.moveaxis(plain, dim, -1)
+    cols = moved.shape[-1]
+    mat = moved.reshape(-1, cols)
+    rows = mat.shape[0]
+    prow, pcol = -(-rows // 128) * 128, -(-cols // 4) * 4
+    out = np.zeros(prow * pcol, plain.dtype)
+    for r in range(rows):
+        for c in range(cols):
+            out[tcast.blocked_offset(r, c, cols)] = mat[r, c]
+    return out.reshape(prow, pcol)
+
+
+def to_numpy(a):
+    """A torch tensor (any device) or NumPy array as a NumPy array (bfloat16 kept)."""
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    import torch
+
+    t = a.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    if t.dtype in (torch.uint16, torch.uint32):
+        signed = {torch.uint16: (torch.int16, np.uint16), torch.uint32: (torch.int32, np.uint32)}
+        s, u = signed[t.dtype]
+        return t.view(s).numpy().view(u)
+    return t.numpy()
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    if a.dtype.kind in "fV" or a.dtype == ml_dtypes.bfloat16:
+        return a.view({2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
+    return a
+
+
+def differences(got, want, label: str) -> list[str]:
+    """What differs between two results (virtual arrays or CastResults), bit for bit."""
+    out = []
+    if isinstance(want, CastResult):
+        if not isinstance(got, CastResult):
+            return [f"{label}: a {type(got).__name__}, not a CastResult"]
+        for attr in ("shape", "dtype", "castmode", "scale_layout", "input_dtype"):
+            g, w = getattr(got, attr), getattr(want, attr)
+            if (tuple(g) if attr == "shape" else g) != (tuple(w) if attr == "shape" else w):
+                out.append(f"{label}.{attr}: {g!r} != {w!r}")
+        for part in PARTS:
+            g, w = to_numpy(getattr(got, part)), getattr(want, part)
+            if (g is None) != (w is None):
+                out.append(f"{label}.{part}: present {g is not None}, expected {w is not None}")
+            elif w is not None:
+                if g.shape != w.shape:
+                    out.append(f"{label}.{part}: shape {g.shape} != {w.shape}")
+                elif not np.array_equal(_bits(g), _bits(w)):
+                    bad = int(np.count_nonzero(_bits(g) != _bits(w)))
+                    out.append(f"{label}.{part}: {bad} of {w.size} differ")
+        return out
+    g = to_numpy(got)
+    if g.shape != want.shape or g.dtype != want.dtype:
+        return [f"{label}: {g.dtype}{g.shape} != {want.dtype}{want.shape}"]
+    if not np.array_equal(_bits(g), _bits(want)):
+        return [f"{label}: {int(np.count_nonzero(_bits(g) != _bits(want)))} values differ"]
+    return out
+
+
+def _swap(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+
+
+def expected_dual(x: np.ndarray, dtype, *, transposed=False, scale_layout="plain", **kw):
+    """``cast_dual``'s two results for a NumPy ``x``, from single tcast_ref casts.
+
+    ``kw``: castmode (default actual), roundmode, scalemode, seed, rbits, saturate.
+    """
+    dt = tcast.datatype(dtype) if isinstance(dtype, str) else dtype
+    kw.setdefault("castmode", "actual")
+    cm = tcast.cast_mode(kw["castmode"])
+    lay = "plain" if cm is CastMode.VIRTUAL else scale_layout
+    first = tcast_ref.cast(x, dt, scale_layout=lay, **kw)
+    cdt = tcast.kit.column_datatype(dt)
+    if not transposed:
+        return first, tcast_ref.cast(x, cdt, scale_layout=lay, **kw)
+    if cm is CastMode.VIRTUAL:
+        return first, _swap(tcast_ref.cast(x, cdt, **kw))
+    if tcast.round_mode(kw.get("roundmode", "even")) is not RoundMode.STOCHASTIC:
+        return first, tcast_ref.cast(_swap(x), dt, scale_layout=lay, **kw)
+    col = tcast_ref.cast(x, cdt, **{**kw, "castmode": "actual"})
+    data = _swap(col.data)
+    mask = None if col.mask is None else _swap(col.mask)
+    scale = _swap(col.scale)
+    zero = None if col.zero is None else _swap(col.zero)
+    if lay == "blocked":
+        scale = blocked_by_offsets(scale, scale.ndim - 1)
+        zero = None if zero is None else blocked_by_offsets(zero, zero.ndim - 1)
+    if cm is CastMode.COMPRESS:
+        flat = data.reshape(-1) if mask is None else data.reshape(-1)[mask.reshape(-1)]
+        data = tcast_ref.pack_codes(flat, dt.nspec.bits)
+        mask = None if mask is None else tcast_ref.pack_mask(mask)
+    second = CastResult(
+        data=data,
+        scale=scale,
+        zero=zero,
+        tenscale=col.tenscale,
+        mask=mask,
+        meta=None,
+        dtype=dt,
+        shape=data.shape if cm is CastMode.ACTUAL else tuple(_swap(col.data).shape),
+        castmode=cm,
+        input_dtype=col.input_dtype,
+        engine="expected",
+        scale_layout=tcast.scale_layout(lay),
+    )
+    return first, second
+
+
+def dual_datatypes(codes) -> list:
+    """The datatypes ``cast_dual`` takes: one tile segment along the last dimension."""
+    out = []
+    for dt in codes:
+        ss = dt.sspec
+        if ss is not None and len(ss.tiles) == 1 and ss.tiles[0].dim is None:
+            out.append(dt)
+    return out
