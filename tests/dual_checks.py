@@ -23,6 +23,7 @@ import numpy as np
 import tcast
 import tcast_ref
 from tcast import CastMode, CastResult, RoundMode
+from tcast.layout import blocked_refusal
 
 PARTS = ("data", "scale", "zero", "tenscale", "mask")
 
@@ -151,3 +152,46 @@ def dual_datatypes(codes) -> list:
         if ss is not None and len(ss.tiles) == 1 and ss.tiles[0].dim is None:
             out.append(dt)
     return out
+
+
+CAST_MODES = ("actual", "compress", "virtual")
+ROUND_MODES = ("even", "stochastic", "away", "zero", "trunc")
+SCALE_MODES = ("floor", "ceil", "midmax", "option3", "topbinade")
+IN_DTYPES = (np.float32, ml_dtypes.bfloat16, np.float16)
+SHAPES = ((40, 96), (2, 33, 70), (64, 64), (3, 17))
+
+
+def case(i: int, dt) -> tuple[np.ndarray, dict]:
+    """Input and keywords of dual case ``i`` (NumPy; the modes rotated by ``i``).
+
+    Cast mode, ``transposed``, scale layout, round mode (stochastic with a seed and with
+    explicit bits), scale mode, input dtype and shape (partial tiles both ways, a batch
+    dimension) change with ``i``; zeros, subnormals and non-finite blocks are sprinkled.
+    """
+    rng = np.random.default_rng(i)
+    shape = SHAPES[i % len(SHAPES)]
+    n = int(np.prod(shape))
+    x = rng.standard_normal(n) * np.exp2(rng.integers(-10, 10, n))
+    if i % 3 == 0:
+        x[rng.choice(n, 4, replace=False)] = [0.0, -0.0, 1e-40, -3e-39]
+    if i % 7 == 0:  # a non-finite block in both tilings
+        x[rng.integers(n)] = np.inf if i % 2 else np.nan
+    with np.errstate(over="ignore"):
+        x = x.astype(np.float32).astype(IN_DTYPES[i % len(IN_DTYPES)]).reshape(shape)
+    cm = CAST_MODES[i % len(CAST_MODES)]
+    rm = ROUND_MODES[(i // 3) % len(ROUND_MODES)]
+    kw = dict(
+        castmode=cm,
+        roundmode=rm,
+        scalemode=SCALE_MODES[(i // 2) % len(SCALE_MODES)],
+        transposed=bool(i // 5 % 2),
+        scale_layout="blocked"
+        if cm != "virtual" and blocked_refusal(dt) is None and i % 2
+        else "plain",
+    )
+    if rm == "stochastic":
+        if i % 2:
+            kw["seed"] = 1000 + i
+        else:
+            kw["rbits"] = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+    return x, kw

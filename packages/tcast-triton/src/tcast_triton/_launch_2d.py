@@ -72,6 +72,9 @@ class _NdPlan:
     amax_grid: tuple[int, ...]
     amax_kw: dict
     sparse: bool
+    # the N-d kernel writes plain scales; a blocked request is laid out by the kit
+    blocked: tuple[int, ...] = ()
+    padded: bool = False
 
     @cached_property
     def launch(self) -> Launch:

@@ -8,6 +8,7 @@ kit (a compress result is packed from the kernel's codes by ``build_result``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,6 +19,7 @@ import triton
 from tcast import CastResult
 from tcast.kit import CastRequest, build_result, transposed_request
 
+from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
@@ -141,6 +143,15 @@ def _scale_buffers(req: CastRequest, dev: torch.device) -> tuple:
     return scale, zero
 
 
+def _errstate():
+    """The interpreter computes in NumPy, where overflow to Inf is intended: no warnings."""
+    if INTERPRETING:
+        import numpy
+
+        return numpy.errstate(all="ignore")
+    return contextlib.nullcontext()
+
+
 def run_dual(
     x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult] | None:
@@ -181,23 +192,24 @@ def run_dual(
         plan.amax_launch((triton.cdiv(xc.numel(), AMAX_BLOCK),), xin, stats, xc.numel())
     shape = rows.shape
     some = view_r  # a pointer for the parts a datatype lacks (never written)
-    plan.launch(
-        plan.grid,
-        xin,
-        rb,
-        view_r,
-        view_c,
-        some if sr is None else sr,
-        some if sc is None else sc,
-        some if zr is None else zr,
-        some if zc is None else zc,
-        some if tcode is None else tcode,
-        stats,
-        math.prod(shape[:-2]),
-        shape[-2],
-        shape[-1],
-        seed,
-    )
+    with _errstate():
+        plan.launch(
+            plan.grid,
+            xin,
+            rb,
+            view_r,
+            view_c,
+            some if sr is None else sr,
+            some if sc is None else sc,
+            some if zr is None else zr,
+            some if zc is None else zc,
+            some if tcode is None else tcode,
+            stats,
+            math.prod(shape[:-2]),
+            shape[-2],
+            shape[-1],
+            seed,
+        )
     if rows.virtual:
         return out_r, out_c
     ten = None if tcode is None else tcode.reshape(())

@@ -1,0 +1,94 @@
+"""The Triton engine's ``cast_dual`` and blocked scales against single tcast_ref casts.
+
+Runs under the interpreter (CPU tensors, ``make test``) and on CUDA. The dual datatypes of
+the conformance space (one tile segment along the last dimension), one case each with the
+modes rotated as in ``tests/test_cast_dual.py`` (``dual_checks.case``); the dual kernel
+(``_launch_dual``) must cast every datatype it takes (counted), the rest are two casts.
+Blocked scales written by the single-cast kernels (row, piece and column geometries; the
+N-d kernel's sparse datatypes laid out by the kit) against tcast_ref's.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import dual_checks as dc
+import numpy as np
+import pytest
+import torch
+
+import tcast
+import tcast_ref
+
+dual_launch = importlib.import_module("tcast_triton._launch_dual")
+DTYPES = dc.dual_datatypes(tcast.conformance_space())
+
+
+def _torch(a: np.ndarray, device: str) -> torch.Tensor:
+    if a.dtype == np.uint32:
+        return torch.from_numpy(a.view(np.int32)).view(torch.uint32).to(device)
+    if a.dtype.itemsize == 2 and a.dtype != np.float16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(a).to(device)
+
+
+@pytest.mark.parametrize("index", range(len(DTYPES)), ids=[dt.code for dt in DTYPES])
+def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
+    dt = DTYPES[index]
+    x, kw = dc.case(index, dt)
+    want = dc.expected_dual(x, dt, **kw)
+    args = dict(kw)
+    if "rbits" in args:
+        args["rbits"] = _torch(args["rbits"], device)
+    fused = []
+    real = dual_launch.run_dual
+
+    def counting(*a):
+        out = real(*a)
+        fused.append(out is not None)
+        return out
+
+    monkeypatch.setattr("tcast_triton._engine.run_dual", counting)
+    got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
+    takes = dual_launch.dual_supported(_request(dt))
+    assert fused == [takes], f"{dt.code}: the dual kernel ran {fused}, takes it: {takes}"
+
+
+def _request(dt):
+    return tcast.kit.make_request(
+        dt, tcast.CastModes(), None, None, (64, 64), "float32", tcast.kit.cast_rules(dt)
+    )
+
+
+def test_the_dual_kernel_takes_mx_and_nvfp4():
+    for code in ("mxfp8", "mxfp4", "mxint8", "nvfp4", "uint4_e8m0_int8_t16", "e4m3fn_float32_t128"):
+        assert dual_launch.dual_supported(_request(tcast.datatype(code))), code
+    for code in ("e4m3fn_float32_t0", "e4m3fn_e8m0_t256", "e4m3fn_e8m0_t32n2m4"):
+        assert not dual_launch.dual_supported(_request(tcast.datatype(code))), code
+
+
+BLOCKED = [
+    ("mxfp8", (130, 200)),  # row pieces (32-wide tiles), partial row and column blocks
+    ("mxfp8", (2, 70, 64)),
+    ("nvfp4", (300, 96)),  # 16-wide row tiles, a tensor scale
+    ("mxint8", (5, 33)),  # a partial tile
+    ("uint4_e8m0_int8_t16", (129, 64)),  # zero points
+    ("e4m3fn_e8m0_t32d0", (64, 40)),  # the column geometry
+    ("e4m3fn_e8m0_t32d1", (4, 64, 8)),  # a middle dimension
+    ("e4m3fn_e8m0_t32n2m4", (130, 64)),  # sparsity: the N-d kernel, laid out by the kit
+]
+
+
+@pytest.mark.parametrize(("code", "shape"), BLOCKED, ids=[f"{c}-{s}" for c, s in BLOCKED])
+@pytest.mark.parametrize("castmode", ["actual", "compress"])
+def test_blocked_scales_equal_the_references(code, shape, castmode, device):
+    rng = np.random.default_rng(shape[-1])
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
+    want = tcast_ref.cast(x, code, castmode=castmode, scale_layout="blocked")
+    got = tcast.cast(
+        _torch(x, device), code, castmode=castmode, scale_layout="blocked", engine="triton"
+    )
+    assert not dc.differences(got, want, code)
+    assert not dc.differences(tcast.upcast(got), tcast_ref.upcast(want), "upcast")
