@@ -1,0 +1,223 @@
+"""Benchmark of ``cast_dual`` and blocked scales on a GPU (not a test).
+
+For each size (bfloat16, square), timed with ``triton.testing.do_bench`` (median ms) in one
+run: a device-to-device copy of the input (the baseline), ``tcast_triton.cast_dual`` (one
+kernel), two separate ``tcast_triton.cast`` calls (row tiles, then column tiles ``d-2``) and
+torchao's Triton kernels ``triton_to_mxfp8_dim0`` + ``triton_to_mxfp8_dim1`` (the sm_100 gate
+patched so they compile on Hopper; dim1 writes the transposed layout, as ``transposed=True``
+does). "of copy" is the dual cast's bandwidth counting the bytes it must move (the input
+once, both results written) over the copy's (read + write of the input). Each dual row says
+whether its bits equal the two single casts'. Then the cost of blocked scales (single and
+dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep`` the dual kernel's
+block and warp tunables.
+
+    python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import platform
+
+import torch
+import triton
+from triton.testing import do_bench
+
+import tcast
+import tcast_triton
+from tcast_triton import _launch_dual
+
+DUALS = [
+    ("mxfp8 actual", "mxfp8", {}),
+    ("mxfp8 actual, transposed", "mxfp8", {"transposed": True}),
+    ("mxfp4 actual", "mxfp4", {}),
+    ("mxfp4 actual, transposed", "mxfp4", {"transposed": True}),
+    ("nvfp4 actual, transposed", "nvfp4", {"transposed": True}),
+    ("mxfp8 virtual", "mxfp8", {"castmode": "virtual"}),
+]
+BLOCKED = [
+    ("mxfp8 actual", "mxfp8"),
+    ("mxfp4 actual", "mxfp4"),
+    ("nvfp4 actual", "nvfp4"),
+]
+
+
+def _parts(out) -> list[torch.Tensor]:
+    outs = out if isinstance(out, tuple) else (out,)
+    parts = []
+    for o in outs:
+        if isinstance(o, torch.Tensor):
+            parts.append(o)
+        else:
+            parts += [p for p in (o.data, o.scale, o.zero, o.tenscale, o.mask) if p is not None]
+    return parts
+
+
+def _bytes(out) -> int:
+    return sum(p.numel() * p.element_size() for p in _parts(out))
+
+
+def _same(a, b) -> bool:
+    pa = [p.reshape(-1).contiguous().view(torch.uint8) for p in _parts(a)]
+    pb = [p.reshape(-1).contiguous().view(torch.uint8) for p in _parts(b)]
+    return len(pa) == len(pb) and all(torch.equal(p, q) for p, q in zip(pa, pb, strict=True))
+
+
+def _ms(fn, rep: int) -> float:
+    return do_bench(fn, warmup=25, rep=rep, return_mode="median")
+
+
+def _torchao():
+    """(version, dim0, dim1) with the sm_100 gate of torchao's Triton kernels patched."""
+    try:
+        import torchao
+        import torchao.utils as ao_utils
+    except ImportError:
+        return "not installed", None, None
+    real = ao_utils.is_sm_at_least_100
+    ao_utils.is_sm_at_least_100 = lambda: True
+    try:
+        from torchao.prototype.mx_formats import kernels
+    finally:
+        ao_utils.is_sm_at_least_100 = real
+    return (
+        torchao.__version__,
+        getattr(kernels, "triton_to_mxfp8_dim0", None),
+        getattr(kernels, "triton_to_mxfp8_dim1", None),
+    )
+
+
+def _two_casts(x, code, kw):
+    """The row and the column cast of ``x`` by two single casts (column tiles ``d-2``)."""
+    cols = tcast.kit.column_datatype(tcast.datatype(code))
+    kw = dict(kw)
+    kw.pop("transposed", None)
+    cm = kw.pop("castmode", "actual")
+    a = tcast_triton.cast(x, code, castmode=cm, **kw)
+    b = tcast_triton.cast(x, cols, castmode=cm, **kw)
+    return a, b
+
+
+def _table(x: torch.Tensor, rep: int, dim0, dim1) -> None:
+    nbytes = x.numel() * x.element_size()
+    t_copy = _ms(lambda: x.clone(), rep)
+    copy_gbs = 2 * nbytes / (t_copy * 1e-3) / 1e9
+    print(
+        f"\n### {x.shape[0]} x {x.shape[1]} bfloat16, {torch.cuda.get_device_name()}: copy "
+        f"{t_copy:.3f} ms = {copy_gbs:.0f} GB/s\n"
+    )
+    print("| dual cast | ms | GB/s | of copy | two tcast_triton casts ms | speed-up | same bits |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for label, code, kw in DUALS:
+        full = {"castmode": "actual", **kw}
+
+        def dual(code=code, full=full):
+            return tcast_triton.cast_dual(x, code, **full)
+
+        def two(code=code, full=full):
+            return _two_casts(x, code, full)
+
+        out = dual()
+        t = _ms(dual, rep)
+        t2 = _ms(two, rep)
+        ref = two()
+        if full.get("transposed"):
+            ref = (ref[0], _transposed(ref[1]))
+        gbs = (nbytes + _bytes(out)) / (t * 1e-3) / 1e9
+        print(
+            f"| {label} | {t:.3f} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {t2:.3f} | "
+            f"{t2 / t:.2f}x | {_same(out, ref)} |"
+        )
+    if dim0 is not None and dim1 is not None:
+        try:
+            t_ao = _ms(lambda: (dim0(x, 32, "floor"), dim1(x, 32, "floor")), rep)
+            t_ours = _ms(lambda: tcast_triton.cast_dual(x, "mxfp8", transposed=True), rep)
+            print(
+                f"\ntorchao triton_to_mxfp8_dim0 + dim1 (floor): {t_ao:.3f} ms; "
+                f"tcast_triton.cast_dual mxfp8 transposed: {t_ours:.3f} ms ({t_ao / t_ours:.2f}x)"
+            )
+        except Exception as err:  # the peer did not run here: say why
+            print(f"\ntorchao dim0 + dim1: n/a ({type(err).__name__}: {str(err)[:80]})")
+    print("\n| blocked scales | plain ms | blocked ms | cost |")
+    print("|---|---:|---:|---:|")
+    for label, code in BLOCKED:
+        tp = _ms(lambda code=code: tcast_triton.cast(x, code, castmode="actual"), rep)
+        tb = _ms(
+            lambda code=code: tcast_triton.cast(x, code, castmode="actual", scale_layout="blocked"),
+            rep,
+        )
+        print(f"| {label}, single | {tp:.3f} | {tb:.3f} | {tb / tp - 1:+.1%} |")
+        tp = _ms(lambda code=code: tcast_triton.cast_dual(x, code, transposed=True), rep)
+        tb = _ms(
+            lambda code=code: tcast_triton.cast_dual(
+                x, code, transposed=True, scale_layout="blocked"
+            ),
+            rep,
+        )
+        print(f"| {label}, dual transposed | {tp:.3f} | {tb:.3f} | {tb / tp - 1:+.1%} |")
+
+
+def _transposed(r):
+    import dataclasses
+
+    return dataclasses.replace(
+        r,
+        data=r.data.transpose(-1, -2).contiguous(),
+        scale=r.scale.transpose(-1, -2).contiguous(),
+    )
+
+
+def _sweep(x: torch.Tensor, rep: int) -> None:
+    print("\n| dual kernel BM x BN, warps | mxfp8 actual transposed ms | mxfp4 ms | nvfp4 ms |")
+    print("|---|---:|---:|---:|")
+    saved = (_launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS)
+    for bm, bn, w in itertools.product((32, 64), (64, 128, 256), (2, 4, 8)):
+        if bm * bn > 16384:
+            continue
+        _launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS = bm, bn, w
+        _launch_dual._PLANS.clear()
+        row = []
+        for code in ("mxfp8", "mxfp4", "nvfp4"):
+            try:
+                row.append(
+                    f"{_ms(lambda c=code: tcast_triton.cast_dual(x, c, transposed=True), rep):.3f}"
+                )
+            except Exception as err:  # a configuration that does not compile: say why
+                row.append(f"n/a ({type(err).__name__})")
+        print(f"| {bm} x {bn}, {w} | " + " | ".join(row) + " |")
+    _launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS = saved
+    _launch_dual._PLANS.clear()
+
+
+def main() -> None:
+    """Time every dual cast and print the tables."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="8192,16384")
+    ap.add_argument("--rep", type=int, default=100, help="do_bench repetition time, ms")
+    ap.add_argument("--sweep", action="store_true", help="sweep the dual kernel's tunables")
+    args = ap.parse_args()
+    ao_version, dim0, dim1 = _torchao()
+    print(
+        f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
+        f"{triton.__version__}; torchao {ao_version}; tcast-triton "
+        f"{tcast_triton.__version__}; Python {platform.python_version()}"
+    )
+    print(
+        f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
+        f"{_launch_dual.DUAL_BM} x {_launch_dual.DUAL_BN}, {_launch_dual.DUAL_WARPS} warps"
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        g = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(size, size, device="cuda", generator=g)
+        x = x * torch.exp2(torch.randint(-20, 20, (size, 1), device="cuda", generator=g))
+        x = x.to(torch.bfloat16)
+        _table(x, args.rep, dim0, dim1)
+        if args.sweep and size == max(int(s) for s in args.sizes.split(",")):
+            _sweep(x, args.rep)
+        del x
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
