@@ -2,20 +2,17 @@
 
 ``tcast.cast_dual`` casts ``x`` (the canonical view ``[outer, M, N]``) with one datatype's
 tiles of ``T`` along ``N`` (rows) and along ``M`` (columns). A program owns a ``[BM, BN]``
-block (both multiples of ``T``, so every tile of either cast lies in one block), loads it
-once, draws its random words once (both casts use the word of the element's flat index in
-``x``: SEMANTICS.md §3.3) and encodes it twice:
+block (both multiples of ``T``, so every tile of either cast lies in one block), loaded once
+as the 4-D block ``[BM / T, T, BN / T, T]`` (column tile, row in it, row tile, column in it)
+straight from its offsets, so that no reshape moves data between threads: the row tiles are
+reduced along axis 3, the column tiles along axis 1. Its random words are drawn once (both
+casts use the word of the element's flat index in ``x``: SEMANTICS.md §3.3).
 
-* rows: the block as ``[BM, BN / T, T]``, reduced along the last axis;
-* columns, ``TRANS == 0``: the block as ``[BM / T, T, BN]``, reduced along the middle axis,
-  codes stored where ``x``'s elements are;
-* columns, ``TRANS == 1`` (the second result stored for ``xᵀ``): the block transposed in
-  registers (``tl.trans``) to ``[BN, BM]`` and cast as rows of ``xᵀ``, so that the
-  transposed codes are stored contiguously.
-
-Scales go to the plain scale arrays, or (``BLK``) to their blocked layout (SEMANTICS.md
-§8.1, :func:`_kernels.blocked_slot`). The arithmetic is ``_kernels``' (``_block_max``,
-``lane_scales``, ``_encode_block``): the same bits as two ``_cast_tiles`` launches.
+The column codes go where ``x``'s elements are, or (``TRANS``: the second result stored for
+``xᵀ``) to ``xᵀ``'s offsets; the compiler's coalescing then stores them through shared memory
+along ``xᵀ``'s rows. Scales go to the plain scale arrays, or (``BLK``) to their blocked
+layout (SEMANTICS.md §8.1, :func:`_kernels.blocked_slot`). The arithmetic is ``_kernels``'
+(``_block_max``, ``lane_scales``, ``_encode_block``): the bits of two ``_cast_tiles`` launches.
 """
 
 from __future__ import annotations
@@ -36,99 +33,39 @@ from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 
 @triton.jit
-def _row_cast(
-    x,
-    r,
-    offs,
-    mask,
-    rows,
-    row_ok,
-    tiles,
-    ntiles,
-    tmax,
-    out_ptr,
+def _store_scales(
     scale_ptr,
     zero_ptr,
     tcode_ptr,
+    slots,
+    lane_ok,
+    scale,
+    zcode,
+    tcode,
     pid,
     STORE_T: tl.constexpr,
-    T: tl.constexpr,
-    BLK: tl.constexpr,
     SK: tl.constexpr,
-    E: tl.constexpr,
-    S: tl.constexpr,
-    TS: tl.constexpr,
-    Z: tl.constexpr,
-    RULE: tl.constexpr,
-    C: tl.constexpr,
-    MODE: tl.constexpr,
-    EK: tl.constexpr,
-    FIXED: tl.constexpr,
-    INV_FIXED: tl.constexpr,
-    IN: tl.constexpr,
-    VIRTUAL: tl.constexpr,
-    CB: tl.constexpr,
+    U: tl.constexpr,
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
 ):
-    """Cast a ``[R, K]`` block as row tiles of ``T``: scales of matrix ``rows`` x ``tiles``.
+    """The lanes' scale and zero codes at ``slots``; ``STORE_T``: the tensor-scale code too.
 
-    ``rows`` (``[R]``) are the scale matrix rows of the block's rows, ``tiles`` (``[K / T]``)
-    its tile indices along the row, of ``ntiles`` per row; ``STORE_T``: this cast stores the
+    Slot 0 (the first lane of the first row, plain or blocked) is where program 0 stores the
     tensor-scale code.
     """
-    R: tl.constexpr = x.shape[0]
-    NT: tl.constexpr = x.shape[1] // T
-    U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
-    x3 = tl.reshape(x, (R, NT, T))
-    m3 = tl.reshape(mask, (R, NT, T))
-    mx, hi, lo = _block_max(x3, m3, 2, U)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
-    if VIRTUAL == 0:
-        lane_ok = row_ok[:, None] & (tiles < ntiles)[None, :]
-        if BLK:
-            slots = blocked_slot(rows[:, None], tiles[None, :], ntiles)
-        else:
-            slots = rows.to(tl.int64)[:, None] * ntiles + tiles[None, :]
-        # lanes == 0 only at the first tile of the first row: the tensor-scale code's slot
-        lanes = tl.where(lane_ok, slots, 1)
-        if STORE_T:
-            _store_lane_codes(
-                scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode,
-                pid, SK, U, SCB, ZCB, TCB,
-            )  # fmt: skip
-        else:
-            _store_lane_codes(
-                scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode,
-                pid, 0, U, SCB, ZCB, TCB,
-            )  # fmt: skip
-    _encode_block(
-        x3,
-        tl.reshape(r, (R, NT, T)),
-        tl.reshape(offs, (R, NT, T)),
-        m3,
-        recip,
-        zval,
-        dec,
-        bad,
-        out_ptr,
-        2,
-        E,
-        MODE,
-        EK,
-        FIXED,
-        INV_FIXED,
-        IN,
-        VIRTUAL,
-        CB,
-        rows,
-        row_ok,
-        False,
-        T,
-    )
+    lanes = tl.where(lane_ok, slots, 1)
+    if STORE_T:
+        _store_lane_codes(
+            scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode, pid,
+            SK, U, SCB, ZCB, TCB,
+        )  # fmt: skip
+    else:
+        _store_lane_codes(
+            scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode, pid,
+            0, U, SCB, ZCB, TCB,
+        )  # fmt: skip
 
 
 @triton.jit(do_not_specialize=["outer", "seed"])
@@ -178,6 +115,8 @@ def _cast_dual(
     ``FULL``: ``M % BM == 0`` and ``N % BN == 0`` (no mask).
     """
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
+    NC: tl.constexpr = BM // T
+    NR: tl.constexpr = BN // T
     p = _block_start(I64)
     nbn = tl.cdiv(N, BN)
     nbm = tl.cdiv(M, BM)
@@ -185,81 +124,70 @@ def _cast_dual(
     rest = p // nbn
     bm = rest % nbm
     o = rest // nbm
-    m = bm * BM + tl.arange(0, BM)
-    n = bn * BN + tl.arange(0, BN)
-    offs = (o * M + m)[:, None] * N + n[None, :]
+    # the block's axes: column tile c, row i in it, row tile j, column k in it
+    c = tl.arange(0, NC)[:, None, None, None]
+    i = tl.arange(0, T)[None, :, None, None]
+    j = tl.arange(0, NR)[None, None, :, None]
+    k = tl.arange(0, T)[None, None, None, :]
+    m = bm * BM + c * T + i  # [NC, T, 1, 1]
+    n = bn * BN + j * T + k  # [1, 1, NR, T]
+    offs = (o * M + m) * N + n
     if FULL:
-        m_ok = tl.full((BM,), 1, tl.int1)
-        n_ok = tl.full((BN,), 1, tl.int1)
-        mask = tl.full((BM, BN), 1, tl.int1)
+        mask = tl.full((NC, T, NR, T), 1, tl.int1)
     else:
-        m_ok = m < M
-        n_ok = n < N
-        mask = m_ok[:, None] & n_ok[None, :]
+        mask = (m < M) & (n < N)
     x = load_f32(x_ptr, offs, mask, IN)
     r = random_words(seed, rb_ptr, offs, mask, RS)
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
-    # rows of x: tiles along N
-    _row_cast(
-        x, r, offs, mask, o * M + m, m_ok, bn * (BN // T) + tl.arange(0, BN // T), tl.cdiv(N, T),
-        tmax, out_r, scale_r, zero_r, tcode_ptr, p, True, T, BLK, SK, E, S, TS, Z, RULE, C,
-        MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, SCB, ZCB, TCB,
-    )  # fmt: skip
-    cols = bm * (BM // T) + tl.arange(0, BM // T)
-    ncols = tl.cdiv(M, T)
-    if TRANS:
-        # rows of xᵀ: the block transposed in registers, stored at xᵀ's offsets
-        offt = (o * N + n)[:, None] * M + m[None, :]
-        if RS == 0:
-            rt = offt.to(tl.int32)  # unused
+    # rows of x: tiles along N, reduced along axis 3; lanes [NC, T, NR]
+    mx, hi, lo = _block_max(x, mask, 3, U)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
+    if VIRTUAL == 0:
+        row = tl.reshape(o * M + m, (NC, T, 1))
+        tile = tl.reshape(bn * NR + j, (1, 1, NR))
+        ntr = tl.cdiv(N, T)
+        ok = (row < (o + 1) * M) & (tile < ntr)
+        if BLK:
+            slots = blocked_slot(row, tile, ntr)
         else:
-            rt = tl.trans(r)
-        _row_cast(
-            tl.trans(x), rt, offt, n_ok[:, None] & m_ok[None, :], o * N + n, n_ok, cols,
-            ncols, tmax, out_c, scale_c, zero_c, tcode_ptr, p, False, T, BLK, SK, E, S, TS, Z,
-            RULE, C, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, SCB, ZCB, TCB,
+            slots = row.to(tl.int64) * ntr + tile
+        _store_scales(
+            scale_r, zero_r, tcode_ptr, slots, ok, scale, zcode, tcode, p, True, SK, U, SCB,
+            ZCB, TCB,
         )  # fmt: skip
+    _encode_block(
+        x, r, offs, mask, recip, zval, dec, bad, out_r, 3, E, MODE, EK, FIXED, INV_FIXED, IN,
+        VIRTUAL, CB, offs, mask, False, T,
+    )  # fmt: skip
+    # columns of x: tiles along M, reduced along axis 1; lanes [NC, NR, T]
+    mx, hi, lo = _block_max(x, mask, 1, U)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
+    if VIRTUAL == 0:
+        ctile = tl.reshape(bm * NC + c, (NC, 1, 1))
+        col = tl.reshape(o * N + n, (1, NR, T))
+        ntc = tl.cdiv(M, T)
+        ok = (ctile < ntc) & (col < (o + 1) * N)
+        if BLK:  # the matrix of the column scales: rows o * N + n, columns ctile
+            slots = blocked_slot(col, ctile, ntc)
+        elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
+            slots = col.to(tl.int64) * ntc + ctile
+        else:  # the plain scale array [outer, ntc, N]
+            slots = (o * ntc + ctile).to(tl.int64) * N + (col - o * N)
+        _store_scales(
+            scale_c, zero_c, tcode_ptr, slots, ok, scale, zcode, tcode, p, False, SK, U, SCB,
+            ZCB, TCB,
+        )  # fmt: skip
+    if TRANS:
+        offc = (o * N + n) * M + m  # xᵀ's offsets: contiguous along axis 1
     else:
-        NC: tl.constexpr = BM // T
-        x3 = tl.reshape(x, (NC, T, BN))
-        m3 = tl.reshape(mask, (NC, T, BN))
-        mx, hi, lo = _block_max(x3, m3, 1, U)
-        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-            mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-        )
-        if VIRTUAL == 0:
-            lane_ok = (cols < ncols)[:, None] & n_ok[None, :]
-            if BLK:  # the blocked matrix of the column scales: rows o * N + n, columns cols
-                slots = blocked_slot((o * N + n)[None, :], cols[:, None], ncols)
-            else:  # the plain scale array [outer, ncols, N]
-                slots = (o * ncols + cols).to(tl.int64)[:, None] * N + n[None, :]
-            _store_lane_codes(
-                scale_c, zero_c, tcode_ptr, slots, slots, lane_ok, scale, zcode, tcode,
-                p, 0, U, SCB, ZCB, TCB,
-            )  # fmt: skip
-        _encode_block(
-            x3,
-            tl.reshape(r, (NC, T, BN)),
-            tl.reshape(offs, (NC, T, BN)),
-            m3,
-            recip,
-            zval,
-            dec,
-            bad,
-            out_c,
-            1,
-            E,
-            MODE,
-            EK,
-            FIXED,
-            INV_FIXED,
-            IN,
-            VIRTUAL,
-            CB,
-            cols,
-            m_ok,
-            False,
-            T,
-        )
+        offc = offs
+    _encode_block(
+        x, r, offc, mask, recip, zval, dec, bad, out_c, 1, E, MODE, EK, FIXED, INV_FIXED, IN,
+        VIRTUAL, CB, offs, mask, False, T,
+    )  # fmt: skip
