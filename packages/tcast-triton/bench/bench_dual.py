@@ -169,13 +169,11 @@ def _transposed(r):
 
 
 def _sweep(x: torch.Tensor, rep: int) -> None:
-    print("\n| dual kernel BM x BN, warps | mxfp8 actual transposed ms | mxfp4 ms | nvfp4 ms |")
+    print("\n| dual kernel elements, warps | mxfp8 actual transposed ms | mxfp4 ms | nvfp4 ms |")
     print("|---|---:|---:|---:|")
-    saved = (_launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS)
-    for bm, bn, w in itertools.product((32, 64), (64, 128, 256), (2, 4, 8)):
-        if bm * bn > 16384:
-            continue
-        _launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS = bm, bn, w
+    saved = (_launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS)
+    for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4, 8)):
+        _launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS = elems, w
         _launch_dual._PLANS.clear()
         row = []
         for code in ("mxfp8", "mxfp4", "nvfp4"):
@@ -185,8 +183,8 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
                 )
             except Exception as err:  # a configuration that does not compile: say why
                 row.append(f"n/a ({type(err).__name__})")
-        print(f"| {bm} x {bn}, {w} | " + " | ".join(row) + " |")
-    _launch_dual.DUAL_BM, _launch_dual.DUAL_BN, _launch_dual.DUAL_WARPS = saved
+        print(f"| {elems}, {w} | " + " | ".join(row) + " |")
+    _launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS = saved
     _launch_dual._PLANS.clear()
 
 
@@ -205,7 +203,7 @@ def main() -> None:
     )
     print(
         f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
-        f"{_launch_dual.DUAL_BM} x {_launch_dual.DUAL_BN}, {_launch_dual.DUAL_WARPS} warps"
+        f"{_launch_dual.DUAL_ELEMS} elements, {_launch_dual.DUAL_WARPS} warps per program"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)

@@ -41,13 +41,12 @@ from ._pack import OPS
 
 __all__ = ["dual_supported", "run_dual"]
 
-#: The largest tile the kernel holds (a block is at least T x T elements).
+#: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
-#: Rows and columns of a program's block (at least one tile each way) and warps per program
-#: (benchmark tunables: bench/bench_dual.py).
-DUAL_BM = 32
-DUAL_BN = 128
-DUAL_WARPS = 4
+#: Elements of a program's block (``T`` rows of ``DUAL_ELEMS / T`` columns, at least ``T``)
+#: and warps per program (benchmark tunables: bench/bench_dual.py --sweep).
+DUAL_ELEMS = 4096
+DUAL_WARPS = 2
 _PLANS: dict[tuple, _DualPlan] = {}
 _MAX_PLANS = 1024
 
@@ -100,17 +99,18 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
     m, n = shape[-2], shape[-1]
     outer = math.prod(shape[:-2])
     t = rows.layout.sizes[0]
-    bm, bn = max(DUAL_BM, t), max(DUAL_BN, t)
+    bn = max(DUAL_ELEMS // t, t)
     kw = dict(
         T=t,
-        BM=bm,
         BN=bn,
+        # 16-byte pieces of a row tile (one piece for tiles narrower than 16 bytes)
+        NP=max(t * xc.element_size() // 16, 1),
         TRANS=transposed,
         BLK=rows.blocked is not None,
-        FULL=m % bm == 0 and n % bn == 0,
+        FULL=m % t == 0 and n % bn == 0,
         I64=_needs_i64(xc),
         **scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device)),
-        num_warps=DUAL_WARPS if bm * bn <= 4096 else 8,
+        num_warps=DUAL_WARPS,
         **_LAUNCH_OPTS,
     )
     amax_kw = {}
@@ -122,7 +122,7 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
             I64=_needs_i64(xc),
             num_warps=AMAX_WARPS,
         )
-    grid = outer * triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
     return _DualPlan((grid,), kw, amax_kw)
 
 
