@@ -171,9 +171,11 @@ def _transposed(r):
 def _sweep(x: torch.Tensor, rep: int) -> None:
     print("\n| dual kernel elements, warps | mxfp8 actual transposed ms | mxfp4 ms | nvfp4 ms |")
     print("|---|---:|---:|---:|")
-    saved = (_launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS)
+    names = ("DUAL_ELEMS", "DUAL_WARPS", "DUAL_WARPS_NARROW")
+    saved = tuple(getattr(_launch_dual, k) for k in names)
     for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4, 8)):
-        _launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS = elems, w
+        for k, v in zip(names, (elems, w, w), strict=True):
+            setattr(_launch_dual, k, v)
         _launch_dual._PLANS.clear()
         row = []
         for code in ("mxfp8", "mxfp4", "nvfp4"):
@@ -184,7 +186,8 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
             except Exception as err:  # a configuration that does not compile: say why
                 row.append(f"n/a ({type(err).__name__})")
         print(f"| {elems}, {w} | " + " | ".join(row) + " |")
-    _launch_dual.DUAL_ELEMS, _launch_dual.DUAL_WARPS = saved
+    for k, v in zip(names, saved, strict=True):
+        setattr(_launch_dual, k, v)
     _launch_dual._PLANS.clear()
 
 
@@ -203,7 +206,8 @@ def main() -> None:
     )
     print(
         f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
-        f"{_launch_dual.DUAL_ELEMS} elements, {_launch_dual.DUAL_WARPS} warps per program"
+        f"{_launch_dual.DUAL_ELEMS} elements, {_launch_dual.DUAL_WARPS} warps per program "
+        f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32)"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)

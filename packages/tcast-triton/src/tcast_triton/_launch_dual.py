@@ -44,9 +44,13 @@ __all__ = ["dual_supported", "run_dual"]
 #: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
 #: Elements of a program's block (``T`` rows of ``DUAL_ELEMS / T`` columns, at least ``T``)
-#: and warps per program (benchmark tunables: bench/bench_dual.py --sweep).
-DUAL_ELEMS = 4096
-DUAL_WARPS = 2
+#: and warps per program for tiles of 32 and more, and narrower (benchmark tunables). H200
+#: sweep (bench/bench_dual.py --sweep, 16384^2 bfloat16, actual, transposed), ms for MXFP8 /
+#: MXFP4 / NVFP4: 2048 elements, 1 warp 0.464 / 0.570 / 1.143; 2 warps 0.504 / 0.572 /
+#: 1.037; 4096, 2 warps 0.480 / 0.573 / 1.146; 4 and 8 warps, and 8192 elements, slower.
+DUAL_ELEMS = 2048
+DUAL_WARPS = 1
+DUAL_WARPS_NARROW = 2
 _PLANS: dict[tuple, _DualPlan] = {}
 _MAX_PLANS = 1024
 
@@ -110,7 +114,7 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
         FULL=m % t == 0 and n % bn == 0,
         I64=_needs_i64(xc),
         **scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device)),
-        num_warps=DUAL_WARPS,
+        num_warps=DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW,
         **_LAUNCH_OPTS,
     )
     amax_kw = {}
