@@ -189,7 +189,8 @@ class BlockedScales:
     @property
     def rows(self) -> int:
         """Rows of the matrix: the product of the other dimensions of the scale array."""
-        return math.prod(n for i, n in enumerate(self.scale_shape) if i != self.dim)
+        # lists, not generators: torch.compile traces this (math.prod of a generator breaks it)
+        return math.prod([n for i, n in enumerate(self.scale_shape) if i != self.dim])
 
     @property
     def padded_rows(self) -> int:
@@ -209,12 +210,12 @@ class BlockedScales:
     @property
     def order(self) -> tuple[int, ...]:
         """The axis permutation moving the tiled dimension of the scale array last."""
-        return (*(d for d in range(len(self.scale_shape)) if d != self.dim), self.dim)
+        return (*[d for d in range(len(self.scale_shape)) if d != self.dim], self.dim)
 
     @property
     def moved_shape(self) -> tuple[int, ...]:
         """The scale array's shape with the tiled dimension last."""
-        return tuple(self.scale_shape[d] for d in self.order)
+        return tuple([self.scale_shape[d] for d in self.order])
 
     @property
     def inverse_order(self) -> tuple[int, ...]:

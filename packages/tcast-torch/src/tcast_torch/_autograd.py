@@ -10,6 +10,8 @@ unscaled, where ``|x| > maxfloat`` (infinities included); NaN inputs get a zero 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from tcast.kit import CastRequest
@@ -58,14 +60,24 @@ class _VirtualCast(torch.autograd.Function):
         return grad, None, None
 
 
-def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str, fast: bool) -> torch.Tensor:
+def virtual_with_grad(
+    x: torch.Tensor, req: CastRequest, grad: str, fast: bool, run: Callable | None = None
+) -> torch.Tensor:
     """The virtual cast of a checked request as a differentiable function of x.
 
-    ``fast`` is the caller's decision on the fast path (``_fast.fast_path_applies``).
+    ``fast`` is the caller's decision on the fast path (``_fast.fast_path_applies``);
+    ``run(v, req)`` computes the values instead of this engine (the Triton engine's kernels:
+    the same bits, the same gradients).
     """
+    if run is None:
 
-    def run(v):
-        return cast_checked(v, req, fast)
+        def values(v):
+            return cast_checked(v, req, fast)
+
+    else:
+
+        def values(v):
+            return run(v, req)
 
     mask_fn = None
     if grad == "saturate":
@@ -73,4 +85,4 @@ def virtual_with_grad(x: torch.Tensor, req: CastRequest, grad: str, fast: bool) 
         def mask_fn(v):
             return clipped_mask(v.to(torch.float32), req)
 
-    return _VirtualCast.apply(x, run, mask_fn)
+    return _VirtualCast.apply(x, values, mask_fn)

@@ -26,6 +26,10 @@ weight and input blocks cover the same K indices, as a block-scaled (MX) GEMM ne
 tile dimensions in a datatype code (``t16d0``) also refer to the canonical view; a grouped
 convolution's blocks run along the in-channels of its group (weight dim 1). Stochastic
 rounding draws its Philox bits by the C-order flat index of the canonical view.
+
+Engine. Tensors the ``triton`` engine takes (CUDA tensors, when tcast-triton is installed)
+are cast by its kernels, with the same bits and the same gradients (``grad``) as this
+engine's; everything else (CPU, meta tensors) by this engine.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ from tcast import (
     round_mode,
     scale_mode,
 )
-from tcast.kit import normalize_seed
+from tcast.engine import load_engine
+from tcast.kit import normalize_args, normalize_seed
 
 from ._api import cast
 from ._autograd import GRAD_MODES
@@ -245,6 +250,13 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
+        gpu = load_engine("triton")
+        if gpu is not None and gpu.accepts(v):
+            # the Triton engine (CUDA tensors): the same bits and gradients, its kernels
+            dt, modes, seed = normalize_args(
+                self.dtype, "virtual", r.roundmode, r.scalemode, self.seed, None, r.saturate
+            )
+            return gpu.cast_grad(v, gpu.request(v, dt, modes, seed, None), r.grad)
         return cast(
             v,
             self.dtype,
@@ -431,7 +443,9 @@ def quantize_model(
     pattern matches its name; its weight is cast through a parametrization (the parameter
     stays the float master weight, the same object, so optimizers keep working), its input
     by a forward pre-hook. Casts are virtual and differentiable (``rule.grad``), and work
-    under ``torch.inference_mode``. While quantized, a weight's state_dict key is
+    under ``torch.inference_mode``; CUDA tensors are cast by the Triton engine when
+    tcast-triton is installed (the same bits and gradients). While quantized, a weight's
+    state_dict key is
     ``<layer>.parametrizations.weight.original`` (torch.nn.utils.parametrize); the weight
     is cast at every forward (``with torch.nn.utils.parametrize.cached():`` casts it once).
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 
 from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
+from tcast.kit import check_transposed, dual_requests, normalize_args
+from tcast_torch._cast import check_run_options
 
 from ._engine import engine
 
@@ -23,6 +25,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    grad: str = "ste",
 ) -> torch.Tensor | CastResult:
     """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -38,6 +41,9 @@ def cast(
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs read,
             SEMANTICS.md §8.1), written by the cast kernel itself.
+        grad: the gradient of a virtual cast of a tensor that requires grad, as in
+            ``tcast_torch.cast``: ``"ste"`` (straight through) or ``"saturate"`` (zero where
+            the cast clipped the input).
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -48,18 +54,11 @@ def cast(
             falls back to ``tcast_torch`` for those).
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
-    return engine.cast_args(
-        x,
-        dtype,
-        castmode=castmode,
-        roundmode=roundmode,
-        scalemode=scalemode,
-        seed=seed,
-        rbits=rbits,
-        saturate=saturate,
-        transpose_scale=transpose_scale,
-        scale_layout=scale_layout,
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
+    check_run_options(grad, None)
+    return engine.cast_grad(x, engine.request(x, dt, modes, seed, rbits), grad)
 
 
 def cast_dual(
@@ -74,24 +73,24 @@ def cast_dual(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    grad: str = "ste",
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``), reading ``x`` once.
+
+    ``grad`` is :func:`cast`'s (virtual casts of a tensor that requires grad).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
     """
-    return engine.cast_dual_args(
-        x,
-        dtype,
-        castmode=castmode,
-        roundmode=roundmode,
-        scalemode=scalemode,
-        seed=seed,
-        rbits=rbits,
-        saturate=saturate,
-        transposed=transposed,
-        scale_layout=scale_layout,
+    transposed = check_transposed(transposed)
+    dt, modes, seed = normalize_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
     )
+    check_run_options(grad, None)
+    rows, cols = dual_requests(engine, x, dt, modes, seed, rbits)
+    for req in (rows, cols):
+        engine.check_request(x, req)
+    return engine.cast_dual(x, rows, cols, transposed, grad)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

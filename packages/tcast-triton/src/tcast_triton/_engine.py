@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -10,11 +11,13 @@ import torch
 from tcast import CastModes, CastResult, DataType
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch._accept import tensor_refusal
+from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._engine import engine as torch_engine
 from tcast_torch._run import check_rbits
 
 from ._launch import interpreting, run_cast, tiled_supported
 from ._launch_dual import run_dual
+from ._ops import cast_traced, dual_traced
 from ._pack import OPS
 from ._upcast import run_upcast
 
@@ -63,7 +66,36 @@ class TritonEngine(EngineBase):
         torch_engine.check_result_arrays(result)
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        """The cast by the Triton kernels (``_launch.run_cast``).
+        """The cast with the default options (straight-through gradient): :meth:`run_grad`."""
+        return self.run_grad(x, request, "ste")
+
+    def cast_grad(
+        self, x: torch.Tensor, request: CastRequest, grad: str
+    ) -> torch.Tensor | CastResult:
+        """:meth:`cast` with a gradient option (``tcast_triton.cast(..., grad=...)``)."""
+        self.check_request(x, request)
+        return self.run_grad(x, request, grad)
+
+    def run_grad(
+        self, x: torch.Tensor, request: CastRequest, grad: str
+    ) -> torch.Tensor | CastResult:
+        """The cast; a virtual cast of a tensor that requires grad is differentiable.
+
+        Gradients as ``tcast_torch`` gives them (``grad``: ``"ste"`` or ``"saturate"``,
+        ``tcast_torch._autograd``) around the Triton kernels' values. While Dynamo traces,
+        the kernels are reached through the ``tcast_triton::cast`` custom op (``_ops``).
+        """
+        if request.virtual and x.requires_grad and torch.is_grad_enabled():
+            return virtual_with_grad(x, request, grad, False, run=self._run_values)
+        return self._run_values(x, request)
+
+    def _run_values(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+        if torch.compiler.is_compiling():
+            return cast_traced(x, request)
+        return self.run_eager(x, request)
+
+    def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+        """The cast by the Triton kernels (``_launch.run_cast``), outside any trace.
 
         Empty inputs, and the rare shapes whose grid would pass CUDA's 2**31 - 1 programs
         (``_launch.MAX_PROGRAMS``), are cast by ``tcast_torch`` (the same bits).
@@ -75,13 +107,37 @@ class TritonEngine(EngineBase):
         return _relabel(torch_engine.run(x, request)) if out is None else out
 
     def cast_dual(
-        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+        self,
+        x: torch.Tensor,
+        rows: CastRequest,
+        cols: CastRequest,
+        transposed: bool,
+        grad: str = "ste",
     ) -> tuple[Any, Any]:
         """``tcast.cast_dual``: one kernel reads ``x`` once and writes both results.
 
+        Virtual casts of a tensor that requires grad are two differentiable casts
+        (:meth:`run_grad`; the transposed one through its transpose).
+
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
-        sparsity, tiles past 128) and empty inputs are two casts (the same bits).
+        sparsity, tiles past 128) and empty inputs are two casts (the same bits). While
+        Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
+        if rows.virtual and x.requires_grad and torch.is_grad_enabled():
+            runner = SimpleNamespace(
+                name=self.name,
+                result_ops=self.result_ops,
+                cast=lambda t, req: self.run_grad(t, req, grad),
+            )
+            return dual_by_casts(runner, x, rows, cols, transposed)
+        if torch.compiler.is_compiling():
+            return dual_traced(x, rows, cols, transposed)
+        return self.cast_dual_eager(x, rows, cols, transposed)
+
+    def cast_dual_eager(
+        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """:meth:`cast_dual` outside any trace."""
         out = None
         if x.numel():
             with _on(x):

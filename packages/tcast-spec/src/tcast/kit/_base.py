@@ -25,6 +25,7 @@ from ._dual import dual_by_casts, dual_with
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
 from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
+from ._trace import tracing
 
 __all__ = ["EngineBase", "cast_with"]
 
@@ -117,6 +118,17 @@ class EngineBase:
                 :meth:`refusal` refuses.
             SpecError: for a request not made for ``x``.
         """
+        self.check_request(x, request)
+        return self.run(x, request)
+
+    def check_request(self, x: Any, request: Any) -> None:
+        """What :meth:`cast` checks before running a request.
+
+        Raises:
+            UnsupportedError: for a request ``supports`` refuses, or an ``x`` that
+                :meth:`refusal` refuses.
+            SpecError: for something else than a CastRequest, or one not made for ``x``.
+        """
         if not isinstance(request, CastRequest):
             raise SpecError(
                 f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
@@ -132,7 +144,6 @@ class EngineBase:
                 f"{request.shape}, not this {type(x).__name__}"
             )
         self.check_array(x, "x")
-        return self.run(x, request)
 
     def upcast(self, result: CastResult) -> Any:
         """Decode an actual or compress result to float32 (equal to the virtual cast).
@@ -195,12 +206,12 @@ class EngineBase:
         return dual_with(self, x, dtype, **kwargs)
 
     def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
-        """The request's rules (:func:`tcast.kit.cast_rules`).
+        """The request's rules (:func:`tcast.kit.cast_rules`), not memoized while traced.
 
-        An engine whose calls a compiler may trace overrides it to compute missing rules
-        without memoizing them while tracing (``tcast_torch`` does).
+        While torch.compile traces (torch imported and compiling), missing rules are
+        computed without storing them: a store would be a side effect dynamo must replay.
         """
-        return cast_rules(dtype, modes.scalemode)
+        return cast_rules(dtype, modes.scalemode, remember=not tracing())
 
     def check_array(self, a: Any, role: str) -> None:
         """Refuse an array of ``array_type`` that :meth:`refusal` refuses.

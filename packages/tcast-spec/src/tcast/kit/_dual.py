@@ -12,7 +12,6 @@ the random words. The rules are here, once; an engine may override
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 from typing import Any
 
 from ..datatype import DataType
@@ -22,6 +21,7 @@ from ..modes import CastMode, ScaleLayout
 from ..scale import TileSpec
 from ._request import CastRequest, make_request, normalize_args
 from ._results import build_result
+from ._trace import tracing
 
 __all__ = [
     "check_transposed",
@@ -42,14 +42,27 @@ def _swap_order(ndim: int) -> tuple[int, ...]:
     return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
-@lru_cache(maxsize=256)
 def column_datatype(dtype: DataType) -> DataType:
     """``dtype`` with its one tile segment along the second-to-last dimension (``d-2``).
+
+    Memoized on ``dtype`` (its rules memo, key ``"column"``), so that its own rules are
+    memoized once too; not while torch.compile traces (a store would be a side effect dynamo
+    must replay), as ``cast_rules``.
 
     Raises:
         SpecError: unless ``dtype`` has exactly one tile segment, along the last dimension
             (its default): the dual cast moves that segment.
     """
+    memo = dtype.__dict__["_rules_memo"]
+    col = memo.get("column")
+    if col is None:
+        col = _column(dtype)
+        if not tracing():
+            memo["column"] = col
+    return col
+
+
+def _column(dtype: DataType) -> DataType:
     ss = dtype.sspec
     if ss is None or len(ss.tiles) != 1 or ss.tiles[0].dim is not None:
         raise SpecError(
