@@ -10,8 +10,10 @@ lacks). Their fake (meta) implementations give the output shapes and dtypes from
 
 Every argument but the tensors is a compile-time constant of the graph, except the seed:
 an ``int`` (two's complement of the 64-bit seed), which Dynamo turns into a symbol once it
-sees a second value, so a new seed per step does not recompile. Outside a trace the engine
-runs its Python directly (no op dispatch in eager calls).
+sees a second value, so a new seed per step does not recompile. Symbols are int64: a seed
+of 2**63 or more reaches the compiled function as a constant (right bits, one recompile per
+such seed); ``quantize_model``'s derived seeds are 64-bit hashes, so half of them are. Outside
+a trace the engine runs its Python directly (no op dispatch in eager calls).
 """
 
 from __future__ import annotations
