@@ -11,6 +11,9 @@ gives ``tcast_torch``'s outputs and gradients. On CUDA also: CUDA-graph capture 
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
+
 import pytest
 import torch
 import torch._dynamo
@@ -206,7 +209,7 @@ def test_quantize_model_casts_with_the_triton_engine(device, monkeypatch):
     ]
 
     def step(route_to_triton: bool):
-        model = __import__("copy").deepcopy(base).to(device)
+        model = copy.deepcopy(base).to(device)
         calls = []
         real = tcast_triton.engine.cast_grad
 
@@ -215,9 +218,8 @@ def test_quantize_model_casts_with_the_triton_engine(device, monkeypatch):
             return real(*a, **k)
 
         monkeypatch.setattr(tcast_triton.engine, "cast_grad", counting)
-        if not route_to_triton:
-            monkeypatch.setattr(tcast_triton.engine, "accepts", lambda v: False)
-        tcast_torch.quantize_model(model, rules)
+        chosen = rules if route_to_triton else [replace(r, engine="torch") for r in rules]
+        tcast_torch.quantize_model(model, chosen)
         y = model(x.to(device))
         y.square().sum().backward()
         monkeypatch.undo()
@@ -229,6 +231,8 @@ def test_quantize_model_casts_with_the_triton_engine(device, monkeypatch):
     assert n_t == 4 and n_r == 0  # two weights and two inputs through the Triton kernels
     assert torch.equal(y_t, y_r)
     assert all(torch.equal(a, b) for a, b in zip(g_t, g_r, strict=True))
+    with pytest.raises(tcast.SpecError, match="engine 'cuda' is not defined"):
+        tcast_torch.QuantRule("*", weight="mxfp8", engine="cuda")
 
 
 def test_cuda_graph_capture_replays_the_cast(device):

@@ -101,11 +101,14 @@ class QuantRule:
             layer and tensor gets its own seed (see :meth:`QuantHandle.seed`).
         saturate: unscaled datatypes: overflow to +-max (True) or IEEE Inf/NaN.
         grad: ``"ste"`` (straight through) or ``"saturate"`` (zero where the cast clipped).
+        engine: which engine casts: None (default) the ``triton`` engine for the tensors it
+            takes (CUDA tensors, tcast-triton installed), else this one; ``"torch"`` always
+            this one (the same bits and gradients either way).
 
     Raises:
         SpecError: a pattern that is neither a string nor a re.Pattern; an unknown datatype,
-            round mode, scale mode or grad option; a seed without stochastic rounding or
-            stochastic rounding without a seed; a seed outside [0, 2**64); a non-bool
+            round mode, scale mode, grad option or engine; a seed without stochastic rounding
+            or stochastic rounding without a seed; a seed outside [0, 2**64); a non-bool
             saturate.
         UnsupportedError: a datatype tcast defines but does not support yet (codebooks).
     """
@@ -118,6 +121,7 @@ class QuantRule:
     seed: int | None = None
     saturate: bool = True
     grad: str = "ste"
+    engine: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pattern, (str, re.Pattern)):
@@ -144,6 +148,11 @@ class QuantRule:
             raise SpecError(f"saturate must be True or False, got {self.saturate!r}")
         if self.grad not in GRAD_MODES:
             raise SpecError(f"grad {self.grad!r} is not defined; valid: {', '.join(GRAD_MODES)}")
+        if self.engine not in (None, "torch"):
+            raise SpecError(
+                f"QuantRule engine {self.engine!r} is not defined; valid: None (the Triton "
+                f"engine for CUDA tensors when installed, else torch) or 'torch'"
+            )
 
     def matches(self, name: str) -> bool:
         """Whether this rule's pattern matches the module name ``name`` (the whole name)."""
@@ -173,6 +182,8 @@ class QuantRule:
             parts.append("saturate=False")
         if self.grad != "ste":
             parts.append(f"grad={self.grad}")
+        if self.engine is not None:
+            parts.append(f"engine={self.engine}")
         return ", ".join(parts)
 
 
@@ -250,7 +261,7 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
-        gpu = load_engine("triton")
+        gpu = load_engine("triton") if r.engine is None else None
         if gpu is not None and gpu.accepts(v):
             # the Triton engine (CUDA tensors): the same bits and gradients, its kernels
             dt, modes, seed = normalize_args(
