@@ -301,7 +301,6 @@ def _geometry(
     FLAT: tl.constexpr,
     FULL: tl.constexpr,
     I64: tl.constexpr,
-    BLK: tl.constexpr = False,
 ):
     """Element offsets, mask, lane (scale) indices, lane mask and run starts of one block.
 
@@ -314,9 +313,7 @@ def _geometry(
     along runs of contiguous elements, which keeps loads and stores vectorized; offsets are
     int64 only for tensors past 2**31 elements (``I64``). ``starts`` holds the flat offset
     of each contiguous run of the block (a row of the ``[BL, TP]`` or ``[TP, BL]`` block):
-    element ``i`` of a run is at ``start + i``. ``BLK`` (flat rows, blocked scales): the
-    program's ``BL == 512`` tiles are one 128 x 4 block of the scale matrix, in the blocked
-    layout's order (:func:`blocked_lanes`), so its scale stores are 512 contiguous codes.
+    element ``i`` of a run is at ``start + i``.
     """
     if TK > 0:
         Tt = TK
@@ -328,13 +325,10 @@ def _geometry(
     else:
         p = pid
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
-        if BLK:
-            k, lane_ok = blocked_lanes(p, outer, nt, BL)
-        else:
-            k = p * BL + tl.arange(0, BL)
-            lane_ok = k < ntiles
+        k = p * BL + tl.arange(0, BL)
         lanes = k
         if FLAT:
+            lane_ok = k < ntiles
             starts = k * Tt + c0
             offs = starts[:, None] + tl.arange(0, TP)[None, :]
             if FULL:
@@ -348,7 +342,7 @@ def _geometry(
             o = k // nt
             j = k % nt
             # o < outer, not k < outer * nt: an argument equal to 1 arrives as a constexpr
-            lane_ok = lane_ok & (o < outer)
+            lane_ok = o < outer
             pos = j[:, None] * Tt + t[None, :]
             mask = lane_ok[:, None] & (t[None, :] < Tt) & (pos < L)
             starts = o * L + j * Tt + c0
@@ -460,7 +454,7 @@ def _cast_tiles(
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     offs, mask, lanes, lane_ok, starts = _geometry(
-        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, BLK
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
     )
     if PRE:
         zl = tl.zeros(lanes.shape, tl.int32)
@@ -582,22 +576,6 @@ def blocked_slot(r, c, cols):
 
 
 @triton.jit
-def blocked_lanes(p, rows, nt, BL: tl.constexpr):
-    """Program ``p``'s flat tiles in blocked order, and which are real.
-
-    Program ``p`` owns block ``p`` of the 128 x 4 blocked layout of the ``rows x nt`` scale
-    matrix (blocks in row-major order): its lane ``q = 16 j + 4 i + c`` is tile ``c`` of the
-    block's columns in row ``32 i + j`` (SEMANTICS.md §8.1), flat tile ``row * nt + column``.
-    Lanes past the matrix (the layout's padding) are not real.
-    """
-    q = tl.arange(0, BL)
-    ncb = (nt + 3) // 4
-    row = (p // ncb) * 128 + ((q // 4) % 4) * 32 + q // 16
-    col = (p % ncb) * 4 + q % 4
-    return row * nt + col, (row < rows) & (col < nt)
-
-
-@triton.jit
 def scale_slots(lanes, nt, inner, BLK: tl.constexpr):
     """Where the lanes' scale codes are stored.
 
@@ -699,11 +677,7 @@ def _cast_row_pieces(
     """
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
-    if BLK:  # the program's tiles are one block of the blocked scales, in its order
-        k, real = blocked_lanes(_block_start(I64), outer, nt, BL)
-    else:
-        k = _block_start(I64) * BL + tl.arange(0, BL)
-        real = k < ntiles
+    k = _block_start(I64) * BL + tl.arange(0, BL)
     starts = k * TP
     piece = (tl.arange(0, NP) * V)[:, None, None]
     offs = starts[None, :, None] + piece + tl.arange(0, V)[None, None, :]
@@ -711,7 +685,7 @@ def _cast_row_pieces(
         lane_ok = tl.full((BL,), 1, tl.int1)
         mask = tl.full((NP, BL, V), 1, tl.int1)
     else:
-        lane_ok = real
+        lane_ok = k < ntiles
         mask = tl.broadcast_to(lane_ok[None, :, None], (NP, BL, V))
     x = load_f32(x_ptr, offs, mask, IN)
     m2, h2, l2 = _block_max(x, mask, 2, U)

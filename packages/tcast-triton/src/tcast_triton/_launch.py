@@ -286,8 +286,6 @@ COL_WARPS_VIRTUAL = 2
 #: _cast_tiles.
 ROW_PIECES = True
 ROW_PIECES_TILE = 32
-#: Row tiles per program when the scales are stored blocked: one 128 x 4 block of them.
-BLOCKED_LANES = 512
 #: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
 #: at 0.142 ms what 4096 and 8 read at 0.179 ms).
 AMAX_BLOCK = 16384
@@ -382,13 +380,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     # a channel's length is a tensor size: never a compile-time constant
     channel = not pre and ss.tiles[0].size == 0
     nt = triton.cdiv(length, tile)
-    # blocked scales of row tiles: a program per 128 x 4 block of the scale matrix, its tiles
-    # in the layout's order, so that its scale stores are one contiguous 512-code run
-    blk_rows = axis == 1 and not (loop or pre) and req.blocked is not None
-    if blk_rows:
-        bl = BLOCKED_LANES
-        grid = triton.cdiv(outer, 128) * triton.cdiv(nt, 4)
-    elif axis == 1:
+    if axis == 1:
         bl = 1 if loop else _row_block(tp)
         grid = triton.cdiv(outer * nt, bl)
     else:
@@ -397,8 +389,6 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     flat = axis == 1 and not loop and length % tile == 0
     if loop:
         full = False
-    elif blk_rows:
-        full = flat and tp == tile and not channel and outer % 128 == 0 and nt % 4 == 0
     elif axis == 1:
         full = flat and tp == tile and not channel and (outer * nt) % bl == 0
     else:
