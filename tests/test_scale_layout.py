@@ -129,3 +129,24 @@ def test_malformed_blocked_results_are_refused():
         tcast.upcast(r).view(np.uint32),
     )
     assert "scale blocked" in repr(r)
+
+
+def test_the_front_door_refuses_an_engine_that_ignores_the_blocked_layout(monkeypatch):
+    """A protocol engine that returns plain scales for a blocked request is caught."""
+
+    class Ignores(tcast_ref.RefEngine):
+        name = "ignores-layout"
+
+        def run(self, x, request):
+            plain = dataclasses.replace(
+                request,
+                modes=dataclasses.replace(request.modes, scale_layout=tcast.ScaleLayout.PLAIN),
+            )
+            return super().run(x, plain)
+
+    monkeypatch.setattr(tcast.api, "select_engine", lambda *a, **k: Ignores())
+    x = np.ones((4, 64), np.float32)
+    with pytest.raises(tcast.UnsupportedError, match="does not implement the blocked layout"):
+        tcast.cast(x, "mxfp8", castmode="actual", scale_layout="blocked")
+    with pytest.raises(tcast.UnsupportedError, match="ignores-layout"):
+        tcast.cast_dual(x, "mxfp8", scale_layout="blocked")

@@ -135,3 +135,44 @@ def test_column_datatype_moves_the_tile_to_the_second_to_last_dimension():
     assert col.sspec.dims(2) == (0,) and col.sspec.dims(3) == (1,)
     with pytest.raises(SpecError, match="one tile segment along the last dimension"):
         tcast.kit.column_datatype(tcast.datatype("e4m3fn_e8m0_t32d0"))
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        ((0, 5, 4), "col 5 is past the 4 columns"),
+        ((-1, 0, 4), "row must be an int >= 0, got -1"),
+        ((True, 1, 4), "row must be an int >= 0, got True"),
+        ((0, 1.5, 4), "col must be an int >= 0, got 1.5"),
+    ],
+)
+def test_blocked_offset_refuses_bad_positions(args, why):
+    with pytest.raises(SpecError, match=why):
+        tcast.blocked_offset(*args)
+
+
+@pytest.mark.parametrize(
+    ("code", "castmode", "why"),
+    [
+        ("e4m3fn", "actual", "unscaled"),
+        ("e4m3fn_e8m0", "actual", "a tensor scale"),
+        ("e4m3fn_float32_t0", "compress", "channels"),
+        ("mxfp8", "virtual", "a virtual cast has no scales"),
+    ],
+)
+def test_requests_built_by_hand_are_refused_too(code, castmode, why):
+    """A CastModes made without CastModes.of still meets the refusal, before any work."""
+    modes = CastModes(castmode=tcast.cast_mode(castmode), scale_layout=ScaleLayout.BLOCKED)
+    with pytest.raises(SpecError, match=why):
+        tcast.kit.make_request(tcast.datatype(code), modes, None, None, (64, 64), "float32")
+
+
+def test_engines_without_the_new_array_ops_are_refused_with_a_reason():
+    class OldOps:  # an ArrayOps written before permute, pad and crop existed
+        def reshape(self, a, shape):
+            return a
+
+    with pytest.raises(tcast.UnsupportedError, match="lacks permute, pad"):
+        tcast.kit.to_blocked(None, BlockedScales((2, 2), 1), OldOps())
+    with pytest.raises(tcast.UnsupportedError, match="lacks permute, crop"):
+        tcast.kit.from_blocked(None, BlockedScales((2, 2), 1), OldOps())

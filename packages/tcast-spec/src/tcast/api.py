@@ -134,7 +134,25 @@ def cast(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
     eng = select_engine(x, dt, modes, engine)
-    return eng.cast(x, eng.request(x, dt, modes, seed, rbits))
+    return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
+
+
+def _honoured(eng: Engine, modes: CastModes, out: Any) -> Any:
+    """``out``, unless an engine returned plain scales for a blocked request.
+
+    Raises:
+        UnsupportedError: naming the engine (a protocol engine that ignores scale_layout).
+    """
+    if (
+        modes.scale_layout is ScaleLayout.BLOCKED
+        and isinstance(out, CastResult)
+        and out.scale_layout is not ScaleLayout.BLOCKED
+    ):
+        raise UnsupportedError(
+            f"engine {eng.name!r} returned {out.scale_layout!r} scales for a "
+            f"scale_layout='blocked' request: it does not implement the blocked layout"
+        )
+    return out
 
 
 def cast_dual(
@@ -163,7 +181,7 @@ def cast_dual(
         x: a float32, float16 or bfloat16 array of rank 2 or more.
         dtype: a datatype with one tile segment along the last dimension (``mxfp8``,
             ``nvfp4``, ``int8_e8m0_t32``, a channel ``t0``).
-        castmode: actual (the default), compress or virtual, as :func:`cast`.
+        castmode: actual (the default here, unlike :func:`cast`), compress or virtual.
         roundmode: as :func:`cast`.
         scalemode: as :func:`cast`.
         seed: as :func:`cast` (both casts use the words of ``x``'s flat indices).
@@ -189,7 +207,8 @@ def cast_dual(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
     )
     eng = select_engine(x, dt, modes, engine, also=column_datatype(dt))
-    return run_dual(eng, x, dt, modes, seed, rbits, transposed)
+    first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed)
+    return _honoured(eng, modes, first), _honoured(eng, modes, second)
 
 
 def upcast(result: CastResult, *, engine: str | None = None) -> Any:

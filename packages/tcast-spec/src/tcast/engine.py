@@ -70,6 +70,11 @@ class CastModes:
     transpose_scale: bool = False
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
 
+    @property
+    def virtual_mode(self) -> bool:
+        """Whether the cast mode is virtual."""
+        return self.castmode is CastMode.VIRTUAL
+
     @classmethod
     def of(
         cls,

@@ -241,15 +241,16 @@ class BlockedScales:
         return (0, 3, 2, 1, 4)
 
 
-def blocked_scales(layout: BlockLayout, dtype: DataType | None = None) -> BlockedScales:
+def blocked_scales(layout: BlockLayout | None, dtype: DataType | None = None) -> BlockedScales:
     """The blocked scale matrix of a layout with one fixed-length tile segment.
 
     Raises:
         SpecError: for a layout that is not one tile segment (``dtype`` names the datatype in
             the message; :func:`blocked_refusal` says why for a datatype).
     """
-    if len(layout.dims) != 1 or (dtype is not None and blocked_refusal(dtype)):
-        why = blocked_refusal(dtype) if dtype is not None else "it is not one tile segment"
+    if layout is None or len(layout.dims) != 1 or (dtype is not None and blocked_refusal(dtype)):
+        why = blocked_refusal(dtype) if dtype is not None else None
+        why = why or "it is not one tile segment"
         name = dtype.name if dtype is not None else "this layout"
         raise SpecError(f"scale_layout='blocked' does not apply to {name}: {why}")
     return BlockedScales(tuple(layout.scale_shape), layout.dims[0])
@@ -258,10 +259,16 @@ def blocked_scales(layout: BlockLayout, dtype: DataType | None = None) -> Blocke
 def blocked_offset(row: int, col: int, cols: int) -> int:
     """Where the scale of matrix row ``row``, column ``col`` lies in the blocked layout.
 
-    ``cols`` is the matrix's scale count per row (before padding). The layout is the one
+    ``cols`` is the matrix's scale count per row (before padding); ``row`` and ``col`` are
+    ints ``>= 0``, ``col < cols`` (a ``SpecError`` otherwise). The layout is the one
     NVIDIA documents for cuBLAS block-scaled GEMMs ("1D block scaling factors layout") and
     CUTLASS reads: 128 x 4 blocks of 512 codes in row-major block order.
     """
+    for name, v in (("row", row), ("col", col), ("cols", cols)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise SpecError(f"blocked_offset: {name} must be an int >= 0, got {v!r}")
+    if col >= cols:
+        raise SpecError(f"blocked_offset: col {col} is past the {cols} columns of the matrix")
     col_blocks = -(-cols // BLOCK_COLS)
     block = (row // BLOCK_ROWS) * col_blocks + col // BLOCK_COLS
     return block * 512 + (row % 32) * 16 + (row // 32 % 4) * 4 + col % BLOCK_COLS

@@ -13,14 +13,30 @@ import dataclasses
 from typing import Any
 
 from ..engine import CastResult
+from ..errors import UnsupportedError
 from ..layout import BlockedScales, block_layout, blocked_scales
 from ..modes import ScaleLayout
 
-__all__ = ["from_blocked", "plain_result", "to_blocked"]
+__all__ = ["from_blocked", "plain_result", "require_ops", "to_blocked"]
+
+
+def require_ops(ops: Any, names: tuple[str, ...], what: str) -> None:
+    """Refuse an engine whose ArrayOps lack methods ``what`` needs (engines written before).
+
+    Raises:
+        UnsupportedError: naming the missing methods.
+    """
+    missing = [n for n in names if not hasattr(ops, n)]
+    if missing:
+        raise UnsupportedError(
+            f"{what} needs the tcast.kit.ArrayOps methods {', '.join(names)}; this engine's "
+            f"result_ops lacks {', '.join(missing)}"
+        )
 
 
 def to_blocked(scale: Any, bs: BlockedScales, ops: Any) -> Any:
     """Plain scale codes (the scale shape) in the blocked layout, zero-padded."""
+    require_ops(ops, ("permute", "pad", "reshape"), "scale_layout='blocked'")
     m = ops.reshape(ops.permute(scale, bs.order), (bs.rows, bs.cols))
     m = ops.pad(m, bs.shape)
     return ops.reshape(ops.permute(ops.reshape(m, bs.view), bs.swizzle), bs.shape)
@@ -28,6 +44,7 @@ def to_blocked(scale: Any, bs: BlockedScales, ops: Any) -> Any:
 
 def from_blocked(blocked: Any, bs: BlockedScales, ops: Any) -> Any:
     """Blocked scale codes back in the plain scale shape (the padding dropped)."""
+    require_ops(ops, ("permute", "crop", "reshape"), "an upcast of blocked scales")
     m = ops.reshape(ops.permute(ops.reshape(blocked, bs.blocked_view), bs.swizzle), bs.shape)
     m = ops.crop(m, (bs.rows, bs.cols))
     return ops.permute(ops.reshape(m, bs.moved_shape), bs.inverse_order)

@@ -19,6 +19,7 @@ from ..engine import CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, ScaleLayout
 from ..scale import TileSpec
+from ._blocked import require_ops
 from ._request import CastRequest, make_request, normalize_args
 from ._results import build_result
 from ._trace import tracing
@@ -123,15 +124,16 @@ def dual_by_casts(
     Raises:
         UnsupportedError: ``transposed`` on an engine without ``result_ops``.
     """
-    first = engine.cast(x, rows)
     if not transposed:
-        return first, engine.cast(x, cols)
+        return engine.cast(x, rows), engine.cast(x, cols)
     ops = getattr(engine, "result_ops", None)
     if ops is None:
         raise UnsupportedError(
             f"engine {engine.name!r} has no result_ops (tcast.kit.ArrayOps): it cannot "
             f"transpose the second result of cast_dual"
         )
+    require_ops(ops, ("permute",), "cast_dual(transposed=True)")
+    first = engine.cast(x, rows)
     order = _swap_order(len(cols.shape))
     if cols.virtual:
         return first, ops.permute(engine.cast(x, cols), order)

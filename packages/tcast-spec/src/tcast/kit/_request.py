@@ -193,6 +193,11 @@ def make_request(
     Raises:
         SpecError: for a tile segment naming a dimension the shape lacks.
     """
+    if modes.scale_layout is ScaleLayout.BLOCKED:
+        # CastModes.of and normalize_args refuse these; a CastModes built by hand does not
+        why = "a virtual cast has no scales" if modes.virtual_mode else blocked_refusal(dt)
+        if why:
+            raise SpecError(f"scale_layout='blocked' does not apply to {dt.name}: {why}")
     layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
     if rules is None:
         rules = cast_rules(dt, modes.scalemode)
