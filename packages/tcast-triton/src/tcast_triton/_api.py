@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+from types import SimpleNamespace
+
 import torch
 
 from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import check_transposed, dual_requests, normalize_args
+from tcast.kit import check_transposed, normalize_args, run_dual
 from tcast_torch._cast import check_run_options
 
 from ._engine import engine
@@ -87,10 +90,14 @@ def cast_dual(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
     )
     check_run_options(grad, None)
-    rows, cols = dual_requests(engine, x, dt, modes, seed, rbits)
-    for req in (rows, cols):
-        engine.check_request(x, req)
-    return engine.cast_dual(x, rows, cols, transposed, grad)
+    # the engine with this gradient option: run_dual checks the requests and calls it
+    runner = SimpleNamespace(
+        name=engine.name,
+        supports=engine.supports,
+        request=engine.request,
+        cast_dual=partial(engine.cast_dual, grad=grad),
+    )
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

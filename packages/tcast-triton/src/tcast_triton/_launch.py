@@ -117,17 +117,20 @@ def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
     return _launch(plan, xc, xin, req, seed, rb)
 
 
-def cached_plan(plans: dict, req: CastRequest, xc: torch.Tensor, rs: int, build) -> Any:
+def cached_plan(
+    plans: dict, req: CastRequest, xc: torch.Tensor, rs: int, build, *extra: Any
+) -> Any:
     """The launch plan of (datatype, modes, shape, input dtype, random source, device).
 
-    ``build(req, xc, rs)`` makes a missing one; the cache is emptied when it is full.
+    ``build(req, xc, rs, *extra)`` makes a missing one (``extra``: more of the key); the
+    cache is emptied when it is full.
     """
-    key = (req.dtype, req.modes, req.shape, xc.dtype, rs, xc.device)
+    key = (req.dtype, req.modes, req.shape, xc.dtype, rs, xc.device, *extra)
     plan = plans.get(key)
     if plan is None:
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plan = plans[key] = build(req, xc, rs)
+        plan = plans[key] = build(req, xc, rs, *extra)
     return plan
 
 
@@ -444,6 +447,17 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     )
 
 
+def amax_pass_kw(dt: DataType, xc: torch.Tensor) -> dict:
+    """The compile-time arguments of the tensor-amax pass (``_amax_pass``) over ``xc``."""
+    return dict(
+        IN=_IN_CODES[xc.dtype],
+        U=dt.nspec.is_uint,
+        BLOCK=AMAX_BLOCK,
+        I64=_needs_i64(xc),
+        num_warps=AMAX_WARPS,
+    )
+
+
 def scaled_fields(
     req: CastRequest, xc: torch.Tensor, amax: bool, kernel_blocked: bool = True
 ) -> dict:
@@ -464,13 +478,7 @@ def scaled_fields(
         padded = count != bs.rows * bs.cols
     if amax and numel:
         amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
-        amax_kw = dict(
-            IN=_IN_CODES[xc.dtype],
-            U=dt.nspec.is_uint,
-            BLOCK=AMAX_BLOCK,
-            I64=_needs_i64(xc),
-            num_warps=AMAX_WARPS,
-        )
+        amax_kw = amax_pass_kw(dt, xc)
     return dict(
         out_bytes=0 if req.virtual else _code_bytes(dt.nspec.bits),
         scale_bytes=_code_bytes(dt.sspec.scale.bits),
@@ -532,7 +540,7 @@ def scaled_parts(plan: Any, xc: torch.Tensor, xin: torch.Tensor) -> tuple:
     dev = xc.device
     count = max(plan.scale_count, 1)
     # blocked scales' padding slots are zero codes (§8.1): the kernels write real slots only
-    alloc = torch.zeros if getattr(plan, "padded", False) else torch.empty
+    alloc = torch.zeros if plan.padded else torch.empty
     scale = alloc(count, dtype=_CODE_DTYPES[plan.scale_bytes], device=dev)
     zero = tcode = None
     if plan.zero_bytes:
@@ -563,5 +571,5 @@ def scaled_result(
         tenscale=None if tcode is None else tcode.reshape(()),
         mask=mask,
         packed=packed,
-        scale_blocked=bool(getattr(plan, "blocked", ())),
+        scale_blocked=bool(plan.blocked),
     )

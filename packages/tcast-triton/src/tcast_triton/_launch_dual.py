@@ -29,11 +29,12 @@ from ._launch import (
     _IN_CODES,
     _LAUNCH_OPTS,
     AMAX_BLOCK,
-    AMAX_WARPS,
     MAX_PROGRAMS,
     _code_bytes,
     _needs_i64,
     _random_source,
+    amax_pass_kw,
+    cached_plan,
     hw_fp8,
     scaled_kw,
 )
@@ -51,8 +52,8 @@ DUAL_MAX_TILE = 128
 DUAL_ELEMS = 2048
 DUAL_WARPS = 1
 DUAL_WARPS_NARROW = 2
+#: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
-_MAX_PLANS = 1024
 
 
 def dual_supported(rows: CastRequest) -> bool:
@@ -88,16 +89,6 @@ class _DualPlan:
         return Launch(_amax_pass, self.amax_kw)
 
 
-def _plan(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _DualPlan:
-    key = (rows.dtype, rows.modes, rows.shape, xc.dtype, rs, xc.device, transposed)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[key] = _build(rows, xc, rs, transposed)
-    return plan
-
-
 def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _DualPlan:
     shape = rows.shape
     m, n = shape[-2], shape[-1]
@@ -117,15 +108,7 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
         num_warps=DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW,
         **_LAUNCH_OPTS,
     )
-    amax_kw = {}
-    if rows.dtype.is_multiscale:
-        amax_kw = dict(
-            IN=_IN_CODES[xc.dtype],
-            U=False,
-            BLOCK=AMAX_BLOCK,
-            I64=_needs_i64(xc),
-            num_warps=AMAX_WARPS,
-        )
+    amax_kw = amax_pass_kw(rows.dtype, xc) if rows.dtype.is_multiscale else {}
     grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
     return _DualPlan((grid,), kw, amax_kw)
 
@@ -169,7 +152,7 @@ def run_dual(
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
     rs, seed, rb = _random_source(rows, xc)
-    plan = _plan(rows, xc, rs, transposed)
+    plan = cached_plan(_PLANS, rows, xc, rs, _build, transposed)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
     second = transposed_request(rows, cols) if transposed else cols
