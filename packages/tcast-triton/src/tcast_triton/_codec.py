@@ -207,11 +207,16 @@ def fast_mode(F: tl.constexpr, MODE: tl.constexpr):
 
 @triton.jit
 def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
-    """``encode`` of finite ``x`` under saturation (the elements of a finite scaled block).
+    """``encode`` of ``x`` that is never NaN, under saturation (a finite scaled block).
 
-    Skips the Inf and NaN rules, which cannot apply; elsewhere the same codes as ``encode``.
+    Skips the NaN rule, which cannot apply: a finite block's elements times its finite,
+    positive multipliers are finite or +-Inf by overflow, which saturates (0 * Inf cannot
+    arise; the multipliers of ``_scales.lane_scales`` are finite). Elsewhere the same codes
+    as ``encode``. The kernels replace the codes of non-finite blocks, whatever they are.
     """
-    if F[F_HW] == 0 and fast_mode(F, MODE):
+    if F[F_HW] != 0:
+        out = _hw_code(x, F)
+    elif fast_mode(F, MODE):
         b = bits_of(x)
         # the clamp on the float side and the sign from a shift: fewer integer instructions
         # (Hopper issues half as many per cycle as float ones)
@@ -244,14 +249,55 @@ def fast_value(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
+def hw_bytes(x, F: tl.constexpr):
+    """uint8 codes of the GPU's saturating conversion, one ``cvt.rn.satfinite`` per pair.
+
+    Our codes for every non-NaN ``x`` (+-Inf and overflow to +-max) where ``F[F_HW]`` is
+    set (see ``_formats._hardware``); a NaN gets the conversion's own NaN code.
+    """
+    if F[F_HW] == 1:
+        h = x.to(tl.float8e4nv)
+    else:
+        h = x.to(tl.float8e5)
+    return h.to(tl.uint8, bitcast=True)
+
+
+@triton.jit
+def hw_bytes_kept(x, keep, F: tl.constexpr):
+    """:func:`hw_bytes` of ``x`` AND ``keep`` (uint8 0xFF or 0), four elements a word.
+
+    Two conversions, one byte permute and one AND per four elements: the codes never
+    leave their packed word (Triton widens and selects them byte by byte otherwise).
+    """
+    if F[F_HW] == 1:
+        cvt: tl.constexpr = "cvt.rn.satfinite.e4m3x2.f32"
+    else:
+        cvt: tl.constexpr = "cvt.rn.satfinite.e5m2x2.f32"
+    return tl.inline_asm_elementwise(
+        "{ .reg .b16 lo, hi; .reg .b32 w;\n"
+        f"{cvt} lo, $2, $1;\n"
+        f"{cvt} hi, $4, $3;\n"
+        "mov.b32 w, {lo, hi};\n"
+        "and.b32 $0, w, $5; }",
+        "=r,r,r,r,r,r",
+        [x, keep],
+        dtype=tl.uint8,
+        is_pure=True,
+        pack=4,
+    )
+
+
+@triton.jit
+def _hw_code(x, F: tl.constexpr):
+    """:func:`hw_bytes` as int32 codes."""
+    return hw_bytes(x, F).to(tl.int32)
+
+
+@triton.jit
 def _encode_float(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     if F[F_HW] != 0:
-        # one cvt.rn.satfinite per pair (see _formats._hardware); NaN keeps its sign
-        if F[F_HW] == 1:
-            h = x.to(tl.float8e4nv)
-        else:
-            h = x.to(tl.float8e5)
-        code = h.to(tl.uint8, bitcast=True).to(tl.int32)
+        code = _hw_code(x, F)
+        # the conversion's NaN is not ours: NaN keeps its sign
         NANC: tl.constexpr = F[F_NANC]
         nan_code = tl.where(bits_of(x) < 0, NANC | F[F_SB], NANC)
         return tl.where(x != x, nan_code, code)

@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 from ._codec import (
+    F_HW,
     F_NANC,
     NAN_BITS,
     NEG_NAN_BITS,
@@ -31,6 +32,7 @@ from ._codec import (
     f32_of,
     fast_mode,
     fast_value,
+    hw_bytes_kept,
 )
 from ._env import INTERPRETING
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
@@ -276,6 +278,11 @@ def _encode_block(
         else:
             v = q * dc
         store_block_value(out_ptr, offs, mask, v, badb, IN)
+    elif E[F_HW] != 0 and CB == 1 and not PACK4:
+        # a non-finite block's codes are 0: its lanes' keep mask is 0, applied to whole
+        # words of converted codes (half the instructions of a per-element select)
+        keep = tl.expand_dims(tl.where(bad, 0, 255).to(tl.uint8), AXIS)
+        tl.store(out_ptr + offs, hw_bytes_kept(xs, keep, E), mask=mask)
     else:
         codes = tl.where(badb, 0, encode_finite(xs, r, E, MODE))
         if PACK4:
