@@ -169,23 +169,34 @@ def _transposed(r):
 
 
 def _sweep(x: torch.Tensor, rep: int) -> None:
-    print("\n| dual kernel elements, warps | mxfp8 actual transposed ms | mxfp4 ms | nvfp4 ms |")
-    print("|---|---:|---:|---:|")
-    names = ("DUAL_ELEMS", "DUAL_WARPS", "DUAL_WARPS_NARROW")
+    print(
+        "\n| dual kernel elements, warps, row blocks, group | mxfp8 ms | mxfp8 transposed ms "
+        "| mxfp4 transposed ms | nvfp4 transposed ms |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    names = (
+        "DUAL_ELEMS",
+        "DUAL_WARPS",
+        "DUAL_WARPS_NARROW",
+        "DUAL_ROWS",
+        "DUAL_ROWS_TRANS",
+        "DUAL_GROUP",
+        "DUAL_GROUP_TRANS",
+    )
     saved = tuple(getattr(_launch_dual, k) for k in names)
-    for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4, 8)):
-        for k, v in zip(names, (elems, w, w), strict=True):
+    cases = (("mxfp8", False), ("mxfp8", True), ("mxfp4", True), ("nvfp4", True))
+    for elems, w, kb, gm in itertools.product((2048,), (1, 2), (1, 2, 4), (1, 8)):
+        for k, v in zip(names, (elems, w, w, kb, kb, gm, gm), strict=True):
             setattr(_launch_dual, k, v)
         _launch_dual._PLANS.clear()
         row = []
-        for code in ("mxfp8", "mxfp4", "nvfp4"):
+        for code, tr in cases:
             try:
-                row.append(
-                    f"{_ms(lambda c=code: tcast_triton.cast_dual(x, c, transposed=True), rep):.3f}"
-                )
+                f = lambda c=code, t=tr: tcast_triton.cast_dual(x, c, transposed=t)  # noqa: E731
+                row.append(f"{_ms(f, rep):.3f}")
             except Exception as err:  # a configuration that does not compile: say why
                 row.append(f"n/a ({type(err).__name__})")
-        print(f"| {elems}, {w} | " + " | ".join(row) + " |")
+        print(f"| {elems}, {w}, {kb}, {gm} | " + " | ".join(row) + " |")
     for k, v in zip(names, saved, strict=True):
         setattr(_launch_dual, k, v)
     _launch_dual._PLANS.clear()
@@ -207,7 +218,9 @@ def main() -> None:
     print(
         f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
         f"{_launch_dual.DUAL_ELEMS} elements, {_launch_dual.DUAL_WARPS} warps per program "
-        f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32)"
+        f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32), row blocks "
+        f"{_launch_dual.DUAL_ROWS} / {_launch_dual.DUAL_ROWS_TRANS} and groups "
+        f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed)"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)

@@ -62,6 +62,35 @@ def _request(dt):
     )
 
 
+GROUPED = [
+    ("mxfp8", (2, 96, 160)),  # 3 x 3 blocks of 32 x 64 per batch, the last column block partial
+    ("nvfp4", (40, 300)),  # 3 x 3 blocks of 16 x 128, both partial
+    ("e4m3fn_e8m0_t4", (2, 33, 1100)),  # 9 x 3 blocks of 4 x 512 per batch
+]
+
+
+@pytest.mark.parametrize(("code", "shape"), GROUPED, ids=[f"{c}-{s}" for c, s in GROUPED])
+@pytest.mark.parametrize(("rows", "group"), [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_every_program_order_casts_every_block(
+    code, shape, rows, group, transposed, device, monkeypatch
+):
+    """Row blocks per program and groups of the program order (full, partial, one) cover x."""
+    monkeypatch.setattr(dual_launch, "DUAL_ROWS", rows)
+    monkeypatch.setattr(dual_launch, "DUAL_ROWS_TRANS", rows)
+    monkeypatch.setattr(dual_launch, "DUAL_GROUP", group)
+    monkeypatch.setattr(dual_launch, "DUAL_GROUP_TRANS", group)
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    rng = np.random.default_rng(len(shape) * 7 + shape[-1])
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
+    dt = tcast.datatype(code)
+    want = dc.expected_dual(x, dt, transposed=transposed)
+    got = tcast.cast_dual(_torch(x, device), dt, transposed=transposed, engine="triton")
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, f"{code} {shape} rows {rows} group {group}:\n" + "\n".join(problems)
+    assert dual_launch._PLANS, "the dual kernel did not run"
+
+
 def test_the_dual_kernel_takes_mx_and_nvfp4():
     for code in ("mxfp8", "mxfp4", "mxint8", "nvfp4", "uint4_e8m0_int8_t16", "e4m3fn_float32_t128"):
         assert dual_launch.dual_supported(_request(tcast.datatype(code))), code

@@ -95,6 +95,8 @@ def _cast_dual(
     BN: tl.constexpr,
     NP: tl.constexpr,
     TRANS: tl.constexpr,
+    GM: tl.constexpr,
+    KB: tl.constexpr,
     BLK: tl.constexpr,
     FULL: tl.constexpr,
     I64: tl.constexpr,
@@ -119,91 +121,129 @@ def _cast_dual(
 ):
     """Both casts of one ``[T, BN]`` block of ``x`` (see the module docstring).
 
-    ``NP``: 16-byte pieces per row tile; ``FULL``: ``M % T == 0`` and ``N % BN == 0``.
+    ``NP``: 16-byte pieces per row tile; ``FULL``: ``M % (KB * T) == 0`` and
+    ``N % BN == 0``; ``KB``: row blocks per program, cast one after the other; ``GM``: groups
+    of ``KB`` row blocks per group of the program order (1: along ``N`` first).
     """
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     V: tl.constexpr = T // NP
     NR: tl.constexpr = BN // T
+    # xᵀ's plain column scales of the KB row blocks as one [BN, KB] store: KB bytes in a
+    # row of xᵀ's scale array instead of KB bytes 1 / T of a row apart
+    STAGE: tl.constexpr = TRANS and not BLK and not VIRTUAL and KB > 1
     p = _block_start(I64)
     nbn = tl.cdiv(N, BN)
     nbm = tl.cdiv(M, T)
-    bn = p % nbn
-    rest = p // nbn
-    bm = rest % nbm
-    o = rest // nbm
-    row0 = o * M + bm * T  # the block's first row in the flat [outer * M, N] view
+    nbg = tl.cdiv(nbm, KB)
+    per_o = nbg * nbn
+    o = p // per_o
+    rest = p % per_o
+    if GM == 1:
+        bn = rest % nbn
+        bg = rest // nbn
+    else:
+        # groups of GM row-block groups, those fastest: the programs that store the bytes
+        # of one column-scale sector (xᵀ's scales) run together
+        width = GM * nbn
+        first = (rest // width) * GM
+        gsz = tl.minimum(nbg - first, GM)
+        bg = first + (rest % width) % gsz
+        bn = (rest % width) // gsz
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
-    # ---- rows: BN tiles, tile q = (row q // NR, row tile q % NR), pieces along axis 0
+    ntr = tl.cdiv(N, T)
+    ntc = tl.cdiv(M, T)
     q = tl.arange(0, BN)
     i_r = q // NR
     tile = bn * NR + q % NR
-    starts = (row0 + i_r) * N + tile * T
     e = (tl.arange(0, NP) * V)[:, None, None] + tl.arange(0, V)[None, None, :]
-    offs = starts[None, :, None] + e
-    ntr = tl.cdiv(N, T)
-    if FULL:
-        tile_ok = tl.full((BN,), 1, tl.int1)
-        mask = tl.full((NP, BN, V), 1, tl.int1)
-    else:
-        tile_ok = (bm * T + i_r < M) & (tile < ntr)
-        mask = tile_ok[None, :, None] & ((tile * T)[None, :, None] + e < N)
-    x = load_f32(x_ptr, offs, mask, IN)
-    r = random_words(seed, rb_ptr, offs, mask, RS)
-    m2, h2, l2 = _block_max(x, mask, 2, U)
-    mx = tl.max(m2, axis=0)
-    hi = tl.max(h2, axis=0)
-    lo = tl.max(l2, axis=0)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
-    if VIRTUAL == 0:
-        if BLK:
-            slots = blocked_slot(row0 + i_r, tile, ntr)
-        else:
-            slots = (row0 + i_r).to(tl.int64) * ntr + tile
-        _store_scales(
-            scale_r, zero_r, tcode_ptr, slots, tile_ok, scale, zcode, tcode, p, True, SK, U,
-            SCB, ZCB, TCB,
-        )  # fmt: skip
-    _encode_block(
-        x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :], out_r, 2,
-        E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, tile_ok, False, T,
-    )  # fmt: skip
-    # ---- columns: the block as [T, BN] (again, from L2), reduced along axis 0
     i = tl.arange(0, T)
     n = bn * BN + tl.arange(0, BN)
-    offs = (row0 + i)[:, None] * N + n[None, :]
+    kk = tl.arange(0, KB)
     if FULL:
         col_ok = tl.full((BN,), 1, tl.int1)
-        mask = tl.full((T, BN), 1, tl.int1)
     else:
         col_ok = n < N
-        mask = (bm * T + i < M)[:, None] & col_ok[None, :]
-    x = load_f32(x_ptr, offs, mask, IN)
-    r = random_words(seed, rb_ptr, offs, mask, RS)
-    mx, hi, lo = _block_max(x, mask, 0, U)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
-    if VIRTUAL == 0:
-        ntc = tl.cdiv(M, T)
-        if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
-            slots = blocked_slot(o * N + n, bm + tl.zeros_like(n), ntc)
-        elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
-            slots = (o * N + n).to(tl.int64) * ntc + bm
-        else:  # the plain scale array [outer, ntc, N]
-            slots = (o * ntc + bm).to(tl.int64) * N + n
-        _store_scales(
-            scale_c, zero_c, tcode_ptr, slots, col_ok, scale, zcode, tcode, p, False, SK, U,
-            SCB, ZCB, TCB,
+    acc_s = tl.zeros((BN, KB), tl.int32)
+    acc_z = tl.zeros((BN, KB), tl.int32)
+    for k in tl.static_range(KB):
+        bm = bg * KB + k
+        row0 = o * M + bm * T  # the block's first row in the flat [outer * M, N] view
+        # ---- rows: BN tiles, tile q = (row q // NR, row tile q % NR), pieces along axis 0
+        starts = (row0 + i_r) * N + tile * T
+        offs = starts[None, :, None] + e
+        if FULL:
+            tile_ok = tl.full((BN,), 1, tl.int1)
+            mask = tl.full((NP, BN, V), 1, tl.int1)
+        else:
+            tile_ok = (bm * T + i_r < M) & (tile < ntr)
+            mask = tile_ok[None, :, None] & ((tile * T)[None, :, None] + e < N)
+        x = load_f32(x_ptr, offs, mask, IN)
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        m2, h2, l2 = _block_max(x, mask, 2, U)
+        mx = tl.max(m2, axis=0)
+        hi = tl.max(h2, axis=0)
+        lo = tl.max(l2, axis=0)
+        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+            mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+        )
+        if VIRTUAL == 0:
+            if BLK:
+                slots = blocked_slot(row0 + i_r, tile, ntr)
+            else:
+                slots = (row0 + i_r).to(tl.int64) * ntr + tile
+            _store_scales(
+                scale_r, zero_r, tcode_ptr, slots, tile_ok, scale, zcode, tcode, p, True, SK, U,
+                SCB, ZCB, TCB,
+            )  # fmt: skip
+        _encode_block(
+            x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :], out_r,
+            2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, tile_ok, False, T,
         )  # fmt: skip
-    if TRANS:
-        offc = (o * N + n)[None, :] * M + (bm * T + i)[:, None]  # contiguous along axis 0
-    else:
-        offc = offs
-    _encode_block(
-        x, r, offc, mask, recip, zval, dec, bad, out_c, 0, E, MODE, EK, FIXED, INV_FIXED, IN,
-        VIRTUAL, CB, n, col_ok, False, T,
-    )  # fmt: skip
+        # ---- columns: the block as [T, BN] (again, from L2), reduced along axis 0
+        offs = (row0 + i)[:, None] * N + n[None, :]
+        if FULL:
+            mask = tl.full((T, BN), 1, tl.int1)
+        else:
+            mask = (bm * T + i < M)[:, None] & col_ok[None, :]
+        x = load_f32(x_ptr, offs, mask, IN)
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        mx, hi, lo = _block_max(x, mask, 0, U)
+        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+            mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+        )
+        if STAGE:
+            acc_s = tl.where(kk[None, :] == k, scale[:, None], acc_s)
+            acc_z = tl.where(kk[None, :] == k, zcode[:, None], acc_z)
+        elif VIRTUAL == 0:
+            if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
+                slots = blocked_slot(o * N + n, bm + tl.zeros_like(n), ntc)
+            elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
+                slots = (o * N + n).to(tl.int64) * ntc + bm
+            else:  # the plain scale array [outer, ntc, N]
+                slots = (o * ntc + bm).to(tl.int64) * N + n
+            if FULL:
+                sc_ok = col_ok
+            else:
+                sc_ok = col_ok & (bm < nbm)
+            _store_scales(
+                scale_c, zero_c, tcode_ptr, slots, sc_ok, scale, zcode, tcode, p, False, SK,
+                U, SCB, ZCB, TCB,
+            )  # fmt: skip
+        if TRANS:
+            offc = (o * N + n)[None, :] * M + (bm * T + i)[:, None]  # contiguous along axis 0
+        else:
+            offc = offs
+        _encode_block(
+            x, r, offc, mask, recip, zval, dec, bad, out_c, 0, E, MODE, EK, FIXED, INV_FIXED,
+            IN, VIRTUAL, CB, n, col_ok, False, T,
+        )  # fmt: skip
+    if STAGE:
+        bms = bg * KB + kk
+        slots = (o * N + n).to(tl.int64)[:, None] * ntc + bms[None, :]
+        ok = col_ok[:, None] & (bms < nbm)[None, :]
+        _store_scales(
+            scale_c, zero_c, tcode_ptr, slots, ok, acc_s, acc_z, 0, p, False, SK, U, SCB, ZCB,
+            TCB,
+        )  # fmt: skip

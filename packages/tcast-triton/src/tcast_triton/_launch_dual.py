@@ -52,6 +52,12 @@ DUAL_MAX_TILE = 128
 DUAL_ELEMS = 2048
 DUAL_WARPS = 1
 DUAL_WARPS_NARROW = 2
+#: Row blocks per program (a power of two) and groups of them in the program order, plain
+#: and transposed (benchmark tunables).
+DUAL_ROWS = 1
+DUAL_ROWS_TRANS = 1
+DUAL_GROUP = 1
+DUAL_GROUP_TRANS = 1
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
 
@@ -95,21 +101,24 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
     outer = math.prod(shape[:-2])
     t = rows.layout.sizes[0]
     bn = max(DUAL_ELEMS // t, t)
+    kb = DUAL_ROWS_TRANS if transposed else DUAL_ROWS
     kw = dict(
         T=t,
         BN=bn,
         # 16-byte pieces of a row tile (one piece for tiles narrower than 16 bytes)
         NP=max(t * xc.element_size() // 16, 1),
         TRANS=transposed,
+        GM=DUAL_GROUP_TRANS if transposed else DUAL_GROUP,
+        KB=kb,
         BLK=rows.blocked is not None,
-        FULL=m % t == 0 and n % bn == 0,
+        FULL=m % (kb * t) == 0 and n % bn == 0,
         I64=_needs_i64(xc),
         **scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device)),
         num_warps=DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW,
         **_LAUNCH_OPTS,
     )
     amax_kw = amax_pass_kw(rows.dtype, xc) if rows.dtype.is_multiscale else {}
-    grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
+    grid = outer * triton.cdiv(triton.cdiv(m, t), kb) * triton.cdiv(n, bn)
     return _DualPlan((grid,), kw, amax_kw)
 
 
