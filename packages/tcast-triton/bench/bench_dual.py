@@ -176,6 +176,7 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
     print("|---|---:|---:|---:|---:|")
     names = (
         "DUAL_ELEMS",
+        "DUAL_ELEMS_HW",
         "DUAL_WARPS",
         "DUAL_WARPS_NARROW",
         "DUAL_ROWS",
@@ -185,8 +186,8 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
     )
     saved = tuple(getattr(_launch_dual, k) for k in names)
     cases = (("mxfp8", False), ("mxfp8", True), ("mxfp4", True), ("nvfp4", True))
-    for elems, w, kb, gm in itertools.product((2048,), (1, 2), (1, 2, 4), (1, 8)):
-        for k, v in zip(names, (elems, w, w, kb, kb, gm, gm), strict=True):
+    for elems, w, kb, gm in itertools.product((2048, 4096, 8192), (1, 2, 4), (1,), (1,)):
+        for k, v in zip(names, (elems, elems, w, w, kb, kb, gm, gm), strict=True):
             setattr(_launch_dual, k, v)
         _launch_dual._PLANS.clear()
         row = []
@@ -217,7 +218,8 @@ def main() -> None:
     )
     print(
         f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
-        f"{_launch_dual.DUAL_ELEMS} elements, {_launch_dual.DUAL_WARPS} warps per program "
+        f"{_launch_dual.DUAL_ELEMS} elements ({_launch_dual.DUAL_ELEMS_HW} for hardware FP8), "
+        f"{_launch_dual.DUAL_WARPS} warps per program "
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32), row blocks "
         f"{_launch_dual.DUAL_ROWS} / {_launch_dual.DUAL_ROWS_TRANS} and groups "
         f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed)"

@@ -102,6 +102,9 @@ BLOCKED = [
     ("mxfp8", (130, 200)),  # row pieces (32-wide tiles), partial row and column blocks
     ("mxfp8", (2, 70, 64)),
     ("nvfp4", (300, 96)),  # 16-wide row tiles, a tensor scale
+    ("mxfp8", (256, 512)),  # patches of 8 rows (_kernels.patch_lanes), every one whole
+    ("nvfp4", (128, 1024)),  # patches in _cast_tiles, whole
+    ("mxfp4", (136, 256)),  # patches wider than a row, a partial group of 128 rows; PACK4
     ("mxint8", (5, 33)),  # a partial tile
     ("uint4_e8m0_int8_t16", (129, 64)),  # zero points
     ("e4m3fn_e8m0_t32d0", (64, 40)),  # the column geometry

@@ -308,6 +308,7 @@ def _geometry(
     FLAT: tl.constexpr,
     FULL: tl.constexpr,
     I64: tl.constexpr,
+    PATCH: tl.constexpr,
 ):
     """Element offsets, mask, lane (scale) indices, lane mask and run starts of one block.
 
@@ -332,10 +333,13 @@ def _geometry(
     else:
         p = pid
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
-        k = p * BL + tl.arange(0, BL)
+        if PATCH:
+            k, lane_ok = patch_lanes(p, nt, ntiles, BL)
+        else:
+            k = p * BL + tl.arange(0, BL)
+            lane_ok = k < ntiles
         lanes = k
         if FLAT:
-            lane_ok = k < ntiles
             starts = k * Tt + c0
             offs = starts[:, None] + tl.arange(0, TP)[None, :]
             if FULL:
@@ -451,6 +455,7 @@ def _cast_tiles(
     TCB: tl.constexpr,
     PACK4: tl.constexpr = False,
     BLK: tl.constexpr = False,
+    PATCH: tl.constexpr = False,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
@@ -461,7 +466,7 @@ def _cast_tiles(
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     offs, mask, lanes, lane_ok, starts = _geometry(
-        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
     )
     if PRE:
         zl = tl.zeros(lanes.shape, tl.int32)
@@ -476,7 +481,7 @@ def _cast_tiles(
         c0 = 0
         while c0 < T:
             offs, mask, lanes, lane_ok, starts = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
             )
             x = load_f32(x_ptr, offs, mask, IN)
             m1, h1, l1 = _block_max(x, mask, AXIS, U)
@@ -509,7 +514,7 @@ def _cast_tiles(
         c0 = 0
         while c0 < T:
             offs, mask, lanes, lane_ok, starts = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64
+                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
             )
             x = load_f32(x_ptr, offs, mask, IN)
             r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
@@ -580,6 +585,30 @@ def blocked_slot(r, c, cols):
     c = c.to(tl.int64)
     block = (r // 128) * ((cols + 3) // 4) + c // 4
     return block * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + c % 4
+
+
+@triton.jit
+def patch_lanes(p, nt, ntiles, BL: tl.constexpr):
+    """Flat tile indices and lane mask of program ``p``'s patch of row tiles (blocked scales).
+
+    A patch is 8 rows of ``BL / 8`` tiles: rows ``128 g + 32 a + 2 h + b`` (``a`` in 0..3,
+    ``b`` in 0..1) of the matrix of ``ntiles / nt`` rows of ``nt`` tiles, the rows whose
+    scales share the 32-byte sectors of the blocked layout (SEMANTICS.md §8.1: row
+    ``32 a + j`` of a 128 x 4 block at ``16 j + 4 a``). Programs run along the row, then
+    through the 16 ``h`` of a group ``g``: a program writes whole sectors of scale codes,
+    where flat lanes wrote 4 bytes in each of ``BL / 4`` sectors 512 bytes apart.
+    """
+    W: tl.constexpr = BL // 8
+    ncc = tl.cdiv(nt, W)
+    cc = p % ncc
+    rest = p // ncc
+    h = rest % 16
+    g = rest // 16
+    j = tl.arange(0, BL)
+    sub = j // W
+    row = g * 128 + (sub // 2) * 32 + h * 2 + sub % 2
+    tile = cc * W + j % W
+    return row * nt + tile, (row < ntiles // nt) & (tile < nt)
 
 
 @triton.jit
@@ -671,6 +700,7 @@ def _cast_row_pieces(
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
     BLK: tl.constexpr = False,
+    PATCH: tl.constexpr = False,
 ):
     """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile in one thread.
 
@@ -684,7 +714,11 @@ def _cast_row_pieces(
     """
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
-    k = _block_start(I64) * BL + tl.arange(0, BL)
+    if PATCH:
+        k, lane_ok = patch_lanes(_block_start(I64), nt, ntiles, BL)
+    else:
+        k = _block_start(I64) * BL + tl.arange(0, BL)
+        lane_ok = k < ntiles
     starts = k * TP
     piece = (tl.arange(0, NP) * V)[:, None, None]
     offs = starts[None, :, None] + piece + tl.arange(0, V)[None, None, :]
@@ -692,7 +726,6 @@ def _cast_row_pieces(
         lane_ok = tl.full((BL,), 1, tl.int1)
         mask = tl.full((NP, BL, V), 1, tl.int1)
     else:
-        lane_ok = k < ntiles
         mask = tl.broadcast_to(lane_ok[None, :, None], (NP, BL, V))
     x = load_f32(x_ptr, offs, mask, IN)
     m2, h2, l2 = _block_max(x, mask, 2, U)

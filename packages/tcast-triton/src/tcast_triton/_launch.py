@@ -289,6 +289,11 @@ COL_WARPS_VIRTUAL = 2
 #: _cast_tiles.
 ROW_PIECES = True
 ROW_PIECES_TILE = 32
+#: Blocked scales of row tiles: each program casts a patch of 8 rows whose scale codes fill
+#: whole 32-byte sectors of the layout (``_kernels.patch_lanes``), not BL tiles of one row
+#: (4 bytes in each of BL / 4 sectors). H200, 16384^2 bfloat16, blocked over plain: see
+#: the package README.
+BLOCKED_PATCHES = True
 #: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
 #: at 0.142 ms what 4096 and 8 read at 0.179 ms).
 AMAX_BLOCK = 16384
@@ -396,6 +401,18 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         full = flat and tp == tile and not channel and (outer * nt) % bl == 0
     else:
         full = tp == tile and not channel and length % tile == 0 and inner % bl == 0
+    # blocked scales of flat row tiles: programs cast patches of 8 rows (patch_lanes)
+    patch = (
+        BLOCKED_PATCHES
+        and req.blocked is not None
+        and axis == 1
+        and flat
+        and inner == 1
+        and bl % 32 == 0
+    )
+    if patch:
+        grid = triton.cdiv(outer, 128) * 16 * triton.cdiv(nt, bl // 8)
+        full = full and outer % 128 == 0 and nt % (bl // 8) == 0
     run = tp if axis == 1 else bl
     pack4 = _compress4(req) and flat and tp == tile and not channel and tile % 2 == 0
     if axis == 1:
@@ -420,6 +437,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         RUN=run,
         PACK4=pack4,
         BLK=req.blocked is not None,
+        PATCH=patch,
         num_warps=_warps(axis, tp * bl, req.virtual),
         **_LAUNCH_OPTS,
     )

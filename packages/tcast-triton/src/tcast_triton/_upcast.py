@@ -239,7 +239,7 @@ def _upcast_kernel(
         AXIS: tl.constexpr = 1 if GEO == GEO_ROWS else 0
         # the cast's geometry at tile position 0 (TK: the tile, at most MAX_TILE; masked)
         offs, mask, lanes, lane_ok, _ = _geometry(
-            pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, False, I64
+            pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, False, I64, False
         )
         sc = _load_u(scale_ptr, lanes, lane_ok, SCB)
         zc = sc
