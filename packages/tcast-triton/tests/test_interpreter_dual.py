@@ -62,6 +62,25 @@ def _request(dt):
     )
 
 
+@pytest.mark.parametrize("grid_y", [65535, 0])
+def test_blocked_row_tiles_cast_in_patches_or_flat(grid_y, device, monkeypatch):
+    """Patches of 8 rows where CUDA's grid allows them; flat lanes (same bits) where not."""
+    launch = importlib.import_module("tcast_triton._launch")
+    monkeypatch.setattr(launch, "MAX_GRID_Y", grid_y)
+    monkeypatch.setattr(launch, "_PLANS", {})
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((256, 512)) * np.exp2(rng.integers(-8, 8, (256, 512)))).astype(
+        np.float32
+    )
+    for code in ("mxfp8", "nvfp4"):
+        want = tcast_ref.cast(x, code, castmode="actual", scale_layout="blocked")
+        got = tcast.cast(
+            _torch(x, device), code, castmode="actual", scale_layout="blocked", engine="triton"
+        )
+        assert not dc.differences(got, want, code)
+    assert [p.kw["PATCH"] for p in launch._PLANS.values()] == [grid_y > 0] * 2
+
+
 GROUPED = [
     ("mxfp8", (2, 96, 160)),  # 3 x 3 blocks of 32 x 64 per batch, the last column block partial
     ("nvfp4", (40, 300)),  # 3 x 3 blocks of 16 x 128, both partial

@@ -334,7 +334,7 @@ def _geometry(
         p = pid
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
         if PATCH:
-            k, lane_ok = patch_lanes(p, nt, ntiles, BL)
+            k, lane_ok = patch_lanes(nt, ntiles, BL, I64)
         else:
             k = p * BL + tl.arange(0, BL)
             lane_ok = k < ntiles
@@ -588,27 +588,31 @@ def blocked_slot(r, c, cols):
 
 
 @triton.jit
-def patch_lanes(p, nt, ntiles, BL: tl.constexpr):
-    """Flat tile indices and lane mask of program ``p``'s patch of row tiles (blocked scales).
+def patch_lanes(nt, ntiles, BL: tl.constexpr, I64: tl.constexpr):
+    """Flat tile indices and lane mask of this program's patch of row tiles (blocked scales).
 
     A patch is 8 rows of ``BL / 8`` tiles: rows ``128 g + 32 a + 2 h + b`` (``a`` in 0..3,
     ``b`` in 0..1) of the matrix of ``ntiles / nt`` rows of ``nt`` tiles, the rows whose
     scales share the 32-byte sectors of the blocked layout (SEMANTICS.md §8.1: row
-    ``32 a + j`` of a 128 x 4 block at ``16 j + 4 a``). Programs run along the row, then
-    through the 16 ``h`` of a group ``g``: a program writes whole sectors of scale codes,
-    where flat lanes wrote 4 bytes in each of ``BL / 4`` sectors 512 bytes apart.
+    ``32 a + j`` of a 128 x 4 block at ``16 j + 4 a``): a program writes whole sectors of
+    scale codes, where flat lanes write 4 bytes in each of ``BL / 4`` sectors 512 bytes
+    apart. A two-dimensional grid: axis 0 along the row, axis 1 through ``(g, h)`` (no
+    division by a run-time value).
     """
     W: tl.constexpr = BL // 8
-    ncc = tl.cdiv(nt, W)
-    cc = p % ncc
-    rest = p // ncc
+    cc = tl.program_id(0)
+    rest = tl.program_id(1)
+    if I64:
+        cc = cc.to(tl.int64)
+        rest = rest.to(tl.int64)
     h = rest % 16
     g = rest // 16
     j = tl.arange(0, BL)
     sub = j // W
     row = g * 128 + (sub // 2) * 32 + h * 2 + sub % 2
     tile = cc * W + j % W
-    return row * nt + tile, (row < ntiles // nt) & (tile < nt)
+    k = row * nt + tile
+    return k, (tile < nt) & (k < ntiles)
 
 
 @triton.jit
@@ -715,7 +719,7 @@ def _cast_row_pieces(
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     if PATCH:
-        k, lane_ok = patch_lanes(_block_start(I64), nt, ntiles, BL)
+        k, lane_ok = patch_lanes(nt, ntiles, BL, I64)
     else:
         k = _block_start(I64) * BL + tl.arange(0, BL)
         lane_ok = k < ntiles

@@ -83,6 +83,8 @@ _MAX_PLANS = 4096
 #: CUDA's limit on a grid's x dimension: a plan needing more programs (column tiles of a
 #: tiny inner size past ~8.6e9 elements) is not launched; the engine casts it by tcast_torch
 MAX_PROGRAMS = 2**31 - 1
+#: CUDA's limit on a grid's y dimension (the patches of blocked row scales)
+MAX_GRID_Y = 65535
 
 
 def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult | None:
@@ -410,8 +412,9 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         and inner == 1
         and bl % 32 == 0
     )
+    patch = patch and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y
     if patch:
-        grid = triton.cdiv(outer, 128) * 16 * triton.cdiv(nt, bl // 8)
+        grid = (triton.cdiv(nt, bl // 8), triton.cdiv(outer, 128) * 16)
         full = full and outer % 128 == 0 and nt % (bl // 8) == 0
     run = tp if axis == 1 else bl
     pack4 = _compress4(req) and flat and tp == tile and not channel and tile % 2 == 0
@@ -457,7 +460,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         kw.update(NP=pieces, num_warps=min(bl // 32, 8))
     return _Plan(
         kernel,
-        (grid if numel else 0,),
+        (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),
         (outer, length, inner, tile, nt, outer * nt),
         kw,
         packed=pack4,
