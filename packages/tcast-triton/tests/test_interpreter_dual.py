@@ -21,6 +21,7 @@ import tcast
 import tcast_ref
 
 dual_launch = importlib.import_module("tcast_triton._launch_dual")
+launch = importlib.import_module("tcast_triton._launch")
 DTYPES = dc.dual_datatypes(tcast.conformance_space())
 
 
@@ -65,7 +66,7 @@ def _request(dt):
 @pytest.mark.parametrize("grid_y", [65535, 0])
 def test_blocked_row_tiles_cast_in_patches_or_flat(grid_y, device, monkeypatch):
     """Patches of 8 rows where CUDA's grid allows them; flat lanes (same bits) where not."""
-    launch = importlib.import_module("tcast_triton._launch")
+    monkeypatch.setattr(launch, "BLOCKED_PATCHES", "all")
     monkeypatch.setattr(launch, "MAX_GRID_Y", grid_y)
     monkeypatch.setattr(launch, "_PLANS", {})
     rng = np.random.default_rng(3)
@@ -134,7 +135,10 @@ BLOCKED = [
 
 @pytest.mark.parametrize(("code", "shape"), BLOCKED, ids=[f"{c}-{s}" for c, s in BLOCKED])
 @pytest.mark.parametrize("castmode", ["actual", "compress"])
-def test_blocked_scales_equal_the_references(code, shape, castmode, device):
+@pytest.mark.parametrize("patches", ["hardware", "all"])
+def test_blocked_scales_equal_the_references(code, shape, castmode, patches, device, monkeypatch):
+    monkeypatch.setattr(launch, "BLOCKED_PATCHES", patches)
+    monkeypatch.setattr(launch, "_PLANS", {})
     rng = np.random.default_rng(shape[-1])
     x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
     want = tcast_ref.cast(x, code, castmode=castmode, scale_layout="blocked")

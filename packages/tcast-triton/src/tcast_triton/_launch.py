@@ -18,6 +18,7 @@ import triton
 from tcast import CastMode, CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 
+from ._codec import F_HW
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
@@ -291,11 +292,14 @@ COL_WARPS_VIRTUAL = 2
 #: _cast_tiles.
 ROW_PIECES = True
 ROW_PIECES_TILE = 32
-#: Blocked scales of row tiles: each program casts a patch of 8 rows whose scale codes fill
-#: whole 32-byte sectors of the layout (``_kernels.patch_lanes``), not BL tiles of one row
-#: (4 bytes in each of BL / 4 sectors). H200, 16384^2 bfloat16, blocked over plain: see
-#: the package README.
-BLOCKED_PATCHES = True
+#: Blocked scales of row tiles converted by the hardware FP8 conversion (memory-bound
+#: kernels): each program casts a patch of 8 rows whose scale codes fill whole 32-byte
+#: sectors of the layout (``_kernels.patch_lanes``), not BL tiles of one row (4 bytes in
+#: each of BL / 4 sectors 512 bytes apart). H200, 16384^2 bfloat16, blocked over plain:
+#: MXFP8 +3.6% flat -> +0.0% patches; the issue-bound software encoders lose (MXFP4 +5.8%
+#: -> +8.1%, NVFP4 +8.2% -> +9.2%) and keep flat lanes. "all": every row-tile kernel
+#: (tests: the interpreter never converts by the hardware), "none": flat lanes.
+BLOCKED_PATCHES = "hardware"
 #: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
 #: at 0.142 ms what 4096 and 8 read at 0.179 ms).
 AMAX_BLOCK = 16384
@@ -404,8 +408,10 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     else:
         full = tp == tile and not channel and length % tile == 0 and inner % bl == 0
     # blocked scales of flat row tiles: programs cast patches of 8 rows (patch_lanes)
+    scaled = scaled_kw(req, in_code, rs, hw_fp8(xc.device))
+    hw = scaled["E"][F_HW.value] != 0
     patch = (
-        BLOCKED_PATCHES
+        (BLOCKED_PATCHES == "all" or (BLOCKED_PATCHES == "hardware" and hw))
         and req.blocked is not None
         and axis == 1
         and flat
@@ -434,7 +440,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         I64=i64,
         LOOP=loop,
         PRE=pre,
-        **scaled_kw(req, in_code, rs, hw_fp8(xc.device)),
+        **scaled,
         # Philox words by aligned runs of RUN elements (one randint4x per four elements)
         RV=rs == 1 and aligned and run % 4 == 0,
         RUN=run,
