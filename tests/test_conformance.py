@@ -27,6 +27,7 @@ import pytest
 
 import tcast
 from tcast import CastMode, RoundMode, ScaleMode
+from tcast.engine import failure, load_engine
 from tcast_ref import conformance as cb
 
 #: Comma-separated engine names to test (default: every installed engine).
@@ -34,19 +35,26 @@ ENGINES_ENV = "TCAST_CONFORMANCE_ENGINES"
 
 _LOADED = tcast.load_engines()
 _WANTED = [n.strip() for n in os.environ.get(ENGINES_ENV, "").split(",") if n.strip()]
+# the registered engines, and the variants named in $TCAST_CONFORMANCE_ENGINES
+# ("torch:compiled"): a variant runs only when asked for
+_ENGINES = dict(_LOADED.engines)
+for _name in _WANTED:
+    _variant = load_engine(_name) if ":" in _name else None
+    if _variant is not None:
+        _ENGINES[_name] = _variant
 _ADAPTERS: dict[str, object] = {}
 
 
 def _adapter(engine_name: str):
     if engine_name not in _ADAPTERS:
-        _ADAPTERS[engine_name] = cb.adapter_for(_LOADED.engines[engine_name])
+        _ADAPTERS[engine_name] = cb.adapter_for(_ENGINES[engine_name])
     return _ADAPTERS[engine_name]
 
 
 # An engine that accepts none of the sample arrays here (the Triton engine without a GPU
 # and without TRITON_INTERPRET=1) is left out unless named in $TCAST_CONFORMANCE_ENGINES;
 # test_engines_with_no_device_here names it in the skip report.
-_CANDIDATES = [n for n in sorted(_LOADED.engines) if not _WANTED or n in _WANTED]
+_CANDIDATES = [n for n in sorted(_ENGINES) if not _WANTED or n in _WANTED]
 NO_DEVICE_HERE = [n for n in _CANDIDATES if not _WANTED and _adapter(n) is None]
 ENGINE_NAMES = [n for n in _CANDIDATES if n not in NO_DEVICE_HERE]
 DTYPES = list(tcast.conformance_space())
@@ -85,7 +93,7 @@ def pytest_generate_tests(metafunc):
 
 
 def _engine_and_adapter(engine_name: str):
-    engine = _LOADED.engines[engine_name]
+    engine = _ENGINES[engine_name]
     adapter = _adapter(engine_name)
     if adapter is None:
         pytest.fail(
@@ -160,7 +168,7 @@ def test_unsupported_combinations_raise_unsupported_error(engine_name):
 # ----------------------------------------------------------------- the harness itself
 def test_every_registered_engine_loads():
     assert not _LOADED.failures, f"engines that failed to load: {_LOADED.failures}"
-    missing = sorted(set(_WANTED) - set(_LOADED.engines))
+    missing = {n: failure(n) for n in sorted(set(_WANTED) - set(_ENGINES))}
     assert not missing, f"${ENGINES_ENV} names engines that are not installed: {missing}"
     assert ENGINE_NAMES, "no engine is installed under the tcast.engines entry points"
 

@@ -114,6 +114,26 @@ def test_smoke_tier_passes_with_a_json_report(capsys, tmp_path):
     assert row.split()[-4:] == [str(len(codes)), str(e["cases"]), "0", "pass"]
 
 
+def test_an_engine_variant_runs_by_its_name(capsys, tmp_path):
+    report = tmp_path / "r.json"
+    status, out, _ = _main(
+        capsys, "--engine", "torch:eager", "--tier", "smoke", "--datatypes", GLOB,
+        "--report", str(report),
+    )  # fmt: skip
+    assert status == 0, out
+    (e,) = json.loads(report.read_text())["engines"]
+    assert e["engine"] == "torch:eager" and e["oracle"] == "tcast_ref"
+    assert e["version"] == tcast.__version__ and e["cases"] > 0 and e["failures"] == []
+    assert any(line.startswith("torch:eager ") for line in out.splitlines())
+
+
+def test_an_unknown_variant_exits_2_naming_the_variants(capsys):
+    status, _, err = _main(capsys, "--engine", "torch:jit", "--tier", "smoke")
+    assert status == 2
+    assert "engine 'torch' offers no variant 'jit'" in err
+    assert "its variants: compiled, eager" in err
+
+
 def test_markdown_report_holds_the_same_content(capsys, tmp_path):
     status, _, _ = _main(
         capsys,

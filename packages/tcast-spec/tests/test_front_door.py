@@ -12,6 +12,7 @@ import torch
 import tcast
 import tcast.engine as engine_mod
 from tcast import CastModes, CastResult, EngineNotFoundError, SpecError, UnsupportedError
+from tcast.engine import engine_variants, failure, load_engine
 from tcast.kit import make_request
 
 
@@ -119,6 +120,38 @@ def test_an_entry_point_may_load_a_factory(installed):
 def test_engine_by_name_bypasses_priority(installed):
     installed(FakeEntryPoint("a", FakeEngine("a", 1)), FakeEntryPoint("b", FakeEngine("b", 2)))
     assert tcast.cast([1.0], "mxfp8", engine="a") == ("cast-by", "a")
+
+
+def test_a_variant_is_reached_by_its_name_only(installed):
+    base = FakeEngine("made", 1)
+    fast = FakeEngine("made:fast", 9)
+    base.variants = {"fast": fast}
+    installed(FakeEntryPoint("made", base))
+    assert engine_variants(base) == {"fast": fast}
+    assert engine_variants(fast) == {}
+    assert load_engine("made:fast") is fast
+    assert tcast.cast([1.0], "mxfp8") == ("cast-by", "made")  # never picked on its own
+    assert tcast.cast([1.0], "mxfp8", engine="made:fast") == ("cast-by", "made:fast")
+    assert set(tcast.engines()) == {"made"}
+
+
+def test_an_unknown_variant_names_the_variants(installed):
+    base = FakeEngine("made")
+    base.variants = {"fast": FakeEngine("made:fast"), "slow": FakeEngine("made:slow")}
+    installed(FakeEntryPoint("made", base))
+    assert load_engine("made:odd") is None
+    assert failure("made:odd") == "engine 'made' offers no variant 'odd'; its variants: fast, slow"
+    assert failure("made:fast") is None
+    with pytest.raises(EngineNotFoundError, match="no variant 'odd'; its variants: fast, slow"):
+        tcast.cast([1.0], "mxfp8", engine="made:odd")
+    with pytest.raises(EngineNotFoundError, match="'gone:fast' is not installed; installed: made"):
+        tcast.cast([1.0], "mxfp8", engine="gone:fast")
+
+
+def test_an_engine_without_variants_has_none(installed):
+    installed(FakeEntryPoint("a", FakeEngine("a")))
+    assert load_engine("a:x") is None
+    assert failure("a:x") == "engine 'a' offers no variant 'x'; its variants: none"
 
 
 def test_unsupported_request_raises_unsupported_naming_the_engines(installed):

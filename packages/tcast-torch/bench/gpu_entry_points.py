@@ -3,17 +3,16 @@ r"""Make the tcast engines discoverable on a machine that cannot build wheels (n
 The conformance harness finds engines through entry points, which need installed
 distribution metadata. On the GPU machine there is no index to build wheels from, so this
 writes minimal ``*.dist-info`` folders (METADATA, entry_points.txt) into a directory on
-``PYTHONPATH``, with the packages' sources on ``PYTHONPATH`` too. It also registers
-``torchc`` and ``torche``, the torch engine run with ``compile=True`` and ``compile=False``
-(see ``shim_engines.py``; the default engine ``torch`` uses the compiled kernels on CUDA), so
-the harness can check both ways::
+``PYTHONPATH``, with the packages' sources on ``PYTHONPATH`` too. The torch engine's
+variants ``torch:eager`` (``compile=False``) and ``torch:compiled`` (``compile=True``) need
+no registration (the default engine ``torch`` uses the compiled kernels on CUDA)::
 
     python3 packages/tcast-torch/bench/gpu_entry_points.py /tmp/site
     P=$PWD/packages
     export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-triton/src
     export PYTHONPATH=$PYTHONPATH:$P/tcast-torch/bench
     export PYTHONPATH=$PYTHONPATH:/tmp/site TCAST_CONFORMANCE_DEVICE=cuda:0
-    TCAST_CONFORMANCE_ENGINES=torch,torche python3 -m pytest tests/test_conformance.py \
+    TCAST_CONFORMANCE_ENGINES=torch,torch:eager python3 -m pytest tests/test_conformance.py \
         -p no:benchmark -n 14
 """
 
@@ -39,12 +38,6 @@ ENTRY_POINTS = {
         "tcast-triton",
         "[tcast.engines]\ntriton = tcast_triton._engine:engine\n"
         "[tcast.engine_arrays]\ntriton = torch\n",
-    ),
-    "shim_engines": (
-        "tcast-torch-shims",
-        "[tcast.engines]\ntorchc = shim_engines:compiled\n"
-        "torche = shim_engines:eager\n"
-        "[tcast.engine_arrays]\ntorchc = torch\ntorche = torch\n",
     ),
 }
 

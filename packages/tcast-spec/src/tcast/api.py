@@ -59,6 +59,9 @@ def select_engine(
         eng = load_engine(engine)
         if eng is None:
             why = failure(engine)
+            base = engine.partition(":")[0]
+            if base != engine and why is not None and failure(base) is None:
+                raise EngineNotFoundError(why)  # installed, without that variant
             detail = f" (it failed to load: {why})" if why else ""
             names = ", ".join(n for n in engine_names() if failure(n) is None) or "none"
             raise EngineNotFoundError(

@@ -634,7 +634,8 @@ def _register_conformance(subparsers: Any) -> None:
         action="append",
         required=True,
         metavar="NAME",
-        help="an installed engine (repeatable)",
+        help="an installed engine, or NAME:VARIANT for a variant it offers (torch:eager, "
+        "torch:compiled) (repeatable)",
     )
     p.add_argument(
         "--tier",

@@ -15,7 +15,11 @@ imports only the engine that will run::
 A third-party engine registers the same way (most simply as a subclass of
 :class:`tcast.kit.EngineBase`) and is then reached by :func:`tcast.cast` and tested by
 the conformance suite with no edit to tcast. An engine without an ``engine_arrays``
-entry is loaded for arrays of every library. See docs/engines.md.
+entry is loaded for arrays of every library. An engine may also offer named variants of
+itself (an optional ``variants`` mapping of names to engines, say the same kernels run
+eagerly and compiled), reached as ``"NAME:VARIANT"`` wherever an engine is named
+(:func:`load_engine`, ``tcast.cast(..., engine=)``, ``tcast conformance --engine``) and
+never chosen by the front door on its own. See docs/engines.md.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ __all__ = [
     "Engine",
     "LoadedEngines",
     "engine_names",
+    "engine_variants",
     "engines",
     "engines_for",
     "failure",
@@ -338,10 +343,26 @@ def engines_for(x: Any) -> list[Engine]:
 def load_engine(name: str) -> Engine | None:
     """The engine registered as ``name`` (loaded on first use), or None.
 
-    None when it is not installed or failed to load (see :func:`load_engines`).
+    ``"NAME:VARIANT"`` is the variant ``VARIANT`` of the registered engine ``NAME`` (see
+    :func:`engine_variants`). None when it is not installed, failed to load, or offers no
+    such variant (:func:`failure` says which).
     """
+    base, sep, variant = name.partition(":")
     _discover()
-    return _load(name) if name in _REGISTRY.points else None
+    eng = _load(base) if base in _REGISTRY.points else None
+    if eng is None or not sep:
+        return eng
+    return engine_variants(eng).get(variant)
+
+
+def engine_variants(engine: Engine) -> dict[str, Engine]:
+    """The variants ``engine`` offers by name (its optional ``variants`` mapping; {} if none).
+
+    A variant is an engine in its own right (the same protocol, named ``"NAME:VARIANT"``)
+    that is reached only by its name: the front door picks among registered engines.
+    """
+    found = getattr(engine, "variants", None)
+    return {str(k): v for k, v in found.items()} if found else {}
 
 
 def load_engines() -> LoadedEngines:
@@ -358,8 +379,18 @@ def load_engines() -> LoadedEngines:
 
 
 def failure(name: str) -> str | None:
-    """Why the engine ``name`` failed to load, if it did."""
-    return _REGISTRY.failures.get(name)
+    """Why the engine ``name`` (or ``"NAME:VARIANT"``) failed to load, if it did."""
+    base, sep, variant = name.partition(":")
+    why = _REGISTRY.failures.get(base)
+    if why is not None or not sep or base not in _REGISTRY.loaded:
+        return why
+    offered = engine_variants(_REGISTRY.loaded[base])
+    if variant in offered:
+        return None
+    return (
+        f"engine {base!r} offers no variant {variant!r}; its variants: "
+        f"{', '.join(sorted(offered)) or 'none'}"
+    )
 
 
 def engines() -> dict[str, Engine]:

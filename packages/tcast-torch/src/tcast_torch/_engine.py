@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -17,14 +18,42 @@ __all__ = ["TorchEngine", "engine"]
 
 
 class TorchEngine(EngineBase):
-    """The bit-exact PyTorch engine: everything SEMANTICS.md defines, on CPU and CUDA."""
+    """The bit-exact PyTorch engine: everything SEMANTICS.md defines, on CPU and CUDA.
 
-    name = "torch"
+    The registered engine (``torch``) runs each cast as :func:`tcast_torch.cast` does by
+    default (``compile=None``: the fast-path casts of CUDA tensors compiled, the rest eager).
+    Its :attr:`variants` fix that choice, so that the conformance suite can check each way
+    on its own: ``torch:eager`` (``compile=False``) and ``torch:compiled`` (``compile=True``:
+    every cast that can be compiled; CPU casts with partial tiles stay eager, see
+    ``tcast_torch._compiled.use_compiled``).
+
+    Args:
+        compile: the ``compile`` option of every cast this engine runs.
+        name: the engine's name (``torch``, or ``torch:VARIANT`` for a variant).
+    """
+
     priority = 0
     array_type = torch.Tensor
     array_what = "torch tensors"
     array_one = "a torch tensor"
     result_ops = OPS
+
+    def __init__(self, compile: bool | None = None, name: str = "torch") -> None:
+        self.name = name
+        self._compile = compile
+        self._variants: dict[str, TorchEngine] | None = None
+
+    @property
+    def variants(self) -> dict[str, TorchEngine]:
+        """``eager`` and ``compiled`` (of the registered engine; a variant has none)."""
+        if self.name != "torch":
+            return {}
+        if self._variants is None:
+            self._variants = {
+                "eager": TorchEngine(False, "torch:eager"),
+                "compiled": TorchEngine(True, "torch:compiled"),
+            }
+        return dict(self._variants)
 
     def rules(self, dtype: DataType, modes: CastModes) -> CastRules:
         """The kit's rules, not memoized while torch.compile traces (see ``cast_rules``)."""
@@ -50,15 +79,21 @@ class TorchEngine(EngineBase):
                 )
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        """The cast with the default options (straight-through gradient, compile=None)."""
-        return run_cast(x, request)
+        """The cast (straight-through gradient, this engine's ``compile``)."""
+        out = run_cast(x, request, compile=self._compile)
+        if isinstance(out, CastResult) and out.engine != self.name:
+            # a variant's results name it, so that tcast.upcast comes back to it
+            out = dataclasses.replace(out, engine=self.name)
+        return out
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode, by :func:`tcast_torch._run.run_upcast`."""
         return run_upcast(result)
 
     def __repr__(self) -> str:
-        return "tcast_torch.engine"
+        if self.name == "torch":
+            return "tcast_torch.engine"
+        return f"tcast_torch.engine.variants[{self.name.partition(':')[2]!r}]"
 
 
 #: The engine instance (the entry point loads this).

@@ -147,20 +147,27 @@ def _check_item(engine: Any, adapter: Adapter, item: Item) -> ItemResult:
 def load_engine_for_run(name: str, device: str | None) -> tuple[Any, Adapter]:
     """The installed engine ``name`` and the adapter of its arrays (on ``device``).
 
+    ``name`` may be ``"NAME:VARIANT"``, a variant the engine ``NAME`` offers
+    (``tcast.engine.engine_variants``: ``torch:eager``, ``torch:compiled``).
+
     Raises:
-        EngineNotFoundError: not installed, failed to load, or takes no array an adapter makes.
+        EngineNotFoundError: not installed, failed to load, offers no such variant, or takes
+            no array an adapter makes.
     """
     installed = engine_names()
-    if name not in installed:
+    base = name.partition(":")[0]
+    if base not in installed:
         raise EngineNotFoundError(
-            f"no engine {name!r} is installed; installed engines (the tcast.engines entry "
+            f"no engine {base!r} is installed; installed engines (the tcast.engines entry "
             f"points): {', '.join(installed) or 'none'}"
         )
     engine = load_engine(name)
     if engine is None:
-        raise EngineNotFoundError(
-            f"engine {name!r} is installed but failed to load: {failure(name)}"
-        )
+        if base == name or failure(base) is not None:
+            raise EngineNotFoundError(
+                f"engine {base!r} is installed but failed to load: {failure(base)}"
+            )
+        raise EngineNotFoundError(str(failure(name)))  # loaded, without that variant
     adapter = adapter_for(engine, device)
     if adapter is None:
         raise EngineNotFoundError(
