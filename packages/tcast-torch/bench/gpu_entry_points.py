@@ -10,7 +10,6 @@ no registration (the default engine ``torch`` uses the compiled kernels on CUDA)
     python3 packages/tcast-torch/bench/gpu_entry_points.py /tmp/site
     P=$PWD/packages
     export PYTHONPATH=$P/tcast-spec/src:$P/tcast-ref/src:$P/tcast-torch/src:$P/tcast-triton/src
-    export PYTHONPATH=$PYTHONPATH:$P/tcast-torch/bench
     export PYTHONPATH=$PYTHONPATH:/tmp/site TCAST_CONFORMANCE_DEVICE=cuda:0
     TCAST_CONFORMANCE_ENGINES=torch,torch:eager python3 -m pytest tests/test_conformance.py \
         -p no:benchmark -n 14

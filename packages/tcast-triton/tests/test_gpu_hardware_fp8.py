@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import tcast
 from tcast import RoundMode
+from tcast_triton._codec import hw_bytes, hw_bytes_kept
 from tcast_triton._env import INTERPRETING
 from tcast_triton._formats import ROUND_CODES, fmt
 from tcast_triton._kernels import _cast_unscaled
@@ -118,3 +121,50 @@ def test_float_fast_path_in_every_round_mode_equals_integer_path_on_every_float3
 @pytest.mark.parametrize("code", ["int8", "int4", "uint8", "int2", "int16", "uint22"])
 def test_int_float_path_equals_shift_path_on_every_float32(code, mode):
     assert _mismatches(code, _FAST, True, mode) == (0, 1 << 32)
+
+
+@triton.jit
+def _kept_and_masked(x_ptr, keep_ptr, kept_ptr, masked_ptr, F: tl.constexpr, BR: tl.constexpr,
+                     BC: tl.constexpr, AXIS: tl.constexpr):  # fmt: skip
+    """``hw_bytes_kept(x, keep)`` and ``hw_bytes(x) & keep`` of one [BR, BC] block.
+
+    ``keep`` per row (``AXIS`` 1, as row tiles) or per column (``AXIS`` 0, column tiles).
+    """
+    p = tl.program_id(0)
+    offs = p * BR * BC + tl.arange(0, BR)[:, None] * BC + tl.arange(0, BC)[None, :]
+    x = tl.load(x_ptr + offs)
+    if AXIS == 1:
+        keep = tl.expand_dims(tl.load(keep_ptr + p * BR + tl.arange(0, BR)), 1)
+    else:
+        keep = tl.expand_dims(tl.load(keep_ptr + p * BC + tl.arange(0, BC)), 0)
+    tl.store(kept_ptr + offs, hw_bytes_kept(x, keep, F))
+    tl.store(masked_ptr + offs, hw_bytes(x, F) & keep)
+
+
+@pytest.mark.parametrize("code", ["e4m3fn", "e5m2"])
+@pytest.mark.parametrize(
+    ("rows", "cols", "axis", "warps"),
+    [(128, 32, 1, 4), (32, 128, 0, 1), (8, 16, 0, 8), (2, 2, 1, 4), (1, 4, 1, 1)],
+)
+def test_packed_kept_codes_are_the_conversion_masked(code, rows, cols, axis, warps):
+    """The inline PTX of ``hw_bytes_kept`` (four conversions and the keep mask to a word)
+    gives the conversion's bytes in element order, zero where the keep byte is 0, for every
+    float32 input and layouts of one to many elements per thread."""
+    e = fmt(tcast.number(code), RoundMode.EVEN, True)
+    assert e[_HW] != 0
+    g = torch.Generator(device="cuda").manual_seed(1)
+    bad = kept_nonzero = 0
+    for start in range(0, 1 << 32, _CHUNK):
+        x = torch.arange(start, start + _CHUNK, device="cuda", dtype=torch.int64)
+        x = x.to(torch.int32).view(torch.float32)
+        lanes = _CHUNK // (cols if axis == 1 else rows)
+        keep = (torch.randint(0, 2, (lanes,), generator=g, device="cuda") * 255).to(torch.uint8)
+        kept = torch.empty(_CHUNK, dtype=torch.uint8, device="cuda")
+        masked = torch.empty_like(kept)
+        _kept_and_masked[(_CHUNK // (rows * cols),)](
+            x, keep, kept, masked, F=e, BR=rows, BC=cols, AXIS=axis, num_warps=warps
+        )
+        bad += int((kept != masked).sum())
+        kept_nonzero += int((kept != 0).sum())
+    assert bad == 0
+    assert kept_nonzero > 1 << 30  # the kept half of 2**32 codes, mostly nonzero

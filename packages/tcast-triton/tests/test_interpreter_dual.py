@@ -80,6 +80,16 @@ def test_blocked_row_tiles_cast_in_patches_or_flat(grid_y, device, monkeypatch):
         )
         assert not dc.differences(got, want, code)
     assert [p.kw["PATCH"] for p in launch._PLANS.values()] == [grid_y > 0] * 2
+    # fewer than 128 rows or fewer tiles in a row than a patch's width: flat lanes
+    for shape in ((64, 512), (256, 256)):
+        launch._PLANS.clear()
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = tcast.cast(
+            _torch(x, device), "mxfp8", castmode="actual", scale_layout="blocked", engine="triton"
+        )
+        want = tcast_ref.cast(x, "mxfp8", castmode="actual", scale_layout="blocked")
+        assert not dc.differences(got, want, f"mxfp8 {shape}")
+        assert [p.kw["PATCH"] for p in launch._PLANS.values()] == [False]
 
 
 GROUPED = [
@@ -124,7 +134,7 @@ BLOCKED = [
     ("nvfp4", (300, 96)),  # 16-wide row tiles, a tensor scale
     ("mxfp8", (256, 512)),  # patches of 8 rows (_kernels.patch_lanes), every one whole
     ("nvfp4", (128, 1024)),  # patches in _cast_tiles, whole
-    ("mxfp4", (136, 256)),  # patches wider than a row, a partial group of 128 rows; PACK4
+    ("mxfp4", (136, 800)),  # patches: a partial group of 128 rows and a partial last patch
     ("mxint8", (5, 33)),  # a partial tile
     ("uint4_e8m0_int8_t16", (129, 64)),  # zero points
     ("e4m3fn_e8m0_t32d0", (64, 40)),  # the column geometry

@@ -62,6 +62,8 @@ def select_engine(
             base = engine.partition(":")[0]
             if base != engine and why is not None and failure(base) is None:
                 raise EngineNotFoundError(why)  # installed, without that variant
+            if base in engine_names() and why is not None:
+                raise EngineNotFoundError(f"engine {base!r} is installed but failed to load: {why}")
             detail = f" (it failed to load: {why})" if why else ""
             names = ", ".join(n for n in engine_names() if failure(n) is None) or "none"
             raise EngineNotFoundError(

@@ -381,6 +381,8 @@ def load_engines() -> LoadedEngines:
 def failure(name: str) -> str | None:
     """Why the engine ``name`` (or ``"NAME:VARIANT"``) failed to load, if it did."""
     base, sep, variant = name.partition(":")
+    if sep and _discover() and base in _REGISTRY.points:
+        _import_engine(base)  # a variant's base, loaded to see what it offers
     why = _REGISTRY.failures.get(base)
     if why is not None or not sep or base not in _REGISTRY.loaded:
         return why

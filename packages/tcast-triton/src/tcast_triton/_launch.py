@@ -296,8 +296,9 @@ ROW_PIECES_TILE = 32
 #: kernels): each program casts a patch of 8 rows whose scale codes fill whole 32-byte
 #: sectors of the layout (``_kernels.patch_lanes``), not BL tiles of one row (4 bytes in
 #: each of BL / 4 sectors 512 bytes apart). H200, 16384^2 bfloat16, blocked over plain:
-#: MXFP8 +3.6% flat -> +0.0% patches; the issue-bound software encoders lose (MXFP4 +5.8%
-#: -> +8.1%, NVFP4 +8.2% -> +9.2%) and keep flat lanes. "all": every row-tile kernel
+#: MXFP8 +3.6% flat -> +0.0% / -0.2% patches (two runs); the issue-bound software
+#: encoders lose (MXFP4 +5.8% -> +8.1%, NVFP4 +8.2% -> +9.2%) and keep flat lanes. Matrices
+#: under 128 rows or BL / 8 tiles a row keep flat lanes too. "all": every row-tile kernel
 #: (tests: the interpreter never converts by the hardware), "none": flat lanes.
 BLOCKED_PATCHES = "hardware"
 #: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
@@ -417,6 +418,10 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
         and flat
         and inner == 1
         and bl % 32 == 0
+        # a patch is 8 rows x bl / 8 tiles of 128-row groups: narrower or shorter matrices
+        # would leave most of its lanes idle
+        and nt >= bl // 8
+        and outer >= 128
     )
     patch = patch and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y
     if patch:

@@ -244,8 +244,11 @@ class EngineBase:
 
     @property
     def label(self) -> str:
-        """How messages name the engine: its package."""
-        return f"tcast_{self.name}" if self.name else type(self).__name__
+        """How messages name the engine: its package (and variant: ``tcast_torch (compiled)``)."""
+        base, sep, variant = self.name.partition(":")
+        if not base:
+            return type(self).__name__
+        return f"tcast_{base} ({variant})" if sep else f"tcast_{base}"
 
     # ------------------------------------------------------------- for subclasses
     def check_rbits(self, x: Any, rbits: Any) -> Any:
