@@ -167,4 +167,4 @@ def test_packed_kept_codes_are_the_conversion_masked(code, rows, cols, axis, war
         bad += int((kept != masked).sum())
         kept_nonzero += int((kept != 0).sum())
     assert bad == 0
-    assert kept_nonzero > 1 << 30  # the kept half of 2**32 codes, mostly nonzero
+    assert kept_nonzero > 1 << 29  # about half of the kept half of 2**32 codes are nonzero
