@@ -146,7 +146,7 @@ def _grid_exponent(b, F: tl.constexpr):
 
 
 @triton.jit
-def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
+def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CAPPED: tl.constexpr = False):
     """``|x|`` (magnitude bits ``mag``) rounded to the format's grid, in float32 arithmetic.
 
     For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``). With ``2**g`` the
@@ -160,7 +160,10 @@ def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr):
     huge inputs round above the maximum, NaN to anything; the caller replaces them.
     """
     a = f32_of(mag)
-    e = _grid_exponent(mag, F)
+    if CAPPED:  # |x| <= max: its binade is below the cap already
+        e = tl.maximum(f32_of(mag & 0x7F800000), F[F_MINN])
+    else:
+        e = _grid_exponent(mag, F)
     c = e * F[F_CK]
     r = (a + c) - c
     if MODE != R_EVEN:
@@ -190,9 +193,12 @@ def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CLAMP: tl.c
     ``CLAMP``: magnitudes above the maximum saturate (the maximum's code).
     """
     MB: tl.constexpr = F[F_MB]
-    r = fast_round(mag, rbits, F, MODE)
     if CLAMP:
-        r = tl.minimum(r, F[F_MAXV])
+        # saturation first: every mode takes |x| >= max to max (max is on the grid, and
+        # nothing below it rounds above it), which also caps the grid exponent
+        r = fast_round(bits_of(tl.minimum(f32_of(mag), F[F_MAXV])), rbits, F, MODE, True)
+    else:
+        r = fast_round(mag, rbits, F, MODE)
     code = bits_of(r * F[F_DOWN]) >> (23 - MB)
     if F[F_OFF] != 0:
         code = tl.where(code == 0, 0, code + F[F_OFF])
@@ -239,7 +245,7 @@ def fast_value(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     a format without -0): no code is formed.
     """
     b = bits_of(x)
-    r = tl.minimum(fast_round(b & 0x7FFFFFFF, rbits, F, MODE), F[F_MAXV])
+    r = fast_round(bits_of(tl.minimum(f32_of(b & 0x7FFFFFFF), F[F_MAXV])), rbits, F, MODE, True)
     rb = bits_of(r)
     if F[F_NEGZ] == 1:
         out = rb | (b & SIGN)
