@@ -12,6 +12,7 @@ dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep`` the dual 
 block and warp tunables.
 
     python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
+        [--no-pairs]
 """
 
 from __future__ import annotations
@@ -203,13 +204,46 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
     _launch_dual._PLANS.clear()
 
 
+def _sweep_pairs(x: torch.Tensor, rep: int) -> None:
+    """The bfloat16-pair path's block elements and warps (MXFP4, MXFP6)."""
+    print(
+        "\n| pair path elements, warps | mxfp4 ms | mxfp4 transposed ms | mxfp6e2 ms | same bits |"
+    )
+    print("|---|---:|---:|---:|---|")
+    names = ("DUAL_ELEMS_PAIRS", "DUAL_WARPS_PAIRS")
+    saved = tuple(getattr(_launch_dual, k) for k in names)
+    cases = (("mxfp4", False), ("mxfp4", True), ("mxfp6e2", False))
+    _launch_dual.PAIRS_ENABLED = False
+    _launch_dual._PLANS.clear()
+    base = [tcast_triton.cast_dual(x, c, transposed=t) for c, t in cases]
+    _launch_dual.PAIRS_ENABLED = True
+    for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4)):
+        for k, v in zip(names, (elems, w), strict=True):
+            setattr(_launch_dual, k, v)
+        _launch_dual._PLANS.clear()
+        row, same = [], True
+        for (code, tr), b in zip(cases, base, strict=True):
+            f = lambda c=code, t=tr: tcast_triton.cast_dual(x, c, transposed=t)  # noqa: E731
+            same = same and _same(f(), b)
+            row.append(f"{_ms(f, rep):.3f}")
+        print(f"| {elems}, {w} | " + " | ".join(row) + f" | {same} |")
+    for k, v in zip(names, saved, strict=True):
+        setattr(_launch_dual, k, v)
+    _launch_dual._PLANS.clear()
+
+
 def main() -> None:
     """Time every dual cast and print the tables."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="8192,16384")
     ap.add_argument("--rep", type=int, default=100, help="do_bench repetition time, ms")
     ap.add_argument("--sweep", action="store_true", help="sweep the dual kernel's tunables")
+    ap.add_argument("--sweep-pairs", action="store_true", help="sweep the pair path's tunables")
+    ap.add_argument(
+        "--no-pairs", action="store_true", help="turn the bfloat16-pair encoder off (baseline)"
+    )
     args = ap.parse_args()
+    _launch_dual.PAIRS_ENABLED = not args.no_pairs
     ao_version, dim0, dim1 = _torchao()
     print(
         f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
@@ -222,7 +256,9 @@ def main() -> None:
         f"{_launch_dual.DUAL_WARPS} warps per program "
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32), row blocks "
         f"{_launch_dual.DUAL_ROWS} / {_launch_dual.DUAL_ROWS_TRANS} and groups "
-        f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed)"
+        f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed); "
+        f"bfloat16-pair encoder {'on' if _launch_dual.PAIRS_ENABLED else 'off'} "
+        f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps)"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -232,6 +268,8 @@ def main() -> None:
         _table(x, args.rep, dim0, dim1)
         if args.sweep and size == max(int(s) for s in args.sizes.split(",")):
             _sweep(x, args.rep)
+        if args.sweep_pairs and size == max(int(s) for s in args.sizes.split(",")):
+            _sweep_pairs(x, args.rep)
         del x
         torch.cuda.empty_cache()
 

@@ -42,6 +42,13 @@ F_MAXV = tl.constexpr(25)
 F_CAPE = tl.constexpr(26)
 F_ULP = tl.constexpr(27)
 F_SRK = tl.constexpr(28)
+F_PAIR = tl.constexpr(29)
+F_PMAX = tl.constexpr(30)
+F_PMIN = tl.constexpr(31)
+F_PCK = tl.constexpr(32)
+F_PDOWN = tl.constexpr(33)
+F_PSB = tl.constexpr(34)
+F_PSH = tl.constexpr(35)
 
 K_FLOAT = tl.constexpr(0)
 K_INT = tl.constexpr(1)
@@ -290,6 +297,72 @@ def hw_bytes_kept(x, keep, F: tl.constexpr):
         dtype=tl.uint8,
         is_pure=True,
         pack=4,
+    )
+
+
+@triton.jit
+def max_u16x2(a, b):
+    """Lane-wise unsigned maximum of the 16-bit halves of int32 words (a reduction's combine)."""
+    return tl.inline_asm_elementwise(
+        "max.u16x2 $0, $1, $2;", "=r,r,r", [a, b], dtype=tl.int32, is_pure=True, pack=1
+    )
+
+
+@triton.jit
+def pair_codes(w, m, keep, F: tl.constexpr):
+    """Codes of bfloat16 pairs ``w`` (int32 words) times power-of-two multiplier pairs ``m``.
+
+    The saturating nearest-even :func:`encode_finite` of both halves of each word, as the
+    two code bytes of an int16 (the low half's code in the low byte), AND ``keep`` (int16,
+    0xFF per kept byte), for the formats of ``_formats._pair_fields`` (sm_90). Per four
+    elements: ten bfloat16-pair operations (scale, clamp with the sign, grid exponent and
+    its constant, the rounding add and subtract, the code's scaling as in
+    ``_fast_magnitude``), two shifts, two byte permutes (the code bytes; the signs, each
+    replicated through its byte) and four logic operations, where the float32 encoder
+    takes about ten instructions per element besides the input's conversion. The sign
+    comes from the scaled input (a negative element that rounds to 0 is -0), the rest
+    from the rounded magnitude.
+    """
+    kx: tl.constexpr = F[F_PMAX]
+    kn: tl.constexpr = F[F_PMIN]
+    kc: tl.constexpr = F[F_PCK]
+    kd: tl.constexpr = F[F_PDOWN]
+    sb: tl.constexpr = F[F_PSB]
+    sh: tl.constexpr = F[F_PSH]
+    return tl.inline_asm_elementwise(
+        "{ .reg .b32 s0, s1, a0, a1, e0, e1, t0, t1, q, g, kx, kn, kc, kd;\n"
+        f"mov.b32 kx, {kx};\n"
+        f"mov.b32 kn, {kn};\n"
+        f"mov.b32 kc, {kc};\n"
+        f"mov.b32 kd, {kd};\n"
+        "mul.rn.bf16x2 s0, $1, $3;\n"
+        "mul.rn.bf16x2 s1, $2, $4;\n"
+        "min.xorsign.abs.bf16x2 a0, s0, kx;\n"
+        "min.xorsign.abs.bf16x2 a1, s1, kx;\n"
+        "and.b32 e0, a0, 2139127680;\n"  # 0x7F807F80: the exponent fields
+        "and.b32 e1, a1, 2139127680;\n"
+        "max.bf16x2 e0, e0, kn;\n"
+        "max.bf16x2 e1, e1, kn;\n"
+        "mul.rn.bf16x2 e0, e0, kc;\n"
+        "mul.rn.bf16x2 e1, e1, kc;\n"
+        "add.rn.bf16x2 t0, a0, e0;\n"
+        "add.rn.bf16x2 t1, a1, e1;\n"
+        "sub.rn.bf16x2 t0, t0, e0;\n"
+        "sub.rn.bf16x2 t1, t1, e1;\n"
+        "mul.rn.bf16x2 t0, t0, kd;\n"
+        "mul.rn.bf16x2 t1, t1, kd;\n"
+        # both halves' codes to the low byte of each half (the bits below are zero)
+        f"shr.b32 t0, t0, {sh};\n"
+        f"shr.b32 t1, t1, {sh};\n"
+        "prmt.b32 q, t0, t1, 0x6420;\n"  # the low byte of each half: the magnitude code
+        "prmt.b32 g, s0, s1, 0xFDB9;\n"  # each half's sign through a byte
+        f"lop3.b32 q, q, g, {sb}, 0xF8;\n"  # q | (g & sign bits)
+        "and.b32 $0, q, $5; }",
+        "=r,r,r,r,r,r",
+        [w, m, keep],
+        dtype=tl.int16,
+        is_pure=True,
+        pack=2,
     )
 
 

@@ -10,6 +10,8 @@ resolved here, once, from SEMANTICS.md §4.1 and §4.2 (the same decisions as
 
 from __future__ import annotations
 
+import struct
+
 from tcast import Kind, NumberSpec, RoundMode, Style
 
 from ._env import INTERPRETING
@@ -50,7 +52,8 @@ def fmt(
     float32's normal range, four fields of the fast nearest-even path
     (:func:`_fast_fields`), the hardware conversion (:func:`_hardware`; ``hardware=False``
     turns it off: virtual casts, where Triton mislowers the converted bytes' later use),
-    and five more fast-path fields.
+    five more fast-path fields, and the six of the bfloat16-pair encoder
+    (:func:`_pair_fields`).
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
@@ -93,6 +96,7 @@ def fmt(
         *_fast_fields(spec)[:4],
         _hardware(spec, mode, over, inf) if hardware else 0,
         *_fast_fields(spec)[4:],
+        *_pair_fields(spec),
     )
 
 
@@ -155,3 +159,50 @@ def _fast_fields(spec: NumberSpec) -> tuple:
         2.0**-mb,
         _s32((254 + mb) << 23) if srk_ok else 0,
     )
+
+
+def _bf16_pair(v: float) -> int:
+    """Both halves of a 32-bit word the bfloat16 bits of ``v`` (exact: checked)."""
+    b = struct.unpack("<I", struct.pack("<f", v))[0]
+    if b & 0xFFFF:
+        raise ValueError(f"{v!r} is not a bfloat16 value")
+    return _s32((b >> 16) * 0x10001)
+
+
+def _pair_fields(spec: NumberSpec) -> tuple:
+    """(pair, max, 2**emin, 1.5 * 2**(7 - mbits), 2**(-126 - emin), sign bits, 7 - mbits).
+
+    The constants of ``_codec.pair_codes``, which encodes bfloat16 inputs two to a word in
+    bfloat16 arithmetic (each constant as a bfloat16 pair; the sign bit in every byte; the
+    code's shift), or ``pair`` 0. It serves float formats of at most 8 bits with -0 and
+    1..5 significand bits whose maximum is a bfloat16 value: then (i) a bfloat16 element
+    times a power-of-two multiplier is exact wherever its code can be nonzero, (ii) adding
+    and subtracting ``1.5 * 2**(g + 7)`` (``2**g`` the spacing at ``|x|``) rounds to the
+    grid with ties to even, as ``fast_round`` does in float32 (the sum stays in its binade:
+    ``|x| < 2**(g + 6)`` when ``mbits <= 5``), and (iii) the rounded value times
+    ``2**(-126 - emin)`` is the bfloat16 whose bits shifted right by ``7 - mbits`` are the
+    magnitude code (the format's subnormals become bfloat16 subnormals exactly, as
+    ``fast_round``'s ``down`` does in float32).
+    """
+    ok = (
+        spec.kind is Kind.FLOAT
+        and spec.bits <= 8
+        and spec.has_negzero
+        and 1 <= spec.mbits <= 5
+        and -100 <= spec.emin <= 0
+        and spec.emax <= 15
+    )
+    if ok:
+        try:
+            fields = (
+                1,
+                _bf16_pair(float(spec.max_value)),
+                _bf16_pair(2.0**spec.emin),
+                _bf16_pair(1.5 * 2.0 ** (7 - spec.mbits)),
+                _bf16_pair(2.0 ** (-126 - spec.emin)),
+                _s32((spec.sign_bit & 0xFF) * 0x01010101),
+                7 - spec.mbits,
+            )
+        except ValueError:
+            ok = False
+    return fields if ok else (0, 0, 0, 0, 0, 0, 0)
