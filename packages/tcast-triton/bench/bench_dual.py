@@ -27,7 +27,7 @@ from triton.testing import do_bench
 
 import tcast
 import tcast_triton
-from tcast_triton import _launch_dual
+from tcast_triton import _launch, _launch_dual
 
 DUALS = [
     ("mxfp8 actual", "mxfp8", {}),
@@ -213,10 +213,10 @@ def _sweep_pairs(x: torch.Tensor, rep: int) -> None:
     names = ("DUAL_ELEMS_PAIRS", "DUAL_WARPS_PAIRS")
     saved = tuple(getattr(_launch_dual, k) for k in names)
     cases = (("mxfp4", False), ("mxfp4", True), ("mxfp6e2", False))
-    _launch_dual.PAIRS_ENABLED = False
+    _launch.PAIRS_ENABLED = False
     _launch_dual._PLANS.clear()
     base = [tcast_triton.cast_dual(x, c, transposed=t) for c, t in cases]
-    _launch_dual.PAIRS_ENABLED = True
+    _launch.PAIRS_ENABLED = True
     for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4)):
         for k, v in zip(names, (elems, w), strict=True):
             setattr(_launch_dual, k, v)
@@ -243,7 +243,7 @@ def main() -> None:
         "--no-pairs", action="store_true", help="turn the bfloat16-pair encoder off (baseline)"
     )
     args = ap.parse_args()
-    _launch_dual.PAIRS_ENABLED = not args.no_pairs
+    _launch.PAIRS_ENABLED = not args.no_pairs
     ao_version, dim0, dim1 = _torchao()
     print(
         f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
@@ -257,7 +257,7 @@ def main() -> None:
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32), row blocks "
         f"{_launch_dual.DUAL_ROWS} / {_launch_dual.DUAL_ROWS_TRANS} and groups "
         f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed); "
-        f"bfloat16-pair encoder {'on' if _launch_dual.PAIRS_ENABLED else 'off'} "
+        f"bfloat16-pair encoder {'on' if _launch.PAIRS_ENABLED else 'off'} "
         f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps)"
     )
     for size in (int(s) for s in args.sizes.split(",")):

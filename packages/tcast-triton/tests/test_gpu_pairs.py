@@ -8,7 +8,8 @@ Its PTX does not run under the interpreter, so these tests run only on CUDA:
   or falls below float32's normal range the codes must still agree);
 * ``cast_dual`` of bfloat16 blocks whose scales span the whole E8M0 range, plus every
   bfloat16 pattern (NaN and Inf blocks included), against single ``tcast_ref`` casts, plain
-  and transposed, with whole and partial blocks, the pair path asserted taken.
+  and transposed, with whole and partial blocks, the pair path asserted taken;
+* the single row cast (``_cast_row_pieces``) of the same inputs, plain and blocked scales.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import triton
 import triton.language as tl
 
 import tcast
+import tcast_ref
 import tcast_ref._codec as ref_codec
 from tcast import RoundMode
 from tcast_triton._codec import pair_codes
@@ -30,6 +32,7 @@ from tcast_triton._env import INTERPRETING
 from tcast_triton._formats import fmt
 
 dual_launch = importlib.import_module("tcast_triton._launch_dual")
+launch = importlib.import_module("tcast_triton._launch")
 
 pytestmark = pytest.mark.skipif(
     INTERPRETING or not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0),
@@ -149,3 +152,18 @@ def test_every_scale_rule_takes_the_pair_path(scalemode, monkeypatch):
     want = dc.expected_dual(dc.to_numpy(x), "mxfp4", scalemode=scalemode)
     problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
     assert not problems, f"{scalemode}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("code", PAIR_DTYPES)
+@pytest.mark.parametrize("layout", ["plain", "blocked"])
+def test_row_cast_by_pairs_equals_the_reference(code, layout, monkeypatch):
+    bits = _blocks(384, 1024, seed=3)
+    x = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+    monkeypatch.setattr(launch, "_PLANS", {})
+    got = tcast.cast(x.cuda(), code, engine="triton", castmode="actual", scale_layout=layout)
+    plans = list(launch._PLANS.values())
+    assert [p.kernel.fn.__name__ for p in plans] == ["_cast_row_pieces"]
+    assert [p.kw.get("PAIRS") for p in plans] == [True]
+    want = tcast_ref.cast(dc.to_numpy(x), code, castmode="actual", scale_layout=layout)
+    problems = dc.differences(got, want, "rows")
+    assert not problems, f"{code} {layout}:\n" + "\n".join(problems)

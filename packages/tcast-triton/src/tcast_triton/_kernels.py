@@ -33,6 +33,8 @@ from ._codec import (
     fast_mode,
     fast_value,
     hw_bytes_kept,
+    max_u16x2,
+    pair_codes,
 )
 from ._env import INTERPRETING
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
@@ -68,6 +70,16 @@ def load_f32(ptr, offs, mask, IN: tl.constexpr):
             x = raw.to(tl.float16, bitcast=True).to(tl.float32)
             x = tl.where((x != x) & (raw < 0), f32_of(bits_of(x) | -2147483648), x)
     return x
+
+
+@triton.jit
+def pair_words(x_ptr, offw, maskw):
+    """bfloat16 ``x`` two elements a word at word offsets ``offw``, and their magnitudes.
+
+    The magnitude bits of both halves (0 where masked), for ``_codec.max_u16x2`` reductions.
+    """
+    w = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offw, mask=maskw, other=0)
+    return w, tl.where(maskw, w & 0x7FFF7FFF, 0)
 
 
 @triton.jit
@@ -705,6 +717,7 @@ def _cast_row_pieces(
     TCB: tl.constexpr,
     BLK: tl.constexpr = False,
     PATCH: tl.constexpr = False,
+    PAIRS: tl.constexpr = False,
 ):
     """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile in one thread.
 
@@ -731,11 +744,20 @@ def _cast_row_pieces(
         mask = tl.full((NP, BL, V), 1, tl.int1)
     else:
         mask = tl.broadcast_to(lane_ok[None, :, None], (NP, BL, V))
-    x = load_f32(x_ptr, offs, mask, IN)
-    m2, h2, l2 = _block_max(x, mask, 2, U)
-    mx = tl.max(m2, axis=0)
-    hi = tl.max(h2, axis=0)
-    lo = tl.max(l2, axis=0)
+    if PAIRS:  # bfloat16 words of two elements, encoded by _codec.pair_codes
+        offw = (starts // 2)[None, :, None] + piece // 2 + tl.arange(0, V // 2)[None, None, :]
+        maskw = tl.broadcast_to(lane_ok[None, :, None], offw.shape)
+        w, mag = pair_words(x_ptr, offw, maskw)
+        mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
+        mx = tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+        hi = mx
+        lo = mx
+    else:
+        x = load_f32(x_ptr, offs, mask, IN)
+        m2, h2, l2 = _block_max(x, mask, 2, U)
+        mx = tl.max(m2, axis=0)
+        hi = tl.max(h2, axis=0)
+        lo = tl.max(l2, axis=0)
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
@@ -747,32 +769,20 @@ def _cast_row_pieces(
             scale_ptr, zero_ptr, tcode_ptr, k, scale_slots(k, nt, inner, BLK), lane_ok, scale,
             zcode, tcode, tl.program_id(0), SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
-    r = random_words(seed, rb_ptr, offs, mask, RS)
-    # the lane values as [1, BL]: _encode_block adds the trailing axis
-    _encode_block(
-        x,
-        r,
-        offs,
-        mask,
-        recip[None, :],
-        zval[None, :],
-        dec[None, :],
-        bad[None, :],
-        out_ptr,
-        2,
-        E,
-        MODE,
-        EK,
-        FIXED,
-        INV_FIXED,
-        IN,
-        VIRTUAL,
-        CB,
-        starts,
-        lane_ok,
-        False,
-        TP,
-    )
+    if PAIRS:
+        mul = bits_of(recip) >> 16  # the power of two as bfloat16 bits, in both halves
+        mul = (mul | (mul << 16))[None, :, None]
+        keep = tl.where(bad, 0, -1).to(tl.int16)[None, :, None]
+        codes = pair_codes(w, mul, keep, E)
+        tl.store(out_ptr.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
+    else:
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        # the lane values as [1, BL]: _encode_block adds the trailing axis
+        _encode_block(
+            x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
+            out_ptr, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, lane_ok,
+            False, TP,
+        )  # fmt: skip
 
 
 @triton.jit

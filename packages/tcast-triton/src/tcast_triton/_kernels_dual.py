@@ -35,6 +35,7 @@ from ._kernels import (
     _store_lane_codes,
     blocked_slot,
     load_f32,
+    pair_words,
     random_words,
 )
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
@@ -74,16 +75,6 @@ def _store_scales(
             scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode, pid,
             0, U, SCB, ZCB, TCB,
         )  # fmt: skip
-
-
-@triton.jit
-def _pair_words(x_ptr, offw, maskw):
-    """bfloat16 ``x`` two elements a word at word offsets ``offw``, and their magnitudes.
-
-    The magnitude bits of both halves (0 where masked), for ``_codec.max_u16x2`` reductions.
-    """
-    w = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offw, mask=maskw, other=0)
-    return w, tl.where(maskw, w & 0x7FFF7FFF, 0)
 
 
 @triton.jit(do_not_specialize=["outer", "seed"])
@@ -204,7 +195,7 @@ def _cast_dual(
             maskw = tl.broadcast_to(tile_ok[None, :, None], offw.shape)
             if not FULL:
                 maskw = maskw & ((tile * T)[None, :, None] + 2 * ew < N)
-            w, mag = _pair_words(x_ptr, offw, maskw)
+            w, mag = pair_words(x_ptr, offw, maskw)
             mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
             mx = tl.maximum(mw & 0xFFFF, mw >> 16) << 16
             hi = mx
@@ -254,7 +245,7 @@ def _cast_dual(
                 maskw = tl.full((T, BN // 2), 1, tl.int1)
             else:
                 maskw = (bm * T + i < M)[:, None] & (bn * BN + 2 * j < N)[None, :]
-            w, mag = _pair_words(x_ptr, offw, maskw)
+            w, mag = pair_words(x_ptr, offw, maskw)
             mw = tl.reduce(mag, 0, max_u16x2)
             mx = tl.reshape(tl.join((mw & 0xFFFF) << 16, mw & -65536), (BN,))
             hi = mx

@@ -18,12 +18,13 @@ import triton
 from tcast import CastMode, CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 
-from ._codec import F_HW
+from ._codec import F_HW, F_KIND, F_PAIR, K_EXP
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_row_pieces, _cast_tiles, _cast_unscaled
 from ._pack import OPS
+from ._scales import SK_EXP
 
 __all__ = ["interpreting", "run_cast", "tiled_supported"]
 
@@ -373,6 +374,37 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
 _NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK4")
 
 
+#: Whether casts that qualify take the bfloat16-pair encoder (:func:`pairs_ok`; a switch for
+#: tests and benchmarks).
+PAIRS_ENABLED = True
+
+
+def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int) -> bool:
+    """Whether a row-tile kernel reads bfloat16 pairs and encodes them by ``_codec.pair_codes``.
+
+    Casts to codes (actual, compress) of bfloat16 on sm_90 (``hw_fp8``: not under the
+    interpreter, whose NumPy cannot run PTX) to a format of ``_formats._pair_fields`` that
+    the hardware FP8 conversion does not serve, nearest even, with power-of-two scales
+    (exponent scale codes: the products are exact) and nothing else (no zero point, fixed
+    point or tensor scale), and an even row length ``n`` (a word never straddles two rows).
+    """
+    e, s = scaled["E"], scaled["S"]
+    return bool(
+        PAIRS_ENABLED
+        and xc.dtype == torch.bfloat16
+        and not req.virtual
+        and hw_fp8(xc.device)
+        and e[F_PAIR.value]
+        and not e[F_HW.value]
+        and scaled["MODE"] == ROUND_CODES[RoundMode.EVEN]
+        and scaled["SK"] == SK_EXP.value
+        and s[F_KIND.value] == K_EXP.value
+        and scaled["EK"] == 0
+        and req.dtype.zero is None
+        and n % 2 == 0
+    )
+
+
 def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     dt, lay = req.dtype, req.layout
     ss = dt.sspec
@@ -468,7 +500,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     ):
         kernel = _cast_row_pieces
         kw = {k: v for k, v in kw.items() if k not in _NOT_PIECES}
-        kw.update(NP=pieces, num_warps=min(bl // 32, 8))
+        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs_ok(req, scaled, xc, length))
     return _Plan(
         kernel,
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),

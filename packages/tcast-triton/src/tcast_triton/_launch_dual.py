@@ -16,13 +16,12 @@ from functools import cached_property
 import torch
 import triton
 
-from tcast import CastResult, RoundMode
+from tcast import CastResult
 from tcast.kit import CastRequest, build_result, transposed_request
 
-from ._codec import F_HW, F_KIND, F_PAIR, K_EXP
+from ._codec import F_HW
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
-from ._formats import ROUND_CODES
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
 from ._launch import (
@@ -38,10 +37,10 @@ from ._launch import (
     amax_pass_kw,
     cached_plan,
     hw_fp8,
+    pairs_ok,
     scaled_kw,
 )
 from ._pack import OPS
-from ._scales import SK_EXP
 
 __all__ = ["dual_supported", "run_dual"]
 
@@ -65,9 +64,6 @@ DUAL_ROWS = 1
 DUAL_ROWS_TRANS = 1
 DUAL_GROUP = 1
 DUAL_GROUP_TRANS = 1
-#: Whether casts that qualify take the bfloat16-pair encoder (:func:`_pairs`; a switch for
-#: tests and benchmarks).
-PAIRS_ENABLED = True
 #: Block elements and warps of the pair path (benchmark tunables). H200, 16384^2 bfloat16,
 #: MXFP4 plain / transposed ms (bench_dual.py --sweep-pairs): 2048 elements, 1 warp 0.355 /
 #: 0.431; 2 warps 0.423 / 0.437; 4096, 1 warp 0.493 / 0.410; 2 warps 0.353 / 0.392.
@@ -147,29 +143,8 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
 
 
 def _pairs(rows: CastRequest, scaled: dict, xc: torch.Tensor, n: int) -> bool:
-    """Whether the kernel reads bfloat16 pairs and encodes them with ``_codec.pair_codes``.
-
-    Casts to codes (actual, compress) of bfloat16 on sm_90 (``hw_fp8``: not under the
-    interpreter, whose NumPy cannot run PTX) to a format of ``_formats._pair_fields`` that
-    the hardware FP8 conversion does not serve, nearest even, with power-of-two scales
-    (exponent scale codes: the products are exact) and nothing else (no zero point, fixed
-    point or tensor scale), and an even row length (a word never straddles two rows).
-    """
-    e, s = scaled["E"], scaled["S"]
-    return bool(
-        PAIRS_ENABLED
-        and xc.dtype == torch.bfloat16
-        and not rows.virtual
-        and hw_fp8(xc.device)
-        and e[F_PAIR.value]
-        and not e[F_HW.value]
-        and scaled["MODE"] == ROUND_CODES[RoundMode.EVEN]
-        and scaled["SK"] == SK_EXP.value
-        and s[F_KIND.value] == K_EXP.value
-        and scaled["EK"] == 0
-        and rows.dtype.zero is None
-        and n % 2 == 0
-    )
+    """Whether the kernel reads bfloat16 pairs (``_launch.pairs_ok``)."""
+    return pairs_ok(rows, scaled, xc, n)
 
 
 def _scale_buffers(req: CastRequest, dev: torch.device) -> tuple:
