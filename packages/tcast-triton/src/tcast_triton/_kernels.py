@@ -83,6 +83,27 @@ def pair_words(x_ptr, offw, maskw):
 
 
 @triton.jit
+def pair_pieces_max(mag):
+    """Each row tile's largest magnitude bits (float32 bits) from ``[NP, BL, V / 2]`` words."""
+    mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
+    return tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+
+
+@triton.jit
+def store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E: tl.constexpr):
+    """The codes of ``[NP, BL, V / 2]`` words ``w`` of row tiles with power-of-two ``recip``.
+
+    Two codes an int16 at the words' offsets (the element offsets' halves) of the code
+    bytes; a non-finite tile's codes are 0.
+    """
+    mul = bits_of(recip) >> 16  # the power of two as bfloat16 bits, in both halves
+    mul = (mul | (mul << 16))[None, :, None]
+    keep = tl.where(bad, 0, -1).to(tl.int16)[None, :, None]
+    codes = pair_codes(w, mul, keep, E)
+    tl.store(out_ptr.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
+
+
+@triton.jit
 def store_value(ptr, offs, mask, v, IN: tl.constexpr):
     """float32 values rounded (nearest even) into the input dtype, NaN canonical (§7)."""
     b = bits_of(v)
@@ -748,8 +769,7 @@ def _cast_row_pieces(
         offw = (starts // 2)[None, :, None] + piece // 2 + tl.arange(0, V // 2)[None, None, :]
         maskw = tl.broadcast_to(lane_ok[None, :, None], offw.shape)
         w, mag = pair_words(x_ptr, offw, maskw)
-        mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
-        mx = tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+        mx = pair_pieces_max(mag)
         hi = mx
         lo = mx
     else:
@@ -770,11 +790,7 @@ def _cast_row_pieces(
             zcode, tcode, tl.program_id(0), SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
     if PAIRS:
-        mul = bits_of(recip) >> 16  # the power of two as bfloat16 bits, in both halves
-        mul = (mul | (mul << 16))[None, :, None]
-        keep = tl.where(bad, 0, -1).to(tl.int16)[None, :, None]
-        codes = pair_codes(w, mul, keep, E)
-        tl.store(out_ptr.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
+        store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E)
     else:
         r = random_words(seed, rb_ptr, offs, mask, RS)
         # the lane values as [1, BL]: _encode_block adds the trailing axis

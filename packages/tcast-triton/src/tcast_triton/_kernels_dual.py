@@ -35,8 +35,10 @@ from ._kernels import (
     _store_lane_codes,
     blocked_slot,
     load_f32,
+    pair_pieces_max,
     pair_words,
     random_words,
+    store_pair_pieces,
 )
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
@@ -196,8 +198,7 @@ def _cast_dual(
             if not FULL:
                 maskw = maskw & ((tile * T)[None, :, None] + 2 * ew < N)
             w, mag = pair_words(x_ptr, offw, maskw)
-            mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
-            mx = tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+            mx = pair_pieces_max(mag)
             hi = mx
             lo = mx
         else:
@@ -220,11 +221,7 @@ def _cast_dual(
                 SCB, ZCB, TCB,
             )  # fmt: skip
         if PAIRS:
-            mul = bits_of(recip) >> 16  # the power of two as bfloat16 bits, in both halves
-            mul = (mul | (mul << 16))[None, :, None]
-            keep = tl.where(bad, 0, -1).to(tl.int16)[None, :, None]
-            codes = pair_codes(w, mul, keep, E)
-            tl.store(out_r.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
+            store_pair_pieces(out_r, offw, maskw, w, recip, bad, E)
         else:
             _encode_block(
                 x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
