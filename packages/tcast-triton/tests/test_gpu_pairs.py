@@ -167,3 +167,25 @@ def test_row_cast_by_pairs_equals_the_reference(code, layout, monkeypatch):
     want = tcast_ref.cast(dc.to_numpy(x), code, castmode="actual", scale_layout=layout)
     problems = dc.differences(got, want, "rows")
     assert not problems, f"{code} {layout}:\n" + "\n".join(problems)
+
+
+def test_a_view_at_an_odd_element_casts_without_pairs(monkeypatch):
+    """Word loads need 4-byte alignment: the same shape, aligned then one element off."""
+    bits = _blocks(64, 512, seed=11)
+    flat = torch.zeros(bits.size + 1, dtype=torch.int16)
+    flat[1:] = torch.from_numpy(bits.view(np.int16).reshape(-1))
+    flat = flat.view(torch.bfloat16).cuda()
+    odd = flat[1:].view(64, 512)
+    even = odd.clone()
+    monkeypatch.setattr(launch, "_PLANS", {})
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    want = tcast_ref.cast(dc.to_numpy(even), "mxfp4", castmode="actual")
+    want2 = dc.expected_dual(dc.to_numpy(even), "mxfp4")
+    for x in (even, odd):
+        got = tcast.cast(x, "mxfp4", engine="triton", castmode="actual")
+        assert not dc.differences(got, want, "rows")
+        got2 = tcast.cast_dual(x, "mxfp4", engine="triton")
+        assert not dc.differences(got2[0], want2[0], "rows")
+        assert not dc.differences(got2[1], want2[1], "cols")
+    assert sorted(p.kw["PAIRS"] for p in launch._PLANS.values()) == [False, True]
+    assert sorted(p.kw["PAIRS"] for p in dual_launch._PLANS.values()) == [False, True]

@@ -115,7 +115,7 @@ def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
     """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment)."""
     rs, seed, rb = _random_source(req, xc)
     build = _unscaled_plan if req.layout is None else _tiled_plan
-    plan = cached_plan(_PLANS, req, xc, rs, build)
+    plan = cached_plan(_PLANS, req, xc, rs, build, word_aligned(xc))
     if plan.grid[0] > MAX_PROGRAMS:
         return None
     return _launch(plan, xc, xin, req, seed, rb)
@@ -213,7 +213,7 @@ class _Plan:
         return Launch(_amax_pass, self.amax_kw)
 
 
-def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
+def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True) -> _Plan:
     n = req.dtype.nspec
     numel = xc.numel()
     block = 1024
@@ -379,18 +379,26 @@ _NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK4")
 PAIRS_ENABLED = True
 
 
-def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int) -> bool:
+def word_aligned(xc: torch.Tensor) -> bool:
+    """Whether ``xc``'s data starts on a 4-byte boundary (a plan-cache key: see pairs_ok)."""
+    return xc.data_ptr() % 4 == 0
+
+
+def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bool) -> bool:
     """Whether a row-tile kernel reads bfloat16 pairs and encodes them by ``_codec.pair_codes``.
 
     Casts to codes (actual, compress) of bfloat16 on sm_90 (``hw_fp8``: not under the
     interpreter, whose NumPy cannot run PTX) to a format of ``_formats._pair_fields`` that
     the hardware FP8 conversion does not serve, nearest even, with power-of-two scales
     (exponent scale codes: the products are exact) and nothing else (no zero point, fixed
-    point or tensor scale), and an even row length ``n`` (a word never straddles two rows).
+    point or tensor scale), an even row length ``n`` (a word never straddles two rows) and
+    data on a 4-byte boundary (``word4``, :func:`word_aligned`: the words are 4-byte loads;
+    a view that starts at an odd element would fault).
     """
     e, s = scaled["E"], scaled["S"]
     return bool(
         PAIRS_ENABLED
+        and word4
         and xc.dtype == torch.bfloat16
         and not req.virtual
         and hw_fp8(xc.device)
@@ -405,7 +413,7 @@ def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int) -> bool:
     )
 
 
-def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
+def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True) -> _Plan:
     dt, lay = req.dtype, req.layout
     ss = dt.sspec
     numel = xc.numel()
@@ -500,7 +508,9 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _Plan:
     ):
         kernel = _cast_row_pieces
         kw = {k: v for k, v in kw.items() if k not in _NOT_PIECES}
-        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs_ok(req, scaled, xc, length))
+        kw.update(
+            NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs_ok(req, scaled, xc, length, word4)
+        )
     return _Plan(
         kernel,
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),

@@ -39,6 +39,7 @@ from ._launch import (
     hw_fp8,
     pairs_ok,
     scaled_kw,
+    word_aligned,
 )
 from ._pack import OPS
 
@@ -106,13 +107,15 @@ class _DualPlan:
         return Launch(_amax_pass, self.amax_kw)
 
 
-def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _DualPlan:
+def _build(
+    rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool, word4: bool = True
+) -> _DualPlan:
     shape = rows.shape
     m, n = shape[-2], shape[-1]
     outer = math.prod(shape[:-2])
     t = rows.layout.sizes[0]
     scaled = scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device))
-    pairs = _pairs(rows, scaled, xc, n)
+    pairs = _pairs(rows, scaled, xc, n, word4)
     if pairs:
         elems = DUAL_ELEMS_PAIRS
     elif scaled["E"][F_HW.value] and not rows.virtual:
@@ -142,9 +145,9 @@ def _build(rows: CastRequest, xc: torch.Tensor, rs: int, transposed: bool) -> _D
     return _DualPlan((grid,), kw, amax_kw)
 
 
-def _pairs(rows: CastRequest, scaled: dict, xc: torch.Tensor, n: int) -> bool:
+def _pairs(rows: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bool) -> bool:
     """Whether the kernel reads bfloat16 pairs (``_launch.pairs_ok``)."""
-    return pairs_ok(rows, scaled, xc, n)
+    return pairs_ok(rows, scaled, xc, n, word4)
 
 
 def _scale_buffers(req: CastRequest, dev: torch.device) -> tuple:
@@ -186,7 +189,7 @@ def run_dual(
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
     rs, seed, rb = _random_source(rows, xc)
-    plan = cached_plan(_PLANS, rows, xc, rs, _build, transposed)
+    plan = cached_plan(_PLANS, rows, xc, rs, _build, transposed, word_aligned(xc))
     if plan.grid[0] > MAX_PROGRAMS:
         return None
     second = transposed_request(rows, cols) if transposed else cols
