@@ -171,7 +171,7 @@ def _transposed(r):
 
 def _sweep(x: torch.Tensor, rep: int) -> None:
     print(
-        "\n| dual kernel elements, warps, row blocks, group | mxfp8 ms | mxfp8 transposed ms "
+        "\n| dual kernel elements, warps | mxfp8 ms | mxfp8 transposed ms "
         "| mxfp4 transposed ms | nvfp4 transposed ms |"
     )
     print("|---|---:|---:|---:|---:|")
@@ -180,15 +180,11 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
         "DUAL_ELEMS_HW",
         "DUAL_WARPS",
         "DUAL_WARPS_NARROW",
-        "DUAL_ROWS",
-        "DUAL_ROWS_TRANS",
-        "DUAL_GROUP",
-        "DUAL_GROUP_TRANS",
     )
     saved = tuple(getattr(_launch_dual, k) for k in names)
     cases = (("mxfp8", False), ("mxfp8", True), ("mxfp4", True), ("nvfp4", True))
-    for elems, w, kb, gm in itertools.product((2048, 4096, 8192), (1, 2, 4), (1,), (1,)):
-        for k, v in zip(names, (elems, elems, w, w, kb, kb, gm, gm), strict=True):
+    for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4)):
+        for k, v in zip(names, (elems, elems, w, w), strict=True):
             setattr(_launch_dual, k, v)
         _launch_dual._PLANS.clear()
         row = []
@@ -198,7 +194,7 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
                 row.append(f"{_ms(f, rep):.3f}")
             except Exception as err:  # a configuration that does not compile: say why
                 row.append(f"n/a ({type(err).__name__})")
-        print(f"| {elems}, {w}, {kb}, {gm} | " + " | ".join(row) + " |")
+        print(f"| {elems}, {w} | " + " | ".join(row) + " |")
     for k, v in zip(names, saved, strict=True):
         setattr(_launch_dual, k, v)
     _launch_dual._PLANS.clear()
@@ -254,10 +250,8 @@ def main() -> None:
         f"timing: do_bench median (ms); input bfloat16 randn * 2^k rows; dual kernel "
         f"{_launch_dual.DUAL_ELEMS} elements ({_launch_dual.DUAL_ELEMS_HW} for hardware FP8), "
         f"{_launch_dual.DUAL_WARPS} warps per program "
-        f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32), row blocks "
-        f"{_launch_dual.DUAL_ROWS} / {_launch_dual.DUAL_ROWS_TRANS} and groups "
-        f"{_launch_dual.DUAL_GROUP} / {_launch_dual.DUAL_GROUP_TRANS} (plain / transposed); "
-        f"bfloat16-pair encoder {'on' if _launch.PAIRS_ENABLED else 'off'} "
+        f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32); bfloat16-pair encoder "
+        f"{'on' if _launch.PAIRS_ENABLED else 'off'} "
         f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps)"
     )
     for size in (int(s) for s in args.sizes.split(",")):

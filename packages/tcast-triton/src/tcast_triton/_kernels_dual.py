@@ -99,8 +99,6 @@ def _cast_dual(
     BN: tl.constexpr,
     NP: tl.constexpr,
     TRANS: tl.constexpr,
-    GM: tl.constexpr,
-    KB: tl.constexpr,
     BLK: tl.constexpr,
     PAIRS: tl.constexpr,
     FULL: tl.constexpr,
@@ -126,36 +124,21 @@ def _cast_dual(
 ):
     """Both casts of one ``[T, BN]`` block of ``x`` (see the module docstring).
 
-    ``NP``: 16-byte pieces per row tile; ``FULL``: ``M % (KB * T) == 0`` and
-    ``N % BN == 0``; ``KB``: row blocks per program, cast one after the other; ``GM``: groups
-    of ``KB`` row blocks per group of the program order (1: along ``N`` first); ``PAIRS``:
-    bfloat16 ``x`` read as words of two elements, encoded by ``_codec.pair_codes`` (see
-    ``_launch_dual._pairs``).
+    ``NP``: 16-byte pieces per row tile; ``FULL``: ``M % T == 0`` and ``N % BN == 0``;
+    ``PAIRS``: bfloat16 ``x`` read as words of two elements, encoded by
+    ``_codec.pair_codes`` (see ``_launch_dual._pairs``). Programs go along ``N`` first.
     """
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     V: tl.constexpr = T // NP
     NR: tl.constexpr = BN // T
-    # xᵀ's plain column scales of the KB row blocks as one [BN, KB] store: KB bytes in a
-    # row of xᵀ's scale array instead of KB bytes 1 / T of a row apart
-    STAGE: tl.constexpr = TRANS and not BLK and not VIRTUAL and KB > 1
     p = _block_start(I64)
     nbn = tl.cdiv(N, BN)
     nbm = tl.cdiv(M, T)
-    nbg = tl.cdiv(nbm, KB)
-    per_o = nbg * nbn
+    per_o = nbm * nbn
     o = p // per_o
     rest = p % per_o
-    if GM == 1:
-        bn = rest % nbn
-        bg = rest // nbn
-    else:
-        # groups of GM row-block groups, those fastest: the programs that store the bytes
-        # of one column-scale sector (xᵀ's scales) run together
-        width = GM * nbn
-        first = (rest // width) * GM
-        gsz = tl.minimum(nbg - first, GM)
-        bg = first + (rest % width) % gsz
-        bn = (rest % width) // gsz
+    bn = rest % nbn
+    bm = rest // nbn
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
@@ -167,137 +150,121 @@ def _cast_dual(
     e = (tl.arange(0, NP) * V)[:, None, None] + tl.arange(0, V)[None, None, :]
     i = tl.arange(0, T)
     n = bn * BN + tl.arange(0, BN)
-    kk = tl.arange(0, KB)
     if FULL:
         col_ok = tl.full((BN,), 1, tl.int1)
     else:
         col_ok = n < N
-    acc_s = tl.zeros((BN, KB), tl.int32)
-    acc_z = tl.zeros((BN, KB), tl.int32)
     if PAIRS:
         ew = (tl.arange(0, NP) * (V // 2))[:, None, None] + tl.arange(0, V // 2)[None, None, :]
         j = tl.arange(0, BN // 2)
-    for k in tl.static_range(KB):
-        bm = bg * KB + k
-        row0 = o * M + bm * T  # the block's first row in the flat [outer * M, N] view
-        # ---- rows: BN tiles, tile q = (row q // NR, row tile q % NR), pieces along axis 0
-        starts = (row0 + i_r) * N + tile * T
-        offs = starts[None, :, None] + e
-        if FULL:
-            tile_ok = tl.full((BN,), 1, tl.int1)
-            mask = tl.full((NP, BN, V), 1, tl.int1)
+    row0 = o * M + bm * T  # the block's first row in the flat [outer * M, N] view
+    # ---- rows: BN tiles, tile q = (row q // NR, row tile q % NR), pieces along axis 0
+    starts = (row0 + i_r) * N + tile * T
+    offs = starts[None, :, None] + e
+    if FULL:
+        tile_ok = tl.full((BN,), 1, tl.int1)
+        mask = tl.full((NP, BN, V), 1, tl.int1)
+    else:
+        tile_ok = (bm * T + i_r < M) & (tile < ntr)
+        mask = tile_ok[None, :, None] & ((tile * T)[None, :, None] + e < N)
+    if PAIRS:
+        # words of two elements as [NP, BN, V / 2], a 16-byte piece a thread (the
+        # pieces of a tile in NP neighbouring threads: coalesced; a tile per thread,
+        # as [BN, NP, V / 2], read 1.2-1.5x slower on an H200)
+        offw = (starts // 2)[None, :, None] + ew
+        maskw = tl.broadcast_to(tile_ok[None, :, None], offw.shape)
+        if not FULL:
+            maskw = maskw & ((tile * T)[None, :, None] + 2 * ew < N)
+        w, mag = pair_words(x_ptr, offw, maskw)
+        mx = pair_pieces_max(mag)
+        hi = mx
+        lo = mx
+    else:
+        x = load_f32(x_ptr, offs, mask, IN)
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        m2, h2, l2 = _block_max(x, mask, 2, U)
+        mx = tl.max(m2, axis=0)
+        hi = tl.max(h2, axis=0)
+        lo = tl.max(l2, axis=0)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
+    if VIRTUAL == 0:
+        if BLK:
+            slots = blocked_slot(row0 + i_r, tile, ntr)
         else:
-            tile_ok = (bm * T + i_r < M) & (tile < ntr)
-            mask = tile_ok[None, :, None] & ((tile * T)[None, :, None] + e < N)
-        if PAIRS:
-            # words of two elements as [NP, BN, V / 2], a 16-byte piece a thread (the
-            # pieces of a tile in NP neighbouring threads: coalesced; a tile per thread,
-            # as [BN, NP, V / 2], read 1.2-1.5x slower on an H200)
-            offw = (starts // 2)[None, :, None] + ew
-            maskw = tl.broadcast_to(tile_ok[None, :, None], offw.shape)
-            if not FULL:
-                maskw = maskw & ((tile * T)[None, :, None] + 2 * ew < N)
-            w, mag = pair_words(x_ptr, offw, maskw)
-            mx = pair_pieces_max(mag)
-            hi = mx
-            lo = mx
-        else:
-            x = load_f32(x_ptr, offs, mask, IN)
-            r = random_words(seed, rb_ptr, offs, mask, RS)
-            m2, h2, l2 = _block_max(x, mask, 2, U)
-            mx = tl.max(m2, axis=0)
-            hi = tl.max(h2, axis=0)
-            lo = tl.max(l2, axis=0)
-        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-            mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-        )
-        if VIRTUAL == 0:
-            if BLK:
-                slots = blocked_slot(row0 + i_r, tile, ntr)
-            else:
-                slots = (row0 + i_r).to(tl.int64) * ntr + tile
-            _store_scales(
-                scale_r, zero_r, tcode_ptr, slots, tile_ok, scale, zcode, tcode, p, True, SK, U,
-                SCB, ZCB, TCB,
-            )  # fmt: skip
-        if PAIRS:
-            store_pair_pieces(out_r, offw, maskw, w, recip, bad, E)
-        else:
-            _encode_block(
-                x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
-                out_r, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, tile_ok,
-                False, T,
-            )  # fmt: skip
-        # ---- columns: the block as [T, BN] (again, from L2), reduced along axis 0
-        offs = (row0 + i)[:, None] * N + n[None, :]
-        if FULL:
-            mask = tl.full((T, BN), 1, tl.int1)
-        else:
-            mask = (bm * T + i < M)[:, None] & col_ok[None, :]
-        if PAIRS:
-            # words of two adjacent columns: [T, BN / 2]; the halves' maxima are columns
-            # 2j and 2j + 1 of the lanes
-            offw = (row0 + i)[:, None] * (N // 2) + (bn * (BN // 2) + j)[None, :]
-            if FULL:
-                maskw = tl.full((T, BN // 2), 1, tl.int1)
-            else:
-                maskw = (bm * T + i < M)[:, None] & (bn * BN + 2 * j < N)[None, :]
-            w, mag = pair_words(x_ptr, offw, maskw)
-            mw = tl.reduce(mag, 0, max_u16x2)
-            mx = tl.reshape(tl.join((mw & 0xFFFF) << 16, mw & -65536), (BN,))
-            hi = mx
-            lo = mx
-        else:
-            x = load_f32(x_ptr, offs, mask, IN)
-            r = random_words(seed, rb_ptr, offs, mask, RS)
-            mx, hi, lo = _block_max(x, mask, 0, U)
-        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-            mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-        )
-        if STAGE:
-            acc_s = tl.where(kk[None, :] == k, scale[:, None], acc_s)
-            acc_z = tl.where(kk[None, :] == k, zcode[:, None], acc_z)
-        elif VIRTUAL == 0:
-            if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
-                slots = blocked_slot(o * N + n, bm + tl.zeros_like(n), ntc)
-            elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
-                slots = (o * N + n).to(tl.int64) * ntc + bm
-            else:  # the plain scale array [outer, ntc, N]
-                slots = (o * ntc + bm).to(tl.int64) * N + n
-            if FULL:
-                sc_ok = col_ok
-            else:
-                sc_ok = col_ok & (bm < nbm)
-            _store_scales(
-                scale_c, zero_c, tcode_ptr, slots, sc_ok, scale, zcode, tcode, p, False, SK,
-                U, SCB, ZCB, TCB,
-            )  # fmt: skip
-        if TRANS:
-            offc = (o * N + n)[None, :] * M + (bm * T + i)[:, None]  # contiguous along axis 0
-        else:
-            offc = offs
-        if PAIRS:
-            m_lo, m_hi = tl.split(tl.reshape(bits_of(recip) >> 16, (BN // 2, 2)))
-            k_lo, k_hi = tl.split(tl.reshape(tl.where(bad, 0, 255), (BN // 2, 2)))
-            codes = pair_codes(
-                w, (m_lo | (m_hi << 16))[None, :], (k_lo | (k_hi << 8)).to(tl.int16)[None, :], E
-            )
-            if TRANS:  # each word's two codes go to two rows of xᵀ
-                c_lo = (codes & 0xFF).to(tl.uint8)
-                c_hi = ((codes >> 8) & 0xFF).to(tl.uint8)
-                tl.store(out_c + offc, tl.reshape(tl.join(c_lo, c_hi), (T, BN)), mask=mask)
-            else:
-                tl.store(out_c.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
-        else:
-            _encode_block(
-                x, r, offc, mask, recip, zval, dec, bad, out_c, 0, E, MODE, EK, FIXED,
-                INV_FIXED, IN, VIRTUAL, CB, n, col_ok, False, T,
-            )  # fmt: skip
-    if STAGE:
-        bms = bg * KB + kk
-        slots = (o * N + n).to(tl.int64)[:, None] * ntc + bms[None, :]
-        ok = col_ok[:, None] & (bms < nbm)[None, :]
+            slots = (row0 + i_r).to(tl.int64) * ntr + tile
         _store_scales(
-            scale_c, zero_c, tcode_ptr, slots, ok, acc_s, acc_z, 0, p, False, SK, U, SCB, ZCB,
-            TCB,
+            scale_r, zero_r, tcode_ptr, slots, tile_ok, scale, zcode, tcode, p, True, SK, U,
+            SCB, ZCB, TCB,
+        )  # fmt: skip
+    if PAIRS:
+        store_pair_pieces(out_r, offw, maskw, w, recip, bad, E)
+    else:
+        _encode_block(
+            x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
+            out_r, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, tile_ok,
+            False, T,
+        )  # fmt: skip
+    # ---- columns: the block as [T, BN] (again, from L2), reduced along axis 0
+    offs = (row0 + i)[:, None] * N + n[None, :]
+    if FULL:
+        mask = tl.full((T, BN), 1, tl.int1)
+    else:
+        mask = (bm * T + i < M)[:, None] & col_ok[None, :]
+    if PAIRS:
+        # words of two adjacent columns: [T, BN / 2]; the halves' maxima are columns
+        # 2j and 2j + 1 of the lanes
+        offw = (row0 + i)[:, None] * (N // 2) + (bn * (BN // 2) + j)[None, :]
+        if FULL:
+            maskw = tl.full((T, BN // 2), 1, tl.int1)
+        else:
+            maskw = (bm * T + i < M)[:, None] & (bn * BN + 2 * j < N)[None, :]
+        w, mag = pair_words(x_ptr, offw, maskw)
+        mw = tl.reduce(mag, 0, max_u16x2)
+        mx = tl.reshape(tl.join((mw & 0xFFFF) << 16, mw & -65536), (BN,))
+        hi = mx
+        lo = mx
+    else:
+        x = load_f32(x_ptr, offs, mask, IN)
+        r = random_words(seed, rb_ptr, offs, mask, RS)
+        mx, hi, lo = _block_max(x, mask, 0, U)
+    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
+    )
+    if VIRTUAL == 0:
+        if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
+            slots = blocked_slot(o * N + n, bm + tl.zeros_like(n), ntc)
+        elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
+            slots = (o * N + n).to(tl.int64) * ntc + bm
+        else:  # the plain scale array [outer, ntc, N]
+            slots = (o * ntc + bm).to(tl.int64) * N + n
+        if FULL:
+            sc_ok = col_ok
+        else:
+            sc_ok = col_ok & (bm < nbm)
+        _store_scales(
+            scale_c, zero_c, tcode_ptr, slots, sc_ok, scale, zcode, tcode, p, False, SK,
+            U, SCB, ZCB, TCB,
+        )  # fmt: skip
+    if TRANS:
+        offc = (o * N + n)[None, :] * M + (bm * T + i)[:, None]  # contiguous along axis 0
+    else:
+        offc = offs
+    if PAIRS:
+        m_lo, m_hi = tl.split(tl.reshape(bits_of(recip) >> 16, (BN // 2, 2)))
+        k_lo, k_hi = tl.split(tl.reshape(tl.where(bad, 0, 255), (BN // 2, 2)))
+        codes = pair_codes(
+            w, (m_lo | (m_hi << 16))[None, :], (k_lo | (k_hi << 8)).to(tl.int16)[None, :], E
+        )
+        if TRANS:  # each word's two codes go to two rows of xᵀ
+            c_lo = (codes & 0xFF).to(tl.uint8)
+            c_hi = ((codes >> 8) & 0xFF).to(tl.uint8)
+            tl.store(out_c + offc, tl.reshape(tl.join(c_lo, c_hi), (T, BN)), mask=mask)
+        else:
+            tl.store(out_c.to(tl.pointer_type(tl.int16)) + offw, codes, mask=maskw)
+    else:
+        _encode_block(
+            x, r, offc, mask, recip, zval, dec, bad, out_c, 0, E, MODE, EK, FIXED,
+            INV_FIXED, IN, VIRTUAL, CB, n, col_ok, False, T,
         )  # fmt: skip

@@ -59,12 +59,6 @@ DUAL_ELEMS = 2048
 DUAL_ELEMS_HW = 4096
 DUAL_WARPS = 1
 DUAL_WARPS_NARROW = 2
-#: Row blocks per program (a power of two) and groups of them in the program order, plain
-#: and transposed (benchmark tunables).
-DUAL_ROWS = 1
-DUAL_ROWS_TRANS = 1
-DUAL_GROUP = 1
-DUAL_GROUP_TRANS = 1
 #: Block elements and warps of the pair path (benchmark tunables). H200, 16384^2 bfloat16,
 #: MXFP4 plain / transposed ms (bench_dual.py --sweep-pairs): 2048 elements, 1 warp 0.355 /
 #: 0.431; 2 warps 0.423 / 0.437; 4096, 1 warp 0.493 / 0.410; 2 warps 0.353 / 0.392.
@@ -123,25 +117,22 @@ def _build(
     else:
         elems = DUAL_ELEMS
     bn = max(elems // t, t)
-    kb = DUAL_ROWS_TRANS if transposed else DUAL_ROWS
     kw = dict(
         T=t,
         BN=bn,
         # 16-byte pieces of a row tile (one piece for tiles narrower than 16 bytes)
         NP=max(t * xc.element_size() // 16, 1),
         TRANS=transposed,
-        GM=DUAL_GROUP_TRANS if transposed else DUAL_GROUP,
-        KB=kb,
         BLK=rows.blocked is not None,
         PAIRS=pairs,
-        FULL=m % (kb * t) == 0 and n % bn == 0,
+        FULL=m % t == 0 and n % bn == 0,
         I64=_needs_i64(xc),
         **scaled,
         num_warps=DUAL_WARPS_PAIRS if pairs else DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW,
         **_LAUNCH_OPTS,
     )
     amax_kw = amax_pass_kw(rows.dtype, xc) if rows.dtype.is_multiscale else {}
-    grid = outer * triton.cdiv(triton.cdiv(m, t), kb) * triton.cdiv(n, bn)
+    grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
     return _DualPlan((grid,), kw, amax_kw)
 
 
