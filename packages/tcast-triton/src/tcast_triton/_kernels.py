@@ -84,9 +84,25 @@ def pair_words(x_ptr, offw, maskw):
 
 @triton.jit
 def pair_pieces_max(mag):
-    """Each row tile's largest magnitude bits (float32 bits) from ``[NP, BL, V / 2]`` words."""
+    """Each row tile's largest magnitude bits (float32 bits) from ``[NP, BL, V / 2]`` words.
+
+    As ``_block_max``'s three maxima (the pair formats are not uint: all three the same).
+    """
     mw = tl.reduce(tl.reduce(mag, 2, max_u16x2), 0, max_u16x2)
-    return tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+    mx = tl.maximum(mw & 0xFFFF, mw >> 16) << 16
+    return mx, mx, mx
+
+
+@triton.jit
+def pair_columns_max(mag):
+    """Each column's largest magnitude bits from ``[T, BN / 2]`` words, as ``[BN]`` lanes.
+
+    The halves of word ``j`` are columns ``2j`` and ``2j + 1``; three maxima as
+    :func:`pair_pieces_max`.
+    """
+    mw = tl.reduce(mag, 0, max_u16x2)
+    mx = tl.reshape(tl.join((mw & 0xFFFF) << 16, mw & -65536), (mw.shape[0] * 2,))
+    return mx, mx, mx
 
 
 @triton.jit
@@ -769,9 +785,7 @@ def _cast_row_pieces(
         offw = (starts // 2)[None, :, None] + piece // 2 + tl.arange(0, V // 2)[None, None, :]
         maskw = tl.broadcast_to(lane_ok[None, :, None], offw.shape)
         w, mag = pair_words(x_ptr, offw, maskw)
-        mx = pair_pieces_max(mag)
-        hi = mx
-        lo = mx
+        mx, hi, lo = pair_pieces_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         m2, h2, l2 = _block_max(x, mask, 2, U)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._codec import bits_of, max_u16x2, pair_codes
+from ._codec import bits_of, pair_codes
 from ._kernels import (
     _block_max,
     _block_start,
@@ -35,6 +35,7 @@ from ._kernels import (
     _store_lane_codes,
     blocked_slot,
     load_f32,
+    pair_columns_max,
     pair_pieces_max,
     pair_words,
     random_words,
@@ -176,9 +177,7 @@ def _cast_dual(
         if not FULL:
             maskw = maskw & ((tile * T)[None, :, None] + 2 * ew < N)
         w, mag = pair_words(x_ptr, offw, maskw)
-        mx = pair_pieces_max(mag)
-        hi = mx
-        lo = mx
+        mx, hi, lo = pair_pieces_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         r = random_words(seed, rb_ptr, offs, mask, RS)
@@ -221,10 +220,7 @@ def _cast_dual(
         else:
             maskw = (bm * T + i < M)[:, None] & (bn * BN + 2 * j < N)[None, :]
         w, mag = pair_words(x_ptr, offw, maskw)
-        mw = tl.reduce(mag, 0, max_u16x2)
-        mx = tl.reshape(tl.join((mw & 0xFFFF) << 16, mw & -65536), (BN,))
-        hi = mx
-        lo = mx
+        mx, hi, lo = pair_columns_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         r = random_words(seed, rb_ptr, offs, mask, RS)
