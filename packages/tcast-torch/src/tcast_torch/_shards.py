@@ -1,0 +1,612 @@
+"""Casts of DTensors, bit for bit the cast of the whole tensor (SEMANTICS.md §9.1).
+
+Every process casts its own shard; what it needs from the others is only the statistics
+of the blocks its shard shares with them (``tcast.kit.cut_blocks``):
+
+1. the shard is padded in front to a block boundary of the whole tensor (its *window*,
+   ``tcast.kit.shard_blocks``), so that the window's own block layout has the whole
+   tensor's blocks; stochastic rounding's random words are those of the elements' flat
+   indices in the whole tensor;
+2. where a block is shared (a tile cut by a shard boundary, a channel or a tensor scale
+   along a sharded dimension) or the datatype has a tensor scale over tiles (NVFP4), the
+   window's block statistics (amax; uint data: the range) are reduced across the shards by
+   one ``all_reduce(MAX)`` per sharded mesh dimension, on the statistics' magnitude bits
+   as int32 (exact); otherwise nothing is communicated;
+3. the window is cast with those statistics and cropped back to the shard;
+4. scales (and zero points) of shared blocks are gathered (one more ``all_reduce(MAX)`` of
+   the codes per such mesh dimension) and held replicated along it; scales of unshared
+   blocks stay sharded like the input when the shards split the scale array as DTensor
+   would (``torch.chunk``), else are gathered too.
+
+Sparsity groups cut by a shard boundary are the one case statistics cannot cover (the
+ranking needs the other shard's elements): the whole tensor is gathered
+(``full_tensor()``), cast, and each process keeps its part. Compress casts of sharded
+tensors (one C-order packed stream of the whole tensor) and blocked scale layouts are
+refused. The engine's own array work comes in as a :class:`LocalCast`, so that another
+engine reuses this module with its kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from tcast import CastMode, CastResult, RoundMode, SpecError, UnsupportedError, block_layout
+from tcast.kit import (
+    CastRequest,
+    ShardBlocks,
+    cut_blocks,
+    groups_cut,
+    make_request,
+    part_grid_starts,
+    shard_blocks,
+)
+
+from ._philox import philox_bits
+
+__all__ = [
+    "BlockStats",
+    "LocalCast",
+    "ShardSpec",
+    "cast_dtensor",
+    "dtensor_refusal",
+    "same_sharding",
+    "shard_spec",
+    "upcast_dtensor",
+]
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    """Block statistics of a window as int32 magnitude bits, in its scale array's shape.
+
+    Attributes:
+        hi: the amax of each block's kept elements (uint data: ``max(max, 0)``); bits of
+            ``|v|``, so that NaN ranks above Inf above every number and an integer MAX over
+            shards is the exact amax.
+        lo: uint data: ``|min(min, 0)|`` per block, else None.
+        tamax: 0-d, the whole tensor's amax (two-level scaling), or None.
+    """
+
+    hi: torch.Tensor
+    lo: torch.Tensor | None = None
+    tamax: torch.Tensor | None = None
+
+
+class LocalCast(Protocol):
+    """An engine's array work on one process's window (the torch engine's: ``_local``)."""
+
+    def stats(self, window: torch.Tensor, request: CastRequest) -> BlockStats:
+        """The window's own block statistics (``tamax`` None)."""
+        ...
+
+    def cast(
+        self, window: torch.Tensor, request: CastRequest, stats: BlockStats | None, grad: str
+    ) -> torch.Tensor | CastResult:
+        """The cast of the window with these statistics (None: its own)."""
+        ...
+
+    def upcast(self, result: CastResult) -> torch.Tensor:
+        """The checked decode of a result of plain tensors."""
+        ...
+
+
+@dataclass(frozen=True)
+class Split:
+    """One mesh dimension that shards a tensor dimension.
+
+    Attributes:
+        mesh_dim: the mesh dimension.
+        dim: the tensor dimension it shards (non-negative).
+        starts: the first index of each part along ``dim``, in mesh order.
+    """
+
+    mesh_dim: int
+    dim: int
+    starts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Where this process's shard of a DTensor lies in the whole tensor.
+
+    Attributes:
+        mesh: the device mesh.
+        placements: the placements, one per mesh dimension.
+        shape: the whole tensor's shape.
+        offsets: the shard's first index along each dimension.
+        lengths: the shard's shape.
+        splits: the mesh dimensions that shard a tensor dimension.
+    """
+
+    mesh: Any
+    placements: tuple[Any, ...]
+    shape: tuple[int, ...]
+    offsets: tuple[int, ...]
+    lengths: tuple[int, ...]
+    splits: tuple[Split, ...]
+
+
+def chunk_starts(size: int, parts: int) -> tuple[int, ...]:
+    """DTensor's ``Shard`` split (``torch.chunk``): part starts, ``ceil(size / parts)`` apart."""
+    chunk = -(-size // parts) if parts else 0
+    return tuple(min(k * chunk, size) for k in range(parts))
+
+
+def _placement_refusal(x: torch.Tensor) -> str | None:
+    from torch.distributed.tensor import Replicate, Shard
+
+    dims: set[int] = set()
+    for i, p in enumerate(x.placements):
+        if isinstance(p, Replicate):
+            continue
+        if type(p) is not Shard:
+            name = type(p).__name__
+            fix = (
+                "x.redistribute(placements=[Replicate()]) (or x.full_tensor())"
+                if name == "Partial"
+                else "x.full_tensor(), or a DTensor with Shard and Replicate placements"
+            )
+            return (
+                f"a DTensor with a {p} placement on mesh dimension {i}: tcast casts DTensors "
+                f"sharded by Shard(d) and Replicate() only; cast {fix}"
+            )
+        d = p.dim % x.ndim
+        if d in dims:
+            return (
+                f"a DTensor sharded twice along dimension {d} ({list(x.placements)}): tcast "
+                f"casts DTensors with each dimension sharded by one mesh dimension; "
+                f"redistribute it or cast x.full_tensor()"
+            )
+        dims.add(d)
+    return None
+
+
+def dtensor_refusal(x: torch.Tensor) -> str | None:
+    """Why a DTensor cannot be cast here (placements tcast does not split), or None."""
+    return _placement_refusal(x)
+
+
+def shard_spec(x: torch.Tensor) -> ShardSpec:
+    """The :class:`ShardSpec` of this process's shard of DTensor ``x``.
+
+    Raises:
+        UnsupportedError: placements :func:`dtensor_refusal` refuses, or a local shard of
+            another shape than DTensor's ``Shard`` split gives (``from_local`` with
+            shapes of one's own).
+    """
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+
+    why = _placement_refusal(x)
+    if why is not None:
+        raise UnsupportedError(f"tcast_torch does not take x: it is {why}")
+    mesh, placements, shape = x.device_mesh, tuple(x.placements), tuple(x.shape)
+    splits = tuple(
+        Split(i, p.dim % x.ndim, chunk_starts(shape[p.dim % x.ndim], mesh.size(i)))
+        for i, p in enumerate(placements)
+        if p.is_shard()
+    )
+    lengths, offsets = compute_local_shape_and_global_offset(shape, mesh, placements)
+    local = tuple(x.to_local().shape)
+    if local != tuple(lengths):
+        raise UnsupportedError(
+            f"a DTensor of shape {shape} and placements {list(placements)} whose local "
+            f"shard has shape {local}, not {tuple(lengths)} as DTensor's Shard split gives: "
+            f"tcast cannot place it in the whole tensor; redistribute it or cast "
+            f"x.full_tensor()"
+        )
+    return ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
+
+
+# ----------------------------------------------------------------- small tensor helpers
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _pad_front(a: torch.Tensor, pads: tuple[int, ...], value: Any = 0) -> torch.Tensor:
+    """``a`` preceded by ``pads[d]`` elements of ``value`` along each dimension."""
+    if not any(pads):
+        return a
+    if a.dtype == torch.bool or not a.is_floating_point():
+        out = torch.full(
+            tuple(p + n for p, n in zip(pads, a.shape, strict=True)),
+            value,
+            dtype=a.dtype,
+            device=a.device,
+        )
+        out[tuple(slice(p, None) for p in pads)] = a
+        return out
+    spec: list[int] = []
+    for p in reversed(pads):  # F.pad lists the last dimension first; differentiable
+        spec.extend((p, 0))
+    return F.pad(a, spec, value=float(value))
+
+
+def _crop(a: torch.Tensor, pads: tuple[int, ...], lengths: tuple[int, ...]) -> torch.Tensor:
+    for d, (p, n) in enumerate(zip(pads, lengths, strict=True)):
+        if p or a.shape[d] != n:
+            a = a.narrow(d, p, n)
+    return a.contiguous()
+
+
+def _wide(codes: torch.Tensor) -> torch.Tensor:
+    """Unsigned codes as int64 (torch reduces neither uint16 nor uint32)."""
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(codes.dtype)
+    if signed is None:
+        return codes.to(torch.int64)
+    return codes.view(signed).to(torch.int64) & ((1 << (8 * codes.element_size())) - 1)
+
+
+def _narrow(wide: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(dtype)
+    if signed is None:
+        return wide.to(dtype)
+    return wide.to(signed).view(dtype)  # int64 -> int16/int32 keeps the low bits
+
+
+def _max_reduce(t: torch.Tensor, spec: ShardSpec, mesh_dim: int) -> None:
+    if t.numel():
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(mesh_dim))
+
+
+# ----------------------------------------------------------------- the cast
+def _window_rbits(
+    req: CastRequest, spec: ShardSpec, pads: tuple[int, ...], device: torch.device
+) -> torch.Tensor | None:
+    """The random words of the window's elements (0 in the padding).
+
+    Seeded: the words of the elements' flat indices in the whole tensor (SEMANTICS.md
+    §3.3); explicit bits: their shard (a DTensor's local part, or a slice of a whole tensor).
+    """
+    if req.roundmode is not RoundMode.STOCHASTIC:
+        return None
+    if req.seed is None:
+        rb = req.rbits
+        rb = rb.to_local() if _is_dtensor(rb) else rb[_shard_slices(spec)]
+        return _pad_front(rb.view(torch.int32), pads)
+    index = torch.zeros((), dtype=torch.int64, device=device)
+    for d, stride in enumerate(_contiguous_strides(spec.shape)):
+        n = spec.lengths[d] + pads[d]
+        pos = torch.arange(n, dtype=torch.int64, device=device) + (spec.offsets[d] - pads[d])
+        shape = [1] * len(spec.shape)
+        shape[d] = n
+        index = index + pos.reshape(shape) * stride
+    index = index.expand(tuple(n + p for n, p in zip(spec.lengths, pads, strict=True)))
+    return philox_bits(req.seed, index.contiguous())
+
+
+def _shard_slices(spec: ShardSpec) -> tuple[slice, ...]:
+    return tuple(slice(o, o + n) for o, n in zip(spec.offsets, spec.lengths, strict=True))
+
+
+def _is_dtensor(a: Any) -> bool:
+    from ._accept import is_dtensor
+
+    return isinstance(a, torch.Tensor) and is_dtensor(a)
+
+
+def _reduce(stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpec) -> BlockStats:
+    """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one."""
+    layout = req.layout
+    hi = stats.hi.clone()
+    lo = None if stats.lo is None else stats.lo.clone()
+    tamax = None
+    if req.dtype.is_multiscale:
+        tamax = hi.max() if hi.numel() else hi.new_zeros(())
+    for s in spec.splits:
+        cuts = cut_blocks(layout, s.dim, s.starts)
+        parts, put_back = [], []
+        if cuts and not layout.dims:  # a tensor scale: the one block
+            parts = [a.reshape(1) for a in (hi, lo) if a is not None]
+        elif cuts:
+            d, count = s.dim, hi.shape[s.dim]
+            pos = [(j, c - sb.grid_start[d]) for j, c in enumerate(cuts)]
+            pos = [(j, k) for j, k in pos if 0 <= k < count]
+            j_idx = torch.tensor([j for j, _ in pos], dtype=torch.int64, device=hi.device)
+            k_idx = torch.tensor([k for _, k in pos], dtype=torch.int64, device=hi.device)
+            shape = list(hi.shape)
+            shape[d] = len(cuts)
+            for a in (hi, lo):
+                if a is None:
+                    continue
+                buf = a.new_zeros(shape)  # 0 is below every magnitude: MAX's identity here
+                buf.index_copy_(d, j_idx, a.index_select(d, k_idx))
+                parts.append(buf)
+                put_back.append((a, d, j_idx, k_idx))
+        if tamax is not None:
+            parts.append(tamax.reshape(1))
+        if not parts:
+            continue
+        flat = torch.cat([p.reshape(-1) for p in parts])
+        _max_reduce(flat, spec, s.mesh_dim)
+        pieces = list(torch.split(flat, [p.numel() for p in parts]))
+        if tamax is not None:
+            tamax = pieces.pop().reshape(())
+        if cuts and not layout.dims:
+            hi = pieces[0].reshape(hi.shape)
+            lo = None if lo is None else pieces[1].reshape(lo.shape)
+        for (a, d, j_idx, k_idx), piece in zip(put_back, pieces, strict=True):
+            shape = list(a.shape)
+            shape[d] = len(cuts)
+            a.index_copy_(d, k_idx, piece.reshape(shape).index_select(d, j_idx))
+    return BlockStats(hi, lo, tamax)
+
+
+def _needs_reduce(req: CastRequest, spec: ShardSpec) -> bool:
+    if not spec.splits:
+        return False
+    if req.dtype.is_multiscale:
+        return True
+    return any(cut_blocks(req.layout, s.dim, s.starts) for s in spec.splits)
+
+
+def cast_dtensor(
+    x: torch.Tensor, req: CastRequest, local: LocalCast, grad: str = "ste"
+) -> torch.Tensor | CastResult:
+    """Cast DTensor ``x`` as ``req`` (made for x's whole shape) says, with an engine's casts.
+
+    ``local`` is the engine's :class:`LocalCast`. Returns a DTensor, or a CastResult of
+    DTensors (see the module docstring).
+
+    Raises:
+        UnsupportedError: placements or a local shape tcast cannot place
+            (:func:`shard_spec`); a compress cast or the blocked scale layout of a tensor
+            sharded by some mesh dimension.
+    """
+    spec = shard_spec(x)
+    if spec.splits and req.castmode is CastMode.COMPRESS:
+        raise UnsupportedError(
+            "tcast_torch does not compress a sharded DTensor: the compress stream packs the "
+            "codes of the whole tensor in C order, which shards cannot hold; cast with "
+            "castmode='actual' (codes sharded like x) and pack the local codes with "
+            "tcast_torch.pack_codes, or compress x.full_tensor()"
+        )
+    if spec.splits and req.blocked is not None:
+        raise UnsupportedError(
+            "tcast_torch does not lay out the scales of a sharded DTensor blocked (the "
+            "128 x 4 blocks span shards); cast with scale_layout='plain' and lay out the "
+            "gathered scales with tcast.kit.to_blocked, or cast x.full_tensor()"
+        )
+    layout = req.layout
+    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+        return _cast_gathered(x, req, spec, local, grad)
+    xl = x.to_local()
+    if layout is None:
+        sb = ShardBlocks((0,) * x.ndim, spec.lengths, (0,) * x.ndim)
+    else:
+        sb = shard_blocks(layout, spec.offsets, spec.lengths)
+    if not spec.splits and (req.rbits is None or not _is_dtensor(req.rbits)):
+        wreq = req  # every mesh dimension replicates: the whole tensor is here
+    else:
+        rbits = _window_rbits(req, spec, sb.pads, xl.device)
+        wreq = make_request(
+            req.dtype, req.modes, None, rbits, sb.window, req.input_dtype, req.rules
+        )
+    window = _pad_front(xl, sb.pads)
+    stats = None
+    if layout is not None and _needs_reduce(req, spec):
+        stats = _reduce(local.stats(window.detach(), wreq), req, sb, spec)
+    out = local.cast(window, wreq, stats, grad)
+    return _assemble(out, req, spec, sb)
+
+
+def _cast_gathered(
+    x: torch.Tensor, req: CastRequest, spec: ShardSpec, local: LocalCast, grad: str
+) -> torch.Tensor | CastResult:
+    """Sparsity groups cut by a shard boundary: cast the whole tensor, keep this part."""
+    full = x.full_tensor()
+    rbits = req.rbits
+    if rbits is not None and _is_dtensor(rbits):
+        rbits = rbits.full_tensor()
+    wreq = dataclasses.replace(req, rbits=rbits)
+    out = local.cast(full, wreq, None, grad)
+    whole = ShardBlocks(spec.offsets, spec.shape, (0,) * len(spec.shape))
+    return _assemble(out, req, spec, whole)
+
+
+def _assemble(
+    out: torch.Tensor | CastResult, req: CastRequest, spec: ShardSpec, win: ShardBlocks
+) -> torch.Tensor | CastResult:
+    """The shard's part of a window's result, as DTensors of the whole tensor's shape."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+
+    def like_x(a: torch.Tensor) -> torch.Tensor:
+        return DTensor.from_local(
+            _crop(a, win.pads, spec.lengths),
+            spec.mesh,
+            spec.placements,
+            run_check=False,
+            shape=torch.Size(spec.shape),
+            stride=_contiguous_strides(spec.shape),
+        )
+
+    if isinstance(out, torch.Tensor):
+        return like_x(out)
+    layout = req.layout
+    parts: dict[str, Any] = {"data": like_x(out.data)}
+    if out.mask is not None:
+        parts["mask"] = like_x(out.mask)
+    if out.tenscale is not None:
+        parts["tenscale"] = _replicated(out.tenscale, spec)
+    if layout is not None:
+        own = shard_blocks(layout, spec.offsets, spec.lengths)
+        counts = block_layout(own.window, req.dtype, req.transpose_scale).scale_shape
+        for name in ("scale", "zero"):
+            a = getattr(out, name)
+            if a is None:
+                continue
+            if not layout.dims:
+                parts[name] = _replicated(a, spec)
+                continue
+            for d, (g, n) in enumerate(zip(own.grid_start, counts, strict=True)):
+                start = g - win.grid_start[d]
+                if start or a.shape[d] != n:
+                    a = a.narrow(d, start, n)
+            placements = []
+            for i in range(len(spec.placements)):
+                split = next((s for s in spec.splits if s.mesh_dim == i), None)
+                if split is None:
+                    placements.append(Replicate())
+                elif _scales_split(req, split):
+                    placements.append(Shard(split.dim))
+                else:
+                    d = split.dim
+                    a = _gather_codes(a, spec, split, own.grid_start[d], layout.scale_shape[d])
+                    placements.append(Replicate())
+            parts[name] = DTensor.from_local(
+                a.contiguous(),
+                spec.mesh,
+                placements,
+                run_check=False,
+                shape=torch.Size(layout.scale_shape),
+                stride=_contiguous_strides(layout.scale_shape),
+            )
+    return dataclasses.replace(out, shape=spec.shape, **parts)
+
+
+def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
+    """A part every process computed alike (tensor scale codes): Replicate everywhere."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    return DTensor.from_local(a, spec.mesh, [Replicate()] * len(spec.placements), run_check=False)
+
+
+def _scales_split(req: CastRequest, split: Split) -> bool:
+    """Whether the shards split the scale array along ``split.dim`` as DTensor shards it."""
+    layout = req.layout
+    if cut_blocks(layout, split.dim, split.starts):
+        return False
+    grid = part_grid_starts(layout, split.dim, split.starts)
+    return grid == chunk_starts(layout.scale_shape[split.dim], len(split.starts))
+
+
+def _gather_codes(
+    a: torch.Tensor, spec: ShardSpec, split: Split, start: int, size: int
+) -> torch.Tensor:
+    """The codes of every part along ``split.dim``, ``size`` of them.
+
+    A MAX of the zero-filled scale array: a block that parts share has one code in each.
+    """
+    d = split.dim
+    whole = list(a.shape)
+    whole[d] = size
+    buf = torch.zeros(whole, dtype=torch.int64, device=a.device)
+    buf.narrow(d, start, a.shape[d]).copy_(_wide(a))
+    _max_reduce(buf, spec, split.mesh_dim)
+    return _narrow(buf, a.dtype)
+
+
+# ----------------------------------------------------------------- the upcast
+def upcast_dtensor(result: CastResult, local: LocalCast) -> torch.Tensor:
+    """Decode a CastResult of DTensors (a DTensor cast's) to a float32 DTensor like its data.
+
+    Raises:
+        SpecError: a part that is not a DTensor on the data's mesh, or scales sharded
+            otherwise than :func:`cast_dtensor` shards them.
+        UnsupportedError: a sharded compress result.
+    """
+    from torch.distributed.tensor import DTensor
+
+    data = result.data
+    for name in ("scale", "zero", "tenscale", "mask"):
+        a = getattr(result, name)
+        if a is not None and (not _is_dtensor(a) or a.device_mesh != data.device_mesh):
+            raise SpecError(
+                f"CastResult.{name} must be a DTensor on the mesh of CastResult.data (a "
+                f"DTensor), got {type(a).__name__}"
+            )
+    if result.castmode is CastMode.COMPRESS and any(p.is_shard() for p in data.placements):
+        raise UnsupportedError("a compress result cannot be sharded (see cast_dtensor)")
+    shape = tuple(result.shape)
+    if tuple(data.shape) != shape and result.castmode is CastMode.ACTUAL:
+        raise SpecError(f"CastResult.data has shape {tuple(data.shape)}, the result {shape}")
+    spec = shard_spec(data) if result.castmode is CastMode.ACTUAL else None
+    if spec is None or not spec.splits:
+        plain = dataclasses.replace(
+            result,
+            **{
+                n: getattr(result, n).to_local()
+                for n in ("data", "scale", "zero", "tenscale", "mask")
+                if getattr(result, n) is not None
+            },
+        )
+        values = local.upcast(plain)
+        return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
+    dt = result.dtype
+    layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
+    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+        whole = ShardBlocks(spec.offsets, shape, (0,) * len(shape))
+        plain = dataclasses.replace(
+            result,
+            **{
+                n: getattr(result, n).full_tensor()
+                for n in ("data", "scale", "zero", "tenscale", "mask")
+                if getattr(result, n) is not None
+            },
+        )
+        values = local.upcast(plain)
+    else:
+        whole = (
+            ShardBlocks((0,) * len(shape), spec.lengths, (0,) * len(shape))
+            if layout is None
+            else shard_blocks(layout, spec.offsets, spec.lengths)
+        )
+        values = local.upcast(_window_result(result, layout, spec, whole))
+    return DTensor.from_local(
+        _crop(values, whole.pads, spec.lengths),
+        spec.mesh,
+        spec.placements,
+        run_check=False,
+        shape=torch.Size(shape),
+        stride=_contiguous_strides(shape),
+    )
+
+
+def _window_result(result: CastResult, layout: Any, spec: ShardSpec, sb: ShardBlocks) -> CastResult:
+    """This process's window of a sharded result, as a result of plain tensors."""
+    parts: dict[str, Any] = {"data": _pad_front(result.data.to_local(), sb.pads)}
+    if result.mask is not None:
+        mask = result.mask.to_local()
+        d = layout.dims[layout.sparse]
+        idx = torch.arange(sb.window[d], device=mask.device)
+        tile = layout.sizes[layout.sparse]
+        keeps = idx % tile % layout.sparse_m < layout.sparse_n  # tcast.kit.pad_keeps
+        shape = [1] * len(sb.window)
+        shape[d] = sb.window[d]
+        full = keeps.reshape(shape).expand(sb.window).clone()
+        full[tuple(slice(p, None) for p in sb.pads)] = mask
+        parts["mask"] = full
+    if result.tenscale is not None:
+        parts["tenscale"] = result.tenscale.to_local()
+    if layout is not None:
+        wl = block_layout(sb.window, result.dtype, result.transpose_scale)
+        for name in ("scale", "zero"):
+            a = getattr(result, name)
+            if a is None:
+                continue
+            loc = a.to_local()
+            for i, p in enumerate(a.placements):
+                split = next((s for s in spec.splits if s.mesh_dim == i), None)
+                if split is not None and not p.is_shard() and layout.dims:
+                    d = split.dim
+                    loc = loc.narrow(d, sb.grid_start[d], wl.scale_shape[d])
+            parts[name] = loc.contiguous()
+    return dataclasses.replace(result, shape=sb.window, **parts)
+
+
+def same_sharding(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two DTensors have one mesh, placements and shape (rbits of a DTensor cast)."""
+    return (
+        a.device_mesh == b.device_mesh
+        and tuple(a.placements) == tuple(b.placements)
+        and tuple(a.shape) == tuple(b.shape)
+    )
