@@ -332,8 +332,8 @@ def _reduce(stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpe
         if tamax is not None:
             tamax = pieces.pop().reshape(())
         if cuts and not layout.dims:
-            hi = pieces[0].reshape(hi.shape)
-            lo = None if lo is None else pieces[1].reshape(lo.shape)
+            hi = pieces.pop(0).reshape(hi.shape)
+            lo = None if lo is None else pieces.pop(0).reshape(lo.shape)
         for (a, d, j_idx, k_idx), piece in zip(put_back, pieces, strict=True):
             shape = list(a.shape)
             shape[d] = len(cuts)
