@@ -36,7 +36,7 @@ def bits(t: torch.Tensor) -> torch.Tensor:
 
 
 def full(t):
-    """The whole tensor of a DTensor (gloo gathers no uint16/uint32: their bits as signed)."""
+    """The whole tensor of a DTensor (gloo gathers no 16-bit integers and no uint32)."""
     from torch.distributed.tensor import DTensor
 
     if not isinstance(t, DTensor):
@@ -44,10 +44,9 @@ def full(t):
     signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(t.dtype)
     if signed is None:
         return t.full_tensor()
-    as_signed = DTensor.from_local(
-        t.to_local().view(signed), t.device_mesh, t.placements, shape=t.shape, stride=t.stride()
-    )
-    return as_signed.full_tensor().view(t.dtype)
+    local = t.to_local().view(signed).to(torch.int32)  # 16-bit codes widened, sign-extended
+    wide = DTensor.from_local(local, t.device_mesh, t.placements, shape=t.shape, stride=t.stride())
+    return wide.full_tensor().to(signed).view(t.dtype)
 
 
 def inputs(shape: tuple[int, ...], dtype: torch.dtype) -> dict[str, torch.Tensor]:

@@ -146,14 +146,15 @@ def _placement_refusal(x: torch.Tensor) -> str | None:
         if isinstance(p, Replicate):
             continue
         if type(p) is not Shard:
-            name = type(p).__name__
+            name = type(p).__name__.lstrip("_")
             fix = (
                 "x.redistribute(placements=[Replicate()]) (or x.full_tensor())"
                 if name == "Partial"
                 else "x.full_tensor(), or a DTensor with Shard and Replicate placements"
             )
             return (
-                f"a DTensor with a {p} placement on mesh dimension {i}: tcast casts DTensors "
+                f"a DTensor with a {name} placement ({p}) on mesh dimension {i}: tcast casts "
+                f"DTensors "
                 f"sharded by Shard(d) and Replicate() only; cast {fix}"
             )
         d = p.dim % x.ndim
@@ -431,10 +432,16 @@ def _assemble(
 
     if isinstance(out, torch.Tensor):
         return like_x(out)
+
+    def _replicated_part(a: torch.Tensor) -> torch.Tensor:
+        return _replicated(a, spec)
+
     layout = req.layout
-    parts: dict[str, Any] = {"data": like_x(out.data)}
+    # a compress result (every mesh dimension replicates x) packs the whole tensor's codes
+    by_element = _replicated_part if req.castmode is CastMode.COMPRESS else like_x
+    parts: dict[str, Any] = {"data": by_element(out.data)}
     if out.mask is not None:
-        parts["mask"] = like_x(out.mask)
+        parts["mask"] = by_element(out.mask)
     if out.tenscale is not None:
         parts["tenscale"] = _replicated(out.tenscale, spec)
     if layout is not None:
