@@ -106,7 +106,8 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
     got = cast(d, dt, castmode=castmode, rbits=rbits, **kw)
     if castmode == "virtual":
         if not isinstance(got, DTensor) or tuple(got.placements) != tuple(d.placements):
-            chk.fail(name, f"virtual result is {type(got).__name__} {getattr(got, 'placements', '')}")
+            where = getattr(got, "placements", "")
+            chk.fail(name, f"virtual result is {type(got).__name__} {where}")
         chk.equal(name, got, want)
         return
     for part in PARTS:
@@ -197,8 +198,16 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
             name = f"{dt} 3-D {pl} seeded"
             try:
                 check_cast(
-                    chk, name, x3, mesh, pl, dt, "virtual", tcast_torch.cast,
-                    roundmode="stochastic", seed=77,
+                    chk,
+                    name,
+                    x3,
+                    mesh,
+                    pl,
+                    dt,
+                    "virtual",
+                    tcast_torch.cast,
+                    roundmode="stochastic",
+                    seed=77,
                 )
                 check_cast(chk, name + " actual", x3, mesh, pl, dt, "actual", tcast_torch.cast)
             except Exception:
@@ -211,8 +220,16 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
                     name = f"{dt} 2-D mesh {pl} {castmode}"
                     try:
                         check_cast(
-                            chk, name, x, mesh2, pl, dt, castmode, tcast_torch.cast,
-                            roundmode="stochastic", seed=5,
+                            chk,
+                            name,
+                            x,
+                            mesh2,
+                            pl,
+                            dt,
+                            castmode,
+                            tcast_torch.cast,
+                            roundmode="stochastic",
+                            seed=5,
                         )
                     except Exception:
                         chk.fail(name, traceback.format_exc(limit=4))
@@ -269,11 +286,15 @@ def gradients(chk: Checker, mesh) -> None:
 def fsdp_step(chk: Checker, mesh, world: int) -> None:
     """quantize_model, then fully_shard: one SGD step equals the single-process step.
 
-    Every process takes the same batch, so each process's gradient is the single-process
-    gradient g, bit for bit; FSDP2 reduce-scatters the world's gradients summed and divided
-    by the world size, exact for 2 and 4 identical addends of a power-of-two world (the
-    partial sums g, 2g, 4g are exact; 3g never arises in gloo's pairwise halving, checked
-    here rather than assumed).
+    Every process takes the same batch: FSDP2 all-gathers the whole weights before the
+    forward (the weight casts see plain tensors, the single-process ones), so each process's
+    gradient is the single-process gradient g, bit for bit. FSDP2 reduce-scatters them with
+    AVG (float32): with 2 processes g + g = 2g; with 4 in any order of additions the partial
+    sums are exact, fl(fl(3g) + g) included (for a 24-bit significand m, 3m rounds by at most
+    2 units of 4m's last place, and where it is exactly 2 (3m = 2 mod 4) m is even, so the
+    tie goes back to 4m); the division by a power of two is exact. Data-parallel batches
+    (a different batch per process) would sum other addends than the single-process
+    backward's and cannot be compared bit for bit.
     """
     from torch.distributed.fsdp import fully_shard
 
@@ -305,14 +326,21 @@ def fsdp_step(chk: Checker, mesh, world: int) -> None:
         chk.equal(f"fsdp updated {n}", p.detach(), q.detach())
     with torch.no_grad():
         chk.equal("fsdp next forward", sharded(x), ref(x))
+    late = model()
+    fully_shard(late, mesh=mesh)
+    chk.checked += 1
+    try:
+        tcast_torch.quantize_model(late, rules)
+        chk.fail("quantize_model after fully_shard", "no error")
+    except UnsupportedError as e:
+        if "then fully_shard" not in str(e):
+            chk.fail("quantize_model after fully_shard", str(e))
 
 
 def main() -> None:
     rank, world, store, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     warnings.simplefilter("error")
-    dist.init_process_group(
-        "gloo", store=dist.FileStore(store, world), rank=rank, world_size=world
-    )
+    dist.init_process_group("gloo", store=dist.FileStore(store, world), rank=rank, world_size=world)
     from torch.distributed.device_mesh import init_device_mesh
 
     mesh = init_device_mesh("cpu", (world,))

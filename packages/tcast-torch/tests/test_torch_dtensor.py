@@ -33,7 +33,7 @@ MIN_CHECKS = {2: 2200, 4: 2300}
 @pytest.mark.parametrize("world", [2, 4])
 def test_dtensor_casts_equal_the_cast_of_the_whole_tensor(world, tmp_path):
     store, out = tmp_path / "store", tmp_path / "out"
-    logs = [open(tmp_path / f"log.{r}", "w") for r in range(world)]  # noqa: SIM115
+    logs = [open(tmp_path / f"log.{r}", "w") for r in range(world)]
     procs = [
         subprocess.Popen(
             [sys.executable, str(WORKER), str(r), str(world), str(store), str(out)],
