@@ -109,7 +109,7 @@ def test_window_blocks_are_the_whole_arrays_blocks_cut_to_the_part(name):
                     if all(x >= p for x, p in zip(c, sb.pads, strict=True)):
                         g = [x - p + o for x, p, o in zip(c, sb.pads, offsets, strict=True)]
                         real.add(sum(x * math.prod(shape[k + 1 :]) for k, x in enumerate(g)))
-                gpos = tuple(g + q for g, q in zip(sb.grid_start, pos)) if pos else ()
+                gpos = tuple(g + q for g, q in zip(sb.grid_start, pos, strict=True)) if pos else ()
                 mine = {i for i in whole[gpos] if start <= _coords(i, shape)[dim] < stop}
                 assert real == mine, (shape, dim, starts, pos, gpos)
                 seen += len(real)
@@ -118,7 +118,7 @@ def test_window_blocks_are_the_whole_arrays_blocks_cut_to_the_part(name):
 
 def test_part_grid_starts_are_each_parts_first_block_where_none_is_cut():
     checked = 0
-    for name, shape, transpose, layout, dim, starts in CASES:
+    for name, shape, _, layout, dim, starts in CASES:
         if cut_blocks(layout, dim, starts) or not layout.dims:
             continue
         grid = part_grid_starts(layout, dim, starts)
