@@ -235,6 +235,47 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
                         chk.fail(name, traceback.format_exc(limit=4))
 
 
+def communication(chk: Checker, mesh, mesh2) -> None:
+    """What communicates when (the package README's table): all_reduce calls per cast."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    calls = []
+    real = dist.all_reduce
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("group"))
+        return real(*args, **kwargs)
+
+    x128 = inputs((8, 128), torch.float32)["finite"]
+    x96 = inputs((8, 96), torch.float32)["finite"]
+    x72 = inputs((10, 72), torch.float32)["finite"]
+    cases = [  # (input, mesh, placements, datatype, extra, virtual calls, actual calls)
+        (x128, mesh, [Shard(0)], "mxfp8", {}, 0, 0),  # rows are separate blocks
+        (x128, mesh, [Shard(1)], "mxfp8", {}, 0, 0),  # shards of whole tiles
+        (x128, mesh, [Replicate()], "nvfp4", {}, 0, 0),
+        (x96, mesh, [Shard(1)], "float8_e4m3fn", {"roundmode": "stochastic", "seed": 3}, 0, 0),
+        (x96, mesh, [Shard(1)], "mxfp8", {}, 1, 2),  # cut tiles; their scales gathered
+        (x128, mesh, [Shard(0)], "nvfp4", {}, 1, 1),  # the tensor amax
+        (x128, mesh, [Shard(0)], "e4m3fn_float32", {}, 1, 1),  # a tensor scale
+        (x96, mesh, [Shard(1)], "int8_float32_t0", {}, 1, 2),  # a channel along the shards
+        (x96, mesh, [Shard(0)], "int8_float32_t0", {}, 0, 0),
+    ]
+    if mesh2 is not None:
+        cases.append((x72, mesh2, [Shard(0), Shard(1)], "mxfp8", {}, 1, 2))
+    dist.all_reduce = counting
+    try:
+        for x, m, pl, dt, kw, n_virtual, n_actual in cases:
+            for castmode, want in (("virtual", n_virtual), ("actual", n_actual)):
+                d = distribute(x, m, pl)
+                calls.clear()
+                tcast_torch.cast(d, dt, castmode=castmode, **kw)
+                chk.checked += 1
+                if len(calls) != want:
+                    chk.fail(f"all_reduce calls {dt} {pl} {castmode}", f"{len(calls)} != {want}")
+    finally:
+        dist.all_reduce = real
+
+
 def refusals(chk: Checker, mesh) -> None:
     """Compress of sharded tensors, blocked scales, Partial: UnsupportedError naming why."""
     from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
@@ -349,6 +390,7 @@ def main() -> None:
     groups = {
         "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
         "conformance": lambda: conformance_sample(chk, mesh, world),
+        "communication": lambda: communication(chk, mesh, mesh2),
         "refusals": lambda: refusals(chk, mesh),
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
