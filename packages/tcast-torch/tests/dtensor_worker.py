@@ -309,6 +309,26 @@ def refusals(chk: Checker, mesh) -> None:
     chk.equal("replicated compress upcast", tcast.upcast(got), tcast_torch.upcast(want))
 
 
+def dual(chk: Checker, mesh) -> None:
+    """tcast.cast_dual of a DTensor: both results, plain and transposed, as the whole's."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 96), torch.float32)["finite"]
+    for pl in ([Shard(0)], [Shard(1)]):
+        d = distribute(x, mesh, pl)
+        for transposed in (False, True):
+            for castmode in ("actual", "virtual"):
+                got = tcast.cast_dual(d, "mxfp8", castmode=castmode, transposed=transposed)
+                want = tcast_torch.cast_dual(x, "mxfp8", castmode=castmode, transposed=transposed)
+                for k, (g, w) in enumerate(zip(got, want, strict=True)):
+                    name = f"dual {pl} transposed={transposed} {castmode} [{k}]"
+                    if castmode == "virtual":
+                        chk.equal(name, g, w)
+                        continue
+                    for part in PARTS:
+                        chk.equal(f"{name} {part}", getattr(g, part), getattr(w, part))
+
+
 def gradients(chk: Checker, mesh) -> None:
     """Virtual casts of a DTensor that requires grad: the single-process gradients."""
     from torch.distributed.tensor import Shard
@@ -392,6 +412,7 @@ def main() -> None:
         "conformance": lambda: conformance_sample(chk, mesh, world),
         "communication": lambda: communication(chk, mesh, mesh2),
         "refusals": lambda: refusals(chk, mesh),
+        "dual": lambda: dual(chk, mesh),
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
     }
