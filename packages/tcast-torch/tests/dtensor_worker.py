@@ -99,10 +99,19 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
 
     d = distribute(x, mesh, placements)
     rbits = kw.pop("rbits", None)
-    dist_rbits = kw.pop("dist_rbits", True)
+    # explicit bits as an int32 or uint32 DTensor sharded like x, or a plain whole tensor
+    rbits_kind = kw.pop("rbits_kind", "int32")
     want = tcast_torch.cast(x, dt, castmode=castmode, rbits=rbits, **kw)
-    if rbits is not None and dist_rbits:
+    if rbits is not None and rbits_kind != "plain":
         rbits = distribute(rbits, mesh, placements)
+        if rbits_kind == "uint32":  # gloo scatters no uint32: the int32 shards viewed
+            rbits = DTensor.from_local(
+                rbits.to_local().view(torch.uint32),
+                mesh,
+                rbits.placements,
+                shape=rbits.shape,
+                stride=rbits.stride(),
+            )
     got = cast(d, dt, castmode=castmode, rbits=rbits, **kw)
     if castmode == "virtual":
         if not isinstance(got, DTensor) or tuple(got.placements) != tuple(d.placements):
@@ -152,7 +161,7 @@ def conformance_sample(chk: Checker, mesh, world: int) -> None:
                     args["rbits"] = torch.randint(
                         -(2**31), 2**31, shape, dtype=torch.int32, generator=g
                     )
-                    args["dist_rbits"] = bool(i % 3)
+                    args["rbits_kind"] = ("plain", "int32", "uint32")[i % 3]
                 cast = tcast.cast if i % 2 else tcast_torch.cast
                 name = f"{dt.name or dt.code} {which} {idt} {pl} {castmode} {case.label}"
                 try:
