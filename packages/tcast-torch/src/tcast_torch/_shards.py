@@ -29,6 +29,7 @@ engine reuses this module with its kernels.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -47,7 +48,7 @@ from tcast.kit import (
     shard_blocks,
 )
 
-from ._philox import philox_bits
+from ._philox import philox_bits, philox_stream
 
 __all__ = [
     "BlockStats",
@@ -274,14 +275,22 @@ def _window_rbits(
         rb = req.rbits
         rb = rb.to_local() if _is_dtensor(rb) else rb[_shard_slices(spec)]
         return _pad_front(rb.view(torch.int32), pads)
+    strides = _contiguous_strides(spec.shape)
+    window = tuple(n + p for n, p in zip(spec.lengths, pads, strict=True))
+    partial = [d for d, n in enumerate(window) if n != spec.shape[d]]
+    first = [o - p for o, p in zip(spec.offsets, pads, strict=True)]  # the window's corner
+    if len(partial) <= 1 and all(window[d] == 1 for d in range(partial[0] if partial else 0)):
+        # one run of flat indices (rows of a Shard(0)): each Philox call serves four words
+        start = sum(o * st for o, st in zip(first, strides, strict=True))
+        return philox_stream(req.seed, start, math.prod(window), device).reshape(window)
     index = torch.zeros((), dtype=torch.int64, device=device)
-    for d, stride in enumerate(_contiguous_strides(spec.shape)):
+    for d, stride in enumerate(strides):
         n = spec.lengths[d] + pads[d]
-        pos = torch.arange(n, dtype=torch.int64, device=device) + (spec.offsets[d] - pads[d])
+        pos = torch.arange(n, dtype=torch.int64, device=device) + first[d]
         shape = [1] * len(spec.shape)
         shape[d] = n
         index = index + pos.reshape(shape) * stride
-    index = index.expand(tuple(n + p for n, p in zip(spec.lengths, pads, strict=True)))
+    index = index.expand(window)
     return philox_bits(req.seed, index.contiguous())
 
 
