@@ -285,7 +285,7 @@ def communication(chk: Checker, mesh, mesh2) -> None:
         dist.all_reduce = real
 
 
-def refusals(chk: Checker, mesh) -> None:
+def refusals(chk: Checker, mesh, mesh2) -> None:
     """Compress of sharded tensors, blocked scales, Partial: UnsupportedError naming why."""
     from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
 
@@ -310,6 +310,14 @@ def refusals(chk: Checker, mesh) -> None:
     except UnsupportedError as e:
         if "Partial" not in str(e):
             chk.fail("Partial", str(e))
+    if mesh2 is not None:
+        chk.checked += 1
+        try:
+            tcast_torch.cast(distribute(x, mesh2, [Shard(0), Shard(0)]), "mxfp8")
+            chk.fail("Shard(0) twice", "no error")
+        except UnsupportedError as e:
+            if "sharded twice along dimension 0" not in str(e):
+                chk.fail("Shard(0) twice", str(e))
     # a replicated DTensor compresses: the whole tensor is in every process
     r = distribute(x, mesh, [Replicate()])
     got = tcast.cast(r, "mxfp4", castmode="compress")
@@ -420,7 +428,7 @@ def main() -> None:
         "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
         "conformance": lambda: conformance_sample(chk, mesh, world),
         "communication": lambda: communication(chk, mesh, mesh2),
-        "refusals": lambda: refusals(chk, mesh),
+        "refusals": lambda: refusals(chk, mesh, mesh2),
         "dual": lambda: dual(chk, mesh),
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),

@@ -86,14 +86,22 @@ def select_engine(
     if not able:
         names = ", ".join(e.name for e in takers)
         raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}")
-    # the first of the highest priority (max keeps the first of equals)
-    best = max(able, key=lambda e: e.priority)
+    best = _first_of_highest(able)
     if _refuses(best, x):
         # an engine that takes x's type but not x as it is (the Triton engine and a DTensor)
         # gives way to one that takes it; if every one refuses, the best one says why
         willing = [e for e in able if not _refuses(e, x)]
         if willing:
-            best = max(willing, key=lambda e: e.priority)
+            best = _first_of_highest(willing)
+    return best
+
+
+def _first_of_highest(engines: list[Engine]) -> Engine:
+    # a loop, not max(key=...): torch.compile traces the front door
+    best = engines[0]
+    for e in engines[1:]:
+        if e.priority > best.priority:
+            best = e
     return best
 
 

@@ -442,12 +442,12 @@ def _assemble(
     if isinstance(out, torch.Tensor):
         return like_x(out)
 
-    def _replicated_part(a: torch.Tensor) -> torch.Tensor:
+    def replicated(a: torch.Tensor) -> torch.Tensor:
         return _replicated(a, spec)
 
     layout = req.layout
     # a compress result (every mesh dimension replicates x) packs the whole tensor's codes
-    by_element = _replicated_part if req.castmode is CastMode.COMPRESS else like_x
+    by_element = replicated if req.castmode is CastMode.COMPRESS else like_x
     parts: dict[str, Any] = {"data": by_element(out.data)}
     if out.mask is not None:
         parts["mask"] = by_element(out.mask)
