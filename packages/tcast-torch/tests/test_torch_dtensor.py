@@ -26,7 +26,7 @@ WORKER = Path(__file__).with_name("dtensor_worker.py")
 #: A hang (a process waiting for a collective its peers never join) fails the test here.
 TIMEOUT_S = 400
 #: Fewer checks than this means a group of cases stopped early.
-MIN_CHECKS = {2: 2200, 4: 2300}
+MIN_CHECKS = {2: 2300, 4: 2400}
 
 
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")

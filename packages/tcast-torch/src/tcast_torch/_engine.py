@@ -12,7 +12,6 @@ from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
 from ._accept import is_dtensor, tensor_refusal
 from ._cast import run_cast
-from ._local import TORCH_LOCAL
 from ._run import OPS, check_rbits, run_upcast
 from ._shards import dtensor_refusal, same_sharding, upcast_dtensor
 
@@ -91,7 +90,7 @@ class TorchEngine(EngineBase):
             parts = [getattr(result, n) for n in ("data", "scale", "zero", "tenscale", "mask")]
             kinds = {is_dtensor(a) for a in parts if isinstance(a, torch.Tensor)}
             if kinds == {True}:
-                return upcast_dtensor(result, TORCH_LOCAL)
+                return upcast_dtensor(result, super().upcast)
             if kinds == {True, False}:
                 raise SpecError(
                     "a CastResult with DTensor and plain tensor parts: the parts of a "

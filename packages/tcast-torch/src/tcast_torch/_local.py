@@ -18,7 +18,7 @@ __all__ = ["TORCH_LOCAL"]
 
 
 class _TorchLocal:
-    """Block statistics, casts with given statistics, and upcasts, by this engine (eager)."""
+    """Block statistics and casts with given statistics, by this engine (eager)."""
 
     def stats(self, window: torch.Tensor, req: CastRequest) -> BlockStats:
         til = from_layout(req.layout)
@@ -40,11 +40,6 @@ class _TorchLocal:
             return virtual_with_grad(window, req, grad, fast, given=given)
         with torch.no_grad():
             return cast_checked(window, req, fast, given)
-
-    def upcast(self, result: CastResult) -> torch.Tensor:
-        from ._engine import engine  # the engine object imports this module's users
-
-        return engine.upcast(result)
 
 
 def _given(stats: BlockStats, req: CastRequest) -> Given:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -48,6 +49,7 @@ from tcast.kit import (
     shard_blocks,
 )
 
+from ._accept import is_dtensor
 from ._philox import philox_bits, philox_stream
 
 __all__ = [
@@ -80,7 +82,11 @@ class BlockStats:
 
 
 class LocalCast(Protocol):
-    """An engine's array work on one process's window (the torch engine's: ``_local``)."""
+    """An engine's array work on one process's window (the torch engine's: ``_local``).
+
+    Decoding a window needs no hook: ``upcast_dtensor`` takes the engine's checked upcast of
+    a result of plain tensors.
+    """
 
     def stats(self, window: torch.Tensor, request: CastRequest) -> BlockStats:
         """The window's own block statistics (``tamax`` None)."""
@@ -90,10 +96,6 @@ class LocalCast(Protocol):
         self, window: torch.Tensor, request: CastRequest, stats: BlockStats | None, grad: str
     ) -> torch.Tensor | CastResult:
         """The cast of the window with these statistics (None: its own)."""
-        ...
-
-    def upcast(self, result: CastResult) -> torch.Tensor:
-        """The checked decode of a result of plain tensors."""
         ...
 
 
@@ -299,8 +301,6 @@ def _shard_slices(spec: ShardSpec) -> tuple[slice, ...]:
 
 
 def _is_dtensor(a: Any) -> bool:
-    from ._accept import is_dtensor
-
     return isinstance(a, torch.Tensor) and is_dtensor(a)
 
 
@@ -522,8 +522,13 @@ def _gather_codes(
 
 
 # ----------------------------------------------------------------- the upcast
-def upcast_dtensor(result: CastResult, local: LocalCast) -> torch.Tensor:
+def upcast_dtensor(
+    result: CastResult, upcast: Callable[[CastResult], torch.Tensor]
+) -> torch.Tensor:
     """Decode a CastResult of DTensors (a DTensor cast's) to a float32 DTensor like its data.
+
+    ``upcast`` is the engine's checked upcast of a result of plain tensors; it decodes this
+    process's window (its codes padded in front, its scales' part).
 
     Raises:
         SpecError: a part that is not a DTensor on the data's mesh, or scales sharded
@@ -555,7 +560,7 @@ def upcast_dtensor(result: CastResult, local: LocalCast) -> torch.Tensor:
                 if getattr(result, n) is not None
             },
         )
-        values = local.upcast(plain)
+        values = upcast(plain)
         return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
     dt = result.dtype
     layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
@@ -569,14 +574,14 @@ def upcast_dtensor(result: CastResult, local: LocalCast) -> torch.Tensor:
                 if getattr(result, n) is not None
             },
         )
-        values = local.upcast(plain)
+        values = upcast(plain)
     else:
         whole = (
             ShardBlocks((0,) * len(shape), spec.lengths, (0,) * len(shape))
             if layout is None
             else shard_blocks(layout, spec.offsets, spec.lengths)
         )
-        values = local.upcast(_window_result(result, layout, spec, whole))
+        values = upcast(_window_result(result, layout, spec, whole))
     return DTensor.from_local(
         _crop(values, whole.pads, spec.lengths),
         spec.mesh,
