@@ -346,6 +346,25 @@ def dual(chk: Checker, mesh) -> None:
                         chk.equal(f"{name} {part}", getattr(g, part), getattr(w, part))
 
 
+def views(chk: Checker, mesh) -> None:
+    """A transposed DTensor (non-contiguous shards, Shard(1) of a Shard(0)) casts like the
+    transposed tensor."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((12, 80), torch.bfloat16)["finite"]
+    d = distribute(x, mesh, [Shard(0)]).t()
+    for dt in ("mxfp8", "nvfp4", "int8_float32_t0d0"):
+        for castmode in ("virtual", "actual"):
+            got = tcast_torch.cast(d, dt, castmode=castmode, roundmode="stochastic", seed=11)
+            want = tcast_torch.cast(x.t(), dt, castmode=castmode, roundmode="stochastic", seed=11)
+            name = f"transposed {dt} {castmode}"
+            if castmode == "virtual":
+                chk.equal(name, got, want)
+                continue
+            for part in PARTS:
+                chk.equal(f"{name} {part}", getattr(got, part), getattr(want, part))
+
+
 def gradients(chk: Checker, mesh) -> None:
     """Virtual casts of a DTensor that requires grad: the single-process gradients."""
     from torch.distributed.tensor import Shard
@@ -430,6 +449,7 @@ def main() -> None:
         "communication": lambda: communication(chk, mesh, mesh2),
         "refusals": lambda: refusals(chk, mesh, mesh2),
         "dual": lambda: dual(chk, mesh),
+        "views": lambda: views(chk, mesh),
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
     }
