@@ -318,6 +318,30 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
         except UnsupportedError as e:
             if "sharded twice along dimension 0" not in str(e):
                 chk.fail("Shard(0) twice", str(e))
+    # parts placed otherwise than the cast places them: SpecError naming the part, never
+    # wrong values or a torch error (a Shard(1) scale is Replicate with 4 processes, whose
+    # 16 columns cut the 32-element tiles, and Shard(1) with 2)
+    import dataclasses
+
+    got = tcast_torch.cast(distribute(x, mesh, [Shard(1)]), "mxfp8", castmode="actual")
+    moved = [Replicate()] if got.scale.placements[0].is_shard() else [Shard(1)]
+    sparse = tcast_torch.cast(d, "e4m3fn_e8m0_t32n2m4", castmode="actual")
+    for name, bad in (
+        ("scale", dataclasses.replace(got, scale=got.scale.redistribute(placements=moved))),
+        (
+            "mask",
+            dataclasses.replace(sparse, mask=sparse.mask.redistribute(placements=[Replicate()])),
+        ),
+    ):
+        chk.checked += 1
+        try:
+            tcast.upcast(bad)
+            chk.fail(f"misplaced {name}", "no error")
+        except tcast.SpecError as e:
+            if f"CastResult.{name} is placed" not in str(e) or "redistribute" not in str(e):
+                chk.fail(f"misplaced {name}", str(e))
+        except Exception as e:
+            chk.fail(f"misplaced {name}", f"{type(e).__name__}: {e}")
     # a replicated DTensor compresses: the whole tensor is in every process
     r = distribute(x, mesh, [Replicate()])
     got = tcast.cast(r, "mxfp4", castmode="compress")

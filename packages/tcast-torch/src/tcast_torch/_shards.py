@@ -472,7 +472,7 @@ def _assemble(
                 split = next((s for s in spec.splits if s.mesh_dim == i), None)
                 if split is None:
                     placements.append(Replicate())
-                elif _scales_split(req, split):
+                elif _scales_split(layout, split):
                     placements.append(Shard(split.dim))
                 else:
                     d = split.dim
@@ -496,13 +496,67 @@ def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
     return DTensor.from_local(a, spec.mesh, [Replicate()] * len(spec.placements), run_check=False)
 
 
-def _scales_split(req: CastRequest, split: Split) -> bool:
+def _scales_split(layout: Any, split: Split) -> bool:
     """Whether the shards split the scale array along ``split.dim`` as DTensor shards it."""
-    layout = req.layout
     if cut_blocks(layout, split.dim, split.starts):
         return False
     grid = part_grid_starts(layout, split.dim, split.starts)
     return grid == chunk_starts(layout.scale_shape[split.dim], len(split.starts))
+
+
+#: The parts of a CastResult that may be DTensors.
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
+
+
+def _placed(placements: Any, ndim: int) -> tuple[Any, ...]:
+    """Placements with ``Shard`` dimensions made non-negative (Shard(-1) is Shard(ndim - 1))."""
+    from torch.distributed.tensor import Shard
+
+    return tuple(Shard(p.dim % ndim) if type(p) is Shard else p for p in placements)
+
+
+def _result_placements(layout: Any, spec: ShardSpec) -> dict[str, tuple[Any, ...]]:
+    """The placements :func:`cast_dtensor` gives each part of an actual cast.
+
+    ``spec`` is the cast DTensor's, ``layout`` the result's block layout (None: no scales).
+    """
+    from torch.distributed.tensor import Replicate, Shard
+
+    every = (Replicate(),) * len(spec.placements)
+    by_element = _placed(spec.placements, len(spec.shape))
+    scales = every
+    if layout is not None and layout.dims:
+        scales = []
+        for i in range(len(every)):
+            split = next((s for s in spec.splits if s.mesh_dim == i), None)
+            split_here = split is not None and _scales_split(layout, split)
+            scales.append(Shard(split.dim) if split_here else Replicate())
+        scales = tuple(scales)
+    return {
+        "data": by_element,
+        "mask": by_element,
+        "tenscale": every,
+        "scale": scales,
+        "zero": scales,
+    }
+
+
+def _check_placements(result: CastResult, want: dict[str, tuple[Any, ...]]) -> None:
+    """SpecError for a part placed otherwise than the cast of the data's DTensor places it.
+
+    The decode reads each part's local shard as the cast laid it out, so another placement
+    (a scale redistributed, a mask replicated) would decode wrong values or fail inside
+    torch. Placements are the same on every process, so every process raises alike.
+    """
+    for name in PARTS:
+        a = getattr(result, name)
+        if a is None:
+            continue
+        if _placed(a.placements, max(a.ndim, 1)) != want[name]:
+            raise SpecError(
+                f"CastResult.{name} is placed {tuple(a.placements)}; the cast of this DTensor "
+                f"gives {want[name]}: redistribute it back, or upcast the full tensors"
+            )
 
 
 def _gather_codes(
@@ -531,11 +585,12 @@ def upcast_dtensor(
     process's window (its codes padded in front, its scales' part).
 
     Raises:
-        SpecError: a part that is not a DTensor on the data's mesh, or scales sharded
-            otherwise than :func:`cast_dtensor` shards them.
+        SpecError: a part that is not a DTensor on the data's mesh, or a part (scale,
+            zero point, tensor scale, mask) placed otherwise than :func:`cast_dtensor`
+            places it for the data's DTensor.
         UnsupportedError: a sharded compress result.
     """
-    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor import DTensor, Replicate
 
     data = result.data
     for name in ("scale", "zero", "tenscale", "mask"):
@@ -551,6 +606,13 @@ def upcast_dtensor(
     if tuple(data.shape) != shape and result.castmode is CastMode.ACTUAL:
         raise SpecError(f"CastResult.data has shape {tuple(data.shape)}, the result {shape}")
     spec = shard_spec(data) if result.castmode is CastMode.ACTUAL else None
+    if spec is None:  # a compress result: the whole tensor's, in every process
+        every = (Replicate(),) * len(data.placements)
+        _check_placements(result, dict.fromkeys(PARTS, every))
+    else:
+        dt = result.dtype
+        layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
+        _check_placements(result, _result_placements(layout, spec))
     if spec is None or not spec.splits:
         plain = dataclasses.replace(
             result,
@@ -562,8 +624,6 @@ def upcast_dtensor(
         )
         values = upcast(plain)
         return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
-    dt = result.dtype
-    layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
     if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
         whole = ShardBlocks(spec.offsets, shape, (0,) * len(shape))
         plain = dataclasses.replace(
