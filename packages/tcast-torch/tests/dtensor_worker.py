@@ -342,6 +342,30 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
                 chk.fail(f"misplaced {name}", str(e))
         except Exception as e:
             chk.fail(f"misplaced {name}", f"{type(e).__name__}: {e}")
+    # local shards not of DTensor's split (from_local), known to some processes only: every
+    # process raises the same UnsupportedError, none waits in a collective for the others
+    # (nvfp4: the tensor amax's all_reduce; 66 columns cut by 17: sparsity groups cut, the
+    # full_tensor() path)
+    world = mesh.size()
+    for dt, dim, shape, sizes in (
+        ("nvfp4", 0, (8, 64), (3, 1, 2, 2) if world == 4 else (5, 3)),
+        ("e4m3fn_e8m0_t32n2m4", 1, (8, 66), (18, 16, 16, 16) if world == 4 else (34, 32)),
+    ):
+        w = inputs(shape, torch.float32)["finite"]
+        start = sum(sizes[: dist.get_rank()])
+        own = w.narrow(dim, start, sizes[dist.get_rank()])
+        bad = DTensor.from_local(
+            own, mesh, [Shard(dim)], run_check=False, shape=w.shape, stride=w.stride()
+        )
+        chk.checked += 1
+        try:
+            tcast_torch.cast(bad, dt, castmode="actual")
+            chk.fail(f"misshapen shards {sizes} {dt}", "no error")
+        except UnsupportedError as e:
+            if "has another shape than DTensor's Shard split" not in str(e):
+                chk.fail(f"misshapen shards {sizes} {dt}", str(e))
+        except Exception as e:
+            chk.fail(f"misshapen shards {sizes} {dt}", f"{type(e).__name__}: {e}")
     # a replicated DTensor compresses: the whole tensor is in every process
     r = distribute(x, mesh, [Replicate()])
     got = tcast.cast(r, "mxfp4", castmode="compress")

@@ -184,6 +184,20 @@ def shard_spec(x: torch.Tensor) -> ShardSpec:
             another shape than DTensor's ``Shard`` split gives (``from_local`` with
             shapes of one's own).
     """
+    spec, refused = _shard_spec(x)
+    if refused:
+        raise UnsupportedError(_local_refusal(spec, dist.get_rank()))
+    return spec
+
+
+def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, bool]:
+    """The :class:`ShardSpec` of DTensor ``x``, and whether this process's shard is misshapen.
+
+    Misshapen: another shape than DTensor's ``Shard`` split gives. This is the process's
+    own finding (another process may have a shard of the right shape): a caller that
+    communicates must tell the others before raising (see :func:`cast_dtensor`).
+    Placements tcast refuses are the same in every process and raise here.
+    """
     from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
     why = _placement_refusal(x)
@@ -196,15 +210,18 @@ def shard_spec(x: torch.Tensor) -> ShardSpec:
         if p.is_shard()
     )
     lengths, offsets = compute_local_shape_and_global_offset(shape, mesh, placements)
-    local = tuple(x.to_local().shape)
-    if local != tuple(lengths):
-        raise UnsupportedError(
-            f"a DTensor of shape {shape} and placements {list(placements)} whose local "
-            f"shard has shape {local}, not {tuple(lengths)} as DTensor's Shard split gives: "
-            f"tcast cannot place it in the whole tensor; redistribute it or cast "
-            f"x.full_tensor()"
-        )
-    return ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
+    spec = ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
+    return spec, tuple(x.to_local().shape) != tuple(lengths)
+
+
+def _local_refusal(spec: ShardSpec, rank: int) -> str:
+    """The refusal of a local shard not of DTensor's split, in process ``rank`` (global)."""
+    return (
+        f"tcast_torch does not take x: a DTensor of shape {spec.shape} and placements "
+        f"{list(spec.placements)} whose local shard in process {rank} has another shape "
+        f"than DTensor's Shard split gives (DTensor.from_local with shapes of one's own): "
+        f"tcast cannot place it in the whole tensor; redistribute it or cast x.full_tensor()"
+    )
 
 
 # ----------------------------------------------------------------- small tensor helpers
@@ -304,9 +321,19 @@ def _is_dtensor(a: Any) -> bool:
     return isinstance(a, torch.Tensor) and is_dtensor(a)
 
 
-def _reduce(stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpec) -> BlockStats:
-    """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one."""
+def _reduce(
+    stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpec, flag: int
+) -> tuple[BlockStats, int]:
+    """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one.
+
+    ``flag`` (this process's refusal: its global rank + 1, else 0) rides in each buffer, so
+    that the returned flag (the MAX over the processes this one communicates with) tells
+    every process of a refusal without a collective of its own; a mesh dimension with no
+    statistics to reduce but codes to gather later (:func:`_comm_splits`) reduces the flag
+    alone, so that it reaches every process a later collective would wait for.
+    """
     layout = req.layout
+    comm = _comm_splits(req, spec)
     hi = stats.hi.clone()
     lo = None if stats.lo is None else stats.lo.clone()
     tamax = None
@@ -334,11 +361,13 @@ def _reduce(stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpe
                 put_back.append((a, d, j_idx, k_idx))
         if tamax is not None:
             parts.append(tamax.reshape(1))
-        if not parts:
+        if not parts and s not in comm:
             continue
+        parts.append(hi.new_full((1,), flag))  # hi is int32: the flag is exact
         flat = torch.cat([p.reshape(-1) for p in parts])
-        _max_reduce(flat, spec, s.mesh_dim)
+        dist.all_reduce(flat, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
         pieces = list(torch.split(flat, [p.numel() for p in parts]))
+        flag = int(pieces.pop())
         if tamax is not None:
             tamax = pieces.pop().reshape(())
         if cuts and not layout.dims:
@@ -348,7 +377,40 @@ def _reduce(stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpe
             shape = list(a.shape)
             shape[d] = len(cuts)
             a.index_copy_(d, k_idx, piece.reshape(shape).index_select(d, j_idx))
-    return BlockStats(hi, lo, tamax)
+    return BlockStats(hi, lo, tamax), flag
+
+
+def _gathers_codes(req: CastRequest, split: Split) -> bool:
+    """Whether :func:`_assemble` gathers scale codes along ``split`` (one all_reduce)."""
+    layout = req.layout
+    return (
+        req.castmode is not CastMode.VIRTUAL
+        and layout is not None
+        and bool(layout.dims)
+        and not _scales_split(layout, split)
+    )
+
+
+def _comm_splits(req: CastRequest, spec: ShardSpec) -> tuple[Split, ...]:
+    """The splits along whose mesh dimension a (non-gathering) cast communicates."""
+    if req.layout is None:
+        return ()
+    stats = _needs_reduce(req, spec)
+    return tuple(
+        s
+        for s in spec.splits
+        if (stats and (req.dtype.is_multiscale or cut_blocks(req.layout, s.dim, s.starts)))
+        or _gathers_codes(req, s)
+    )
+
+
+def _agree(flag: int, splits: tuple[Split, ...], spec: ShardSpec) -> int:
+    """The MAX of the refusal flags over the processes along ``splits`` (one int32 each)."""
+    for s in splits:
+        t = torch.tensor([flag], dtype=torch.int32, device=spec.mesh.device_type)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
+        flag = int(t.item())
+    return flag
 
 
 def _needs_reduce(req: CastRequest, spec: ShardSpec) -> bool:
@@ -369,10 +431,17 @@ def cast_dtensor(
 
     Raises:
         UnsupportedError: placements or a local shape tcast cannot place
-            (:func:`shard_spec`); a compress cast or the blocked scale layout of a tensor
-            sharded by some mesh dimension.
+            (:func:`shard_spec`; in every process of the cast's collectives when one
+            process's local shape is refused); a compress cast or the blocked scale layout
+            of a tensor sharded by some mesh dimension.
     """
-    spec = shard_spec(x)
+    spec, refused = _shard_spec(x)
+    # A local shard of the wrong shape is known to its own process only. Raising there
+    # alone would leave the others blocked in the cast's first collective, so the refusal
+    # rides in it as a flag (global rank + 1; MAX: the same rank in every process) and
+    # every process raises after it. The other refusals below depend on the placements,
+    # shape and request only, the same in every process: they raise at once everywhere.
+    flag = dist.get_rank() + 1 if refused else 0
     if spec.splits and req.castmode is CastMode.COMPRESS:
         raise UnsupportedError(
             "tcast_torch does not compress a sharded DTensor: the compress stream packs the "
@@ -388,8 +457,28 @@ def cast_dtensor(
         )
     layout = req.layout
     if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+        # full_tensor() gathers cannot carry the flag: one all_reduce of it per mesh
+        # dimension first, only on this path
+        flag = _agree(flag, spec.splits, spec)
+        if flag:
+            raise UnsupportedError(_local_refusal(spec, flag - 1))
         return _cast_gathered(x, req, spec, local, grad)
+    comm = _comm_splits(req, spec)
+    needs_reduce = layout is not None and _needs_reduce(req, spec)
+    if flag and not comm:
+        # this cast makes no collective: no other process waits for this one, so raising
+        # here alone blocks nobody
+        raise UnsupportedError(_local_refusal(spec, flag - 1))
+    if comm and not needs_reduce:
+        # codes gathered without statistics reduced first (scales not split as DTensor
+        # splits them): the flag's own all_reduce precedes the cast
+        flag = _agree(flag, comm, spec)
+        if flag:
+            raise UnsupportedError(_local_refusal(spec, flag - 1))
+    # a refusing process joins the statistics' reduction with a shard of the right shape
     xl = x.to_local()
+    if flag:
+        xl = xl.new_zeros(spec.lengths)
     if layout is None:
         sb = ShardBlocks((0,) * x.ndim, spec.lengths, (0,) * x.ndim)
     else:
@@ -397,14 +486,17 @@ def cast_dtensor(
     if not spec.splits and (req.rbits is None or not _is_dtensor(req.rbits)):
         wreq = req  # every mesh dimension replicates: the whole tensor is here
     else:
-        rbits = _window_rbits(req, spec, sb.pads, xl.device)
+        # statistics take no random bits: a refusing process's may be of another shape
+        rbits = None if flag else _window_rbits(req, spec, sb.pads, xl.device)
         wreq = make_request(
             req.dtype, req.modes, None, rbits, sb.window, req.input_dtype, req.rules
         )
     window = _pad_front(xl, sb.pads)
     stats = None
-    if layout is not None and _needs_reduce(req, spec):
-        stats = _reduce(local.stats(window.detach(), wreq), req, sb, spec)
+    if needs_reduce:
+        stats, flag = _reduce(local.stats(window.detach(), wreq), req, sb, spec, flag)
+        if flag:
+            raise UnsupportedError(_local_refusal(spec, flag - 1))
     out = local.cast(window, wreq, stats, grad)
     return _assemble(out, req, spec, sb)
 
@@ -605,14 +697,28 @@ def upcast_dtensor(
     shape = tuple(result.shape)
     if tuple(data.shape) != shape and result.castmode is CastMode.ACTUAL:
         raise SpecError(f"CastResult.data has shape {tuple(data.shape)}, the result {shape}")
-    spec = shard_spec(data) if result.castmode is CastMode.ACTUAL else None
+    spec, refused = _shard_spec(data) if result.castmode is CastMode.ACTUAL else (None, False)
     if spec is None:  # a compress result: the whole tensor's, in every process
         every = (Replicate(),) * len(data.placements)
         _check_placements(result, dict.fromkeys(PARTS, every))
+        layout = None
     else:
         dt = result.dtype
         layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
         _check_placements(result, _result_placements(layout, spec))
+    gathered = (
+        spec is not None
+        and layout is not None
+        and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits)
+    )
+    if refused and not gathered:
+        # the window decode makes no collective: raising in this process alone blocks nobody
+        raise UnsupportedError(_local_refusal(spec, dist.get_rank()))
+    if gathered:
+        # full_tensor() gathers cannot carry a refusal: its own all_reduce first
+        flag = _agree(dist.get_rank() + 1 if refused else 0, spec.splits, spec)
+        if flag:
+            raise UnsupportedError(_local_refusal(spec, flag - 1))
     if spec is None or not spec.splits:
         plain = dataclasses.replace(
             result,
@@ -624,7 +730,7 @@ def upcast_dtensor(
         )
         values = upcast(plain)
         return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
-    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+    if gathered:
         whole = ShardBlocks(spec.offsets, shape, (0,) * len(shape))
         plain = dataclasses.replace(
             result,
