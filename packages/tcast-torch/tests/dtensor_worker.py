@@ -258,29 +258,51 @@ def communication(chk: Checker, mesh, mesh2) -> None:
     x128 = inputs((8, 128), torch.float32)["finite"]
     x96 = inputs((8, 96), torch.float32)["finite"]
     x72 = inputs((10, 72), torch.float32)["finite"]
-    cases = [  # (input, mesh, placements, datatype, extra, virtual calls, actual calls)
-        (x128, mesh, [Shard(0)], "mxfp8", {}, 0, 0),  # rows are separate blocks
-        (x128, mesh, [Shard(1)], "mxfp8", {}, 0, 0),  # shards of whole tiles
-        (x128, mesh, [Replicate()], "nvfp4", {}, 0, 0),
-        (x96, mesh, [Shard(1)], "float8_e4m3fn", {"roundmode": "stochastic", "seed": 3}, 0, 0),
-        (x96, mesh, [Shard(1)], "mxfp8", {}, 1, 2),  # cut tiles; their scales gathered
-        (x128, mesh, [Shard(0)], "nvfp4", {}, 1, 1),  # the tensor amax
-        (x128, mesh, [Shard(0)], "e4m3fn_float32", {}, 1, 1),  # a tensor scale
-        (x96, mesh, [Shard(1)], "int8_float32_t0", {}, 1, 2),  # a channel along the shards
-        (x96, mesh, [Shard(0)], "int8_float32_t0", {}, 0, 0),
+    x90 = inputs((8, 90), torch.float32)["finite"]
+    cases = [  # (input, mesh, placements, datatype, extra, virtual, actual, upcast calls)
+        (x128, mesh, [Shard(0)], "mxfp8", {}, 0, 0, 0),  # rows are separate blocks
+        (x128, mesh, [Shard(1)], "mxfp8", {}, 0, 0, 0),  # shards of whole tiles
+        (x128, mesh, [Replicate()], "nvfp4", {}, 0, 0, 0),
+        (x96, mesh, [Shard(1)], "float8_e4m3fn", {"roundmode": "stochastic", "seed": 3}, 0, 0, 0),
+        (x96, mesh, [Shard(1)], "mxfp8", {}, 1, 2, 0),  # cut tiles; their scales gathered
+        (x128, mesh, [Shard(0)], "nvfp4", {}, 1, 1, 0),  # the tensor amax
+        (x128, mesh, [Shard(0)], "e4m3fn_float32", {}, 1, 1, 0),  # a tensor scale
+        (x96, mesh, [Shard(1)], "int8_float32_t0", {}, 1, 2, 0),  # a channel along the shards
+        (x96, mesh, [Shard(0)], "int8_float32_t0", {}, 0, 0, 0),
+        # zero points: the range in one all_reduce; scale and zero codes gathered apart
+        (x96, mesh, [Shard(1)], "uint8_float32_uint8_t0", {}, 1, 3, 0),
+        (x72, mesh, [Shard(1)], "uint4_e8m0_int8_t16", {}, 1, 3, 0),
+        # sparsity groups cut (90 columns): the refusal flag's all_reduce, then full_tensor()
+        # gathers (not counted); an actual cast gathers its scale codes, its upcast gathers
+        # every part after the flag's all_reduce
+        (x90, mesh, [Shard(1)], "e4m3fn_e8m0_t32n2m4", {}, 1, 2, 1),
     ]
     if mesh2 is not None:
-        cases.append((x72, mesh2, [Shard(0), Shard(1)], "mxfp8", {}, 1, 2))
+        cases += [
+            (x72, mesh2, [Shard(0), Shard(1)], "mxfp8", {}, 1, 2, 0),
+            # the tensor amax along both mesh dimensions, scale codes along the columns' only
+            (x72, mesh2, [Shard(0), Shard(1)], "nvfp4", {}, 2, 3, 0),
+            # 16 x 16 tiles cut along both: statistics and scale codes along each
+            (x72, mesh2, [Shard(0), Shard(1)], "e4m3fn_float32_t16_t16", {}, 2, 4, 0),
+        ]
     dist.all_reduce = counting
     try:
-        for x, m, pl, dt, kw, n_virtual, n_actual in cases:
+        for x, m, pl, dt, kw, n_virtual, n_actual, n_upcast in cases:
             for castmode, want in (("virtual", n_virtual), ("actual", n_actual)):
                 d = distribute(x, m, pl)
                 calls.clear()
-                tcast_torch.cast(d, dt, castmode=castmode, **kw)
+                got = tcast_torch.cast(d, dt, castmode=castmode, **kw)
                 chk.checked += 1
                 if len(calls) != want:
                     chk.fail(f"all_reduce calls {dt} {pl} {castmode}", f"{len(calls)} != {want}")
+                if castmode == "actual":
+                    calls.clear()
+                    tcast.upcast(got)
+                    chk.checked += 1
+                    if len(calls) != n_upcast:
+                        chk.fail(
+                            f"all_reduce calls {dt} {pl} upcast", f"{len(calls)} != {n_upcast}"
+                        )
     finally:
         dist.all_reduce = real
 

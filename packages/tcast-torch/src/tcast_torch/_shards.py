@@ -10,20 +10,26 @@ of the blocks its shard shares with them (``tcast.kit.cut_blocks``):
 2. where a block is shared (a tile cut by a shard boundary, a channel or a tensor scale
    along a sharded dimension) or the datatype has a tensor scale over tiles (NVFP4), the
    window's block statistics (amax; uint data: the range) are reduced across the shards by
-   one ``all_reduce(MAX)`` per sharded mesh dimension, on the statistics' magnitude bits
-   as int32 (exact); otherwise nothing is communicated;
+   one ``all_reduce(MAX)`` per mesh dimension that cuts blocks (two-level scaling: per
+   sharding mesh dimension), on the statistics' magnitude bits as int32 (exact);
+   otherwise nothing is communicated;
 3. the window is cast with those statistics and cropped back to the shard;
-4. scales (and zero points) of shared blocks are gathered (one more ``all_reduce(MAX)`` of
-   the codes per such mesh dimension) and held replicated along it; scales of unshared
-   blocks stay sharded like the input when the shards split the scale array as DTensor
-   would (``torch.chunk``), else are gathered too.
+4. actual casts: each scale part (scale; zero point) of shared blocks is gathered (one
+   more ``all_reduce(MAX)`` of its codes per such mesh dimension, so two for a zero-point
+   datatype) and held replicated along it; scales of unshared blocks stay sharded like the
+   input when the shards split the scale array as DTensor would (``torch.chunk``), else are
+   gathered too. A tensor scale's code is computed alike everywhere: never gathered.
 
 Sparsity groups cut by a shard boundary are the one case statistics cannot cover (the
-ranking needs the other shard's elements): the whole tensor is gathered
-(``full_tensor()``), cast, and each process keeps its part. Compress casts of sharded
-tensors (one C-order packed stream of the whole tensor) and blocked scale layouts are
-refused. The engine's own array work comes in as a :class:`LocalCast`, so that another
-engine reuses this module with its kernels.
+ranking needs the other shard's elements): one ``all_reduce(MAX)`` of a refusal flag per
+sharding mesh dimension, then the whole tensor is gathered (``full_tensor()``), cast, and
+each process keeps its part (actual casts: scale codes gathered as in 4). Upcasts make no
+collective, except of such a result: the flag's all_reduce, then ``full_tensor()`` of every
+part. A local shard of another shape than DTensor's split is known to its process only: the
+refusal rides as a flag in the cast's first collective, so that every process raises alike
+(:func:`cast_dtensor`). Compress casts of sharded tensors (one C-order packed stream of the
+whole tensor) and blocked scale layouts are refused. The engine's own array work comes in
+as a :class:`LocalCast`, so that another engine reuses this module with its kernels.
 """
 
 from __future__ import annotations
