@@ -388,6 +388,23 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
                 chk.fail(f"misshapen shards {sizes} {dt}", str(e))
         except Exception as e:
             chk.fail(f"misshapen shards {sizes} {dt}", f"{type(e).__name__}: {e}")
+    # a torch whose DTensor split differed from tcast's (chunk_starts made to differ): every
+    # process raises, none computes windows at the wrong places
+    from tcast_torch import _shards
+
+    real_starts = _shards.chunk_starts
+    _shards.chunk_starts = lambda size, parts: tuple(min(k * 3, size) for k in range(parts))
+    chk.checked += 1
+    try:
+        tcast_torch.cast(distribute(x, mesh, [Shard(0)]), "nvfp4")
+        chk.fail("another split", "no error")
+    except UnsupportedError as e:
+        if "lies elsewhere than tcast's split" not in str(e):
+            chk.fail("another split", str(e))
+    except Exception as e:
+        chk.fail("another split", f"{type(e).__name__}: {e}")
+    finally:
+        _shards.chunk_starts = real_starts
     # a replicated DTensor compresses: the whole tensor is in every process
     r = distribute(x, mesh, [Replicate()])
     got = tcast.cast(r, "mxfp4", castmode="compress")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,13 @@ def test_dtensor_casts_equal_the_cast_of_the_whole_tensor(world, tmp_path):
         )
         for r in range(world)
     ]
+    deadline = time.monotonic() + TIMEOUT_S
+    hung = False
     try:
         for p in procs:
-            p.wait(timeout=TIMEOUT_S)
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        hung = True
     finally:
         for p in procs:
             if p.poll() is None:
@@ -52,6 +57,11 @@ def test_dtensor_casts_equal_the_cast_of_the_whole_tensor(world, tmp_path):
                 p.wait()
         for f in logs:
             f.close()
+    if hung:  # the workers' logs say where each one waited
+        tails = [
+            f"process {r}:\n{(tmp_path / f'log.{r}').read_text()[-3000:]}" for r in range(world)
+        ]
+        pytest.fail(f"the workers did not finish in {TIMEOUT_S} s\n" + "\n".join(tails))
     for r in range(world):
         result = out.with_name(f"out.{r}")
         log = (tmp_path / f"log.{r}").read_text()[-4000:]

@@ -51,6 +51,7 @@ from tcast.kit import (
     cut_blocks,
     groups_cut,
     make_request,
+    pad_keeps,
     part_grid_starts,
     shard_blocks,
 )
@@ -186,23 +187,30 @@ def shard_spec(x: torch.Tensor) -> ShardSpec:
     """The :class:`ShardSpec` of this process's shard of DTensor ``x``.
 
     Raises:
-        UnsupportedError: placements :func:`dtensor_refusal` refuses, or a local shard of
+        UnsupportedError: placements :func:`dtensor_refusal` refuses, a local shard of
             another shape than DTensor's ``Shard`` split gives (``from_local`` with
-            shapes of one's own).
+            shapes of one's own), or a DTensor whose split :func:`chunk_starts` does not
+            reproduce.
     """
-    spec, refused = _shard_spec(x)
-    if refused:
-        raise UnsupportedError(_local_refusal(spec, dist.get_rank()))
+    spec, why = _shard_spec(x)
+    if why:
+        raise UnsupportedError(_refusal(spec, _own_flag(why)))
     return spec
 
 
-def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, bool]:
-    """The :class:`ShardSpec` of DTensor ``x``, and whether this process's shard is misshapen.
+#: Why :func:`_shard_spec` refuses this process's shard (0: it does not).
+MISSHAPEN, OTHER_SPLIT = 1, 2
 
-    Misshapen: another shape than DTensor's ``Shard`` split gives. This is the process's
-    own finding (another process may have a shard of the right shape): a caller that
-    communicates must tell the others before raising (see :func:`cast_dtensor`).
-    Placements tcast refuses are the same in every process and raise here.
+
+def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, int]:
+    """The :class:`ShardSpec` of DTensor ``x``, and why this process's shard is refused.
+
+    ``MISSHAPEN``: the local shard has another shape than DTensor's ``Shard`` split gives;
+    ``OTHER_SPLIT``: DTensor places it elsewhere than :func:`chunk_starts` says (a torch
+    whose split rule changed); 0: neither. Either is this process's own finding (another
+    process's shard may be fine): a caller that communicates must tell the others before
+    raising (see :func:`cast_dtensor`). Placements tcast refuses are the same in every
+    process and raise here.
     """
     from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
@@ -217,16 +225,36 @@ def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, bool]:
     )
     lengths, offsets = compute_local_shape_and_global_offset(shape, mesh, placements)
     spec = ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
-    return spec, tuple(x.to_local().shape) != tuple(lengths)
+    if tuple(x.to_local().shape) != tuple(lengths):
+        return spec, MISSHAPEN
+    coordinate = mesh.get_coordinate()
+    for s in splits if coordinate is not None else ():
+        # the windows, cut blocks and scale placements all use chunk_starts: DTensor's own
+        # offsets must agree (an empty shard's offset is not compared: nothing is there)
+        if lengths[s.dim] and s.starts[coordinate[s.mesh_dim]] != offsets[s.dim]:
+            return spec, OTHER_SPLIT
+    return spec, 0
 
 
-def _local_refusal(spec: ShardSpec, rank: int) -> str:
-    """The refusal of a local shard not of DTensor's split, in process ``rank`` (global)."""
+def _own_flag(why: int) -> int:
+    """This process's refusal as an int32 flag: MAX over processes picks one alike."""
+    return (dist.get_rank() + 1) * 4 + why if why else 0
+
+
+def _refusal(spec: ShardSpec, flag: int) -> str:
+    """The refusal a flag (:func:`_own_flag`, reduced) stands for, the same in every process."""
+    rank, why = flag // 4 - 1, flag % 4
+    what = (
+        "has another shape than DTensor's Shard split gives (DTensor.from_local with shapes "
+        "of one's own)"
+        if why == MISSHAPEN
+        else "lies elsewhere than tcast's split (torch.chunk's) places it: this torch's "
+        "DTensor splits tensors otherwise"
+    )
     return (
         f"tcast_torch does not take x: a DTensor of shape {spec.shape} and placements "
-        f"{list(spec.placements)} whose local shard in process {rank} has another shape "
-        f"than DTensor's Shard split gives (DTensor.from_local with shapes of one's own): "
-        f"tcast cannot place it in the whole tensor; redistribute it or cast x.full_tensor()"
+        f"{list(spec.placements)} whose local shard in process {rank} {what}: tcast cannot "
+        f"place it in the whole tensor; redistribute it or cast x.full_tensor()"
     )
 
 
@@ -332,7 +360,7 @@ def _reduce(
 ) -> tuple[BlockStats, int]:
     """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one.
 
-    ``flag`` (this process's refusal: its global rank + 1, else 0) rides in each buffer, so
+    ``flag`` (this process's refusal, :func:`_own_flag`) rides in each buffer, so
     that the returned flag (the MAX over the processes this one communicates with) tells
     every process of a refusal without a collective of its own; a mesh dimension with no
     statistics to reduce but codes to gather later (:func:`_comm_splits`) reduces the flag
@@ -441,13 +469,13 @@ def cast_dtensor(
             process's local shape is refused); a compress cast or the blocked scale layout
             of a tensor sharded by some mesh dimension.
     """
-    spec, refused = _shard_spec(x)
+    spec, why = _shard_spec(x)
     # A local shard of the wrong shape is known to its own process only. Raising there
     # alone would leave the others blocked in the cast's first collective, so the refusal
-    # rides in it as a flag (global rank + 1; MAX: the same rank in every process) and
+    # rides in it as a flag (:func:`_own_flag`; MAX: the same in every process) and
     # every process raises after it. The other refusals below depend on the placements,
     # shape and request only, the same in every process: they raise at once everywhere.
-    flag = dist.get_rank() + 1 if refused else 0
+    flag = _own_flag(why)
     if spec.splits and req.castmode is CastMode.COMPRESS:
         raise UnsupportedError(
             "tcast_torch does not compress a sharded DTensor: the compress stream packs the "
@@ -467,20 +495,20 @@ def cast_dtensor(
         # dimension first, only on this path
         flag = _agree(flag, spec.splits, spec)
         if flag:
-            raise UnsupportedError(_local_refusal(spec, flag - 1))
+            raise UnsupportedError(_refusal(spec, flag))
         return _cast_gathered(x, req, spec, local, grad)
     comm = _comm_splits(req, spec)
     needs_reduce = layout is not None and _needs_reduce(req, spec)
     if flag and not comm:
         # this cast makes no collective: no other process waits for this one, so raising
         # here alone blocks nobody
-        raise UnsupportedError(_local_refusal(spec, flag - 1))
+        raise UnsupportedError(_refusal(spec, flag))
     if comm and not needs_reduce:
         # codes gathered without statistics reduced first (scales not split as DTensor
         # splits them): the flag's own all_reduce precedes the cast
         flag = _agree(flag, comm, spec)
         if flag:
-            raise UnsupportedError(_local_refusal(spec, flag - 1))
+            raise UnsupportedError(_refusal(spec, flag))
     # a refusing process joins the statistics' reduction with a shard of the right shape
     xl = x.to_local()
     if flag:
@@ -502,7 +530,7 @@ def cast_dtensor(
     if needs_reduce:
         stats, flag = _reduce(local.stats(window.detach(), wreq), req, sb, spec, flag)
         if flag:
-            raise UnsupportedError(_local_refusal(spec, flag - 1))
+            raise UnsupportedError(_refusal(spec, flag))
     out = local.cast(window, wreq, stats, grad)
     return _assemble(out, req, spec, sb)
 
@@ -703,7 +731,7 @@ def upcast_dtensor(
     shape = tuple(result.shape)
     if tuple(data.shape) != shape and result.castmode is CastMode.ACTUAL:
         raise SpecError(f"CastResult.data has shape {tuple(data.shape)}, the result {shape}")
-    spec, refused = _shard_spec(data) if result.castmode is CastMode.ACTUAL else (None, False)
+    spec, why = _shard_spec(data) if result.castmode is CastMode.ACTUAL else (None, 0)
     if spec is None:  # a compress result: the whole tensor's, in every process
         every = (Replicate(),) * len(data.placements)
         _check_placements(result, dict.fromkeys(PARTS, every))
@@ -717,14 +745,14 @@ def upcast_dtensor(
         and layout is not None
         and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits)
     )
-    if refused and not gathered:
+    if why and not gathered:
         # the window decode makes no collective: raising in this process alone blocks nobody
-        raise UnsupportedError(_local_refusal(spec, dist.get_rank()))
+        raise UnsupportedError(_refusal(spec, _own_flag(why)))
     if gathered:
         # full_tensor() gathers cannot carry a refusal: its own all_reduce first
-        flag = _agree(dist.get_rank() + 1 if refused else 0, spec.splits, spec)
+        flag = _agree(_own_flag(why), spec.splits, spec)
         if flag:
-            raise UnsupportedError(_local_refusal(spec, flag - 1))
+            raise UnsupportedError(_refusal(spec, flag))
     if spec is None or not spec.splits:
         plain = dataclasses.replace(
             result,
@@ -770,9 +798,13 @@ def _window_result(result: CastResult, layout: Any, spec: ShardSpec, sb: ShardBl
     if result.mask is not None:
         mask = result.mask.to_local()
         d = layout.dims[layout.sparse]
-        idx = torch.arange(sb.window[d], device=mask.device)
-        tile = layout.sizes[layout.sparse]
-        keeps = idx % tile % layout.sparse_m < layout.sparse_n  # tcast.kit.pad_keeps
+        # the kit's rule for padding positions (every position along d: padding rows of a
+        # 2-D tile span the window); positions of the shard are the mask's own below
+        keeps = torch.tensor(
+            [pad_keeps(layout, i) for i in range(sb.window[d])],
+            dtype=torch.bool,
+            device=mask.device,
+        )
         shape = [1] * len(sb.window)
         shape[d] = sb.window[d]
         full = keeps.reshape(shape).expand(sb.window).clone()
