@@ -111,6 +111,19 @@ def test_dispatch_picks_the_highest_priority_engine_that_supports_the_request(in
     assert req.shape == (1,) and req.rules is tcast.kit.cast_rules(tcast.mxfp8)
 
 
+def test_an_engine_refusing_the_array_as_it_is_gives_way_to_one_that_takes_it(installed):
+    """A high-priority engine whose ``refusal`` refuses x (the Triton engine and a DTensor)
+    is passed over for a lower one; if every one refuses, the best one is asked (and says
+    why)."""
+    choosy, plain = FakeEngine("choosy", 9), FakeEngine("plain", 1)
+    choosy.refusal = lambda x: "a list of two" if len(x) == 2 else None
+    installed(FakeEntryPoint("choosy", choosy), FakeEntryPoint("plain", plain))
+    assert tcast.cast([1.0], "mxfp8") == ("cast-by", "choosy")
+    assert tcast.cast([1.0, 2.0], "mxfp8") == ("cast-by", "plain")
+    plain.refusal = lambda x: "no lists of two either" if len(x) == 2 else None
+    assert tcast.cast([1.0, 2.0], "mxfp8") == ("cast-by", "choosy")
+
+
 def test_an_entry_point_may_load_a_factory(installed):
     installed(FakeEntryPoint("made", lambda: FakeEngine("made")))
     assert tcast.cast([1.0], "mxfp8") == ("cast-by", "made")

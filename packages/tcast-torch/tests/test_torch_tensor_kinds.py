@@ -1,5 +1,6 @@
-"""Which tensors the torch engine takes: plain strided tensors and subclasses that leave torch's
-operations alone; DTensors, other dispatching subclasses, nested and sparse tensors are
+"""Which tensors the torch engine takes: plain strided tensors, subclasses that leave torch's
+operations alone, and DTensors (cast shard by shard, test_torch_dtensor.py); other
+dispatching subclasses, nested and sparse tensors, and DTensors of Partial placements are
 refused with ``UnsupportedError`` naming the conversion (issue 11: a DTensor was cast to wrong
 values without an error; sparse, nested and masked tensors raised raw torch errors).
 """
@@ -15,7 +16,7 @@ import torch.distributed as dist
 
 import tcast
 import tcast_torch
-from tcast import UnsupportedError
+from tcast import SpecError, UnsupportedError
 
 NAMES = ["float8_e4m3fn", "mxfp8", "nvfp4"]
 CASTS = [tcast_torch.cast, tcast.cast]  # the engine's function and the front door
@@ -49,31 +50,64 @@ def mesh(tmp_path_factory):
 @pytest.mark.parametrize("placement", ["shard0", "replicate"])
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("cast", CASTS)
-def test_dtensor_is_refused_naming_to_local(mesh, cast, name, placement):
-    """World size 1, Shard(0) or Replicate(): the error names ``.to_local()``; the local
-    tensor casts (and is what the cast of the whole tensor gives)."""
-    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+def test_dtensor_of_one_process_casts_like_its_tensor(mesh, cast, name, placement):
+    """World size 1, Shard(0) or Replicate(): a DTensor result (or CastResult of DTensors)
+    with the input's placements, the bits of the plain cast (test_torch_dtensor.py runs 2
+    and 4 processes)."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 
     x = _x()
-    d = distribute_tensor(x, mesh, [Shard(0) if placement == "shard0" else Replicate()])
-    for castmode in ("virtual", "actual"):
-        with pytest.raises(UnsupportedError, match=r"DTensor.*\.to_local\(\)"):
-            cast(d, name, castmode=castmode)
-    assert torch.equal(_bits(cast(d.to_local(), name)), _bits(tcast_torch.cast(x, name)))
+    placements = [Shard(0) if placement == "shard0" else Replicate()]
+    d = distribute_tensor(x, mesh, placements)
+    v = cast(d, name)
+    assert isinstance(v, DTensor) and list(v.placements) == placements
+    assert torch.equal(_bits(v.to_local()), _bits(tcast_torch.cast(x, name)))
+    a = cast(d, name, castmode="actual")
+    want = tcast_torch.cast(x, name, castmode="actual")
+    for part in ("data", "scale", "tenscale"):
+        got, ref = getattr(a, part), getattr(want, part)
+        assert (got is None) == (ref is None)
+        if got is not None:
+            assert isinstance(got, DTensor)
+            assert torch.equal(got.to_local(), ref), part
+    up = tcast.upcast(a)
+    assert isinstance(up, DTensor)
+    assert torch.equal(_bits(up.to_local()), _bits(tcast_torch.upcast(want)))
 
 
-def test_dtensor_rbits_and_result_parts_are_refused(mesh):
+def test_dtensor_partial_placement_is_refused_naming_the_conversion(mesh):
+    from torch.distributed.tensor import DTensor, Partial
+
+    p = DTensor.from_local(_x(), mesh, [Partial()], run_check=False)
+    for cast in CASTS:
+        with pytest.raises(UnsupportedError, match=r"Partial.*redistribute"):
+            cast(p, "mxfp8")
+
+
+def test_kernels_that_cannot_split_dtensors_still_refuse_them(mesh):
+    """``tensor_refusal`` (the Triton engine's refusal) names a DTensor's conversion: only
+    the torch engine's own refusal lets DTensors through to its shard-by-shard path."""
+    from torch.distributed.tensor import Replicate, distribute_tensor
+
+    from tcast_torch._accept import tensor_refusal
+
+    d = distribute_tensor(_x(), mesh, [Replicate()])
+    assert "DTensor" in tensor_refusal(d) and ".to_local()" in tensor_refusal(d)
+    assert tcast_torch.engine.refusal(d) is None
+
+
+def test_dtensor_rbits_of_a_plain_input_and_mixed_result_parts_are_refused(mesh):
     from torch.distributed.tensor import Replicate, distribute_tensor
 
     x = _x()
     rbits = torch.randint(0, 2**31, x.shape, dtype=torch.int32)
     d_rbits = distribute_tensor(rbits, mesh, [Replicate()])
-    with pytest.raises(UnsupportedError, match=r"rbits: it is a DTensor"):
+    with pytest.raises(SpecError, match=r"rbits is a DTensor: it must be sharded like x"):
         tcast_torch.cast(x, "mxfp8", roundmode="stochastic", rbits=d_rbits)
     r = tcast_torch.cast(x, "mxfp8", castmode="actual")
     bad = dataclasses.replace(r, scale=distribute_tensor(r.scale, mesh, [Replicate()]))
     for upcast in (tcast_torch.upcast, tcast.upcast):
-        with pytest.raises(UnsupportedError, match=r"CastResult.scale: it is a DTensor"):
+        with pytest.raises(SpecError, match=r"DTensor and plain tensor parts"):
             upcast(bad)
 
 

@@ -48,7 +48,9 @@ def select_engine(
         also: a second datatype the engine must support too (``cast_dual``'s column tiling).
 
     Returns:
-        The engine.
+        The engine: the highest priority among those that take ``x`` and support the
+        request, preferring one whose ``refusal`` (``tcast.kit.EngineBase``) takes ``x`` as
+        it is (the torch engine for a CUDA DTensor, which the Triton engine refuses).
 
     Raises:
         EngineNotFoundError: if no installed engine takes arrays like ``x`` (or
@@ -78,15 +80,35 @@ def select_engine(
     takers = [e for e in engines_for(x) if e.accepts(x)]
     if not takers:
         raise EngineNotFoundError(f"no installed engine takes {type(x).__name__}: {_wheel_hint(x)}")
-    best = None
-    for e in takers:
-        ok = e.supports(dtype, modes) and (also is None or e.supports(also, modes))
-        if ok and (best is None or e.priority > best.priority):
-            best = e
-    if best is None:
+    able = [
+        e for e in takers if e.supports(dtype, modes) and (also is None or e.supports(also, modes))
+    ]
+    if not able:
         names = ", ".join(e.name for e in takers)
         raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}")
+    best = _first_of_highest(able)
+    if _refuses(best, x):
+        # an engine that takes x's type but not x as it is (the Triton engine and a DTensor)
+        # gives way to one that takes it; if every one refuses, the best one says why
+        willing = [e for e in able if not _refuses(e, x)]
+        if willing:
+            best = _first_of_highest(willing)
     return best
+
+
+def _first_of_highest(engines: list[Engine]) -> Engine:
+    # a loop, not max(key=...): torch.compile traces the front door
+    best = engines[0]
+    for e in engines[1:]:
+        if e.priority > best.priority:
+            best = e
+    return best
+
+
+def _refuses(eng: Engine, x: Any) -> bool:
+    """Whether an engine's optional ``refusal`` (``tcast.kit.EngineBase``) refuses ``x``."""
+    refusal = getattr(eng, "refusal", None)
+    return refusal is not None and refusal(x) is not None
 
 
 def cast(

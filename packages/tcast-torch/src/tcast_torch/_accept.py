@@ -4,10 +4,11 @@ Plain strided tensors on any device, and tensor subclasses that leave torch's op
 they are: ``nn.Parameter`` and ``nn.Buffer`` (their ``__torch_function__`` is torch's disabled
 one), subclasses that only add Python attributes, and torch's tracing stand-ins for plain
 tensors (FakeTensor, FunctionalTensor: ``torch.compile`` and ``torch.export`` run the cast on
-them). Refused, with the conversion to apply: DTensors (the cast would run on shards and
-placements it does not know: wrong values), other subclasses with their own
-``__torch_function__`` or ``__torch_dispatch__`` (MaskedTensor, tensor wrappers), nested
-tensors and sparse layouts.
+them). DTensors: :func:`tensor_refusal` refuses them, for the Triton engine, whose kernels
+would run on shards and placements they do not know (wrong values); the torch engine casts
+them by ``_shards`` and asks :func:`is_dtensor` first. Refused, with the conversion to
+apply: other subclasses with their own ``__torch_function__`` or ``__torch_dispatch__``
+(MaskedTensor, tensor wrappers), nested tensors and sparse layouts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from tcast.kit import own_hooks
 
-__all__ = ["tensor_refusal"]
+__all__ = ["is_dtensor", "tensor_refusal"]
 
 _HOOKS = ("__torch_function__", "__torch_dispatch__")
 _INERT = (torch._C._disabled_torch_function_impl, torch._C._disabled_torch_dispatch_impl)
@@ -33,6 +34,17 @@ def _is_dtensor(cls: type) -> bool:
         c.__name__ == "DTensor" and c.__module__.startswith("torch.distributed")
         for c in cls.__mro__
     )
+
+
+def is_dtensor(x: torch.Tensor) -> bool:
+    """Whether ``x`` is a DTensor (the torch engine casts those by ``_shards``)."""
+    return type(x) is not torch.Tensor and _is_dtensor_class(type(x))
+
+
+@torch.compiler.assume_constant_result
+def _is_dtensor_class(cls: type) -> bool:
+    """:func:`_is_dtensor` as a constant to dynamo (which cannot walk ``__mro__``)."""
+    return _is_dtensor(cls)
 
 
 def tensor_refusal(x: torch.Tensor) -> str | None:
@@ -56,7 +68,7 @@ def _class_refusal(cls: type) -> str | None:
     if _is_dtensor(cls):
         return (
             "a DTensor; cast its local shard x.to_local() (or the whole tensor, "
-            "x.full_tensor()): tcast does not cast DTensors yet"
+            "x.full_tensor()): this engine does not cast DTensors (tcast_torch does)"
         )
     hooks = own_hooks(cls, torch.Tensor, _HOOKS, _INERT)
     if hooks:

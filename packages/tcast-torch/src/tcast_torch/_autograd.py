@@ -17,7 +17,7 @@ import torch
 from tcast.kit import CastRequest
 
 from ._run import cast_checked, scaled_inputs
-from ._scale import f32, make_plan
+from ._scale import Given, f32, make_plan
 from ._tiles import from_layout
 
 __all__ = ["GRAD_MODES", "clipped_mask", "virtual_with_grad"]
@@ -26,15 +26,18 @@ __all__ = ["GRAD_MODES", "clipped_mask", "virtual_with_grad"]
 GRAD_MODES = ("ste", "saturate")
 
 
-def clipped_mask(x32: torch.Tensor, req: CastRequest) -> torch.Tensor:
-    """True where the cast clips (saturates) the float32 input, in x's shape."""
+def clipped_mask(x32: torch.Tensor, req: CastRequest, given: Given | None = None) -> torch.Tensor:
+    """True where the cast clips (saturates) the float32 input, in x's shape.
+
+    ``given``: the block statistics of the cast (a shard's window, ``_local``).
+    """
     n = req.dtype.nspec
     if req.layout is None:
         return ~(x32.abs() <= f32(n.max_value))  # NaN counts as clipped
     til = from_layout(req.layout)
     blocks = til.to_blocks(x32)
     rows = blocks.reshape(-1, blocks.shape[-1])
-    plan = make_plan(rows, req, til)
+    plan = make_plan(rows, req, til, given=given)
     xs = scaled_inputs(rows, plan, req.rules)  # the same scaled inputs the encoder rounds
     if n.is_uint:
         inside = (xs >= 0) & (xs <= f32(n.maxint))
@@ -61,18 +64,24 @@ class _VirtualCast(torch.autograd.Function):
 
 
 def virtual_with_grad(
-    x: torch.Tensor, req: CastRequest, grad: str, fast: bool, run: Callable | None = None
+    x: torch.Tensor,
+    req: CastRequest,
+    grad: str,
+    fast: bool,
+    run: Callable | None = None,
+    given: Given | None = None,
 ) -> torch.Tensor:
     """The virtual cast of a checked request as a differentiable function of x.
 
     ``fast`` is the caller's decision on the fast path (``_fast.fast_path_applies``);
     ``run(v, req)`` computes the values instead of this engine (the Triton engine's kernels:
-    the same bits, the same gradients).
+    the same bits, the same gradients); ``given`` the block statistics to use (a shard's
+    window: ``_local``).
     """
     if run is None:
 
         def values(v):
-            return cast_checked(v, req, fast)
+            return cast_checked(v, req, fast, given)
 
     else:
 
@@ -83,6 +92,6 @@ def virtual_with_grad(
     if grad == "saturate":
 
         def mask_fn(v):
-            return clipped_mask(v.to(torch.float32), req)
+            return clipped_mask(v.to(torch.float32), req, given)
 
     return _VirtualCast.apply(x, values, mask_fn)

@@ -2,7 +2,8 @@
 
 ``run_cast`` is the engine's ``run``: it picks the autograd wrapper (a virtual cast of a
 tensor that requires grad), the compiled kernel (``_compiled``) or the eager path
-(``_run.cast_checked``), and whether the fast path (``_fast``) applies, once.
+(``_run.cast_checked``), and whether the fast path (``_fast``) applies, once; DTensors go
+to ``_shards``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import torch
 from tcast import CastResult, RoundMode, SpecError
 from tcast.kit import CastRequest
 
+from ._accept import is_dtensor
 from ._autograd import GRAD_MODES, virtual_with_grad
 from ._compiled import call_compiled, compiled_cast, use_compiled
 from ._fast import fast_path_applies
+from ._local import TORCH_LOCAL
 from ._run import cast_checked
+from ._shards import cast_dtensor
 
 __all__ = ["check_run_options", "run_cast"]
 
@@ -35,7 +39,12 @@ def check_run_options(grad: object, compile: object) -> None:
 def run_cast(
     x: torch.Tensor, req: CastRequest, grad: str = "ste", compile: bool | None = None
 ) -> torch.Tensor | CastResult:
-    """Run a checked request (the options checked by :func:`check_run_options`)."""
+    """Run a checked request (the options checked by :func:`check_run_options`).
+
+    A DTensor is cast shard by shard (``_shards``), eagerly whatever ``compile`` says.
+    """
+    if is_dtensor(x):
+        return cast_dtensor(x, req, TORCH_LOCAL, grad)
     fast = req.layout is not None and fast_path_applies(x, req)
     if req.virtual and x.requires_grad and torch.is_grad_enabled():
         return virtual_with_grad(x, req, grad, fast)

@@ -10,9 +10,10 @@ import torch
 from tcast import CastModes, CastResult, DataType, SpecError
 from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
-from ._accept import tensor_refusal
+from ._accept import is_dtensor, tensor_refusal
 from ._cast import run_cast
 from ._run import OPS, check_rbits, run_upcast
+from ._shards import dtensor_refusal, same_sharding, upcast_dtensor
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -60,12 +61,42 @@ class TorchEngine(EngineBase):
         return cast_rules(dtype, modes.scalemode, remember=not torch.compiler.is_compiling())
 
     def refusal(self, a: torch.Tensor) -> str | None:
-        """DTensors, subclasses with their own dispatch, nested and sparse tensors (``_accept``)."""
+        """Dispatching subclasses, nested, sparse tensors; DTensors ``_shards`` cannot split."""
+        if is_dtensor(a):
+            return dtensor_refusal(a)
         return tensor_refusal(a)
 
     def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
-        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""
+        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view.
+
+        For a DTensor ``x``: a DTensor of its mesh and placements, or a plain tensor of its
+        whole shape; a DTensor ``rbits`` needs a DTensor ``x`` sharded alike.
+        """
+        if is_dtensor(rbits) and not (is_dtensor(x) and same_sharding(x, rbits)):
+            raise SpecError(
+                "rbits is a DTensor: it must be sharded like x (a DTensor of the same mesh "
+                "and placements), or be a plain tensor of x's whole shape"
+            )
         return check_rbits(x, rbits)
+
+    def upcast(self, result: CastResult) -> torch.Tensor:
+        """Decode a result; a DTensor cast's result (parts DTensors) to a DTensor.
+
+        Raises:
+            SpecError: as ``EngineBase.upcast``; a result mixing DTensor and plain parts.
+            UnsupportedError: as ``EngineBase.upcast``.
+        """
+        if isinstance(result, CastResult):
+            parts = [getattr(result, n) for n in ("data", "scale", "zero", "tenscale", "mask")]
+            kinds = {is_dtensor(a) for a in parts if isinstance(a, torch.Tensor)}
+            if kinds == {True}:
+                return upcast_dtensor(result, super().upcast)
+            if kinds == {True, False}:
+                raise SpecError(
+                    "a CastResult with DTensor and plain tensor parts: the parts of a "
+                    "DTensor cast's result are all DTensors (or call .full_tensor() on each)"
+                )
+        return super().upcast(result)
 
     def check_result_arrays(self, result: CastResult) -> None:
         """Every part on the device of ``data`` (the kit checked dtypes and shapes)."""

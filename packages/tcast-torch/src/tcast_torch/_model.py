@@ -37,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -472,7 +473,8 @@ def quantize_model(
 
     Raises:
         AlreadyQuantizedError: the model already carries tcast_torch quantization.
-        UnsupportedError: ``model`` is not an nn.Module; a rule's pattern is the exact name
+        UnsupportedError: ``model`` is not an nn.Module, or is already wrapped by FSDP2's
+            ``fully_shard`` (quantize first, then shard); a rule's pattern is the exact name
             of a module of an unsupported type; input quantization for the ``out_proj`` of
             an ``nn.MultiheadAttention`` (which never calls it); a weight of a dtype
             tcast_torch does not cast (float64); under ``strict``, see above.
@@ -498,6 +500,13 @@ def quantize_model(
             f"the model is already quantized by tcast_torch: {', '.join(already)}; call "
             f"remove() on its QuantHandle first"
         )
+    sharded = _fsdp_wrapped(named)
+    if sharded:
+        raise UnsupportedError(
+            f"the model is already wrapped by FSDP2's fully_shard ({', '.join(sharded[:5])}): "
+            f"FSDP2 gathers the parameters it registered, which a weight parametrization "
+            f"moves; call quantize_model on the model first, then fully_shard"
+        )
 
     layers, sites = _plan(named, rule_list, strict)
     handle = QuantHandle(model, tuple(layers))
@@ -510,6 +519,15 @@ def quantize_model(
         handle.remove()
         raise
     return handle
+
+
+def _fsdp_wrapped(named) -> list[str]:
+    """The modules that FSDP2's ``fully_shard`` wrapped (none unless FSDP2 is imported)."""
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    cls = getattr(fsdp, "FSDPModule", None)
+    if cls is None:
+        return []
+    return [n or "<model>" for n, m in named if isinstance(m, cls)]
 
 
 def _plan(named, rules: list[QuantRule], strict: bool):

@@ -19,7 +19,7 @@ from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import philox_stream
-from ._scale import Ops, Plan, make_plan
+from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
 __all__ = [
@@ -86,11 +86,14 @@ def random_source_bits(req: CastRequest, x: torch.Tensor) -> torch.Tensor | None
 
 
 # ----------------------------------------------------------------- the cast
-def cast_checked(x: torch.Tensor, req: CastRequest, fast: bool) -> torch.Tensor | CastResult:
+def cast_checked(
+    x: torch.Tensor, req: CastRequest, fast: bool, given: Given | None = None
+) -> torch.Tensor | CastResult:
     """The eager cast of a checked request.
 
     ``fast`` is the caller's decision (:func:`tcast_torch._fast.fast_path_applies`); the
-    tests pass False to compare the two paths.
+    tests pass False to compare the two paths. ``given``: the block statistics to use
+    instead of reducing x's blocks (a shard's window, ``_local``; not with ``fast``).
     """
     if req.layout is None:
         return _unscaled(x, req, random_source_bits(req, x))
@@ -101,7 +104,7 @@ def cast_checked(x: torch.Tensor, req: CastRequest, fast: bool) -> torch.Tensor 
             return out
         codes, scale, tcode = out
         return build_result(req, codes, OPS, "torch", scale=scale, tenscale=tcode)
-    return _scaled(x, req, til, random_source_bits(req, x))
+    return _scaled(x, req, til, random_source_bits(req, x), given)
 
 
 def _f32_keeping_nan_sign(x: torch.Tensor) -> torch.Tensor:
@@ -191,11 +194,17 @@ def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
     return _finish(_element_values(q, plan, rules), plan, q)
 
 
-def _scaled(x: torch.Tensor, req: CastRequest, til: Tiling, rb: torch.Tensor | None):
+def _scaled(
+    x: torch.Tensor,
+    req: CastRequest,
+    til: Tiling,
+    rb: torch.Tensor | None,
+    given: Given | None = None,
+):
     blocks = til.to_blocks(x.to(torch.float32))
     length = blocks.shape[-1]
     rows = blocks.reshape(-1, length)
-    plan = make_plan(rows, req, til)
+    plan = make_plan(rows, req, til, given=given)
     virtual = req.virtual
     rules = req.rules
     out = None

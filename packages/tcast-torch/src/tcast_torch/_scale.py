@@ -30,7 +30,18 @@ from ._bits import floor_log2_small, split_f32, to_bits
 from ._codec import decode, encode
 from ._tiles import Tiling
 
-__all__ = ["Ops", "Plan", "div", "exponent_codes", "f32", "float_scale", "make_plan", "recip"]
+__all__ = [
+    "Given",
+    "Ops",
+    "Plan",
+    "block_stats",
+    "div",
+    "exponent_codes",
+    "f32",
+    "float_scale",
+    "make_plan",
+    "recip",
+]
 
 #: The smallest magnitude that rounds to Inf in float32: halfway from the max to 2**128
 #: (a tie, and the max's significand is odd, so it rounds up).
@@ -220,13 +231,60 @@ def keep_mask(rows: torch.Tensor, til: Tiling) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class Given:
+    """Block statistics reduced elsewhere (across the shards of a DTensor), per row.
+
+    Attributes:
+        hi: float32 per row: the amax of the kept elements, or for uint data
+            ``max(max, 0)``; NaN where the block holds NaN or Inf.
+        lo: float32 per row for uint data, ``min(min, 0)`` (NaN as ``hi``), else None.
+        tamax: float32 0-d, the whole tensor's amax (two-level scaling), else None.
+    """
+
+    hi: torch.Tensor
+    lo: torch.Tensor | None = None
+    tamax: torch.Tensor | None = None
+
+
+def _magnitude_bits(v: torch.Tensor) -> torch.Tensor:
+    """|v| as int32 bits: ordered like |v|, NaN above Inf (an exact integer MAX reduces it)."""
+    return to_bits(v) & 0x7FFFFFFF
+
+
+def block_stats(
+    rows: torch.Tensor, req: CastRequest, til: Tiling
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per row: the magnitude bits of what :func:`make_plan` reduces (``hi``, ``lo``).
+
+    ``hi`` is the amax of the kept elements (uint data: ``max(max, 0)``), ``lo`` for uint
+    data ``|min(min, 0)|``; as int32 magnitude bits (:func:`_magnitude_bits`), so that
+    the statistics of a block split over shards reduce exactly by an integer MAX and come
+    back as float32 by a bit view (``Given``).
+    """
+    if til.sparse_m:
+        rows = torch.where(keep_mask(rows, til), rows, 0.0)
+    if req.dtype.nspec.is_uint:
+        lo = torch.clamp_max(rows.amin(-1), 0.0)
+        hi = torch.clamp_min(rows.amax(-1), 0.0)
+        return _magnitude_bits(hi), _magnitude_bits(lo)
+    return _magnitude_bits(rows.abs().amax(-1)), None
+
+
 def make_plan(
-    rows: torch.Tensor, req: CastRequest, til: Tiling, *, amax: torch.Tensor | None = None
+    rows: torch.Tensor,
+    req: CastRequest,
+    til: Tiling,
+    *,
+    amax: torch.Tensor | None = None,
+    given: Given | None = None,
 ) -> Plan:
     """Reduce every row (block) to its scale (SEMANTICS.md §5), by the kit's recipe.
 
     ``amax`` is the rows' max magnitude when the caller has it already (the fast path);
     it is ignored (recomputed) where sparsity or unsigned elements change what is reduced.
+    ``given`` replaces every reduction (the statistics of whole blocks of which ``rows``
+    hold a part: a shard of a DTensor); the sparsity mask is still the rows' own.
     """
     dt, rules = req.dtype, req.rules
     n, snum = dt.nspec, dt.sspec.scale
@@ -237,8 +295,11 @@ def make_plan(
         rows = torch.where(keep, rows, 0.0)
     if n.is_uint:
         # the range always holds 0 (§5.7); NaN propagates through both reductions
-        lo = torch.clamp_max(rows.amin(-1), 0.0)
-        hi = torch.clamp_min(rows.amax(-1), 0.0)
+        if given is not None:
+            lo, hi = -given.lo, given.hi
+        else:
+            lo = torch.clamp_max(rows.amin(-1), 0.0)
+            hi = torch.clamp_min(rows.amax(-1), 0.0)
         nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
         out = run_recipe(
             rules.scale,
@@ -258,13 +319,17 @@ def make_plan(
             out["dec"],
             keep,
         )
-    if amax is None or keep is not None:
+    if given is not None:
+        amax = given.hi
+    elif amax is None or keep is not None:
         amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
     inputs = {"amax": torch.where(nonfinite, 0.0, amax)}
     all_bad = None
     if dt.is_multiscale:
-        if amax.numel():
+        if given is not None and given.tamax is not None:
+            t_amax = given.tamax.reshape(())
+        elif amax.numel():
             t_amax = torch.where(nonfinite, torch.inf, amax).amax()
         else:
             t_amax = amax.new_zeros(())

@@ -11,6 +11,9 @@
   tilings of one datatype, the transposed second result);
 * :func:`result_form`, :func:`check_result_parts`, :func:`check_result_codes`: what a valid
   CastResult is, checked before an upcast decodes it;
+* :func:`shard_blocks`, :func:`cut_blocks`, :func:`groups_cut`, :func:`part_grid_starts`:
+  which blocks of a sharded array its parts share (SEMANTICS.md §9.1), for engines that cast
+  shards (tcast_torch's DTensor path);
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
   :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``).
 
@@ -54,6 +57,14 @@ from ._rules import (
     scale_bounds,
     sig24,
 )
+from ._shards import (
+    ShardBlocks,
+    cut_blocks,
+    groups_cut,
+    pad_keeps,
+    part_grid_starts,
+    shard_blocks,
+)
 
 __all__ = [
     "F32_MAX",
@@ -68,6 +79,7 @@ __all__ = [
     "PartForm",
     "Recipe",
     "RecipeOps",
+    "ShardBlocks",
     "Step",
     "UpcastParts",
     "as_datatype",
@@ -79,24 +91,29 @@ __all__ = [
     "check_transposed",
     "code_dtype_name",
     "column_datatype",
+    "cut_blocks",
     "dual_by_casts",
     "dual_requests",
     "dual_with",
     "element_max",
     "exponent_scale_rule",
     "from_blocked",
+    "groups_cut",
     "input_dtype_name",
     "make_request",
     "nan_keeps_sign",
     "normalize_args",
     "normalize_seed",
     "own_hooks",
+    "pad_keeps",
+    "part_grid_starts",
     "plain_result",
     "range_scale_rule",
     "result_form",
     "run_dual",
     "run_recipe",
     "scale_bounds",
+    "shard_blocks",
     "sig24",
     "to_blocked",
     "transposed_request",

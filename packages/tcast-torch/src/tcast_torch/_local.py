@@ -1,0 +1,59 @@
+"""The torch engine's casts of one process's window of a DTensor (``_shards.LocalCast``)."""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import CastResult
+from tcast.kit import CastRequest
+
+from ._autograd import virtual_with_grad
+from ._fast import fast_path_applies
+from ._run import cast_checked
+from ._scale import Given, block_stats
+from ._shards import BlockStats
+from ._tiles import from_layout
+
+__all__ = ["TORCH_LOCAL"]
+
+
+class _TorchLocal:
+    """Block statistics and casts with given statistics, by this engine (eager)."""
+
+    def stats(self, window: torch.Tensor, req: CastRequest) -> BlockStats:
+        til = from_layout(req.layout)
+        with torch.no_grad():
+            blocks = til.to_blocks(window.to(torch.float32))
+            hi, lo = block_stats(blocks.reshape(-1, blocks.shape[-1]), req, til)
+        counts = til.scale_counts_shape
+        return BlockStats(
+            til.scales_from_blocks(hi.reshape(counts)),
+            None if lo is None else til.scales_from_blocks(lo.reshape(counts)),
+        )
+
+    def cast(
+        self, window: torch.Tensor, req: CastRequest, stats: BlockStats | None, grad: str
+    ) -> torch.Tensor | CastResult:
+        given = None if stats is None else _given(stats, req)
+        fast = given is None and req.layout is not None and fast_path_applies(window, req)
+        if req.virtual and window.requires_grad and torch.is_grad_enabled():
+            return virtual_with_grad(window, req, grad, fast, given=given)
+        with torch.no_grad():
+            return cast_checked(window, req, fast, given)
+
+
+def _given(stats: BlockStats, req: CastRequest) -> Given:
+    """Per-row float32 statistics from the scale-array-shaped magnitude bits."""
+    til = from_layout(req.layout)
+
+    def rows(bits: torch.Tensor | None) -> torch.Tensor | None:
+        if bits is None:
+            return None
+        return til.scales_to_blocks(bits).reshape(-1).view(torch.float32)
+
+    tamax = None if stats.tamax is None else stats.tamax.view(torch.float32)
+    return Given(rows(stats.hi), rows(stats.lo), tamax)
+
+
+#: The torch engine's LocalCast.
+TORCH_LOCAL = _TorchLocal()

@@ -1,0 +1,837 @@
+"""Casts of DTensors, bit for bit the cast of the whole tensor (SEMANTICS.md §9.1).
+
+Every process casts its own shard; what it needs from the others is only the statistics
+of the blocks its shard shares with them (``tcast.kit.cut_blocks``):
+
+1. the shard is padded in front to a block boundary of the whole tensor (its *window*,
+   ``tcast.kit.shard_blocks``), so that the window's own block layout has the whole
+   tensor's blocks; stochastic rounding's random words are those of the elements' flat
+   indices in the whole tensor;
+2. where a block is shared (a tile cut by a shard boundary, a channel or a tensor scale
+   along a sharded dimension) or the datatype has a tensor scale over tiles (NVFP4), the
+   window's block statistics (amax; uint data: the range) are reduced across the shards by
+   one ``all_reduce(MAX)`` per mesh dimension that cuts blocks (two-level scaling: per
+   sharding mesh dimension), on the statistics' magnitude bits as int32 (exact);
+   otherwise nothing is communicated;
+3. the window is cast with those statistics and cropped back to the shard;
+4. actual casts: each scale part (scale; zero point) of shared blocks is gathered (one
+   more ``all_reduce(MAX)`` of its codes per such mesh dimension, so two for a zero-point
+   datatype) and held replicated along it; scales of unshared blocks stay sharded like the
+   input when the shards split the scale array as DTensor would (``torch.chunk``), else are
+   gathered too. A tensor scale's code is computed alike everywhere: never gathered.
+
+Sparsity groups cut by a shard boundary are the one case statistics cannot cover (the
+ranking needs the other shard's elements): one ``all_reduce(MAX)`` of a refusal flag per
+sharding mesh dimension, then the whole tensor is gathered (``full_tensor()``), cast, and
+each process keeps its part (actual casts: scale codes gathered as in 4). Upcasts make no
+collective, except of such a result: the flag's all_reduce, then ``full_tensor()`` of every
+part. A local shard of another shape than DTensor's split is known to its process only: the
+refusal rides as a flag in the cast's first collective, so that every process raises alike
+(:func:`cast_dtensor`). Compress casts of sharded tensors (one C-order packed stream of the
+whole tensor) and blocked scale layouts are refused. The engine's own array work comes in
+as a :class:`LocalCast`, so that another engine reuses this module with its kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from tcast import CastMode, CastResult, RoundMode, SpecError, UnsupportedError, block_layout
+from tcast.kit import (
+    CastRequest,
+    ShardBlocks,
+    cut_blocks,
+    groups_cut,
+    make_request,
+    pad_keeps,
+    part_grid_starts,
+    shard_blocks,
+)
+
+from ._accept import is_dtensor
+from ._philox import philox_bits, philox_stream
+
+__all__ = [
+    "BlockStats",
+    "LocalCast",
+    "ShardSpec",
+    "cast_dtensor",
+    "dtensor_refusal",
+    "same_sharding",
+    "shard_spec",
+    "upcast_dtensor",
+]
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    """Block statistics of a window as int32 magnitude bits, in its scale array's shape.
+
+    Attributes:
+        hi: the amax of each block's kept elements (uint data: ``max(max, 0)``); bits of
+            ``|v|``, so that NaN ranks above Inf above every number and an integer MAX over
+            shards is the exact amax.
+        lo: uint data: ``|min(min, 0)|`` per block, else None.
+        tamax: 0-d, the whole tensor's amax (two-level scaling), or None.
+    """
+
+    hi: torch.Tensor
+    lo: torch.Tensor | None = None
+    tamax: torch.Tensor | None = None
+
+
+class LocalCast(Protocol):
+    """An engine's array work on one process's window (the torch engine's: ``_local``).
+
+    Decoding a window needs no hook: ``upcast_dtensor`` takes the engine's checked upcast of
+    a result of plain tensors.
+    """
+
+    def stats(self, window: torch.Tensor, request: CastRequest) -> BlockStats:
+        """The window's own block statistics (``tamax`` None)."""
+        ...
+
+    def cast(
+        self, window: torch.Tensor, request: CastRequest, stats: BlockStats | None, grad: str
+    ) -> torch.Tensor | CastResult:
+        """The cast of the window with these statistics (None: its own)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Split:
+    """One mesh dimension that shards a tensor dimension.
+
+    Attributes:
+        mesh_dim: the mesh dimension.
+        dim: the tensor dimension it shards (non-negative).
+        starts: the first index of each part along ``dim``, in mesh order.
+    """
+
+    mesh_dim: int
+    dim: int
+    starts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Where this process's shard of a DTensor lies in the whole tensor.
+
+    Attributes:
+        mesh: the device mesh.
+        placements: the placements, one per mesh dimension.
+        shape: the whole tensor's shape.
+        offsets: the shard's first index along each dimension.
+        lengths: the shard's shape.
+        splits: the mesh dimensions that shard a tensor dimension.
+    """
+
+    mesh: Any
+    placements: tuple[Any, ...]
+    shape: tuple[int, ...]
+    offsets: tuple[int, ...]
+    lengths: tuple[int, ...]
+    splits: tuple[Split, ...]
+
+
+def chunk_starts(size: int, parts: int) -> tuple[int, ...]:
+    """DTensor's ``Shard`` split (``torch.chunk``): part starts, ``ceil(size / parts)`` apart."""
+    chunk = -(-size // parts) if parts else 0
+    return tuple(min(k * chunk, size) for k in range(parts))
+
+
+def _placement_refusal(x: torch.Tensor) -> str | None:
+    from torch.distributed.tensor import Replicate, Shard
+
+    dims: set[int] = set()
+    for i, p in enumerate(x.placements):
+        if isinstance(p, Replicate):
+            continue
+        if type(p) is not Shard:
+            name = type(p).__name__.lstrip("_")
+            fix = (
+                "x.redistribute(placements=[Replicate()]) (or x.full_tensor())"
+                if name == "Partial"
+                else "x.full_tensor(), or a DTensor with Shard and Replicate placements"
+            )
+            return (
+                f"a DTensor with a {name} placement ({p}) on mesh dimension {i}: tcast casts "
+                f"DTensors "
+                f"sharded by Shard(d) and Replicate() only; cast {fix}"
+            )
+        d = p.dim % x.ndim
+        if d in dims:
+            return (
+                f"a DTensor sharded twice along dimension {d} ({list(x.placements)}): tcast "
+                f"casts DTensors with each dimension sharded by one mesh dimension; "
+                f"redistribute it or cast x.full_tensor()"
+            )
+        dims.add(d)
+    return None
+
+
+def dtensor_refusal(x: torch.Tensor) -> str | None:
+    """Why a DTensor cannot be cast here (placements tcast does not split), or None."""
+    return _placement_refusal(x)
+
+
+def shard_spec(x: torch.Tensor) -> ShardSpec:
+    """The :class:`ShardSpec` of this process's shard of DTensor ``x``.
+
+    Raises:
+        UnsupportedError: placements :func:`dtensor_refusal` refuses, a local shard of
+            another shape than DTensor's ``Shard`` split gives (``from_local`` with
+            shapes of one's own), or a DTensor whose split :func:`chunk_starts` does not
+            reproduce.
+    """
+    spec, why = _shard_spec(x)
+    if why:
+        raise UnsupportedError(_refusal(spec, _own_flag(why)))
+    return spec
+
+
+#: Why :func:`_shard_spec` refuses this process's shard (0: it does not).
+MISSHAPEN, OTHER_SPLIT = 1, 2
+
+
+def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, int]:
+    """The :class:`ShardSpec` of DTensor ``x``, and why this process's shard is refused.
+
+    ``MISSHAPEN``: the local shard has another shape than DTensor's ``Shard`` split gives;
+    ``OTHER_SPLIT``: DTensor places it elsewhere than :func:`chunk_starts` says (a torch
+    whose split rule changed); 0: neither. Either is this process's own finding (another
+    process's shard may be fine): a caller that communicates must tell the others before
+    raising (see :func:`cast_dtensor`). Placements tcast refuses are the same in every
+    process and raise here.
+    """
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+
+    why = _placement_refusal(x)
+    if why is not None:
+        raise UnsupportedError(f"tcast_torch does not take x: it is {why}")
+    mesh, placements, shape = x.device_mesh, tuple(x.placements), tuple(x.shape)
+    splits = tuple(
+        Split(i, p.dim % x.ndim, chunk_starts(shape[p.dim % x.ndim], mesh.size(i)))
+        for i, p in enumerate(placements)
+        if p.is_shard()
+    )
+    lengths, offsets = compute_local_shape_and_global_offset(shape, mesh, placements)
+    spec = ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
+    if tuple(x.to_local().shape) != tuple(lengths):
+        return spec, MISSHAPEN
+    coordinate = mesh.get_coordinate()
+    for s in splits if coordinate is not None else ():
+        # the windows, cut blocks and scale placements all use chunk_starts: DTensor's own
+        # offsets must agree (an empty shard's offset is not compared: nothing is there)
+        if lengths[s.dim] and s.starts[coordinate[s.mesh_dim]] != offsets[s.dim]:
+            return spec, OTHER_SPLIT
+    return spec, 0
+
+
+def _own_flag(why: int) -> int:
+    """This process's refusal as an int32 flag: MAX over processes picks one alike."""
+    return (dist.get_rank() + 1) * 4 + why if why else 0
+
+
+def _refusal(spec: ShardSpec, flag: int) -> str:
+    """The refusal a flag (:func:`_own_flag`, reduced) stands for, the same in every process."""
+    rank, why = flag // 4 - 1, flag % 4
+    what = (
+        "has another shape than DTensor's Shard split gives (DTensor.from_local with shapes "
+        "of one's own)"
+        if why == MISSHAPEN
+        else "lies elsewhere than tcast's split (torch.chunk's) places it: this torch's "
+        "DTensor splits tensors otherwise"
+    )
+    return (
+        f"tcast_torch does not take x: a DTensor of shape {spec.shape} and placements "
+        f"{list(spec.placements)} whose local shard in process {rank} {what}: tcast cannot "
+        f"place it in the whole tensor; redistribute it or cast x.full_tensor()"
+    )
+
+
+# ----------------------------------------------------------------- small tensor helpers
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _pad_front(a: torch.Tensor, pads: tuple[int, ...], value: Any = 0) -> torch.Tensor:
+    """``a`` preceded by ``pads[d]`` elements of ``value`` along each dimension."""
+    if not any(pads):
+        return a
+    if a.dtype == torch.bool or not a.is_floating_point():
+        out = torch.full(
+            tuple(p + n for p, n in zip(pads, a.shape, strict=True)),
+            value,
+            dtype=a.dtype,
+            device=a.device,
+        )
+        out[tuple(slice(p, None) for p in pads)] = a
+        return out
+    spec: list[int] = []
+    for p in reversed(pads):  # F.pad lists the last dimension first; differentiable
+        spec.extend((p, 0))
+    return F.pad(a, spec, value=float(value))
+
+
+def _crop(a: torch.Tensor, pads: tuple[int, ...], lengths: tuple[int, ...]) -> torch.Tensor:
+    for d, (p, n) in enumerate(zip(pads, lengths, strict=True)):
+        if p or a.shape[d] != n:
+            a = a.narrow(d, p, n)
+    return a.contiguous()
+
+
+def _wide(codes: torch.Tensor) -> torch.Tensor:
+    """Unsigned codes as int64 (torch reduces neither uint16 nor uint32)."""
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(codes.dtype)
+    if signed is None:
+        return codes.to(torch.int64)
+    return codes.view(signed).to(torch.int64) & ((1 << (8 * codes.element_size())) - 1)
+
+
+def _narrow(wide: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(dtype)
+    if signed is None:
+        return wide.to(dtype)
+    return wide.to(signed).view(dtype)  # int64 -> int16/int32 keeps the low bits
+
+
+def _max_reduce(t: torch.Tensor, spec: ShardSpec, mesh_dim: int) -> None:
+    if t.numel():
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(mesh_dim))
+
+
+# ----------------------------------------------------------------- the cast
+def _window_rbits(
+    req: CastRequest, spec: ShardSpec, pads: tuple[int, ...], device: torch.device
+) -> torch.Tensor | None:
+    """The random words of the window's elements (0 in the padding).
+
+    Seeded: the words of the elements' flat indices in the whole tensor (SEMANTICS.md
+    §3.3); explicit bits: their shard (a DTensor's local part, or a slice of a whole tensor).
+    """
+    if req.roundmode is not RoundMode.STOCHASTIC:
+        return None
+    if req.seed is None:
+        rb = req.rbits
+        rb = rb.to_local() if _is_dtensor(rb) else rb[_shard_slices(spec)]
+        return _pad_front(rb.view(torch.int32), pads)
+    strides = _contiguous_strides(spec.shape)
+    window = tuple(n + p for n, p in zip(spec.lengths, pads, strict=True))
+    partial = [d for d, n in enumerate(window) if n != spec.shape[d]]
+    first = [o - p for o, p in zip(spec.offsets, pads, strict=True)]  # the window's corner
+    if len(partial) <= 1 and all(window[d] == 1 for d in range(partial[0] if partial else 0)):
+        # one run of flat indices (rows of a Shard(0)): each Philox call serves four words
+        start = sum(o * st for o, st in zip(first, strides, strict=True))
+        return philox_stream(req.seed, start, math.prod(window), device).reshape(window)
+    index = torch.zeros((), dtype=torch.int64, device=device)
+    for d, stride in enumerate(strides):
+        n = spec.lengths[d] + pads[d]
+        pos = torch.arange(n, dtype=torch.int64, device=device) + first[d]
+        shape = [1] * len(spec.shape)
+        shape[d] = n
+        index = index + pos.reshape(shape) * stride
+    index = index.expand(window)
+    return philox_bits(req.seed, index.contiguous())
+
+
+def _shard_slices(spec: ShardSpec) -> tuple[slice, ...]:
+    return tuple(slice(o, o + n) for o, n in zip(spec.offsets, spec.lengths, strict=True))
+
+
+def _is_dtensor(a: Any) -> bool:
+    return isinstance(a, torch.Tensor) and is_dtensor(a)
+
+
+def _reduce(
+    stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpec, flag: int
+) -> tuple[BlockStats, int]:
+    """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one.
+
+    ``flag`` (this process's refusal, :func:`_own_flag`) rides in each buffer, so
+    that the returned flag (the MAX over the processes this one communicates with) tells
+    every process of a refusal without a collective of its own; a mesh dimension with no
+    statistics to reduce but codes to gather later (:func:`_comm_splits`) reduces the flag
+    alone, so that it reaches every process a later collective would wait for.
+    """
+    layout = req.layout
+    comm = _comm_splits(req, spec)
+    hi = stats.hi.clone()
+    lo = None if stats.lo is None else stats.lo.clone()
+    tamax = None
+    if req.dtype.is_multiscale:
+        tamax = hi.max() if hi.numel() else hi.new_zeros(())
+    for s in spec.splits:
+        cuts = cut_blocks(layout, s.dim, s.starts)
+        parts, put_back = [], []
+        if cuts and not layout.dims:  # a tensor scale: the one block
+            parts = [a.reshape(1) for a in (hi, lo) if a is not None]
+        elif cuts:
+            d, count = s.dim, hi.shape[s.dim]
+            pos = [(j, c - sb.grid_start[d]) for j, c in enumerate(cuts)]
+            pos = [(j, k) for j, k in pos if 0 <= k < count]
+            j_idx = torch.tensor([j for j, _ in pos], dtype=torch.int64, device=hi.device)
+            k_idx = torch.tensor([k for _, k in pos], dtype=torch.int64, device=hi.device)
+            shape = list(hi.shape)
+            shape[d] = len(cuts)
+            for a in (hi, lo):
+                if a is None:
+                    continue
+                buf = a.new_zeros(shape)  # 0 is below every magnitude: MAX's identity here
+                buf.index_copy_(d, j_idx, a.index_select(d, k_idx))
+                parts.append(buf)
+                put_back.append((a, d, j_idx, k_idx))
+        if tamax is not None:
+            parts.append(tamax.reshape(1))
+        if not parts and s not in comm:
+            continue
+        parts.append(hi.new_full((1,), flag))  # hi is int32: the flag is exact
+        flat = torch.cat([p.reshape(-1) for p in parts])
+        dist.all_reduce(flat, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
+        pieces = list(torch.split(flat, [p.numel() for p in parts]))
+        flag = int(pieces.pop())
+        if tamax is not None:
+            tamax = pieces.pop().reshape(())
+        if cuts and not layout.dims:
+            hi = pieces.pop(0).reshape(hi.shape)
+            lo = None if lo is None else pieces.pop(0).reshape(lo.shape)
+        for (a, d, j_idx, k_idx), piece in zip(put_back, pieces, strict=True):
+            shape = list(a.shape)
+            shape[d] = len(cuts)
+            a.index_copy_(d, k_idx, piece.reshape(shape).index_select(d, j_idx))
+    return BlockStats(hi, lo, tamax), flag
+
+
+def _gathers_codes(req: CastRequest, split: Split) -> bool:
+    """Whether :func:`_assemble` gathers scale codes along ``split`` (one all_reduce)."""
+    layout = req.layout
+    return (
+        req.castmode is not CastMode.VIRTUAL
+        and layout is not None
+        and bool(layout.dims)
+        and not _scales_split(layout, split)
+    )
+
+
+def _comm_splits(req: CastRequest, spec: ShardSpec) -> tuple[Split, ...]:
+    """The splits along whose mesh dimension a (non-gathering) cast communicates."""
+    if req.layout is None:
+        return ()
+    stats = _needs_reduce(req, spec)
+    return tuple(
+        s
+        for s in spec.splits
+        if (stats and (req.dtype.is_multiscale or cut_blocks(req.layout, s.dim, s.starts)))
+        or _gathers_codes(req, s)
+    )
+
+
+def _agree(flag: int, splits: tuple[Split, ...], spec: ShardSpec) -> int:
+    """The MAX of the refusal flags over the processes along ``splits`` (one int32 each)."""
+    for s in splits:
+        t = torch.tensor([flag], dtype=torch.int32, device=spec.mesh.device_type)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
+        flag = int(t.item())
+    return flag
+
+
+def _needs_reduce(req: CastRequest, spec: ShardSpec) -> bool:
+    if not spec.splits:
+        return False
+    if req.dtype.is_multiscale:
+        return True
+    return any(cut_blocks(req.layout, s.dim, s.starts) for s in spec.splits)
+
+
+def cast_dtensor(
+    x: torch.Tensor, req: CastRequest, local: LocalCast, grad: str = "ste"
+) -> torch.Tensor | CastResult:
+    """Cast DTensor ``x`` as ``req`` (made for x's whole shape) says, with an engine's casts.
+
+    ``local`` is the engine's :class:`LocalCast`. Returns a DTensor, or a CastResult of
+    DTensors (see the module docstring).
+
+    Raises:
+        UnsupportedError: placements or a local shape tcast cannot place
+            (:func:`shard_spec`; in every process of the cast's collectives when one
+            process's local shape is refused); a compress cast or the blocked scale layout
+            of a tensor sharded by some mesh dimension.
+    """
+    spec, why = _shard_spec(x)
+    # A local shard of the wrong shape is known to its own process only. Raising there
+    # alone would leave the others blocked in the cast's first collective, so the refusal
+    # rides in it as a flag (:func:`_own_flag`; MAX: the same in every process) and
+    # every process raises after it. The other refusals below depend on the placements,
+    # shape and request only, the same in every process: they raise at once everywhere.
+    flag = _own_flag(why)
+    if spec.splits and req.castmode is CastMode.COMPRESS:
+        raise UnsupportedError(
+            "tcast_torch does not compress a sharded DTensor: the compress stream packs the "
+            "codes of the whole tensor in C order, which shards cannot hold; cast with "
+            "castmode='actual' (codes sharded like x) and pack the local codes with "
+            "tcast_torch.pack_codes, or compress x.full_tensor()"
+        )
+    if spec.splits and req.blocked is not None:
+        raise UnsupportedError(
+            "tcast_torch does not lay out the scales of a sharded DTensor blocked (the "
+            "128 x 4 blocks span shards); cast with scale_layout='plain' and lay out the "
+            "gathered scales with tcast.kit.to_blocked, or cast x.full_tensor()"
+        )
+    layout = req.layout
+    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+        # full_tensor() gathers cannot carry the flag: one all_reduce of it per mesh
+        # dimension first, only on this path
+        flag = _agree(flag, spec.splits, spec)
+        if flag:
+            raise UnsupportedError(_refusal(spec, flag))
+        return _cast_gathered(x, req, spec, local, grad)
+    comm = _comm_splits(req, spec)
+    needs_reduce = layout is not None and _needs_reduce(req, spec)
+    if flag and not comm:
+        # this cast makes no collective: no other process waits for this one, so raising
+        # here alone blocks nobody
+        raise UnsupportedError(_refusal(spec, flag))
+    if comm and not needs_reduce:
+        # codes gathered without statistics reduced first (scales not split as DTensor
+        # splits them): the flag's own all_reduce precedes the cast
+        flag = _agree(flag, comm, spec)
+        if flag:
+            raise UnsupportedError(_refusal(spec, flag))
+    # a refusing process joins the statistics' reduction with a shard of the right shape
+    xl = x.to_local()
+    if flag:
+        xl = xl.new_zeros(spec.lengths)
+    if layout is None:
+        sb = ShardBlocks((0,) * x.ndim, spec.lengths, (0,) * x.ndim)
+    else:
+        sb = shard_blocks(layout, spec.offsets, spec.lengths)
+    if not spec.splits and (req.rbits is None or not _is_dtensor(req.rbits)):
+        wreq = req  # every mesh dimension replicates: the whole tensor is here
+    else:
+        # statistics take no random bits: a refusing process's may be of another shape
+        rbits = None if flag else _window_rbits(req, spec, sb.pads, xl.device)
+        wreq = make_request(
+            req.dtype, req.modes, None, rbits, sb.window, req.input_dtype, req.rules
+        )
+    window = _pad_front(xl, sb.pads)
+    stats = None
+    if needs_reduce:
+        stats, flag = _reduce(local.stats(window.detach(), wreq), req, sb, spec, flag)
+        if flag:
+            raise UnsupportedError(_refusal(spec, flag))
+    out = local.cast(window, wreq, stats, grad)
+    return _assemble(out, req, spec, sb)
+
+
+def _cast_gathered(
+    x: torch.Tensor, req: CastRequest, spec: ShardSpec, local: LocalCast, grad: str
+) -> torch.Tensor | CastResult:
+    """Sparsity groups cut by a shard boundary: cast the whole tensor, keep this part."""
+    full = x.full_tensor()
+    rbits = req.rbits
+    if rbits is not None and _is_dtensor(rbits):
+        rbits = rbits.full_tensor()
+    wreq = dataclasses.replace(req, rbits=rbits)
+    out = local.cast(full, wreq, None, grad)
+    whole = ShardBlocks(spec.offsets, spec.shape, (0,) * len(spec.shape))
+    return _assemble(out, req, spec, whole)
+
+
+def _assemble(
+    out: torch.Tensor | CastResult, req: CastRequest, spec: ShardSpec, win: ShardBlocks
+) -> torch.Tensor | CastResult:
+    """The shard's part of a window's result, as DTensors of the whole tensor's shape."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+
+    def like_x(a: torch.Tensor) -> torch.Tensor:
+        return DTensor.from_local(
+            _crop(a, win.pads, spec.lengths),
+            spec.mesh,
+            spec.placements,
+            run_check=False,
+            shape=torch.Size(spec.shape),
+            stride=_contiguous_strides(spec.shape),
+        )
+
+    if isinstance(out, torch.Tensor):
+        return like_x(out)
+
+    def replicated(a: torch.Tensor) -> torch.Tensor:
+        return _replicated(a, spec)
+
+    layout = req.layout
+    # a compress result (every mesh dimension replicates x) packs the whole tensor's codes
+    by_element = replicated if req.castmode is CastMode.COMPRESS else like_x
+    parts: dict[str, Any] = {"data": by_element(out.data)}
+    if out.mask is not None:
+        parts["mask"] = by_element(out.mask)
+    if out.tenscale is not None:
+        parts["tenscale"] = _replicated(out.tenscale, spec)
+    if layout is not None:
+        own = shard_blocks(layout, spec.offsets, spec.lengths)
+        counts = block_layout(own.window, req.dtype, req.transpose_scale).scale_shape
+        for name in ("scale", "zero"):
+            a = getattr(out, name)
+            if a is None:
+                continue
+            if not layout.dims:
+                parts[name] = _replicated(a, spec)
+                continue
+            for d, (g, n) in enumerate(zip(own.grid_start, counts, strict=True)):
+                start = g - win.grid_start[d]
+                if start or a.shape[d] != n:
+                    a = a.narrow(d, start, n)
+            placements = []
+            for i in range(len(spec.placements)):
+                split = next((s for s in spec.splits if s.mesh_dim == i), None)
+                if split is None:
+                    placements.append(Replicate())
+                elif _scales_split(layout, split):
+                    placements.append(Shard(split.dim))
+                else:
+                    d = split.dim
+                    a = _gather_codes(a, spec, split, own.grid_start[d], layout.scale_shape[d])
+                    placements.append(Replicate())
+            parts[name] = DTensor.from_local(
+                a.contiguous(),
+                spec.mesh,
+                placements,
+                run_check=False,
+                shape=torch.Size(layout.scale_shape),
+                stride=_contiguous_strides(layout.scale_shape),
+            )
+    return dataclasses.replace(out, shape=spec.shape, **parts)
+
+
+def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
+    """A part every process computed alike (tensor scale codes): Replicate everywhere."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    return DTensor.from_local(a, spec.mesh, [Replicate()] * len(spec.placements), run_check=False)
+
+
+def _scales_split(layout: Any, split: Split) -> bool:
+    """Whether the shards split the scale array along ``split.dim`` as DTensor shards it."""
+    if cut_blocks(layout, split.dim, split.starts):
+        return False
+    grid = part_grid_starts(layout, split.dim, split.starts)
+    return grid == chunk_starts(layout.scale_shape[split.dim], len(split.starts))
+
+
+#: The parts of a CastResult that may be DTensors.
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
+
+
+def _placed(placements: Any, ndim: int) -> tuple[Any, ...]:
+    """Placements with ``Shard`` dimensions made non-negative (Shard(-1) is Shard(ndim - 1))."""
+    from torch.distributed.tensor import Shard
+
+    return tuple(Shard(p.dim % ndim) if type(p) is Shard else p for p in placements)
+
+
+def _result_placements(layout: Any, spec: ShardSpec) -> dict[str, tuple[Any, ...]]:
+    """The placements :func:`cast_dtensor` gives each part of an actual cast.
+
+    ``spec`` is the cast DTensor's, ``layout`` the result's block layout (None: no scales).
+    """
+    from torch.distributed.tensor import Replicate, Shard
+
+    every = (Replicate(),) * len(spec.placements)
+    by_element = _placed(spec.placements, len(spec.shape))
+    scales = every
+    if layout is not None and layout.dims:
+        scales = []
+        for i in range(len(every)):
+            split = next((s for s in spec.splits if s.mesh_dim == i), None)
+            split_here = split is not None and _scales_split(layout, split)
+            scales.append(Shard(split.dim) if split_here else Replicate())
+        scales = tuple(scales)
+    return {
+        "data": by_element,
+        "mask": by_element,
+        "tenscale": every,
+        "scale": scales,
+        "zero": scales,
+    }
+
+
+def _check_placements(result: CastResult, want: dict[str, tuple[Any, ...]]) -> None:
+    """SpecError for a part placed otherwise than the cast of the data's DTensor places it.
+
+    The decode reads each part's local shard as the cast laid it out, so another placement
+    (a scale redistributed, a mask replicated) would decode wrong values or fail inside
+    torch. Placements are the same on every process, so every process raises alike.
+    """
+    for name in PARTS:
+        a = getattr(result, name)
+        if a is None:
+            continue
+        if _placed(a.placements, max(a.ndim, 1)) != want[name]:
+            raise SpecError(
+                f"CastResult.{name} is placed {tuple(a.placements)}; the cast of this DTensor "
+                f"gives {want[name]}: redistribute it back, or upcast the full tensors"
+            )
+
+
+def _gather_codes(
+    a: torch.Tensor, spec: ShardSpec, split: Split, start: int, size: int
+) -> torch.Tensor:
+    """The codes of every part along ``split.dim``, ``size`` of them.
+
+    A MAX of the zero-filled scale array: a block that parts share has one code in each.
+    """
+    d = split.dim
+    whole = list(a.shape)
+    whole[d] = size
+    buf = torch.zeros(whole, dtype=torch.int64, device=a.device)
+    buf.narrow(d, start, a.shape[d]).copy_(_wide(a))
+    _max_reduce(buf, spec, split.mesh_dim)
+    return _narrow(buf, a.dtype)
+
+
+# ----------------------------------------------------------------- the upcast
+def upcast_dtensor(
+    result: CastResult, upcast: Callable[[CastResult], torch.Tensor]
+) -> torch.Tensor:
+    """Decode a CastResult of DTensors (a DTensor cast's) to a float32 DTensor like its data.
+
+    ``upcast`` is the engine's checked upcast of a result of plain tensors; it decodes this
+    process's window (its codes padded in front, its scales' part).
+
+    Raises:
+        SpecError: a part that is not a DTensor on the data's mesh, or a part (scale,
+            zero point, tensor scale, mask) placed otherwise than :func:`cast_dtensor`
+            places it for the data's DTensor.
+        UnsupportedError: a sharded compress result.
+    """
+    from torch.distributed.tensor import DTensor, Replicate
+
+    data = result.data
+    for name in ("scale", "zero", "tenscale", "mask"):
+        a = getattr(result, name)
+        if a is not None and (not _is_dtensor(a) or a.device_mesh != data.device_mesh):
+            raise SpecError(
+                f"CastResult.{name} must be a DTensor on the mesh of CastResult.data (a "
+                f"DTensor), got {type(a).__name__}"
+            )
+    if result.castmode is CastMode.COMPRESS and any(p.is_shard() for p in data.placements):
+        raise UnsupportedError("a compress result cannot be sharded (see cast_dtensor)")
+    shape = tuple(result.shape)
+    if tuple(data.shape) != shape and result.castmode is CastMode.ACTUAL:
+        raise SpecError(f"CastResult.data has shape {tuple(data.shape)}, the result {shape}")
+    spec, why = _shard_spec(data) if result.castmode is CastMode.ACTUAL else (None, 0)
+    if spec is None:  # a compress result: the whole tensor's, in every process
+        every = (Replicate(),) * len(data.placements)
+        _check_placements(result, dict.fromkeys(PARTS, every))
+        layout = None
+    else:
+        dt = result.dtype
+        layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
+        _check_placements(result, _result_placements(layout, spec))
+    gathered = (
+        spec is not None
+        and layout is not None
+        and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits)
+    )
+    if why and not gathered:
+        # the window decode makes no collective: raising in this process alone blocks nobody
+        raise UnsupportedError(_refusal(spec, _own_flag(why)))
+    if gathered:
+        # full_tensor() gathers cannot carry a refusal: its own all_reduce first
+        flag = _agree(_own_flag(why), spec.splits, spec)
+        if flag:
+            raise UnsupportedError(_refusal(spec, flag))
+    if spec is None or not spec.splits:
+        plain = dataclasses.replace(
+            result,
+            **{
+                n: getattr(result, n).to_local()
+                for n in ("data", "scale", "zero", "tenscale", "mask")
+                if getattr(result, n) is not None
+            },
+        )
+        values = upcast(plain)
+        return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
+    if gathered:
+        whole = ShardBlocks(spec.offsets, shape, (0,) * len(shape))
+        plain = dataclasses.replace(
+            result,
+            **{
+                n: getattr(result, n).full_tensor()
+                for n in ("data", "scale", "zero", "tenscale", "mask")
+                if getattr(result, n) is not None
+            },
+        )
+        values = upcast(plain)
+    else:
+        whole = (
+            ShardBlocks((0,) * len(shape), spec.lengths, (0,) * len(shape))
+            if layout is None
+            else shard_blocks(layout, spec.offsets, spec.lengths)
+        )
+        values = upcast(_window_result(result, layout, spec, whole))
+    return DTensor.from_local(
+        _crop(values, whole.pads, spec.lengths),
+        spec.mesh,
+        spec.placements,
+        run_check=False,
+        shape=torch.Size(shape),
+        stride=_contiguous_strides(shape),
+    )
+
+
+def _window_result(result: CastResult, layout: Any, spec: ShardSpec, sb: ShardBlocks) -> CastResult:
+    """This process's window of a sharded result, as a result of plain tensors."""
+    parts: dict[str, Any] = {"data": _pad_front(result.data.to_local(), sb.pads)}
+    if result.mask is not None:
+        mask = result.mask.to_local()
+        d = layout.dims[layout.sparse]
+        # the kit's rule for padding positions (every position along d: padding rows of a
+        # 2-D tile span the window); positions of the shard are the mask's own below
+        keeps = torch.tensor(
+            [pad_keeps(layout, i) for i in range(sb.window[d])],
+            dtype=torch.bool,
+            device=mask.device,
+        )
+        shape = [1] * len(sb.window)
+        shape[d] = sb.window[d]
+        full = keeps.reshape(shape).expand(sb.window).clone()
+        full[tuple(slice(p, None) for p in sb.pads)] = mask
+        parts["mask"] = full
+    if result.tenscale is not None:
+        parts["tenscale"] = result.tenscale.to_local()
+    if layout is not None:
+        wl = block_layout(sb.window, result.dtype, result.transpose_scale)
+        for name in ("scale", "zero"):
+            a = getattr(result, name)
+            if a is None:
+                continue
+            loc = a.to_local()
+            for i, p in enumerate(a.placements):
+                split = next((s for s in spec.splits if s.mesh_dim == i), None)
+                if split is not None and not p.is_shard() and layout.dims:
+                    d = split.dim
+                    loc = loc.narrow(d, sb.grid_start[d], wl.scale_shape[d])
+            parts[name] = loc.contiguous()
+    return dataclasses.replace(result, shape=sb.window, **parts)
+
+
+def same_sharding(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two DTensors have one mesh, placements and shape (rbits of a DTensor cast)."""
+    return (
+        a.device_mesh == b.device_mesh
+        and tuple(a.placements) == tuple(b.placements)
+        and tuple(a.shape) == tuple(b.shape)
+    )

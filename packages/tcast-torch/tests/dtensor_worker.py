@@ -1,0 +1,556 @@
+"""One process of the DTensor tests (test_torch_dtensor.py): every case of one world size.
+
+Run as ``python dtensor_worker.py RANK WORLD STORE OUT``: joins a gloo group through a
+FileStore, then for every case casts a DTensor and compares, as raw bits, the
+``full_tensor()`` of every part of the result (and of its upcast) with the cast of the whole
+tensor in this one process (the engine's ordinary path, judged against the reference by the
+conformance suite). Each rank writes ``{"checked": N, "failures": [...]}`` to OUT.RANK as
+JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+import warnings
+
+import torch
+import torch.distributed as dist
+
+import tcast
+import tcast_torch
+from tcast import UnsupportedError
+from tcast_ref import conformance as cb
+
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
+INPUT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """Raw bits of a plain tensor, as a signed integer tensor of the same width."""
+    if t.dtype == torch.bool:
+        return t.to(torch.int8)
+    width = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.detach().contiguous().view(width)
+
+
+def full(t):
+    """The whole tensor of a DTensor (gloo gathers no 16-bit integers and no uint32)."""
+    from torch.distributed.tensor import DTensor
+
+    if not isinstance(t, DTensor):
+        return t
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(t.dtype)
+    if signed is None:
+        return t.full_tensor()
+    local = t.to_local().view(signed).to(torch.int32)  # 16-bit codes widened, sign-extended
+    wide = DTensor.from_local(local, t.device_mesh, t.placements, shape=t.shape, stride=t.stride())
+    return wide.full_tensor().to(signed).view(t.dtype)
+
+
+def inputs(shape: tuple[int, ...], dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """A finite input of varied magnitudes, and one with NaN, Inf, zero rows, subnormals."""
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(shape, generator=g)
+    x = x * torch.exp2(torch.randint(-6, 7, (shape[0],) + (1,) * (len(shape) - 1), generator=g))
+    edge = x.clone()
+    edge[1] = 0.0
+    edge[2, 3] = float("nan")
+    edge[3, -5] = float("-inf")
+    edge[4, : shape[-1] // 2] *= 2.0**-140  # float32 subnormals (16-bit inputs: zeros)
+    return {"finite": x.to(dtype), "edge": edge.to(dtype)}
+
+
+class Checker:
+    def __init__(self, rank: int):
+        self.rank = rank
+        self.checked = 0
+        self.failures: list[str] = []
+
+    def equal(self, what: str, got, want) -> None:
+        self.checked += 1
+        if got is None or want is None:
+            if got is not want:
+                self.failures.append(f"{what}: one side is None")
+            return
+        got, want = full(got), full(want)
+        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+            self.failures.append(
+                f"{what}: {tuple(got.shape)} {got.dtype} != {tuple(want.shape)} {want.dtype}"
+            )
+        elif not torch.equal(bits(got), bits(want)):
+            n = int((bits(got) != bits(want)).sum())
+            self.failures.append(f"{what}: {n} elements differ")
+
+    def fail(self, what: str, why: str) -> None:
+        self.failures.append(f"{what}: {why}")
+
+
+def distribute(x: torch.Tensor, mesh, placements):
+    from torch.distributed.tensor import distribute_tensor
+
+    return distribute_tensor(x, mesh, placements)
+
+
+def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast, **kw) -> None:
+    """One DTensor cast against the cast of the whole tensor (and its upcast)."""
+    from torch.distributed.tensor import DTensor
+
+    d = distribute(x, mesh, placements)
+    rbits = kw.pop("rbits", None)
+    # explicit bits as an int32 or uint32 DTensor sharded like x, or a plain whole tensor
+    rbits_kind = kw.pop("rbits_kind", "int32")
+    want = tcast_torch.cast(x, dt, castmode=castmode, rbits=rbits, **kw)
+    if rbits is not None and rbits_kind != "plain":
+        rbits = distribute(rbits, mesh, placements)
+        if rbits_kind == "uint32":  # gloo scatters no uint32: the int32 shards viewed
+            rbits = DTensor.from_local(
+                rbits.to_local().view(torch.uint32),
+                mesh,
+                rbits.placements,
+                shape=rbits.shape,
+                stride=rbits.stride(),
+            )
+    got = cast(d, dt, castmode=castmode, rbits=rbits, **kw)
+    if castmode == "virtual":
+        if not isinstance(got, DTensor) or tuple(got.placements) != tuple(d.placements):
+            where = getattr(got, "placements", "")
+            chk.fail(name, f"virtual result is {type(got).__name__} {where}")
+        chk.equal(name, got, want)
+        return
+    for part in PARTS:
+        g, w = getattr(got, part), getattr(want, part)
+        if g is not None and not isinstance(g, DTensor):
+            chk.fail(f"{name} {part}", f"a {type(g).__name__}, not a DTensor")
+        chk.equal(f"{name} {part}", g, w)
+    if tuple(got.data.placements) != tuple(d.placements):
+        chk.fail(name, f"data placements {got.data.placements}")
+    if castmode == "actual":
+        chk.equal(f"{name} upcast", tcast.upcast(got), tcast_torch.upcast(want))
+
+
+def conformance_sample(chk: Checker, mesh, world: int) -> None:
+    """The smoke tier's cases (every axis value of the conformance space) on Shard(0),
+    Shard(1) and Shard(-1)-of-3-D placements, virtual and actual, two inputs."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    cases = cb.smoke_cases(cb.pairwise_cases(list(tcast.conformance_space())))
+    placements = [[Shard(0)], [Shard(1)]]
+    for i, case in enumerate(cases):
+        dt = case.dtype
+        idt = INPUT_DTYPES[i % 3]
+        shape = (10, 72)
+        xs = inputs(shape, idt)
+        kw = dict(
+            roundmode=case.roundmode,
+            scalemode=case.scalemode,
+            saturate=case.saturate,
+            transpose_scale=case.transpose_scale,
+        )
+        pl = placements[i % 2] if i % 7 else [Replicate()]
+        for which, x in xs.items():
+            if i % 2 and which == "edge":
+                continue
+            for castmode in ("virtual", "actual"):
+                args = dict(kw)
+                if case.rsource == "seed":
+                    args["seed"] = 1000 + i
+                elif case.rsource == "rbits":
+                    g = torch.Generator().manual_seed(i)
+                    args["rbits"] = torch.randint(
+                        -(2**31), 2**31, shape, dtype=torch.int32, generator=g
+                    )
+                    args["rbits_kind"] = ("plain", "int32", "uint32")[i % 3]
+                cast = tcast.cast if i % 2 else tcast_torch.cast
+                name = f"{dt.name or dt.code} {which} {idt} {pl} {castmode} {case.label}"
+                try:
+                    check_cast(chk, name, x, mesh, pl, dt, castmode, cast, **args)
+                except Exception:
+                    chk.fail(name, traceback.format_exc(limit=4))
+
+
+def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
+    """Every placement kind against the scale kinds: tiles (aligned, cut), channels,
+    tensor scales, two-level (NVFP4), 2-D tiles, uneven shards, a 3-D Shard(-1), 2-D mesh."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    dtypes = [
+        "mxfp8",
+        "mxfp4",
+        "mxint8",
+        "nvfp4",
+        "float8_e4m3fn",
+        "e4m3fn_float32",  # tensor scale
+        "int8_float32_t0",  # channel along the last dimension
+        "int8_float32_t0d0",  # channel along the first
+        "uint8_float32_uint8_t0",  # zero points, channel
+        "uint4_e8m0_int8_t16",
+        "mxfp8_2d",
+        "e2m1f_e4m3fn_float32_t16_t16",
+        "e4m3fn_e8m0_t32n2m4",  # sparsity
+    ]
+    shapes = [((6, 64), "uneven rows"), ((8, 96), "cut tiles"), ((8, 128), "aligned")]
+    for dt in dtypes:
+        for shape, what in shapes:
+            x = inputs(shape, torch.float32)["finite"]
+            for pl in ([Shard(0)], [Shard(1)], [Shard(-1)], [Replicate()]):
+                for castmode in ("virtual", "actual"):
+                    name = f"{dt} {shape} {what} {pl} {castmode}"
+                    try:
+                        check_cast(chk, name, x, mesh, pl, dt, castmode, tcast_torch.cast)
+                    except Exception:
+                        chk.fail(name, traceback.format_exc(limit=4))
+    x3 = inputs((5, 6, 40), torch.bfloat16)["finite"]
+    for dt in ("mxfp4", "nvfp4", "int8_float32_t0", "e4m3fn_float32"):
+        for pl in ([Shard(-1)], [Shard(1)]):
+            name = f"{dt} 3-D {pl} seeded"
+            try:
+                check_cast(
+                    chk,
+                    name,
+                    x3,
+                    mesh,
+                    pl,
+                    dt,
+                    "virtual",
+                    tcast_torch.cast,
+                    roundmode="stochastic",
+                    seed=77,
+                )
+                check_cast(chk, name + " actual", x3, mesh, pl, dt, "actual", tcast_torch.cast)
+            except Exception:
+                chk.fail(name, traceback.format_exc(limit=4))
+    if mesh2 is not None:
+        x = inputs((10, 72), torch.float32)["finite"]
+        for dt in ("mxfp8", "nvfp4", "mxfp8_2d", "int8_float32_t0", "e4m3fn_float32"):
+            for pl in ([Shard(0), Shard(1)], [Replicate(), Shard(1)], [Shard(1), Replicate()]):
+                for castmode in ("virtual", "actual"):
+                    name = f"{dt} 2-D mesh {pl} {castmode}"
+                    try:
+                        check_cast(
+                            chk,
+                            name,
+                            x,
+                            mesh2,
+                            pl,
+                            dt,
+                            castmode,
+                            tcast_torch.cast,
+                            roundmode="stochastic",
+                            seed=5,
+                        )
+                    except Exception:
+                        chk.fail(name, traceback.format_exc(limit=4))
+
+
+def communication(chk: Checker, mesh, mesh2) -> None:
+    """What communicates when (the package README's table): all_reduce calls per cast."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    calls = []
+    real = dist.all_reduce
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("group"))
+        return real(*args, **kwargs)
+
+    x128 = inputs((8, 128), torch.float32)["finite"]
+    x96 = inputs((8, 96), torch.float32)["finite"]
+    x72 = inputs((10, 72), torch.float32)["finite"]
+    x90 = inputs((8, 90), torch.float32)["finite"]
+    cases = [  # (input, mesh, placements, datatype, extra, virtual, actual, upcast calls)
+        (x128, mesh, [Shard(0)], "mxfp8", {}, 0, 0, 0),  # rows are separate blocks
+        (x128, mesh, [Shard(1)], "mxfp8", {}, 0, 0, 0),  # shards of whole tiles
+        (x128, mesh, [Replicate()], "nvfp4", {}, 0, 0, 0),
+        (x96, mesh, [Shard(1)], "float8_e4m3fn", {"roundmode": "stochastic", "seed": 3}, 0, 0, 0),
+        (x96, mesh, [Shard(1)], "mxfp8", {}, 1, 2, 0),  # cut tiles; their scales gathered
+        (x128, mesh, [Shard(0)], "nvfp4", {}, 1, 1, 0),  # the tensor amax
+        (x128, mesh, [Shard(0)], "e4m3fn_float32", {}, 1, 1, 0),  # a tensor scale
+        (x96, mesh, [Shard(1)], "int8_float32_t0", {}, 1, 2, 0),  # a channel along the shards
+        (x96, mesh, [Shard(0)], "int8_float32_t0", {}, 0, 0, 0),
+        # zero points: the range in one all_reduce; scale and zero codes gathered apart
+        (x96, mesh, [Shard(1)], "uint8_float32_uint8_t0", {}, 1, 3, 0),
+        (x72, mesh, [Shard(1)], "uint4_e8m0_int8_t16", {}, 1, 3, 0),
+        # sparsity groups cut (90 columns): the refusal flag's all_reduce, then full_tensor()
+        # gathers (not counted); an actual cast gathers its scale codes, its upcast gathers
+        # every part after the flag's all_reduce
+        (x90, mesh, [Shard(1)], "e4m3fn_e8m0_t32n2m4", {}, 1, 2, 1),
+    ]
+    if mesh2 is not None:
+        cases += [
+            (x72, mesh2, [Shard(0), Shard(1)], "mxfp8", {}, 1, 2, 0),
+            # the tensor amax along both mesh dimensions, scale codes along the columns' only
+            (x72, mesh2, [Shard(0), Shard(1)], "nvfp4", {}, 2, 3, 0),
+            # 16 x 16 tiles cut along both: statistics and scale codes along each
+            (x72, mesh2, [Shard(0), Shard(1)], "e4m3fn_float32_t16_t16", {}, 2, 4, 0),
+        ]
+    dist.all_reduce = counting
+    try:
+        for x, m, pl, dt, kw, n_virtual, n_actual, n_upcast in cases:
+            for castmode, want in (("virtual", n_virtual), ("actual", n_actual)):
+                d = distribute(x, m, pl)
+                calls.clear()
+                got = tcast_torch.cast(d, dt, castmode=castmode, **kw)
+                chk.checked += 1
+                if len(calls) != want:
+                    chk.fail(f"all_reduce calls {dt} {pl} {castmode}", f"{len(calls)} != {want}")
+                if castmode == "actual":
+                    calls.clear()
+                    tcast.upcast(got)
+                    chk.checked += 1
+                    if len(calls) != n_upcast:
+                        chk.fail(
+                            f"all_reduce calls {dt} {pl} upcast", f"{len(calls)} != {n_upcast}"
+                        )
+    finally:
+        dist.all_reduce = real
+
+
+def refusals(chk: Checker, mesh, mesh2) -> None:
+    """Compress of sharded tensors, blocked scales, Partial: UnsupportedError naming why."""
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
+
+    x = inputs((8, 64), torch.float32)["finite"]
+    d = distribute(x, mesh, [Shard(0)])
+    for kw, want in (
+        (dict(castmode="compress"), "compress"),
+        (dict(castmode="actual", scale_layout="blocked"), "blocked"),
+    ):
+        chk.checked += 1
+        try:
+            tcast.cast(d, "mxfp8", **kw)
+            chk.fail(f"refusal {kw}", "no error")
+        except UnsupportedError as e:
+            if want not in str(e):
+                chk.fail(f"refusal {kw}", str(e))
+    p = DTensor.from_local(x, mesh, [Partial()], run_check=False)
+    chk.checked += 1
+    try:
+        tcast_torch.cast(p, "mxfp8")
+        chk.fail("Partial", "no error")
+    except UnsupportedError as e:
+        if "Partial" not in str(e):
+            chk.fail("Partial", str(e))
+    if mesh2 is not None:
+        chk.checked += 1
+        try:
+            tcast_torch.cast(distribute(x, mesh2, [Shard(0), Shard(0)]), "mxfp8")
+            chk.fail("Shard(0) twice", "no error")
+        except UnsupportedError as e:
+            if "sharded twice along dimension 0" not in str(e):
+                chk.fail("Shard(0) twice", str(e))
+    # parts placed otherwise than the cast places them: SpecError naming the part, never
+    # wrong values or a torch error (a Shard(1) scale is Replicate with 4 processes, whose
+    # 16 columns cut the 32-element tiles, and Shard(1) with 2)
+    import dataclasses
+
+    got = tcast_torch.cast(distribute(x, mesh, [Shard(1)]), "mxfp8", castmode="actual")
+    moved = [Replicate()] if got.scale.placements[0].is_shard() else [Shard(1)]
+    sparse = tcast_torch.cast(d, "e4m3fn_e8m0_t32n2m4", castmode="actual")
+    for name, bad in (
+        ("scale", dataclasses.replace(got, scale=got.scale.redistribute(placements=moved))),
+        (
+            "mask",
+            dataclasses.replace(sparse, mask=sparse.mask.redistribute(placements=[Replicate()])),
+        ),
+    ):
+        chk.checked += 1
+        try:
+            tcast.upcast(bad)
+            chk.fail(f"misplaced {name}", "no error")
+        except tcast.SpecError as e:
+            if f"CastResult.{name} is placed" not in str(e) or "redistribute" not in str(e):
+                chk.fail(f"misplaced {name}", str(e))
+        except Exception as e:
+            chk.fail(f"misplaced {name}", f"{type(e).__name__}: {e}")
+    # local shards not of DTensor's split (from_local), known to some processes only: every
+    # process raises the same UnsupportedError, none waits in a collective for the others
+    # (nvfp4: the tensor amax's all_reduce; 66 columns cut by 17: sparsity groups cut, the
+    # full_tensor() path)
+    world = mesh.size()
+    for dt, dim, shape, sizes in (
+        ("nvfp4", 0, (8, 64), (3, 1, 2, 2) if world == 4 else (5, 3)),
+        ("e4m3fn_e8m0_t32n2m4", 1, (8, 66), (18, 16, 16, 16) if world == 4 else (34, 32)),
+    ):
+        w = inputs(shape, torch.float32)["finite"]
+        start = sum(sizes[: dist.get_rank()])
+        own = w.narrow(dim, start, sizes[dist.get_rank()])
+        bad = DTensor.from_local(
+            own, mesh, [Shard(dim)], run_check=False, shape=w.shape, stride=w.stride()
+        )
+        chk.checked += 1
+        try:
+            tcast_torch.cast(bad, dt, castmode="actual")
+            chk.fail(f"misshapen shards {sizes} {dt}", "no error")
+        except UnsupportedError as e:
+            if "has another shape than DTensor's Shard split" not in str(e):
+                chk.fail(f"misshapen shards {sizes} {dt}", str(e))
+        except Exception as e:
+            chk.fail(f"misshapen shards {sizes} {dt}", f"{type(e).__name__}: {e}")
+    # a torch whose DTensor split differed from tcast's (chunk_starts made to differ): every
+    # process raises, none computes windows at the wrong places
+    from tcast_torch import _shards
+
+    real_starts = _shards.chunk_starts
+    _shards.chunk_starts = lambda size, parts: tuple(min(k * 3, size) for k in range(parts))
+    chk.checked += 1
+    try:
+        tcast_torch.cast(distribute(x, mesh, [Shard(0)]), "nvfp4")
+        chk.fail("another split", "no error")
+    except UnsupportedError as e:
+        if "lies elsewhere than tcast's split" not in str(e):
+            chk.fail("another split", str(e))
+    except Exception as e:
+        chk.fail("another split", f"{type(e).__name__}: {e}")
+    finally:
+        _shards.chunk_starts = real_starts
+    # a replicated DTensor compresses: the whole tensor is in every process
+    r = distribute(x, mesh, [Replicate()])
+    got = tcast.cast(r, "mxfp4", castmode="compress")
+    want = tcast_torch.cast(x, "mxfp4", castmode="compress")
+    chk.equal("replicated compress data", got.data, want.data)
+    chk.equal("replicated compress upcast", tcast.upcast(got), tcast_torch.upcast(want))
+
+
+def dual(chk: Checker, mesh) -> None:
+    """tcast.cast_dual of a DTensor: both results, plain and transposed, as the whole's."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 96), torch.float32)["finite"]
+    for pl in ([Shard(0)], [Shard(1)]):
+        d = distribute(x, mesh, pl)
+        for transposed in (False, True):
+            for castmode in ("actual", "virtual"):
+                got = tcast.cast_dual(d, "mxfp8", castmode=castmode, transposed=transposed)
+                want = tcast_torch.cast_dual(x, "mxfp8", castmode=castmode, transposed=transposed)
+                for k, (g, w) in enumerate(zip(got, want, strict=True)):
+                    name = f"dual {pl} transposed={transposed} {castmode} [{k}]"
+                    if castmode == "virtual":
+                        chk.equal(name, g, w)
+                        continue
+                    for part in PARTS:
+                        chk.equal(f"{name} {part}", getattr(g, part), getattr(w, part))
+
+
+def views(chk: Checker, mesh) -> None:
+    """A transposed DTensor (non-contiguous shards, Shard(1) of a Shard(0)) casts like the
+    transposed tensor."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((12, 80), torch.bfloat16)["finite"]
+    d = distribute(x, mesh, [Shard(0)]).t()
+    for dt in ("mxfp8", "nvfp4", "int8_float32_t0d0"):
+        for castmode in ("virtual", "actual"):
+            got = tcast_torch.cast(d, dt, castmode=castmode, roundmode="stochastic", seed=11)
+            want = tcast_torch.cast(x.t(), dt, castmode=castmode, roundmode="stochastic", seed=11)
+            name = f"transposed {dt} {castmode}"
+            if castmode == "virtual":
+                chk.equal(name, got, want)
+                continue
+            for part in PARTS:
+                chk.equal(f"{name} {part}", getattr(got, part), getattr(want, part))
+
+
+def gradients(chk: Checker, mesh) -> None:
+    """Virtual casts of a DTensor that requires grad: the single-process gradients."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 96), torch.float32)["edge"].nan_to_num(0.0, 0.0, 0.0) * 1e3
+    for grad in ("ste", "saturate"):
+        for dt in ("mxfp4", "nvfp4", "uint8_float32_uint8_t0"):
+            ref = x.clone().requires_grad_(True)
+            (tcast_torch.cast(ref, dt, grad=grad) * torch.arange(96.0)).sum().backward()
+            d = distribute(x.clone(), mesh, [Shard(1)]).requires_grad_(True)
+            y = tcast_torch.cast(d, dt, grad=grad)
+            (y.full_tensor() * torch.arange(96.0)).sum().backward()
+            chk.equal(f"grad {grad} {dt}", d.grad, ref.grad)
+
+
+def fsdp_step(chk: Checker, mesh, world: int) -> None:
+    """quantize_model, then fully_shard: one SGD step equals the single-process step.
+
+    Every process takes the same batch: FSDP2 all-gathers the whole weights before the
+    forward (the weight casts see plain tensors, the single-process ones), so each process's
+    gradient is the single-process gradient g, bit for bit. FSDP2 reduce-scatters them with
+    AVG (float32): with 2 processes g + g = 2g; with 4 in any order of additions the partial
+    sums are exact, fl(fl(3g) + g) included (for a 24-bit significand m, 3m rounds by at most
+    2 units of 4m's last place, and where it is exactly 2 (3m = 2 mod 4) m is even, so the
+    tie goes back to 4m); the division by a power of two is exact. Data-parallel batches
+    (a different batch per process) would sum other addends than the single-process
+    backward's and cannot be compared bit for bit.
+    """
+    from torch.distributed.fsdp import fully_shard
+
+    def model():
+        torch.manual_seed(3)
+        return torch.nn.Sequential(
+            torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)
+        )
+
+    rules = [
+        tcast_torch.QuantRule("0", weight="mxfp4", input="mxfp8"),
+        tcast_torch.QuantRule("2", weight="nvfp4", input="mxfp8", roundmode="stochastic", seed=9),
+    ]
+    x = inputs((8, 64), torch.float32)["finite"]
+    ref = model()
+    tcast_torch.quantize_model(ref, rules)
+    sharded = model()
+    tcast_torch.quantize_model(sharded, rules)
+    fully_shard(sharded, mesh=mesh)
+    losses = []
+    for m in (ref, sharded):
+        opt = torch.optim.SGD(m.parameters(), lr=0.01)
+        loss = m(x).square().mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    chk.equal("fsdp loss", losses[1], losses[0])
+    for (n, p), (_, q) in zip(sharded.named_parameters(), ref.named_parameters(), strict=True):
+        chk.equal(f"fsdp updated {n}", p.detach(), q.detach())
+    with torch.no_grad():
+        chk.equal("fsdp next forward", sharded(x), ref(x))
+    late = model()
+    fully_shard(late, mesh=mesh)
+    chk.checked += 1
+    try:
+        tcast_torch.quantize_model(late, rules)
+        chk.fail("quantize_model after fully_shard", "no error")
+    except UnsupportedError as e:
+        if "then fully_shard" not in str(e):
+            chk.fail("quantize_model after fully_shard", str(e))
+
+
+def main() -> None:
+    rank, world, store, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    warnings.simplefilter("error")
+    dist.init_process_group("gloo", store=dist.FileStore(store, world), rank=rank, world_size=world)
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", (world,))
+    mesh2 = init_device_mesh("cpu", (2, world // 2)) if world == 4 else None
+    chk = Checker(rank)
+    groups = {
+        "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
+        "conformance": lambda: conformance_sample(chk, mesh, world),
+        "communication": lambda: communication(chk, mesh, mesh2),
+        "refusals": lambda: refusals(chk, mesh, mesh2),
+        "dual": lambda: dual(chk, mesh),
+        "views": lambda: views(chk, mesh),
+        "gradients": lambda: gradients(chk, mesh),
+        "fsdp": lambda: fsdp_step(chk, mesh, world),
+    }
+    only = sys.argv[5].split(",") if len(sys.argv) > 5 else list(groups)
+    try:
+        for name in only:
+            groups[name]()
+    except Exception:
+        chk.fail("worker", traceback.format_exc())
+    with open(f"{out}.{rank}", "w") as f:
+        json.dump({"checked": chk.checked, "failures": chk.failures}, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
