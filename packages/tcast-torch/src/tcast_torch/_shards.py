@@ -754,27 +754,11 @@ def upcast_dtensor(
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
     if spec is None or not spec.splits:
-        plain = dataclasses.replace(
-            result,
-            **{
-                n: getattr(result, n).to_local()
-                for n in ("data", "scale", "zero", "tenscale", "mask")
-                if getattr(result, n) is not None
-            },
-        )
-        values = upcast(plain)
+        values = upcast(_parts_mapped(result, lambda t: t.to_local()))
         return DTensor.from_local(values, data.device_mesh, data.placements, run_check=False)
     if gathered:
         whole = ShardBlocks(spec.offsets, shape, (0,) * len(shape))
-        plain = dataclasses.replace(
-            result,
-            **{
-                n: getattr(result, n).full_tensor()
-                for n in ("data", "scale", "zero", "tenscale", "mask")
-                if getattr(result, n) is not None
-            },
-        )
-        values = upcast(plain)
+        values = upcast(_parts_mapped(result, lambda t: t.full_tensor()))
     else:
         whole = (
             ShardBlocks((0,) * len(shape), spec.lengths, (0,) * len(shape))
@@ -789,6 +773,14 @@ def upcast_dtensor(
         run_check=False,
         shape=torch.Size(shape),
         stride=_contiguous_strides(shape),
+    )
+
+
+def _parts_mapped(result: CastResult, fn: Callable[[Any], torch.Tensor]) -> CastResult:
+    """``result`` with ``fn`` applied to each of its DTensor parts (plain tensors out)."""
+    names = ("data", "scale", "zero", "tenscale", "mask")
+    return dataclasses.replace(
+        result, **{n: fn(getattr(result, n)) for n in names if getattr(result, n) is not None}
     )
 
 
