@@ -141,6 +141,24 @@ def test_cast_dual_by_pairs_equals_single_reference_casts(code, shape, transpose
     assert not problems, f"{code} {shape} transposed={transposed}:\n" + "\n".join(problems)
 
 
+#: Other datatypes of the conformance space that take the pair path: IEEE-style elements with
+#: Inf/NaN codes, a 4-bit exponent scale, 2- and 4-element tiles (a reviewer's list).
+OTHER_PAIRS = ("e3m4_e8m0_t32", "e3m3_e8m0_t32", "e2m1f_e4m0_t16", "e2m1f_e8m0_t2", "e2m1f_e8m0_t4")
+
+
+@pytest.mark.parametrize("code", OTHER_PAIRS)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_other_pair_datatypes_equal_the_reference(code, transposed, monkeypatch):
+    bits = _blocks(200, 1030, seed=5)
+    x = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    got = tcast.cast_dual(x.cuda(), code, engine="triton", transposed=transposed)
+    assert [bool(p.kw["PAIRS"]) for p in dual_launch._PLANS.values()] == [True]
+    want = dc.expected_dual(dc.to_numpy(x), code, transposed=transposed)
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, f"{code} transposed={transposed}:\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("scalemode", dc.SCALE_MODES)
 def test_every_scale_rule_takes_the_pair_path(scalemode, monkeypatch):
     bits = _blocks(96, 320, seed=7)

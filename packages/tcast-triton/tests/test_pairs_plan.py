@@ -97,3 +97,15 @@ def test_formats_of_the_hardware_conversion_do_not_take_pairs():
     e = list(scaled["E"])
     e[F_HW.value] = 1
     assert not launch.pairs_ok(req, {**scaled, "E": tuple(e)}, x, 256, True)
+
+
+def test_a_sparse_or_two_dimensional_tiling_never_takes_pairs():
+    """The kernels' pair path has no keep mask of pruned elements (the N-d kernel takes
+    those requests today; pairs_ok refuses them anyway)."""
+    x = torch.zeros(64, 256, dtype=torch.bfloat16)
+    for code in ("e2m1f_e8m0_t32n2m4", "e2m1f_e8m0_t32_t32"):
+        dt = tcast.datatype(code)
+        req = make_request(dt, tcast.CastModes.of(castmode="actual"), None, None, x.shape,
+                           "bfloat16", cast_rules(dt))  # fmt: skip
+        scaled = launch.scaled_kw(req, launch._IN_CODES[x.dtype], 0, True)
+        assert not launch.pairs_ok(req, scaled, x, 256, True), code

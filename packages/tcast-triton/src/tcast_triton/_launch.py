@@ -391,7 +391,8 @@ def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bo
     interpreter, whose NumPy cannot run PTX) to a format of ``_formats._pair_fields`` that
     the hardware FP8 conversion does not serve, nearest even, with power-of-two scales
     (exponent scale codes: the products are exact) and nothing else (no zero point, fixed
-    point or tensor scale), an even row length ``n`` (a word never straddles two rows) and
+    point or tensor scale), one dense tile segment of an even size and an even row length
+    ``n`` (a word never straddles two tiles or rows) and
     data on a 4-byte boundary (``word4``, :func:`word_aligned`: the words are 4-byte loads;
     a view that starts at an odd element would fault).
     """
@@ -409,6 +410,10 @@ def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bo
         and s[F_KIND.value] == K_EXP.value
         and scaled["EK"] == 0
         and req.dtype.zero is None
+        and req.layout is not None
+        and len(req.layout.sizes) == 1  # one tile segment, and no sparsity (no keep mask)
+        and not req.dtype.sspec.is_sparse
+        and req.layout.sizes[0] % 2 == 0
         and n % 2 == 0
     )
 
