@@ -1,19 +1,26 @@
 """One process of the DTensor tests (test_torch_dtensor.py): every case of one world size.
 
-Run as ``python dtensor_worker.py RANK WORLD STORE OUT``: joins a gloo group through a
+Run as ``python dtensor_worker.py RANK WORLD STORE OUT [GROUPS] [--engine triton]
+[--device cuda] [--backend nccl]``: joins a process group (gloo by default) through a
 FileStore, then for every case casts a DTensor and compares, as raw bits, the
 ``full_tensor()`` of every part of the result (and of its upcast) with the cast of the whole
-tensor in this one process (the engine's ordinary path, judged against the reference by the
-conformance suite). Each rank writes ``{"checked": N, "failures": [...]}`` to OUT.RANK as
-JSON.
+tensor in this one process by the same engine (its ordinary path, judged against the
+reference by the conformance suite). Each rank writes ``{"checked": N, "failures": [...]}``
+to OUT.RANK as JSON.
+
+``--engine triton`` casts by ``tcast_triton`` (the Triton engine's DTensor path; CPU tensors
+under ``TRITON_INTERPRET=1``); ``--device cuda`` holds the tensors on the GPU (with gloo,
+several processes may share one GPU: gloo reduces CUDA tensors, and the tests' own scatters
+and gathers go through a CPU mesh of the same processes).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import traceback
 import warnings
+from types import SimpleNamespace
 
 import torch
 import torch.distributed as dist
@@ -24,6 +31,14 @@ from tcast import UnsupportedError
 from tcast_ref import conformance as cb
 
 PARTS = ("data", "scale", "zero", "tenscale", "mask")
+#: The engine under test and where the tensors live (set by main).
+E = SimpleNamespace(
+    cast=tcast_torch.cast,
+    cast_dual=tcast_torch.cast_dual,
+    upcast=tcast_torch.upcast,
+    device=torch.device("cpu"),
+    cpu_meshes={},
+)
 INPUT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
@@ -35,12 +50,27 @@ def bits(t: torch.Tensor) -> torch.Tensor:
     return t.detach().contiguous().view(width)
 
 
+def on_cpu_mesh(t):
+    """A DTensor on a CPU mesh of the same processes (gloo scatters and gathers no CUDA
+    tensors); ``t`` itself on the CPU."""
+    from torch.distributed.tensor import DTensor
+
+    cpu = E.cpu_meshes.get(tuple(t.device_mesh.shape))
+    if t.device.type == "cpu" or cpu is None:
+        return t
+    return DTensor.from_local(
+        t.to_local().cpu(), cpu, t.placements, run_check=False, shape=t.shape, stride=t.stride()
+    )
+
+
 def full(t):
     """The whole tensor of a DTensor (gloo gathers no 16-bit integers and no uint32)."""
     from torch.distributed.tensor import DTensor
 
     if not isinstance(t, DTensor):
         return t
+    if t.device.type != "cpu" and E.cpu_meshes:
+        return full(on_cpu_mesh(t)).to(t.device)
     signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(t.dtype)
     if signed is None:
         return t.full_tensor()
@@ -59,7 +89,7 @@ def inputs(shape: tuple[int, ...], dtype: torch.dtype) -> dict[str, torch.Tensor
     edge[2, 3] = float("nan")
     edge[3, -5] = float("-inf")
     edge[4, : shape[-1] // 2] *= 2.0**-140  # float32 subnormals (16-bit inputs: zeros)
-    return {"finite": x.to(dtype), "edge": edge.to(dtype)}
+    return {"finite": x.to(E.device, dtype), "edge": edge.to(E.device, dtype)}
 
 
 class Checker:
@@ -96,9 +126,20 @@ class Checker:
 
 
 def distribute(x: torch.Tensor, mesh, placements):
-    from torch.distributed.tensor import distribute_tensor
+    from torch.distributed.tensor import DTensor, distribute_tensor
 
-    return distribute_tensor(x, mesh, placements)
+    cpu = E.cpu_meshes.get(tuple(mesh.shape))
+    if x.device.type == "cpu" or cpu is None:
+        return distribute_tensor(x, mesh, placements)
+    d = distribute_tensor(x.cpu(), cpu, placements)
+    return DTensor.from_local(
+        d.to_local().to(x.device),
+        mesh,
+        placements,
+        run_check=False,
+        shape=x.shape,
+        stride=x.stride(),
+    )
 
 
 def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast, **kw) -> None:
@@ -109,7 +150,7 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
     rbits = kw.pop("rbits", None)
     # explicit bits as an int32 or uint32 DTensor sharded like x, or a plain whole tensor
     rbits_kind = kw.pop("rbits_kind", "int32")
-    want = tcast_torch.cast(x, dt, castmode=castmode, rbits=rbits, **kw)
+    want = E.cast(x, dt, castmode=castmode, rbits=rbits, **kw)
     if rbits is not None and rbits_kind != "plain":
         rbits = distribute(rbits, mesh, placements)
         if rbits_kind == "uint32":  # gloo scatters no uint32: the int32 shards viewed
@@ -135,7 +176,7 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
     if tuple(got.data.placements) != tuple(d.placements):
         chk.fail(name, f"data placements {got.data.placements}")
     if castmode == "actual":
-        chk.equal(f"{name} upcast", tcast.upcast(got), tcast_torch.upcast(want))
+        chk.equal(f"{name} upcast", tcast.upcast(got), E.upcast(want))
 
 
 def conformance_sample(chk: Checker, mesh, world: int) -> None:
@@ -168,9 +209,9 @@ def conformance_sample(chk: Checker, mesh, world: int) -> None:
                     g = torch.Generator().manual_seed(i)
                     args["rbits"] = torch.randint(
                         -(2**31), 2**31, shape, dtype=torch.int32, generator=g
-                    )
+                    ).to(E.device)
                     args["rbits_kind"] = ("plain", "int32", "uint32")[i % 3]
-                cast = tcast.cast if i % 2 else tcast_torch.cast
+                cast = tcast.cast if i % 2 else E.cast
                 name = f"{dt.name or dt.code} {which} {idt} {pl} {castmode} {case.label}"
                 try:
                     check_cast(chk, name, x, mesh, pl, dt, castmode, cast, **args)
@@ -206,7 +247,7 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
                 for castmode in ("virtual", "actual"):
                     name = f"{dt} {shape} {what} {pl} {castmode}"
                     try:
-                        check_cast(chk, name, x, mesh, pl, dt, castmode, tcast_torch.cast)
+                        check_cast(chk, name, x, mesh, pl, dt, castmode, E.cast)
                     except Exception:
                         chk.fail(name, traceback.format_exc(limit=4))
     x3 = inputs((5, 6, 40), torch.bfloat16)["finite"]
@@ -222,11 +263,11 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
                     pl,
                     dt,
                     "virtual",
-                    tcast_torch.cast,
+                    E.cast,
                     roundmode="stochastic",
                     seed=77,
                 )
-                check_cast(chk, name + " actual", x3, mesh, pl, dt, "actual", tcast_torch.cast)
+                check_cast(chk, name + " actual", x3, mesh, pl, dt, "actual", E.cast)
             except Exception:
                 chk.fail(name, traceback.format_exc(limit=4))
     if mesh2 is not None:
@@ -244,7 +285,7 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
                             pl,
                             dt,
                             castmode,
-                            tcast_torch.cast,
+                            E.cast,
                             roundmode="stochastic",
                             seed=5,
                         )
@@ -299,7 +340,7 @@ def communication(chk: Checker, mesh, mesh2) -> None:
             for castmode, want in (("virtual", n_virtual), ("actual", n_actual)):
                 d = distribute(x, m, pl)
                 calls.clear()
-                got = tcast_torch.cast(d, dt, castmode=castmode, **kw)
+                got = E.cast(d, dt, castmode=castmode, **kw)
                 chk.checked += 1
                 if len(calls) != want:
                     chk.fail(f"all_reduce calls {dt} {pl} {castmode}", f"{len(calls)} != {want}")
@@ -335,7 +376,7 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     p = DTensor.from_local(x, mesh, [Partial()], run_check=False)
     chk.checked += 1
     try:
-        tcast_torch.cast(p, "mxfp8")
+        E.cast(p, "mxfp8")
         chk.fail("Partial", "no error")
     except UnsupportedError as e:
         if "Partial" not in str(e):
@@ -343,7 +384,7 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     if mesh2 is not None:
         chk.checked += 1
         try:
-            tcast_torch.cast(distribute(x, mesh2, [Shard(0), Shard(0)]), "mxfp8")
+            E.cast(distribute(x, mesh2, [Shard(0), Shard(0)]), "mxfp8")
             chk.fail("Shard(0) twice", "no error")
         except UnsupportedError as e:
             if "sharded twice along dimension 0" not in str(e):
@@ -353,9 +394,9 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     # 16 columns cut the 32-element tiles, and Shard(1) with 2)
     import dataclasses
 
-    got = tcast_torch.cast(distribute(x, mesh, [Shard(1)]), "mxfp8", castmode="actual")
+    got = E.cast(distribute(x, mesh, [Shard(1)]), "mxfp8", castmode="actual")
     moved = [Replicate()] if got.scale.placements[0].is_shard() else [Shard(1)]
-    sparse = tcast_torch.cast(d, "e4m3fn_e8m0_t32n2m4", castmode="actual")
+    sparse = E.cast(d, "e4m3fn_e8m0_t32n2m4", castmode="actual")
     for name, bad in (
         ("scale", dataclasses.replace(got, scale=got.scale.redistribute(placements=moved))),
         (
@@ -389,7 +430,7 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
         )
         chk.checked += 1
         try:
-            tcast_torch.cast(bad, dt, castmode="actual")
+            E.cast(bad, dt, castmode="actual")
             chk.fail(f"misshapen shards {sizes} {dt}", "no error")
         except UnsupportedError as e:
             if "has another shape than DTensor's Shard split" not in str(e):
@@ -404,7 +445,7 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     _shards.chunk_starts = lambda size, parts: tuple(min(k * 3, size) for k in range(parts))
     chk.checked += 1
     try:
-        tcast_torch.cast(distribute(x, mesh, [Shard(0)]), "nvfp4")
+        E.cast(distribute(x, mesh, [Shard(0)]), "nvfp4")
         chk.fail("another split", "no error")
     except UnsupportedError as e:
         if "lies elsewhere than tcast's split" not in str(e):
@@ -416,9 +457,9 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     # a replicated DTensor compresses: the whole tensor is in every process
     r = distribute(x, mesh, [Replicate()])
     got = tcast.cast(r, "mxfp4", castmode="compress")
-    want = tcast_torch.cast(x, "mxfp4", castmode="compress")
+    want = E.cast(x, "mxfp4", castmode="compress")
     chk.equal("replicated compress data", got.data, want.data)
-    chk.equal("replicated compress upcast", tcast.upcast(got), tcast_torch.upcast(want))
+    chk.equal("replicated compress upcast", tcast.upcast(got), E.upcast(want))
 
 
 def dual(chk: Checker, mesh) -> None:
@@ -431,7 +472,7 @@ def dual(chk: Checker, mesh) -> None:
         for transposed in (False, True):
             for castmode in ("actual", "virtual"):
                 got = tcast.cast_dual(d, "mxfp8", castmode=castmode, transposed=transposed)
-                want = tcast_torch.cast_dual(x, "mxfp8", castmode=castmode, transposed=transposed)
+                want = E.cast_dual(x, "mxfp8", castmode=castmode, transposed=transposed)
                 for k, (g, w) in enumerate(zip(got, want, strict=True)):
                     chk.result(f"dual {pl} transposed={transposed} {castmode} [{k}]", g, w)
 
@@ -445,8 +486,8 @@ def views(chk: Checker, mesh) -> None:
     d = distribute(x, mesh, [Shard(0)]).t()
     for dt in ("mxfp8", "nvfp4", "int8_float32_t0d0"):
         for castmode in ("virtual", "actual"):
-            got = tcast_torch.cast(d, dt, castmode=castmode, roundmode="stochastic", seed=11)
-            want = tcast_torch.cast(x.t(), dt, castmode=castmode, roundmode="stochastic", seed=11)
+            got = E.cast(d, dt, castmode=castmode, roundmode="stochastic", seed=11)
+            want = E.cast(x.t(), dt, castmode=castmode, roundmode="stochastic", seed=11)
             chk.result(f"transposed {dt} {castmode}", got, want)
 
 
@@ -458,10 +499,10 @@ def gradients(chk: Checker, mesh) -> None:
     for grad in ("ste", "saturate"):
         for dt in ("mxfp4", "nvfp4", "uint8_float32_uint8_t0"):
             ref = x.clone().requires_grad_(True)
-            (tcast_torch.cast(ref, dt, grad=grad) * torch.arange(96.0)).sum().backward()
+            (E.cast(ref, dt, grad=grad) * torch.arange(96.0, device=E.device)).sum().backward()
             d = distribute(x.clone(), mesh, [Shard(1)]).requires_grad_(True)
-            y = tcast_torch.cast(d, dt, grad=grad)
-            (y.full_tensor() * torch.arange(96.0)).sum().backward()
+            y = E.cast(d, dt, grad=grad)
+            (y.full_tensor() * torch.arange(96.0, device=E.device)).sum().backward()
             chk.equal(f"grad {grad} {dt}", d.grad, ref.grad)
 
 
@@ -520,13 +561,38 @@ def fsdp_step(chk: Checker, mesh, world: int) -> None:
 
 
 def main() -> None:
-    rank, world, store, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rank", type=int)
+    ap.add_argument("world", type=int)
+    ap.add_argument("store")
+    ap.add_argument("out")
+    ap.add_argument("groups", nargs="?", default="")
+    ap.add_argument("--engine", choices=("torch", "triton"), default="torch")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
+    a = ap.parse_args()
+    rank, world, store, out = a.rank, a.world, a.store, a.out
     warnings.simplefilter("error")
-    dist.init_process_group("gloo", store=dist.FileStore(store, world), rank=rank, world_size=world)
+    if a.engine == "triton":
+        import tcast_triton
+
+        E.cast, E.cast_dual = tcast_triton.cast, tcast_triton.cast_dual
+        E.upcast = tcast_triton.upcast
+    if a.device == "cuda":
+        index = rank % torch.cuda.device_count()
+        torch.cuda.set_device(index)
+        E.device = torch.device("cuda", index)
+    dist.init_process_group(
+        a.backend, store=dist.FileStore(store, world), rank=rank, world_size=world
+    )
     from torch.distributed.device_mesh import init_device_mesh
 
-    mesh = init_device_mesh("cpu", (world,))
-    mesh2 = init_device_mesh("cpu", (2, world // 2)) if world == 4 else None
+    mesh = init_device_mesh(a.device, (world,))
+    mesh2 = init_device_mesh(a.device, (2, world // 2)) if world == 4 else None
+    if a.device == "cuda" and a.backend == "gloo":
+        E.cpu_meshes[(world,)] = init_device_mesh("cpu", (world,))
+        if mesh2 is not None:
+            E.cpu_meshes[(2, world // 2)] = init_device_mesh("cpu", (2, world // 2))
     chk = Checker(rank)
     groups = {
         "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
@@ -538,7 +604,7 @@ def main() -> None:
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
     }
-    only = sys.argv[5].split(",") if len(sys.argv) > 5 else list(groups)
+    only = a.groups.split(",") if a.groups else list(groups)
     try:
         for name in only:
             groups[name]()

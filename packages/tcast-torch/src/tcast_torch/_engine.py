@@ -13,7 +13,7 @@ from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 from ._accept import is_dtensor, tensor_refusal
 from ._cast import run_cast
 from ._run import OPS, check_rbits, run_upcast
-from ._shards import dtensor_refusal, same_sharding, upcast_dtensor
+from ._shards import dtensor_refusal, dtensor_result, same_sharding, upcast_dtensor
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -86,16 +86,8 @@ class TorchEngine(EngineBase):
             SpecError: as ``EngineBase.upcast``; a result mixing DTensor and plain parts.
             UnsupportedError: as ``EngineBase.upcast``.
         """
-        if isinstance(result, CastResult):
-            parts = [getattr(result, n) for n in ("data", "scale", "zero", "tenscale", "mask")]
-            kinds = {is_dtensor(a) for a in parts if isinstance(a, torch.Tensor)}
-            if kinds == {True}:
-                return upcast_dtensor(result, super().upcast)
-            if kinds == {True, False}:
-                raise SpecError(
-                    "a CastResult with DTensor and plain tensor parts: the parts of a "
-                    "DTensor cast's result are all DTensors (or call .full_tensor() on each)"
-                )
+        if dtensor_result(result):
+            return upcast_dtensor(result, super().upcast)
         return super().upcast(result)
 
     def check_result_arrays(self, result: CastResult) -> None:

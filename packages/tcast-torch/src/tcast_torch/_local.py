@@ -14,13 +14,14 @@ from ._scale import Given, block_stats
 from ._shards import BlockStats
 from ._tiles import from_layout
 
-__all__ = ["TORCH_LOCAL"]
+__all__ = ["TORCH_LOCAL", "given_rows"]
 
 
 class _TorchLocal:
     """Block statistics and casts with given statistics, by this engine (eager)."""
 
-    def stats(self, window: torch.Tensor, req: CastRequest) -> BlockStats:
+    def stats(self, window: torch.Tensor, req: CastRequest, blocks: bool = True) -> BlockStats:
+        """Every block's statistics (``blocks`` aside: the tensor amax is their maximum)."""
         til = from_layout(req.layout)
         with torch.no_grad():
             blocks = til.to_blocks(window.to(torch.float32))
@@ -34,7 +35,7 @@ class _TorchLocal:
     def cast(
         self, window: torch.Tensor, req: CastRequest, stats: BlockStats | None, grad: str
     ) -> torch.Tensor | CastResult:
-        given = None if stats is None else _given(stats, req)
+        given = None if stats is None else given_rows(stats, req)
         fast = given is None and req.layout is not None and fast_path_applies(window, req)
         if req.virtual and window.requires_grad and torch.is_grad_enabled():
             return virtual_with_grad(window, req, grad, fast, given=given)
@@ -42,8 +43,8 @@ class _TorchLocal:
             return cast_checked(window, req, fast, given)
 
 
-def _given(stats: BlockStats, req: CastRequest) -> Given:
-    """Per-row float32 statistics from the scale-array-shaped magnitude bits."""
+def given_rows(stats: BlockStats, req: CastRequest) -> Given:
+    """Per-row float32 statistics from the scale-array-shaped magnitude bits (this engine's)."""
     til = from_layout(req.layout)
 
     def rows(bits: torch.Tensor | None) -> torch.Tensor | None:

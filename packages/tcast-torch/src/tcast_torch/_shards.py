@@ -65,6 +65,7 @@ __all__ = [
     "ShardSpec",
     "cast_dtensor",
     "dtensor_refusal",
+    "dtensor_result",
     "same_sharding",
     "shard_spec",
     "upcast_dtensor",
@@ -75,15 +76,20 @@ __all__ = [
 class BlockStats:
     """Block statistics of a window as int32 magnitude bits, in its scale array's shape.
 
+    What each statistic is exactly is the engine's own (:class:`LocalCast`); any maximum
+    over a block's elements of a function of one element reduces over shards by an integer
+    MAX. The torch engine's:
+
     Attributes:
         hi: the amax of each block's kept elements (uint data: ``max(max, 0)``); bits of
             ``|v|``, so that NaN ranks above Inf above every number and an integer MAX over
-            shards is the exact amax.
+            shards is the exact amax. None where only ``tamax`` is asked for.
         lo: uint data: ``|min(min, 0)|`` per block, else None.
-        tamax: 0-d, the whole tensor's amax (two-level scaling), or None.
+        tamax: 0-d, the whole tensor's amax (two-level scaling), or None: the maximum of
+            ``hi`` (:func:`_reduce`).
     """
 
-    hi: torch.Tensor
+    hi: torch.Tensor | None
     lo: torch.Tensor | None = None
     tamax: torch.Tensor | None = None
 
@@ -95,8 +101,12 @@ class LocalCast(Protocol):
     a result of plain tensors.
     """
 
-    def stats(self, window: torch.Tensor, request: CastRequest) -> BlockStats:
-        """The window's own block statistics (``tamax`` None)."""
+    def stats(self, window: torch.Tensor, request: CastRequest, blocks: bool) -> BlockStats:
+        """The window's own block statistics.
+
+        ``blocks``: False when only the tensor amax of two-level scaling is needed (no block
+        is cut by a shard boundary): ``hi`` may then be None, with ``tamax`` given.
+        """
         ...
 
     def cast(
@@ -368,11 +378,12 @@ def _reduce(
     """
     layout = req.layout
     comm = _comm_splits(req, spec)
-    hi = stats.hi.clone()
+    hi = None if stats.hi is None else stats.hi.clone()
     lo = None if stats.lo is None else stats.lo.clone()
-    tamax = None
-    if req.dtype.is_multiscale:
+    tamax = stats.tamax
+    if req.dtype.is_multiscale and tamax is None:
         tamax = hi.max() if hi.numel() else hi.new_zeros(())
+    some = hi if hi is not None else tamax  # int32, on the statistics' device
     for s in spec.splits:
         cuts = cut_blocks(layout, s.dim, s.starts)
         parts, put_back = [], []
@@ -397,7 +408,7 @@ def _reduce(
             parts.append(tamax.reshape(1))
         if not parts and s not in comm:
             continue
-        parts.append(hi.new_full((1,), flag))  # hi is int32: the flag is exact
+        parts.append(some.new_full((1,), flag))  # int32: the flag is exact
         flat = torch.cat([p.reshape(-1) for p in parts])
         dist.all_reduce(flat, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
         pieces = list(torch.split(flat, [p.numel() for p in parts]))
@@ -528,7 +539,9 @@ def cast_dtensor(
     window = _pad_front(xl, sb.pads)
     stats = None
     if needs_reduce:
-        stats, flag = _reduce(local.stats(window.detach(), wreq), req, sb, spec, flag)
+        blocks = any(cut_blocks(layout, s.dim, s.starts) for s in spec.splits)
+        own = local.stats(window.detach(), wreq, blocks)
+        stats, flag = _reduce(own, req, sb, spec, flag)
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
     out = local.cast(window, wreq, stats, grad)
@@ -774,6 +787,23 @@ def upcast_dtensor(
         shape=torch.Size(shape),
         stride=_contiguous_strides(shape),
     )
+
+
+def dtensor_result(result: Any) -> bool:
+    """Whether ``result`` is a CastResult of DTensors (a DTensor cast's: ``upcast_dtensor``).
+
+    Raises:
+        SpecError: a CastResult mixing DTensor and plain tensor parts.
+    """
+    if not isinstance(result, CastResult):
+        return False
+    kinds = {_is_dtensor(getattr(result, n)) for n in PARTS if getattr(result, n) is not None}
+    if kinds == {True, False}:
+        raise SpecError(
+            "a CastResult with DTensor and plain tensor parts: the parts of a DTensor "
+            "cast's result are all DTensors (or call .full_tensor() on each)"
+        )
+    return kinds == {True}
 
 
 def _parts_mapped(result: CastResult, fn: Callable[[Any], torch.Tensor]) -> CastResult:

@@ -10,10 +10,10 @@ import torch
 
 from tcast import CastModes, CastResult, DataType
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
-from tcast_torch._accept import tensor_refusal
+from tcast_torch._accept import is_dtensor, tensor_refusal
 from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._engine import engine as torch_engine
-from tcast_torch._run import check_rbits
+from tcast_torch._shards import cast_dtensor, dtensor_refusal, dtensor_result, upcast_dtensor
 
 from ._launch import interpreting, run_cast, tiled_supported
 from ._launch_dual import run_dual
@@ -39,7 +39,11 @@ class TritonEngine(EngineBase):
     result_ops = OPS
 
     def accepts(self, x: Any) -> bool:
-        """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``)."""
+        """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``).
+
+        DTensors of such local tensors too: each process casts its shard by the kernels
+        (``tcast_torch._shards`` with this engine's ``_local.TRITON_LOCAL``).
+        """
         if not isinstance(x, torch.Tensor):
             return False
         return x.device.type == "cuda" or (interpreting() and x.device.type == "cpu")
@@ -54,12 +58,32 @@ class TritonEngine(EngineBase):
         return super().supports(dtype, modes) and tiled_supported(dtype)
 
     def refusal(self, a: torch.Tensor) -> str | None:
-        """The torch engine's refusals (DTensor, sparse, nested, dispatch subclasses)."""
+        """The torch engine's refusals.
+
+        Sparse, nested and dispatching tensors; DTensors whose placements ``_shards``
+        cannot split.
+        """
+        if is_dtensor(a):
+            return dtensor_refusal(a)
         return tensor_refusal(a)
 
     def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
-        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view."""
-        return check_rbits(x, rbits)
+        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view.
+
+        DTensors: as the torch engine takes them.
+        """
+        return torch_engine.check_rbits(x, rbits)
+
+    def upcast(self, result: CastResult) -> torch.Tensor:
+        """Decode a result; a DTensor cast's result (parts DTensors) to a DTensor.
+
+        Raises:
+            SpecError: as ``EngineBase.upcast``; a result mixing DTensor and plain parts.
+            UnsupportedError: as ``EngineBase.upcast``.
+        """
+        if dtensor_result(result):
+            return upcast_dtensor(result, super().upcast)
+        return super().upcast(result)
 
     def check_result_arrays(self, result: CastResult) -> None:
         """Every part on one device (as the torch engine checks)."""
@@ -84,7 +108,13 @@ class TritonEngine(EngineBase):
         Gradients as ``tcast_torch`` gives them (``grad``: ``"ste"`` or ``"saturate"``,
         ``tcast_torch._autograd``) around the Triton kernels' values. While Dynamo traces,
         the kernels are reached through the ``tcast_triton::cast`` custom op (``_ops``).
+        A DTensor is cast shard by shard (``tcast_torch._shards``, this engine's kernels on
+        each window: ``_local``), eagerly.
         """
+        if is_dtensor(x):
+            from ._local import TRITON_LOCAL
+
+            return cast_dtensor(x, request, TRITON_LOCAL, grad)
         if request.virtual and x.requires_grad and torch.is_grad_enabled():
             return virtual_with_grad(x, request, grad, False, run=self._run_values)
         return self._run_values(x, request)
@@ -120,10 +150,10 @@ class TritonEngine(EngineBase):
         (:meth:`run_grad`; the transposed one through its transpose).
 
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
-        sparsity, tiles past 128) and empty inputs are two casts (the same bits). While
-        Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
+        sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
+        While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
-        if rows.virtual and x.requires_grad and torch.is_grad_enabled():
+        if is_dtensor(x) or (rows.virtual and x.requires_grad and torch.is_grad_enabled()):
             runner = SimpleNamespace(
                 name=self.name,
                 result_ops=self.result_ops,

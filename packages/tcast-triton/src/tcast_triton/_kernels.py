@@ -505,39 +505,36 @@ def _cast_tiles(
     PACK4: tl.constexpr = False,
     BLK: tl.constexpr = False,
     PATCH: tl.constexpr = False,
+    GIVEN: tl.constexpr = False,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
     ``PACK4``: 4-bit codes written two per byte into the compress stream (row tiles of an
     even compile-time length that never straddle a row, ``FLAT`` and ``TP == TK``).
-    ``BLK``: scale codes in the blocked layout (:func:`scale_slots`).
+    ``BLK``: scale codes in the blocked layout (:func:`scale_slots`). ``GIVEN``: the block
+    statistics are not the tiles' own but those of whole blocks of which the tiles are
+    parts (a DTensor shard's window, ``_local``), read as :func:`_tile_stats` writes them.
     """
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     offs, mask, lanes, lane_ok, starts = _geometry(
         pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
     )
-    if PRE:
+    if GIVEN:
+        n = _lane_count(ntiles, inner, I64)
+        mx = tl.load(stats_ptr + 3 + lanes, mask=lane_ok, other=0)
+        hi = tl.load(stats_ptr + 3 + n + lanes, mask=lane_ok, other=0)
+        lo = tl.load(stats_ptr + 3 + 2 * n + lanes, mask=lane_ok, other=0)
+    elif PRE:
         zl = tl.zeros(lanes.shape, tl.int32)
         mx = zl + tl.load(stats_ptr)
         hi = zl + tl.load(stats_ptr + 1)
         lo = zl + tl.load(stats_ptr + 2)
     elif LOOP:
-        mx = tl.zeros(lanes.shape, tl.int32)
-        hi = mx
-        lo = mx
-        # a while loop: the interpreter cannot take a runtime bound in range() (numpy 2.4)
-        c0 = 0
-        while c0 < T:
-            offs, mask, lanes, lane_ok, starts = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
-            )
-            x = load_f32(x_ptr, offs, mask, IN)
-            m1, h1, l1 = _block_max(x, mask, AXIS, U)
-            mx = tl.maximum(mx, m1)
-            hi = tl.maximum(hi, h1)
-            lo = tl.maximum(lo, l1)
-            c0 += TP
+        mx, hi, lo = _looped_max(
+            x_ptr, pid, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH,
+            IN, U,
+        )  # fmt: skip
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
@@ -593,7 +590,7 @@ def _cast_tiles(
             )
             c0 += TP
     else:
-        if PRE:
+        if PRE or GIVEN:
             x = load_f32(x_ptr, offs, mask, IN)
         r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
         _encode_block(
@@ -620,6 +617,105 @@ def _cast_tiles(
             PACK4,
             TP,
         )
+
+
+@triton.jit
+def _looped_max(
+    x_ptr,
+    pid,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    FULL: tl.constexpr,
+    I64: tl.constexpr,
+    PATCH: tl.constexpr,
+    IN: tl.constexpr,
+    U: tl.constexpr,
+):
+    """The lanes' maxima (``_block_max``) of tiles longer than a block, in chunks of TP."""
+    _o, _m, lanes, _ok, _st = _geometry(
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
+    )
+    mx = tl.zeros(lanes.shape, tl.int32)
+    hi = mx
+    lo = mx
+    # a while loop: the interpreter cannot take a runtime bound in range() (numpy 2.4)
+    c0 = 0
+    while c0 < T:
+        offs, mask, _l, _ok, _st = _geometry(
+            pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
+        )
+        x = load_f32(x_ptr, offs, mask, IN)
+        m1, h1, l1 = _block_max(x, mask, AXIS, U)
+        mx = tl.maximum(mx, m1)
+        hi = tl.maximum(hi, h1)
+        lo = tl.maximum(lo, l1)
+        c0 += TP
+    return mx, hi, lo
+
+
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles"])
+def _tile_stats(
+    x_ptr,
+    stats_ptr,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    FULL: tl.constexpr,
+    I64: tl.constexpr,
+    LOOP: tl.constexpr,
+    IN: tl.constexpr,
+    U: tl.constexpr,
+):
+    """Each tile's statistics as ``_cast_tiles`` reduces them, for its ``GIVEN`` launch.
+
+    ``stats_ptr[3 + k * n + lane]``, k = 0, 1, 2, over ``n`` lanes (:func:`_lane_count`):
+    the maxima of magnitude bits, and for uint data of the positive bits and of the negative
+    magnitude bits (``_block_max``), by lane (the plain scale array's flat index). Integer
+    maxima: the statistics of a block split over shards reduce exactly by an integer MAX.
+    """
+    pid = tl.program_id(0)
+    offs, mask, lanes, lane_ok, _st = _geometry(
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, False
+    )
+    if LOOP:
+        mx, hi, lo = _looped_max(
+            x_ptr, pid, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, False,
+            IN, U,
+        )  # fmt: skip
+    else:
+        x = load_f32(x_ptr, offs, mask, IN)
+        mx, hi, lo = _block_max(x, mask, AXIS, U)
+    n = _lane_count(ntiles, inner, I64)
+    tl.store(stats_ptr + 3 + lanes, mx, mask=lane_ok)
+    tl.store(stats_ptr + 3 + n + lanes, hi, mask=lane_ok)
+    tl.store(stats_ptr + 3 + 2 * n + lanes, lo, mask=lane_ok)
+
+
+@triton.jit
+def _lane_count(ntiles, inner, I64: tl.constexpr):
+    """The lanes of a launch (the plain scale array's size): ``ntiles`` (outer x nt) x inner."""
+    if I64:
+        n = ntiles.to(tl.int64) * inner
+    else:
+        n = ntiles * inner
+    return n
 
 
 @triton.jit

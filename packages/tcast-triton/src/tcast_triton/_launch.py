@@ -22,11 +22,18 @@ from ._codec import F_HW, F_KIND, F_PAIR, K_EXP
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
-from ._kernels import _amax_pass, _cast_row_pieces, _cast_tiles, _cast_unscaled
+from ._kernels import _amax_pass, _cast_row_pieces, _cast_tiles, _cast_unscaled, _tile_stats
 from ._pack import OPS
-from ._scales import SK_EXP
+from ._scales import SK_EXP, SK_UEXP, SK_UFLOAT
 
-__all__ = ["interpreting", "run_cast", "tiled_supported"]
+__all__ = [
+    "interpreting",
+    "run_cast",
+    "tensor_maxima",
+    "tile_stats",
+    "tiled_supported",
+    "uses_nd",
+]
 
 #: The largest tile held in registers at once along a column (dim 0 or a middle
 #: dimension); longer tiles (channels) loop.
@@ -89,15 +96,27 @@ MAX_PROGRAMS = 2**31 - 1
 MAX_GRID_Y = 65535
 
 
-def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult | None:
+def uses_nd(req: CastRequest) -> bool:
+    """Whether ``req`` is cast by the N-d kernel (``_launch_2d``: 2-D tiles, sparsity)."""
+    ss = req.dtype.sspec
+    return req.layout is not None and (len(ss.tiles) > 1 or ss.is_sparse)
+
+
+def run_cast(
+    x: torch.Tensor, req: CastRequest, given: torch.Tensor | None = None
+) -> torch.Tensor | CastResult | None:
     """The cast of a checked request on a CUDA tensor (or a CPU one under the interpreter).
+
+    ``given``: block statistics from elsewhere (a DTensor shard's window, ``_local``), an
+    int32 buffer: ``[tensor maxima (3)]`` replaces the tensor-amax pass (two-level and
+    tensor scales); ``[3 + 3 * tiles]`` (as :func:`tile_stats` writes it, the first three
+    as before) replaces every tile's statistics too (not for :func:`uses_nd` requests).
 
     None (nothing launched) when a kernel would need more than :data:`MAX_PROGRAMS` programs.
     """
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
-    ss = req.dtype.sspec
-    if req.layout is not None and (len(ss.tiles) > 1 or ss.is_sparse):
+    if uses_nd(req):
         from ._launch_2d import run_cast_nd  # 2-D tiles and sparsity: the N-d kernel
 
         launch = run_cast_nd
@@ -107,18 +126,64 @@ def run_cast(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult | N
         import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
 
         with numpy.errstate(all="ignore"):
-            return launch(xc, xin, req)
-    return launch(xc, xin, req)
+            return launch(xc, xin, req, given)
+    return launch(xc, xin, req, given)
 
 
-def _run_cast_1d(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
+def _run_cast_1d(
+    xc: torch.Tensor, xin: torch.Tensor, req: CastRequest, given: torch.Tensor | None = None
+):
     """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment)."""
     rs, seed, rb = _random_source(req, xc)
     build = _unscaled_plan if req.layout is None else _tiled_plan
-    plan = cached_plan(_PLANS, req, xc, rs, build, word_aligned(xc))
+    extra: tuple = (word_aligned(xc),)
+    if req.layout is not None:
+        extra += (given is not None and given.numel() > 3,)
+    plan = cached_plan(_PLANS, req, xc, rs, build, *extra)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
-    return _launch(plan, xc, xin, req, seed, rb)
+    return _launch(plan, xc, xin, req, seed, rb, given)
+
+
+def tensor_maxima(x: torch.Tensor, req: CastRequest) -> torch.Tensor:
+    """The amax pass over ``x``: int32 ``[mx, hi, lo]`` (hi, lo: uint data; else 0)."""
+    xc = x.contiguous()
+    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    buf = torch.zeros(3, dtype=torch.int32, device=xc.device)
+    if xc.numel():
+        kw = amax_pass_kw(req.dtype, xc)
+        key = tuple(sorted(kw.items()))
+        launch = _AMAX_LAUNCHES.get(key)
+        if launch is None:
+            launch = _AMAX_LAUNCHES[key] = Launch(_amax_pass, kw)
+        launch((triton.cdiv(xc.numel(), AMAX_BLOCK),), xin, buf, xc.numel())
+    return buf
+
+
+#: The amax passes :func:`tensor_maxima` launched, by compile-time arguments (a few).
+_AMAX_LAUNCHES: dict[tuple, Launch] = {}
+
+
+def tile_stats(x: torch.Tensor, req: CastRequest) -> torch.Tensor | None:
+    """The statistics of every tile of ``x`` as ``_cast_tiles`` reduces them.
+
+    An int32 buffer ``[0, 0, 0, mx (n), hi (n), lo (n)]`` (``n`` scales) for ``run_cast``'s
+    ``given`` (``_kernels._tile_stats``), tiles in the plain scale array's order; None for
+    a request without tiles (unscaled, a tensor scale) or one :func:`uses_nd` takes, or a
+    grid past :data:`MAX_PROGRAMS`.
+    """
+    if req.layout is None or not req.layout.dims or uses_nd(req):
+        return None
+    xc = x.contiguous()
+    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    plan = cached_plan(_PLANS, req, xc, 0, _tiled_plan, word_aligned(xc), True)
+    if plan.grid[0] > MAX_PROGRAMS:
+        return None
+    outer, _, inner, _, nt, _ = plan.sizes
+    buf = torch.zeros(3 + 3 * outer * nt * inner, dtype=torch.int32, device=xc.device)
+    if plan.grid[0]:
+        plan.stats_launch(plan.grid, xin, buf, *plan.sizes)
+    return buf
 
 
 def cached_plan(
@@ -211,6 +276,15 @@ class _Plan:
     def amax_launch(self) -> Launch:
         """The amax pre-pass likewise."""
         return Launch(_amax_pass, self.amax_kw)
+
+    @cached_property
+    def stats_launch(self) -> Launch:
+        """The tile statistics of a ``_cast_tiles`` plan (:func:`tile_stats`) likewise."""
+        kw = self.kw
+        names = ("AXIS", "TP", "BL", "TK", "FLAT", "FULL", "I64", "LOOP", "IN", "num_warps")
+        stats_kw = {k: kw[k] for k in names}
+        stats_kw["U"] = kw["SK"] in (SK_UFLOAT.value, SK_UEXP.value)
+        return Launch(_tile_stats, stats_kw)
 
 
 def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True) -> _Plan:
@@ -371,7 +445,7 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
 
 
 # _cast_tiles' compile-time arguments that _cast_row_pieces does without
-_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK4")
+_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK4", "GIVEN")
 
 
 #: Whether casts that qualify take the bfloat16-pair encoder (:func:`pairs_ok`; a switch for
@@ -418,7 +492,10 @@ def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bo
     )
 
 
-def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True) -> _Plan:
+def _tiled_plan(
+    req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True, given: bool = False
+) -> _Plan:
+    """The plan of a tiled cast; ``given``: ``_cast_tiles`` reading given tile statistics."""
     dt, lay = req.dtype, req.layout
     ss = dt.sspec
     numel = xc.numel()
@@ -468,7 +545,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True)
         and nt >= bl // 8
         and outer >= 128
     )
-    patch = patch and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y
+    patch = patch and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y and not given
     if patch:
         grid = (triton.cdiv(nt, bl // 8), triton.cdiv(outer, 128) * 16)
         full = full and outer % 128 == 0 and nt % (bl // 8) == 0
@@ -497,6 +574,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True)
         PACK4=pack4,
         BLK=req.blocked is not None,
         PATCH=patch,
+        GIVEN=given,
         num_warps=_warps(axis, tp * bl, req.virtual),
         **_LAUNCH_OPTS,
     )
@@ -504,6 +582,7 @@ def _tiled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True)
     pieces = tp * xc.element_size() // 16
     if (
         ROW_PIECES
+        and not given
         and flat
         and not (loop or pre or channel or pack4)
         and tp == tile == ROW_PIECES_TILE
@@ -584,7 +663,9 @@ def element_output(plan: Any, xc: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return result, result.view(_BITS_VIEW[xc.dtype])
 
 
-def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
+def _launch(
+    plan: _Plan, xc, xin, req: CastRequest, seed: int, rb, given: torch.Tensor | None = None
+) -> torch.Tensor | CastResult:
     """Allocate the outputs, run the plan's kernels, assemble the result."""
     result, out = element_output(plan, xc)
     if plan.kernel is _cast_unscaled:
@@ -593,7 +674,7 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
         if req.virtual:
             return result
         return build_result(req, result, OPS, "triton", packed=plan.packed)
-    scale, zero, tcode, stats = scaled_parts(plan, xc, xin)
+    scale, zero, tcode, stats = scaled_parts(plan, xc, xin, given)
     if plan.grid[0]:
         plan.launch(
             plan.grid,
@@ -610,11 +691,14 @@ def _launch(plan: _Plan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tens
     return scaled_result(plan, req, result, scale, zero, tcode, packed=plan.packed)
 
 
-def scaled_parts(plan: Any, xc: torch.Tensor, xin: torch.Tensor) -> tuple:
+def scaled_parts(
+    plan: Any, xc: torch.Tensor, xin: torch.Tensor, given: torch.Tensor | None = None
+) -> tuple:
     """(scale, zero, tensor-scale, stats) buffers of a scaled plan; runs its amax pass.
 
     ``zero`` and the tensor scale are None where the datatype has none; ``stats`` holds the
-    tensor's magnitude maxima after the amax pass (the scale buffer, unread, without one).
+    tensor's magnitude maxima after the amax pass (the scale buffer, unread, without one),
+    or is ``given`` (block statistics from elsewhere, see :func:`run_cast`) with no pass.
     """
     dev = xc.device
     count = max(plan.scale_count, 1)
@@ -627,7 +711,9 @@ def scaled_parts(plan: Any, xc: torch.Tensor, xin: torch.Tensor) -> tuple:
     if plan.tcode_bytes:
         tcode = torch.empty(1, dtype=_CODE_DTYPES[plan.tcode_bytes], device=dev)
     stats = scale
-    if plan.amax_grid:
+    if given is not None:
+        stats = given
+    elif plan.amax_grid:
         stats = torch.zeros(3, dtype=torch.int32, device=dev)
         plan.amax_launch(plan.amax_grid, xin, stats, xc.numel())
     return scale, zero, tcode, stats

@@ -181,28 +181,34 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
     )
 
 
-def run_cast_nd(xc: torch.Tensor, xin: torch.Tensor, req: CastRequest):
+def run_cast_nd(
+    xc: torch.Tensor, xin: torch.Tensor, req: CastRequest, given: torch.Tensor | None = None
+):
     """The cast of a checked request whose datatype :func:`nd_supported` takes.
 
     Args:
         xc: the input, contiguous.
         xin: its bits (an int16 view of 16-bit inputs; ``xc`` itself for float32).
         req: the request.
+        given: the tensor maxima from elsewhere (``_launch.run_cast``; three only: this
+            kernel takes no given tile statistics), or None.
     """
     rs, seed, rb = _random_source(req, xc)
     plan = cached_plan(_PLANS, req, xc, rs, _plan)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
-    return _launch(plan, xc, xin, req, seed, rb)
+    return _launch(plan, xc, xin, req, seed, rb, given)
 
 
-def _launch(plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb) -> torch.Tensor | CastResult:
+def _launch(
+    plan: _NdPlan, xc, xin, req: CastRequest, seed: int, rb, given: torch.Tensor | None = None
+) -> torch.Tensor | CastResult:
     """Allocate the outputs, run the amax pass (two-level scaling) and the kernel, assemble."""
     result, out = element_output(plan, xc)
     keep = None
     if plan.sparse and not req.virtual:
         keep = torch.empty(xc.shape, dtype=torch.bool, device=xc.device)
-    scale, zero, tcode, stats = scaled_parts(plan, xc, xin)
+    scale, zero, tcode, stats = scaled_parts(plan, xc, xin, given)
     if plan.grid[0]:
         plan.launch(
             plan.grid,
