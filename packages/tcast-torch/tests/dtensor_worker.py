@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+import time
 import traceback
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import torch
@@ -558,6 +562,48 @@ def fsdp_step(chk: Checker, mesh, world: int) -> None:
     except UnsupportedError as e:
         if "then fully_shard" not in str(e):
             chk.fail("quantize_model after fully_shard", str(e))
+
+
+def run_world(world: int, tmp: Path, *options: str, timeout: float = 400) -> list[dict]:
+    """Run ``world`` worker processes with ``options``; their reports, or AssertionError.
+
+    A hang (a process waiting for a collective its peers never join) fails after
+    ``timeout`` seconds with every worker's log; so does a crash, with its log.
+    """
+    store, out = tmp / "store", tmp / "out"
+    logs = [open(tmp / f"log.{r}", "w") for r in range(world)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, str(r), str(world), str(store), str(out), *options],
+            stdout=logs[r],
+            stderr=subprocess.STDOUT,
+        )
+        for r in range(world)
+    ]
+    deadline = time.monotonic() + timeout
+    hung = False
+    try:
+        for p in procs:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for f in logs:
+            f.close()
+    if hung:  # the workers' logs say where each one waited
+        tails = [f"process {r}:\n{(tmp / f'log.{r}').read_text()[-3000:]}" for r in range(world)]
+        raise AssertionError(f"the workers did not finish in {timeout} s\n" + "\n".join(tails))
+    reports = []
+    for r in range(world):
+        result = out.with_name(f"out.{r}")
+        log = (tmp / f"log.{r}").read_text()[-4000:]
+        assert procs[r].returncode == 0 and result.exists(), f"process {r} failed:\n{log}"
+        reports.append(json.loads(result.read_text()))
+    return reports
 
 
 def main() -> None:
