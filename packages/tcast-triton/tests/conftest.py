@@ -36,6 +36,8 @@ _here = Path(__file__).resolve().parent
 _load("conformance_battery", _here.parents[2] / "tests" / "conformance_battery.py")
 _load("dual_checks", _here.parents[2] / "tests" / "dual_checks.py")
 _load("triton_checks", _here / "triton_checks.py")
+# the DTensor cases (tcast-torch's worker script; test_triton_dtensor runs it by this engine)
+_load("dtensor_worker", _here.parents[1] / "tcast-torch" / "tests" / "dtensor_worker.py")
 
 
 @pytest.fixture(scope="session")

@@ -12,28 +12,18 @@ step needs NCCL and its GPUs: ``bench/dtensor_gpus.py``, the two-GPU machine).
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
+import dtensor_worker
 import pytest
 import torch.distributed as dist
 
 from tcast_triton._launch import interpreting
 
-WORKER = Path(__file__).resolve().parents[2] / "tcast-torch" / "tests" / "dtensor_worker.py"
 # 4 processes: the cases of a 2 x 2 mesh and the collective counts (the rest as with 2)
 GROUPS = {2: "", 4: "placements,communication,refusals"}
 if not interpreting():
     GROUPS[2] = "placements,conformance,communication,refusals,dual,views,gradients"
 #: Fewer checks than this means a group of cases stopped early.
 MIN_CHECKS = {2: 2300, 4: 1300}
-
-
-def _worker():
-    spec = importlib.util.spec_from_file_location("dtensor_worker", WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
@@ -43,6 +33,6 @@ def test_triton_dtensor_casts_equal_the_cast_of_the_whole_tensor(world, tmp_path
     options = ["--engine", "triton", "--device", device]
     if GROUPS[world]:
         options.insert(0, GROUPS[world])
-    for report in _worker().run_world(world, tmp_path, *options, timeout=600):
+    for report in dtensor_worker.run_world(world, tmp_path, *options, timeout=600):
         assert not report["failures"], "\n".join(report["failures"][:20])
         assert report["checked"] >= MIN_CHECKS[world], report["checked"]
