@@ -1,17 +1,21 @@
 """DTensor casts on several GPUs over NCCL (not a test): bits, then timing.
 
 Spawns one process per GPU (a FileStore in a temporary folder), distributes bfloat16 tensors
-over a 1-D CUDA mesh and casts them with ``tcast.cast`` (the torch engine takes DTensors):
+over a 1-D CUDA mesh and casts them with each engine of ``--engines`` (``triton``, the
+default of ``tcast.cast`` for CUDA tensors, and ``torch:eager``; DTensor casts run eagerly):
 
-1. bits: ``full_tensor()`` of every result part against the eager torch engine's
-   (``torch:eager``; DTensor casts run eagerly) cast of the whole tensor on one GPU, raw
-   bits, for MXFP8 / MXFP4 / NVFP4, ``Shard(0)``, ``Shard(1)``, ``Replicate()``, virtual
-   and actual, whole and uneven shapes;
-2. timing: the sharded actual cast of a 16384 x 16384 tensor ``Shard(0)`` against the eager
-   torch engine's cast of one shard as a plain tensor on one GPU (the issue's goal: within 5%
-   where nothing communicates; NVFP4 all-reduces its tensor amax). A fixed number of
-   iterations timed with CUDA events, the same on every process (a collective in the cast
-   must be entered by all).
+1. bits: ``full_tensor()`` of every result part against the eager torch engine's cast of the
+   whole tensor on one GPU, raw bits, for MXFP8 / MXFP4 / NVFP4, ``Shard(0)``,
+   ``Shard(1)``, ``Replicate()``, virtual and actual, whole and uneven shapes;
+2. timing: the sharded actual cast of a ``--rows`` x ``--size`` tensor (``Shard(0)``;
+   MXFP8 also ``Shard(1)``) against the same engine's cast of one shard as a plain tensor
+   on one GPU (the issue's goal: within 5% where nothing communicates; NVFP4 all-reduces its
+   tensor amax). A fixed number of iterations timed with CUDA events, the same on every
+   process (a collective in the cast must be entered by all).
+
+``--world 1`` runs on one GPU: a mesh of one process (the shard is the whole tensor; NCCL's
+all_reduce of one rank), which measures what the DTensor path itself costs beside the cast
+(host work, the statistics pass) without a peer.
 
     python packages/tcast-torch/bench/dtensor_gpus.py [--world 2] [--size 16384] [--iters 50]
 """
@@ -68,7 +72,9 @@ def _ms(fn, iters: int) -> float:
     return start.elapsed_time(end) / iters
 
 
-def _worker(rank: int, world: int, store: str, size: int, iters: int) -> None:
+def _worker(
+    rank: int, world: int, store: str, rows: int, size: int, iters: int, engines: list[str]
+) -> None:
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", store=dist.FileStore(store, world), rank=rank, world_size=world)
     from torch.distributed.device_mesh import init_device_mesh
@@ -86,29 +92,34 @@ def _worker(rank: int, world: int, store: str, size: int, iters: int) -> None:
             for cm in ("virtual", "actual"):
                 want = tcast.cast(x, code, castmode=cm, engine="torch:eager")
                 for pl in (Shard(0), Shard(1), Replicate()):
-                    got = tcast.cast(distribute_tensor(x, mesh, [pl]), code, castmode=cm)
-                    checked += 1
-                    if not _same(got, want):
-                        bad.append(f"{code} {cm} {pl} {shape}")
+                    for eng in engines:
+                        d = distribute_tensor(x, mesh, [pl])
+                        got = tcast.cast(d, code, castmode=cm, engine=eng)
+                        checked += 1
+                        if not _same(got, want):
+                            bad.append(f"{eng} {code} {cm} {pl} {shape}")
     if rank == 0:
         print(f"bits: {checked} casts per process, {len(bad)} differ: {bad[:10]}", flush=True)
-    x = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
-    d = distribute_tensor(x, mesh, [Shard(0)])
-    local = d.to_local().clone()
-    rows = []
-    for code in ("mxfp8", "nvfp4"):
-        sharded = _ms(lambda c=code: tcast.cast(d, c, castmode="actual"), iters)
-        one = _ms(
-            lambda c=code: tcast.cast(local, c, castmode="actual", engine="torch:eager"), iters
-        )
-        rows.append((code, sharded, one))
+    x = torch.randn(rows, size, device="cuda", dtype=torch.bfloat16)
+    table = []
+    for code, pl in (("mxfp8", Shard(0)), ("mxfp8", Shard(1)), ("nvfp4", Shard(0))):
+        d = distribute_tensor(x, mesh, [pl])
+        local = d.to_local().clone()
+        for eng in engines:
+
+            def cast(t, c=code, e=eng):
+                return tcast.cast(t, c, castmode="actual", engine=e)
+
+            sharded = _ms(lambda f=cast, t=d: f(t), iters)
+            one = _ms(lambda f=cast, t=local: f(t), iters)
+            table.append((eng, code, pl, tuple(local.shape), sharded, one))
     if rank == 0:
         name = torch.cuda.get_device_name()
-        print(f"\n{world} x {name}, {size} x {size} bfloat16 Shard(0), actual, {iters} iters")
-        print("| datatype | sharded cast ms | one shard, one GPU ms | ratio |")
-        print("|---|---:|---:|---:|")
-        for code, s, o in rows:
-            print(f"| {code} | {s:.3f} | {o:.3f} | {s / o:.3f} |")
+        print(f"\n{world} x {name}, {rows} x {size} bfloat16, actual, {iters} iters, CUDA events")
+        print("| engine | datatype | placement | shard | sharded cast ms | one shard ms | ratio |")
+        print("|---|---|---|---|---:|---:|---:|")
+        for eng, code, pl, shard, s, o in table:
+            print(f"| {eng} | {code} | {pl} | {shard} | {s:.3f} | {o:.3f} | {s / o:.3f} |")
     dist.barrier()
     dist.destroy_process_group()
 
@@ -117,14 +128,18 @@ def main() -> None:
     """Spawn the processes and run both parts."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--world", type=int, default=torch.cuda.device_count())
-    ap.add_argument("--size", type=int, default=16384)
+    ap.add_argument("--size", type=int, default=16384, help="columns")
+    ap.add_argument("--rows", type=int, default=0, help="rows (default: --size)")
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--engines", default="triton,torch:eager")
     a = ap.parse_args()
-    if a.world < 2 or a.world > torch.cuda.device_count():
-        raise SystemExit(f"--world {a.world}: needs 2..{torch.cuda.device_count()} GPUs")
+    if a.world < 1 or a.world > torch.cuda.device_count():
+        raise SystemExit(f"--world {a.world}: needs 1..{torch.cuda.device_count()} GPUs")
+    engines = a.engines.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
-        mp.spawn(_worker, args=(a.world, store, a.size, a.iters), nprocs=a.world, join=True)
+        args = (a.world, store, a.rows or a.size, a.size, a.iters, engines)
+        mp.spawn(_worker, args=args, nprocs=a.world, join=True)
 
 
 if __name__ == "__main__":
