@@ -619,6 +619,8 @@ def main() -> None:
     a = ap.parse_args()
     rank, world, store, out = a.rank, a.world, a.store, a.out
     warnings.simplefilter("error")
+    # the GPU machine's torch warns of its own torch.jit.script_method when torch.compile runs
+    warnings.filterwarnings("ignore", message=".*script_method", category=DeprecationWarning)
     if a.engine == "triton":
         import tcast_triton
 
