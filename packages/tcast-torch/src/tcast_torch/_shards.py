@@ -35,6 +35,7 @@ as a :class:`LocalCast`, so that another engine reuses this module with its kern
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -159,10 +160,14 @@ def chunk_starts(size: int, parts: int) -> tuple[int, ...]:
 
 
 def _placement_refusal(x: torch.Tensor) -> str | None:
+    return _refused_placements(tuple(x.placements), x.ndim)
+
+
+def _refused_placements(placements: tuple[Any, ...], ndim: int) -> str | None:
     from torch.distributed.tensor import Replicate, Shard
 
     dims: set[int] = set()
-    for i, p in enumerate(x.placements):
+    for i, p in enumerate(placements):
         if isinstance(p, Replicate):
             continue
         if type(p) is not Shard:
@@ -177,10 +182,10 @@ def _placement_refusal(x: torch.Tensor) -> str | None:
                 f"DTensors "
                 f"sharded by Shard(d) and Replicate() only; cast {fix}"
             )
-        d = p.dim % x.ndim
+        d = p.dim % ndim
         if d in dims:
             return (
-                f"a DTensor sharded twice along dimension {d} ({list(x.placements)}): tcast "
+                f"a DTensor sharded twice along dimension {d} ({list(placements)}): tcast "
                 f"casts DTensors with each dimension sharded by one mesh dimension; "
                 f"redistribute it or cast x.full_tensor()"
             )
@@ -222,21 +227,50 @@ def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, int]:
     raising (see :func:`cast_dtensor`). Placements tcast refuses are the same in every
     process and raise here.
     """
+    spec, why = _placed_spec(x.device_mesh, tuple(x.placements), tuple(x.shape))
+    if not why and _local_shape(x) != spec.lengths:
+        why = MISSHAPEN
+    return spec, why
+
+
+def _local_shape(x: torch.Tensor) -> tuple[int, ...]:
+    """The local shard's shape (without ``to_local``'s autograd node where DTensor has one)."""
+    local = getattr(x, "_local_tensor", None)
+    return tuple((x.to_local() if local is None else local).shape)
+
+
+def _placed_spec(mesh: Any, placements: tuple[Any, ...], shape: tuple[int, ...]):
+    """:func:`_shard_spec` but the local shape's check, for this process, cached.
+
+    A cast's host time matters beside a kernel's; a mesh's coordinate is fixed for a process.
+    """
+    key = (mesh, placements, shape)
+    hit = _SPECS.get(key)
+    if hit is None:
+        if len(_SPECS) >= 256:
+            _SPECS.clear()
+        hit = _SPECS[key] = _new_spec(mesh, placements, shape)
+    return hit
+
+
+#: :func:`_placed_spec`'s results by (mesh, placements, shape).
+_SPECS: dict[tuple, tuple[ShardSpec, int]] = {}
+
+
+def _new_spec(mesh: Any, placements: tuple[Any, ...], shape: tuple[int, ...]):
     from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
-    why = _placement_refusal(x)
+    ndim = len(shape)
+    why = _refused_placements(placements, ndim)
     if why is not None:
         raise UnsupportedError(f"tcast_torch does not take x: it is {why}")
-    mesh, placements, shape = x.device_mesh, tuple(x.placements), tuple(x.shape)
     splits = tuple(
-        Split(i, p.dim % x.ndim, chunk_starts(shape[p.dim % x.ndim], mesh.size(i)))
+        Split(i, p.dim % ndim, chunk_starts(shape[p.dim % ndim], mesh.size(i)))
         for i, p in enumerate(placements)
         if p.is_shard()
     )
     lengths, offsets = compute_local_shape_and_global_offset(shape, mesh, placements)
     spec = ShardSpec(mesh, placements, shape, tuple(offsets), tuple(lengths), splits)
-    if tuple(x.to_local().shape) != tuple(lengths):
-        return spec, MISSHAPEN
     coordinate = mesh.get_coordinate()
     for s in splits if coordinate is not None else ():
         # the windows, cut blocks and scale placements all use chunk_starts: DTensor's own
@@ -367,14 +401,17 @@ def _is_dtensor(a: Any) -> bool:
 
 def _reduce(
     stats: BlockStats, req: CastRequest, sb: ShardBlocks, spec: ShardSpec, flag: int
-) -> tuple[BlockStats, int]:
+) -> tuple[BlockStats, Callable[[], int]]:
     """The whole blocks' statistics: one all_reduce(MAX) per mesh dimension that needs one.
 
     ``flag`` (this process's refusal, :func:`_own_flag`) rides in each buffer, so
     that the returned flag (the MAX over the processes this one communicates with) tells
     every process of a refusal without a collective of its own; a mesh dimension with no
     statistics to reduce but codes to gather later (:func:`_comm_splits`) reduces the flag
-    alone, so that it reaches every process a later collective would wait for.
+    alone, so that it reaches every process a later collective would wait for. The flag
+    stays on the device (a GPU's statistics): the returned function reads it, after the
+    caller has queued the cast (:func:`_read_later`), so that the host's wait for it does
+    not hold the cast back.
     """
     layout = req.layout
     comm = _comm_splits(req, spec)
@@ -384,6 +421,7 @@ def _reduce(
     if req.dtype.is_multiscale and tamax is None:
         tamax = hi.max() if hi.numel() else hi.new_zeros(())
     some = hi if hi is not None else tamax  # int32, on the statistics' device
+    flag_t = some.new_full((1,), flag)  # int32: the flag is exact
     for s in spec.splits:
         cuts = cut_blocks(layout, s.dim, s.starts)
         parts, put_back = [], []
@@ -408,11 +446,11 @@ def _reduce(
             parts.append(tamax.reshape(1))
         if not parts and s not in comm:
             continue
-        parts.append(some.new_full((1,), flag))  # int32: the flag is exact
+        parts.append(flag_t)
         flat = torch.cat([p.reshape(-1) for p in parts])
         dist.all_reduce(flat, op=dist.ReduceOp.MAX, group=spec.mesh.get_group(s.mesh_dim))
         pieces = list(torch.split(flat, [p.numel() for p in parts]))
-        flag = int(pieces.pop())
+        flag_t = pieces.pop()
         if tamax is not None:
             tamax = pieces.pop().reshape(())
         if cuts and not layout.dims:
@@ -422,7 +460,27 @@ def _reduce(
             shape = list(a.shape)
             shape[d] = len(cuts)
             a.index_copy_(d, k_idx, piece.reshape(shape).index_select(d, j_idx))
-    return BlockStats(hi, lo, tamax), flag
+    return BlockStats(hi, lo, tamax), _read_later(flag_t)
+
+
+def _read_later(t: torch.Tensor) -> Callable[[], int]:
+    """A function that reads the 1-element int32 ``t`` on the host.
+
+    A GPU's is copied now and the copy waited for when read, so that work queued in between
+    is not waited for.
+    """
+    if t.device.type != "cuda":
+        return lambda: int(t)
+    host = torch.empty(1, dtype=t.dtype, pin_memory=True)
+    host.copy_(t.reshape(1), non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+
+    def read() -> int:
+        done.synchronize()
+        return int(host[0])
+
+    return read
 
 
 def _gathers_codes(req: CastRequest, split: Split) -> bool:
@@ -541,10 +599,15 @@ def cast_dtensor(
     if needs_reduce:
         blocks = any(cut_blocks(layout, s.dim, s.starts) for s in spec.splits)
         own = local.stats(window.detach(), wreq, blocks)
-        stats, flag = _reduce(own, req, sb, spec, flag)
+        stats, read_flag = _reduce(own, req, sb, spec, flag)
+        # the cast is queued before the flag is read (a refusing process's cast, of zeros,
+        # is dropped): the host's wait for the flag then overlaps the cast on a GPU
+        out = local.cast(window, wreq, stats, grad)
+        flag = read_flag()
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
-    out = local.cast(window, wreq, stats, grad)
+    else:
+        out = local.cast(window, wreq, stats, grad)
     return _assemble(out, req, spec, sb)
 
 
@@ -566,17 +629,10 @@ def _assemble(
     out: torch.Tensor | CastResult, req: CastRequest, spec: ShardSpec, win: ShardBlocks
 ) -> torch.Tensor | CastResult:
     """The shard's part of a window's result, as DTensors of the whole tensor's shape."""
-    from torch.distributed.tensor import DTensor, Replicate, Shard
+    from torch.distributed.tensor import Replicate, Shard
 
     def like_x(a: torch.Tensor) -> torch.Tensor:
-        return DTensor.from_local(
-            _crop(a, win.pads, spec.lengths),
-            spec.mesh,
-            spec.placements,
-            run_check=False,
-            shape=torch.Size(spec.shape),
-            stride=_contiguous_strides(spec.shape),
-        )
+        return _dtensor(_crop(a, win.pads, spec.lengths), spec.mesh, spec.placements, spec.shape)
 
     if isinstance(out, torch.Tensor):
         return like_x(out)
@@ -617,22 +673,64 @@ def _assemble(
                     d = split.dim
                     a = _gather_codes(a, spec, split, own.grid_start[d], layout.scale_shape[d])
                     placements.append(Replicate())
-            parts[name] = DTensor.from_local(
-                a.contiguous(),
-                spec.mesh,
-                placements,
-                run_check=False,
-                shape=torch.Size(layout.scale_shape),
-                stride=_contiguous_strides(layout.scale_shape),
+            parts[name] = _dtensor(
+                a.contiguous(), spec.mesh, tuple(placements), tuple(layout.scale_shape)
             )
     return dataclasses.replace(out, shape=spec.shape, **parts)
 
 
 def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
     """A part every process computed alike (tensor scale codes): Replicate everywhere."""
-    from torch.distributed.tensor import DTensor, Replicate
+    from torch.distributed.tensor import Replicate
 
-    return DTensor.from_local(a, spec.mesh, [Replicate()] * len(spec.placements), run_check=False)
+    a = a.contiguous()
+    return _dtensor(a, spec.mesh, (Replicate(),) * len(spec.placements), tuple(a.shape))
+
+
+def _dtensor(
+    local: torch.Tensor, mesh: Any, placements: tuple[Any, ...], shape: tuple[int, ...]
+) -> torch.Tensor:
+    """``DTensor.from_local(local, ..., run_check=False)`` of a contiguous whole ``shape``.
+
+    A local tensor that needs no gradient is wrapped directly, with a DTensorSpec made
+    once per (mesh, placements, shape, dtype): ``from_local``'s autograd node and spec
+    are most of a cast's host time beside a fast kernel (the same DTensor results).
+    """
+    from torch.distributed.tensor import DTensor
+
+    kinds = _spec_classes()
+    if local.requires_grad or kinds is None:
+        return DTensor.from_local(
+            local,
+            mesh,
+            placements,
+            run_check=False,
+            shape=torch.Size(shape),
+            stride=_contiguous_strides(shape),
+        )
+    key = (mesh, placements, shape, local.dtype)
+    spec = _DSPECS.get(key)
+    if spec is None:
+        if len(_DSPECS) >= 1024:
+            _DSPECS.clear()
+        spec_class, meta_class = kinds
+        meta = meta_class(torch.Size(shape), _contiguous_strides(shape), local.dtype)
+        spec = _DSPECS[key] = spec_class(mesh, placements, tensor_meta=meta)
+    return DTensor(local, spec, requires_grad=False)
+
+
+@functools.cache
+def _spec_classes() -> tuple[Any, Any] | None:
+    """DTensor's own spec classes (torch.distributed.tensor._dtensor_spec), or None."""
+    try:
+        from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
+    except ImportError:  # another layout: DTensor.from_local only
+        return None
+    return DTensorSpec, TensorMeta
+
+
+#: :func:`_dtensor`'s specs by (mesh, placements, shape, dtype).
+_DSPECS: dict[tuple, Any] = {}
 
 
 def _scales_split(layout: Any, split: Split) -> bool:
