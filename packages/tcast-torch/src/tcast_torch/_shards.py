@@ -558,16 +558,15 @@ def cast_dtensor(
             "128 x 4 blocks span shards); cast with scale_layout='plain' and lay out the "
             "gathered scales with tcast.kit.to_blocked, or cast x.full_tensor()"
         )
-    layout = req.layout
-    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+    plan = _cast_plan(spec, req)
+    if plan.gathered:
         # full_tensor() gathers cannot carry the flag: one all_reduce of it per mesh
         # dimension first, only on this path
         flag = _agree(flag, spec.splits, spec)
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
         return _cast_gathered(x, req, spec, local, grad)
-    comm = _comm_splits(req, spec)
-    needs_reduce = layout is not None and _needs_reduce(req, spec)
+    comm, needs_reduce, sb = plan.comm, plan.needs_reduce, plan.window
     if flag and not comm:
         # this cast makes no collective: no other process waits for this one, so raising
         # here alone blocks nobody
@@ -582,23 +581,18 @@ def cast_dtensor(
     xl = x.to_local()
     if flag:
         xl = xl.new_zeros(spec.lengths)
-    if layout is None:
-        sb = ShardBlocks((0,) * x.ndim, spec.lengths, (0,) * x.ndim)
-    else:
-        sb = shard_blocks(layout, spec.offsets, spec.lengths)
     if not spec.splits and (req.rbits is None or not _is_dtensor(req.rbits)):
         wreq = req  # every mesh dimension replicates: the whole tensor is here
-    else:
+    elif req.roundmode is not RoundMode.STOCHASTIC or flag:
         # statistics take no random bits: a refusing process's may be of another shape
-        rbits = None if flag else _window_rbits(req, spec, sb.pads, xl.device)
-        wreq = make_request(
-            req.dtype, req.modes, None, rbits, sb.window, req.input_dtype, req.rules
-        )
+        wreq = plan.window_request
+    else:
+        rbits = _window_rbits(req, spec, sb.pads, xl.device)
+        wreq = dataclasses.replace(plan.window_request, rbits=rbits)
     window = _pad_front(xl, sb.pads)
     stats = None
     if needs_reduce:
-        blocks = any(cut_blocks(layout, s.dim, s.starts) for s in spec.splits)
-        own = local.stats(window.detach(), wreq, blocks)
+        own = local.stats(window.detach(), wreq, plan.blocks)
         stats, read_flag = _reduce(own, req, sb, spec, flag)
         # the cast is queued before the flag is read (a refusing process's cast, of zeros,
         # is dropped): the host's wait for the flag then overlaps the cast on a GPU
@@ -608,7 +602,107 @@ def cast_dtensor(
             raise UnsupportedError(_refusal(spec, flag))
     else:
         out = local.cast(window, wreq, stats, grad)
-    return _assemble(out, req, spec, sb)
+    return _assemble(out, req, spec, sb, plan.scales)
+
+
+@dataclass(frozen=True)
+class _CastPlan:
+    """What a DTensor cast does, from its shard spec and request alone (:func:`_cast_plan`).
+
+    Attributes:
+        gathered: sparsity groups are cut: the whole tensor is gathered and cast.
+        comm: the splits along whose mesh dimension the cast communicates.
+        needs_reduce: block statistics are reduced across shards.
+        blocks: a block is cut by a shard boundary (else only a tensor amax is reduced).
+        window: the shard's window (:func:`tcast.kit.shard_blocks`).
+        window_request: the window's request without random bits.
+        scales: where the scale parts go (:func:`_scale_placing`), or None.
+    """
+
+    gathered: bool
+    comm: tuple[Split, ...] = ()
+    needs_reduce: bool = False
+    blocks: bool = False
+    window: ShardBlocks | None = None
+    window_request: CastRequest | None = None
+    scales: _ScalePlacing | None = None
+
+
+@dataclass(frozen=True)
+class _ScalePlacing:
+    """Where a cast's scale parts of this shard go.
+
+    Attributes:
+        own: the shard's own blocks (its window's grid start, without the padding).
+        counts: the shard's scale counts along each dimension.
+        placements: the scale parts' placements, per mesh dimension.
+        gathers: (split, grid start, scale count) of each mesh dimension whose codes are
+            gathered (:func:`_gather_codes`), in mesh order.
+    """
+
+    own: ShardBlocks
+    counts: tuple[int, ...]
+    placements: tuple[Any, ...]
+    gathers: tuple[tuple[Split, int, int], ...]
+
+
+def _cast_plan(spec: ShardSpec, req: CastRequest) -> _CastPlan:
+    """:class:`_CastPlan` of a cast, cached by (spec, datatype, modes, input dtype)."""
+    key = (spec, req.dtype, req.modes, req.input_dtype)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= 1024:
+            _PLANS.clear()
+        plan = _PLANS[key] = _new_plan(spec, req)
+    return plan
+
+
+#: :func:`_cast_plan`'s plans.
+_PLANS: dict[tuple, _CastPlan] = {}
+
+
+def _new_plan(spec: ShardSpec, req: CastRequest) -> _CastPlan:
+    layout = req.layout
+    if layout is not None and any(groups_cut(layout, s.dim, s.starts) for s in spec.splits):
+        return _CastPlan(True)
+    ndim = len(spec.shape)
+    if layout is None:
+        sb = ShardBlocks((0,) * ndim, spec.lengths, (0,) * ndim)
+    else:
+        sb = shard_blocks(layout, spec.offsets, spec.lengths)
+    wreq = make_request(req.dtype, req.modes, None, None, sb.window, req.input_dtype, req.rules)
+    return _CastPlan(
+        False,
+        _comm_splits(req, spec),
+        layout is not None and _needs_reduce(req, spec),
+        any(cut_blocks(layout, s.dim, s.starts) for s in spec.splits) if layout else False,
+        sb,
+        wreq,
+        _scale_placing(req, spec),
+    )
+
+
+def _scale_placing(req: CastRequest, spec: ShardSpec) -> _ScalePlacing | None:
+    """:class:`_ScalePlacing` of a cast with scales along dimensions, else None."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    layout = req.layout
+    if layout is None or not layout.dims:
+        return None
+    own = shard_blocks(layout, spec.offsets, spec.lengths)
+    counts = tuple(block_layout(own.window, req.dtype, req.transpose_scale).scale_shape)
+    placements, gathers = [], []
+    for i in range(len(spec.placements)):
+        split = next((s for s in spec.splits if s.mesh_dim == i), None)
+        if split is None:
+            placements.append(Replicate())
+        elif _scales_split(layout, split):
+            placements.append(Shard(split.dim))
+        else:
+            d = split.dim
+            gathers.append((split, own.grid_start[d], layout.scale_shape[d]))
+            placements.append(Replicate())
+    return _ScalePlacing(own, counts, tuple(placements), tuple(gathers))
 
 
 def _cast_gathered(
@@ -622,14 +716,17 @@ def _cast_gathered(
     wreq = dataclasses.replace(req, rbits=rbits)
     out = local.cast(full, wreq, None, grad)
     whole = ShardBlocks(spec.offsets, spec.shape, (0,) * len(spec.shape))
-    return _assemble(out, req, spec, whole)
+    return _assemble(out, req, spec, whole, _scale_placing(req, spec))
 
 
 def _assemble(
-    out: torch.Tensor | CastResult, req: CastRequest, spec: ShardSpec, win: ShardBlocks
+    out: torch.Tensor | CastResult,
+    req: CastRequest,
+    spec: ShardSpec,
+    win: ShardBlocks,
+    scales: _ScalePlacing | None,
 ) -> torch.Tensor | CastResult:
     """The shard's part of a window's result, as DTensors of the whole tensor's shape."""
-    from torch.distributed.tensor import Replicate, Shard
 
     def like_x(a: torch.Tensor) -> torch.Tensor:
         return _dtensor(_crop(a, win.pads, spec.lengths), spec.mesh, spec.placements, spec.shape)
@@ -649,32 +746,21 @@ def _assemble(
     if out.tenscale is not None:
         parts["tenscale"] = _replicated(out.tenscale, spec)
     if layout is not None:
-        own = shard_blocks(layout, spec.offsets, spec.lengths)
-        counts = block_layout(own.window, req.dtype, req.transpose_scale).scale_shape
         for name in ("scale", "zero"):
             a = getattr(out, name)
             if a is None:
                 continue
-            if not layout.dims:
+            if scales is None:  # a tensor scale
                 parts[name] = _replicated(a, spec)
                 continue
-            for d, (g, n) in enumerate(zip(own.grid_start, counts, strict=True)):
+            for d, (g, n) in enumerate(zip(scales.own.grid_start, scales.counts, strict=True)):
                 start = g - win.grid_start[d]
                 if start or a.shape[d] != n:
                     a = a.narrow(d, start, n)
-            placements = []
-            for i in range(len(spec.placements)):
-                split = next((s for s in spec.splits if s.mesh_dim == i), None)
-                if split is None:
-                    placements.append(Replicate())
-                elif _scales_split(layout, split):
-                    placements.append(Shard(split.dim))
-                else:
-                    d = split.dim
-                    a = _gather_codes(a, spec, split, own.grid_start[d], layout.scale_shape[d])
-                    placements.append(Replicate())
+            for split, start, size in scales.gathers:
+                a = _gather_codes(a, spec, split, start, size)
             parts[name] = _dtensor(
-                a.contiguous(), spec.mesh, tuple(placements), tuple(layout.scale_shape)
+                a.contiguous(), spec.mesh, scales.placements, tuple(layout.scale_shape)
             )
     return dataclasses.replace(out, shape=spec.shape, **parts)
 
