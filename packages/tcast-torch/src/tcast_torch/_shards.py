@@ -45,16 +45,28 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from tcast import CastMode, CastResult, RoundMode, SpecError, UnsupportedError, block_layout
+from tcast import (
+    CastMode,
+    CastResult,
+    RoundMode,
+    ScaleLayout,
+    SpecError,
+    UnsupportedError,
+    block_layout,
+    blocked_scales,
+)
 from tcast.kit import (
     CastRequest,
     ShardBlocks,
+    build_result,
     cut_blocks,
+    from_blocked,
     groups_cut,
     make_request,
     pad_keeps,
     part_grid_starts,
     shard_blocks,
+    to_blocked,
 )
 
 from ._accept import is_dtensor
@@ -545,19 +557,8 @@ def cast_dtensor(
     # every process raises after it. The other refusals below depend on the placements,
     # shape and request only, the same in every process: they raise at once everywhere.
     flag = _own_flag(why)
-    if spec.splits and req.castmode is CastMode.COMPRESS:
-        raise UnsupportedError(
-            "tcast_torch does not compress a sharded DTensor: the compress stream packs the "
-            "codes of the whole tensor in C order, which shards cannot hold; cast with "
-            "castmode='actual' (codes sharded like x) and pack the local codes with "
-            "tcast_torch.pack_codes, or compress x.full_tensor()"
-        )
-    if spec.splits and req.blocked is not None:
-        raise UnsupportedError(
-            "tcast_torch does not lay out the scales of a sharded DTensor blocked (the "
-            "128 x 4 blocks span shards); cast with scale_layout='plain' and lay out the "
-            "gathered scales with tcast.kit.to_blocked, or cast x.full_tensor()"
-        )
+    if spec.splits and (req.castmode is CastMode.COMPRESS or req.blocked is not None):
+        return _cast_whole_layout(x, req, spec, local, grad)
     plan = _cast_plan(spec, req)
     if plan.gathered:
         # full_tensor() gathers cannot carry the flag: one all_reduce of it per mesh
@@ -705,6 +706,54 @@ def _scale_placing(req: CastRequest, spec: ShardSpec) -> _ScalePlacing | None:
     return _ScalePlacing(own, counts, tuple(placements), tuple(gathers))
 
 
+def _cast_whole_layout(
+    x: torch.Tensor, req: CastRequest, spec: ShardSpec, local: LocalCast, grad: str
+) -> CastResult:
+    """Compress casts and blocked scales of a sharded DTensor: layouts of the whole tensor.
+
+    The compress stream packs the whole tensor's codes in C order and the blocked layout's
+    128 x 4 blocks span shards, so neither splits into DTensor shards: the actual cast with
+    plain scales (sharded as ever), then the parts the layout needs gathered whole
+    (``full_tensor``: codes and mask of a compress cast, sharded scale parts) and laid out
+    alike in every process, those parts ``Replicate``.
+    """
+    from ._run import OPS
+
+    modes = dataclasses.replace(req.modes, castmode=CastMode.ACTUAL, scale_layout=ScaleLayout.PLAIN)
+    res = cast_dtensor(x, dataclasses.replace(req, modes=modes), local, grad)
+    if req.castmode is CastMode.COMPRESS:
+        whole = {n: _whole(getattr(res, n)) for n in PARTS if getattr(res, n) is not None}
+        codes = whole.pop("data")
+        out = build_result(req, codes, OPS, res.engine, **whole)
+        names = [n for n in PARTS if getattr(out, n) is not None]
+        return dataclasses.replace(out, **{n: _replicated(getattr(out, n), spec) for n in names})
+    bs = req.blocked
+    parts = {}
+    for name in ("scale", "zero"):
+        a = getattr(res, name)
+        if a is not None:
+            parts[name] = _replicated(to_blocked(_whole(a), bs, OPS), spec)
+    return dataclasses.replace(res, scale_layout=ScaleLayout.BLOCKED, **parts)
+
+
+def _whole(t: torch.Tensor) -> torch.Tensor:
+    """The whole tensor of a part of a DTensor cast's result, in every process.
+
+    A part replicated along every mesh dimension is its local tensor; otherwise gathered,
+    16-bit and uint32 codes through a signed 32-bit view (gloo gathers neither).
+    """
+    from torch.distributed.tensor import DTensor
+
+    if not any(p.is_shard() for p in t.placements):
+        return t.to_local()
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(t.dtype)
+    if signed is None:
+        return t.full_tensor()
+    local = t.to_local().view(signed).to(torch.int32)  # 16-bit codes sign-extended
+    wide = DTensor.from_local(local, t.device_mesh, t.placements, shape=t.shape, stride=t.stride())
+    return wide.full_tensor().to(signed).view(t.dtype)
+
+
 def _cast_gathered(
     x: torch.Tensor, req: CastRequest, spec: ShardSpec, local: LocalCast, grad: str
 ) -> torch.Tensor | CastResult:
@@ -838,17 +887,20 @@ def _placed(placements: Any, ndim: int) -> tuple[Any, ...]:
     return tuple(Shard(p.dim % ndim) if type(p) is Shard else p for p in placements)
 
 
-def _result_placements(layout: Any, spec: ShardSpec) -> dict[str, tuple[Any, ...]]:
+def _result_placements(
+    layout: Any, spec: ShardSpec, blocked: bool = False
+) -> dict[str, tuple[Any, ...]]:
     """The placements :func:`cast_dtensor` gives each part of an actual cast.
 
-    ``spec`` is the cast DTensor's, ``layout`` the result's block layout (None: no scales).
+    ``spec`` is the cast DTensor's, ``layout`` the result's block layout (None: no scales);
+    ``blocked``: scales in the blocked layout, which a sharded tensor's are whole.
     """
     from torch.distributed.tensor import Replicate, Shard
 
     every = (Replicate(),) * len(spec.placements)
     by_element = _placed(spec.placements, len(spec.shape))
     scales = every
-    if layout is not None and layout.dims:
+    if layout is not None and layout.dims and not (blocked and spec.splits):
         scales = []
         for i in range(len(every)):
             split = next((s for s in spec.splits if s.mesh_dim == i), None)
@@ -936,7 +988,8 @@ def upcast_dtensor(
     else:
         dt = result.dtype
         layout = None if dt.sspec is None else block_layout(shape, dt, result.transpose_scale)
-        _check_placements(result, _result_placements(layout, spec))
+        blocked = result.scale_layout is ScaleLayout.BLOCKED
+        _check_placements(result, _result_placements(layout, spec, blocked))
     gathered = (
         spec is not None
         and layout is not None
@@ -1020,18 +1073,25 @@ def _window_result(result: CastResult, layout: Any, spec: ShardSpec, sb: ShardBl
         parts["tenscale"] = result.tenscale.to_local()
     if layout is not None:
         wl = block_layout(sb.window, result.dtype, result.transpose_scale)
+        blocked = None
+        if result.scale_layout is ScaleLayout.BLOCKED:  # whole, replicated: made plain first
+            blocked = blocked_scales(layout, result.dtype)
         for name in ("scale", "zero"):
             a = getattr(result, name)
             if a is None:
                 continue
             loc = a.to_local()
+            if blocked is not None:
+                from ._run import OPS
+
+                loc = from_blocked(loc, blocked, OPS)
             for i, p in enumerate(a.placements):
                 split = next((s for s in spec.splits if s.mesh_dim == i), None)
                 if split is not None and not p.is_shard() and layout.dims:
                     d = split.dim
                     loc = loc.narrow(d, sb.grid_start[d], wl.scale_shape[d])
             parts[name] = loc.contiguous()
-    return dataclasses.replace(result, shape=sb.window, **parts)
+    return dataclasses.replace(result, shape=sb.window, scale_layout=ScaleLayout.PLAIN, **parts)
 
 
 def same_sharding(a: torch.Tensor, b: torch.Tensor) -> bool:
