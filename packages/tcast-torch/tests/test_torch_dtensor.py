@@ -22,7 +22,7 @@ import torch.distributed as dist
 
 WORKER = Path(__file__).with_name("dtensor_worker.py")
 #: Fewer checks than this means a group of cases stopped early.
-MIN_CHECKS = {2: 2300, 4: 2400}
+MIN_CHECKS = {2: 2500, 4: 2650}
 
 
 def _worker():

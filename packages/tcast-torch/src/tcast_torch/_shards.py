@@ -28,7 +28,9 @@ collective, except of such a result: the flag's all_reduce, then ``full_tensor()
 part. A local shard of another shape than DTensor's split is known to its process only: the
 refusal rides as a flag in the cast's first collective, so that every process raises alike
 (:func:`cast_dtensor`). Compress casts of sharded tensors (one C-order packed stream of the
-whole tensor) and blocked scale layouts are refused. The engine's own array work comes in
+whole tensor) and blocked scale layouts (128 x 4 blocks across shards) are the whole tensor's:
+the actual cast, then the parts the layout needs gathered and laid out alike in every process
+(:func:`_cast_whole_layout`). The engine's own array work comes in
 as a :class:`LocalCast`, so that another engine reuses this module with its kernels.
 """
 
@@ -547,8 +549,7 @@ def cast_dtensor(
     Raises:
         UnsupportedError: placements or a local shape tcast cannot place
             (:func:`shard_spec`; in every process of the cast's collectives when one
-            process's local shape is refused); a compress cast or the blocked scale layout
-            of a tensor sharded by some mesh dimension.
+            process's local shape is refused).
     """
     spec, why = _shard_spec(x)
     # A local shard of the wrong shape is known to its own process only. Raising there
