@@ -443,13 +443,15 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
             chk.fail(f"misplaced {name}", f"{type(e).__name__}: {e}")
     # local shards not of DTensor's split (from_local), known to some processes only: every
     # process raises the same UnsupportedError, none waits in a collective for the others
-    # (nvfp4: the tensor amax's all_reduce; 66 columns cut by 17: sparsity groups cut, the
-    # full_tensor() path)
+    # (nvfp4: the tensor amax's all_reduce, also with stochastic rounding; 66 columns cut by
+    # 17: sparsity groups cut, the full_tensor() path)
     world = mesh.size()
-    for dt, dim, shape, sizes in (
-        ("nvfp4", 0, (8, 64), (3, 1, 2, 2) if world == 4 else (5, 3)),
-        ("e4m3fn_e8m0_t32n2m4", 1, (8, 66), (18, 16, 16, 16) if world == 4 else (34, 32)),
-    )[: 2 if gathers_cuda() else 1]:
+    seeded = {"roundmode": "stochastic", "seed": 3}
+    for dt, dim, shape, sizes, kw in (
+        ("nvfp4", 0, (8, 64), (3, 1, 2, 2) if world == 4 else (5, 3), {}),
+        ("nvfp4", 0, (8, 64), (1, 3, 2, 2) if world == 4 else (3, 5), seeded),
+        ("e4m3fn_e8m0_t32n2m4", 1, (8, 66), (18, 16, 16, 16) if world == 4 else (34, 32), {}),
+    )[: 3 if gathers_cuda() else 2]:
         w = inputs(shape, torch.float32)["finite"]
         start = sum(sizes[: dist.get_rank()])
         own = w.narrow(dim, start, sizes[dist.get_rank()])
@@ -458,7 +460,7 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
         )
         chk.checked += 1
         try:
-            E.cast(bad, dt, castmode="actual")
+            E.cast(bad, dt, castmode="actual", **kw)
             chk.fail(f"misshapen shards {sizes} {dt}", "no error")
         except UnsupportedError as e:
             if "has another shape than DTensor's Shard split" not in str(e):
@@ -579,15 +581,21 @@ def gradients(chk: Checker, mesh) -> None:
     """Virtual casts of a DTensor that requires grad: the single-process gradients."""
     from torch.distributed.tensor import Shard
 
-    x = inputs((8, 96), torch.float32)["edge"].nan_to_num(0.0, 0.0, 0.0) * 1e3
-    for grad in ("ste", "saturate"):
-        for dt in ("mxfp4", "nvfp4", "uint8_float32_uint8_t0"):
-            ref = x.clone().requires_grad_(True)
-            (E.cast(ref, dt, grad=grad) * torch.arange(96.0, device=E.device)).sum().backward()
-            d = distribute(x.clone(), mesh, [Shard(1)]).requires_grad_(True)
-            y = E.cast(d, dt, grad=grad)
-            (full(y) * torch.arange(96.0, device=E.device)).sum().backward()
-            chk.equal(f"grad {grad} {dt}", d.grad, ref.grad)
+    finite = inputs((8, 96), torch.float32)["edge"].nan_to_num(0.0, 0.0, 0.0) * 1e3
+    edge = inputs((8, 96), torch.float32)["edge"] * 1e3  # NaN and -Inf: the saturate mask
+    for grad, dt, x in (
+        *(("ste", dt, finite) for dt in ("mxfp4", "nvfp4", "uint8_float32_uint8_t0")),
+        *(("saturate", dt, finite) for dt in ("mxfp4", "nvfp4", "uint8_float32_uint8_t0")),
+        ("saturate", "uint8_float32_uint8_t0", edge),
+        ("saturate", "uint4_e8m0_int8_t16", edge),
+        ("saturate", "mxfp4", edge),
+    ):
+        ref = x.clone().requires_grad_(True)
+        (E.cast(ref, dt, grad=grad) * torch.arange(96.0, device=E.device)).sum().backward()
+        d = distribute(x.clone(), mesh, [Shard(1)]).requires_grad_(True)
+        y = E.cast(d, dt, grad=grad)
+        (full(y) * torch.arange(96.0, device=E.device)).sum().backward()
+        chk.equal(f"grad {grad} {dt}", d.grad, ref.grad)
 
 
 def fsdp_step(chk: Checker, mesh, world: int) -> None:

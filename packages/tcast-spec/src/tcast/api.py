@@ -50,7 +50,7 @@ def select_engine(
     Returns:
         The engine: the highest priority among those that take ``x`` and support the
         request, preferring one whose ``refusal`` (``tcast.kit.EngineBase``) takes ``x`` as
-        it is (the torch engine for a CUDA DTensor, which the Triton engine refuses).
+        it is (an engine that refuses ``x``'s kind of array yields to one that casts it).
 
     Raises:
         EngineNotFoundError: if no installed engine takes arrays like ``x`` (or

@@ -4,9 +4,9 @@ Plain strided tensors on any device, and tensor subclasses that leave torch's op
 they are: ``nn.Parameter`` and ``nn.Buffer`` (their ``__torch_function__`` is torch's disabled
 one), subclasses that only add Python attributes, and torch's tracing stand-ins for plain
 tensors (FakeTensor, FunctionalTensor: ``torch.compile`` and ``torch.export`` run the cast on
-them). DTensors: :func:`tensor_refusal` refuses them, for the Triton engine, whose kernels
-would run on shards and placements they do not know (wrong values); the torch engine casts
-them by ``_shards`` and asks :func:`is_dtensor` first. Refused, with the conversion to
+them). DTensors: :func:`tensor_refusal` refuses them (kernels would run on shards and
+placements they do not know: wrong values); the torch and Triton engines cast them by
+``_shards`` and ask :func:`is_dtensor` first. Refused, with the conversion to
 apply: other subclasses with their own ``__torch_function__`` or ``__torch_dispatch__``
 (MaskedTensor, tensor wrappers), nested tensors and sparse layouts.
 """

@@ -24,8 +24,8 @@ class _TorchLocal:
         """Every block's statistics (``blocks`` aside: the tensor amax is their maximum)."""
         til = from_layout(req.layout)
         with torch.no_grad():
-            blocks = til.to_blocks(window.to(torch.float32))
-            hi, lo = block_stats(blocks.reshape(-1, blocks.shape[-1]), req, til)
+            rows = til.to_blocks(window.to(torch.float32))
+            hi, lo = block_stats(rows.reshape(-1, rows.shape[-1]), req, til)
         counts = til.scale_counts_shape
         return BlockStats(
             til.scales_from_blocks(hi.reshape(counts)),

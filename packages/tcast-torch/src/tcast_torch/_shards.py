@@ -258,16 +258,17 @@ def _placed_spec(mesh: Any, placements: tuple[Any, ...], shape: tuple[int, ...])
 
     A cast's host time matters beside a kernel's; a mesh's coordinate is fixed for a process.
     """
-    key = (mesh, placements, shape)
+    # by the mesh's identity: equal meshes may hold other process groups
+    key = (id(mesh), placements, shape)
     hit = _SPECS.get(key)
-    if hit is None:
+    if hit is None or hit[0].mesh is not mesh:
         if len(_SPECS) >= 256:
             _SPECS.clear()
         hit = _SPECS[key] = _new_spec(mesh, placements, shape)
     return hit
 
 
-#: :func:`_placed_spec`'s results by (mesh, placements, shape).
+#: :func:`_placed_spec`'s results by (id(mesh), placements, shape).
 _SPECS: dict[tuple, tuple[ShardSpec, int]] = {}
 
 
@@ -486,9 +487,9 @@ def _read_later(t: torch.Tensor) -> Callable[[], int]:
     if t.device.type != "cuda":
         return lambda: int(t)
     host = torch.empty(1, dtype=t.dtype, pin_memory=True)
-    host.copy_(t.reshape(1), non_blocking=True)
+    host.copy_(t.reshape(1), non_blocking=True)  # queued on t's device's current stream
     done = torch.cuda.Event()
-    done.record()
+    done.record(torch.cuda.current_stream(t.device))
 
     def read() -> int:
         done.synchronize()
@@ -596,9 +597,9 @@ def cast_dtensor(
     if needs_reduce:
         own = local.stats(window.detach(), wreq, plan.blocks)
         stats, read_flag = _reduce(own, req, sb, spec, flag)
-        # the cast is queued before the flag is read (a refusing process's cast, of zeros,
-        # is dropped): the host's wait for the flag then overlaps the cast on a GPU
-        out = local.cast(window, wreq, stats, grad)
+        # the cast is queued before the flag is read, so that on a GPU the host's wait for
+        # it overlaps the cast; a refusing process (its own flag set) casts nothing
+        out = None if flag else local.cast(window, wreq, stats, grad)
         flag = read_flag()
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
@@ -844,9 +845,9 @@ def _dtensor(
             shape=torch.Size(shape),
             stride=_contiguous_strides(shape),
         )
-    key = (mesh, placements, shape, local.dtype)
+    key = (id(mesh), placements, shape, local.dtype)
     spec = _DSPECS.get(key)
-    if spec is None:
+    if spec is None or spec.mesh is not mesh:
         if len(_DSPECS) >= 1024:
             _DSPECS.clear()
         spec_class, meta_class = kinds
@@ -865,7 +866,7 @@ def _spec_classes() -> tuple[Any, Any] | None:
     return DTensorSpec, TensorMeta
 
 
-#: :func:`_dtensor`'s specs by (mesh, placements, shape, dtype).
+#: :func:`_dtensor`'s specs by (id(mesh), placements, shape, dtype).
 _DSPECS: dict[tuple, Any] = {}
 
 
@@ -1035,7 +1036,8 @@ def dtensor_result(result: Any) -> bool:
     """
     if not isinstance(result, CastResult):
         return False
-    kinds = {_is_dtensor(getattr(result, n)) for n in PARTS if getattr(result, n) is not None}
+    parts = [getattr(result, n) for n in PARTS]
+    kinds = {_is_dtensor(a) for a in parts if isinstance(a, torch.Tensor)}
     if kinds == {True, False}:
         raise SpecError(
             "a CastResult with DTensor and plain tensor parts: the parts of a DTensor "

@@ -521,7 +521,7 @@ def _cast_tiles(
         pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
     )
     if GIVEN:
-        n = _lane_count(ntiles, inner, I64)
+        n = _lane_count(ntiles, inner)
         mx = tl.load(stats_ptr + 3 + lanes, mask=lane_ok, other=0)
         hi = tl.load(stats_ptr + 3 + n + lanes, mask=lane_ok, other=0)
         lo = tl.load(stats_ptr + 3 + 2 * n + lanes, mask=lane_ok, other=0)
@@ -702,20 +702,20 @@ def _tile_stats(
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
-    n = _lane_count(ntiles, inner, I64)
+    n = _lane_count(ntiles, inner)
     tl.store(stats_ptr + 3 + lanes, mx, mask=lane_ok)
     tl.store(stats_ptr + 3 + n + lanes, hi, mask=lane_ok)
     tl.store(stats_ptr + 3 + 2 * n + lanes, lo, mask=lane_ok)
 
 
 @triton.jit
-def _lane_count(ntiles, inner, I64: tl.constexpr):
-    """The lanes of a launch (the plain scale array's size): ``ntiles`` (outer x nt) x inner."""
-    if I64:
-        n = ntiles.to(tl.int64) * inner
-    else:
-        n = ntiles * inner
-    return n
+def _lane_count(ntiles, inner):
+    """The lanes of a launch (the plain scale array's size): ``ntiles`` (outer x nt) x inner.
+
+    int64 always: the buffer's offsets reach ``3 + 3 n``, past int32 for windows of about
+    1.4e9 elements in 2-element tiles, below the element count at which ``I64`` turns on.
+    """
+    return ntiles.to(tl.int64) * inner
 
 
 @triton.jit
