@@ -447,11 +447,16 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
     # 17: sparsity groups cut, the full_tensor() path)
     world = mesh.size()
     seeded = {"roundmode": "stochastic", "seed": 3}
+    one_wrong = (2, 2, 2, 1) if world == 4 else (4, 3)  # the last process's alone
+    whole = [{"castmode": "compress"}, {"scale_layout": "blocked"}] if gathers_cuda() else []
     for dt, dim, shape, sizes, kw in (
         ("nvfp4", 0, (8, 64), (3, 1, 2, 2) if world == 4 else (5, 3), {}),
         ("nvfp4", 0, (8, 64), (1, 3, 2, 2) if world == 4 else (3, 5), seeded),
+        # no collective in the cast itself, then the whole tensor's layout gathers
+        *(("mxfp8", 0, (8, 64), one_wrong, k) for k in whole),
+        ("e4m3fn", 0, (8, 64), one_wrong, {"castmode": "compress"}),
         ("e4m3fn_e8m0_t32n2m4", 1, (8, 66), (18, 16, 16, 16) if world == 4 else (34, 32), {}),
-    )[: 3 if gathers_cuda() else 2]:
+    )[: None if gathers_cuda() else 2]:
         w = inputs(shape, torch.float32)["finite"]
         start = sum(sizes[: dist.get_rank()])
         own = w.narrow(dim, start, sizes[dist.get_rank()])
@@ -460,8 +465,8 @@ def refusals(chk: Checker, mesh, mesh2) -> None:
         )
         chk.checked += 1
         try:
-            E.cast(bad, dt, castmode="actual", **kw)
-            chk.fail(f"misshapen shards {sizes} {dt}", "no error")
+            E.cast(bad, dt, **{"castmode": "actual", **kw})
+            chk.fail(f"misshapen shards {sizes} {dt} {kw}", "no error")
         except UnsupportedError as e:
             if "has another shape than DTensor's Shard split" not in str(e):
                 chk.fail(f"misshapen shards {sizes} {dt}", str(e))
@@ -549,18 +554,40 @@ def whole_layouts(chk: Checker, mesh, mesh2) -> None:
 
 
 def dual(chk: Checker, mesh) -> None:
-    """tcast.cast_dual of a DTensor: both results, plain and transposed, as the whole's."""
+    """tcast.cast_dual of a DTensor: both results, plain and transposed, as the whole's.
+
+    Every part, the results' datatype, shape and layout, and their upcasts; compress and
+    blocked results too (their layouts gathered whole), through ``tcast.cast_dual`` and the
+    engine's own ``cast_dual``.
+    """
     from torch.distributed.tensor import Shard
 
     x = inputs((8, 96), torch.float32)["finite"]
-    for pl in ([Shard(0)], [Shard(1)]):
-        d = distribute(x, mesh, pl)
-        for transposed in (False, True):
-            for castmode in ("actual", "virtual"):
-                got = tcast.cast_dual(d, "mxfp8", castmode=castmode, transposed=transposed)
-                want = E.cast_dual(x, "mxfp8", castmode=castmode, transposed=transposed)
-                for k, (g, w) in enumerate(zip(got, want, strict=True)):
-                    chk.result(f"dual {pl} transposed={transposed} {castmode} [{k}]", g, w)
+    modes = [("actual", {}), ("virtual", {})]
+    if gathers_cuda():
+        modes += [("compress", {}), ("actual", {"scale_layout": "blocked"})]
+    k = 0
+    for dt in ("mxfp8", "nvfp4"):
+        for pl in ([Shard(0)], [Shard(1)]):
+            d = distribute(x, mesh, pl)
+            for transposed in (False, True):
+                for castmode, kw in modes:
+                    k += 1
+                    name = f"dual {dt} {pl} transposed={transposed} {castmode} {kw}"
+                    dual_api = tcast.cast_dual if k % 2 else E.cast_dual
+                    try:
+                        got = dual_api(d, dt, castmode=castmode, transposed=transposed, **kw)
+                        want = E.cast_dual(x, dt, castmode=castmode, transposed=transposed, **kw)
+                        for j, (g, w) in enumerate(zip(got, want, strict=True)):
+                            chk.result(f"{name} [{j}]", g, w)
+                            if castmode == "virtual":
+                                continue
+                            meta = ("dtype", "shape", "castmode", "scale_layout")
+                            if any(getattr(g, m) != getattr(w, m) for m in meta):
+                                chk.fail(f"{name} [{j}]", "datatype, shape or layout differ")
+                            chk.equal(f"{name} [{j}] upcast", tcast.upcast(g), E.upcast(w))
+                    except Exception:
+                        chk.fail(name, traceback.format_exc(limit=4))
 
 
 def views(chk: Checker, mesh) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from types import SimpleNamespace
 
 import torch
@@ -9,9 +10,11 @@ import torch
 from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
 from tcast.kit import check_transposed, normalize_args, run_dual
 
+from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
 from ._engine import engine
 from ._run import OPS
+from ._shards import dual_dtensor
 
 __all__ = ["cast", "cast_dual", "upcast"]
 
@@ -110,6 +113,8 @@ def cast_dual(
         cast=lambda t, req: run_cast(t, req, grad, compile),
         result_ops=OPS,
     )
+    if is_dtensor(x):  # the transposed result's parts as DTensors (``_shards``)
+        runner.cast_dual = partial(dual_dtensor, runner.cast)
     return run_dual(runner, x, dt, modes, seed, rbits, transposed)
 
 

@@ -13,7 +13,13 @@ from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 from ._accept import is_dtensor, tensor_refusal
 from ._cast import run_cast
 from ._run import OPS, check_rbits, run_upcast
-from ._shards import dtensor_refusal, dtensor_result, same_sharding, upcast_dtensor
+from ._shards import (
+    dtensor_refusal,
+    dtensor_result,
+    dual_dtensor,
+    same_sharding,
+    upcast_dtensor,
+)
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -78,6 +84,14 @@ class TorchEngine(EngineBase):
                 "and placements), or be a plain tensor of x's whole shape"
             )
         return check_rbits(x, rbits)
+
+    def cast_dual(
+        self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """Two casts (``dual_by_casts``); a DTensor's by ``_shards.dual_dtensor``."""
+        if is_dtensor(x):
+            return dual_dtensor(self.cast, x, rows, cols, transposed)
+        return super().cast_dual(x, rows, cols, transposed)
 
     def upcast(self, result: CastResult) -> torch.Tensor:
         """Decode a result; a DTensor cast's result (parts DTensors) to a DTensor.

@@ -69,6 +69,7 @@ from tcast.kit import (
     part_grid_starts,
     shard_blocks,
     to_blocked,
+    transposed_request,
 )
 
 from ._accept import is_dtensor
@@ -81,6 +82,7 @@ __all__ = [
     "cast_dtensor",
     "dtensor_refusal",
     "dtensor_result",
+    "dual_dtensor",
     "same_sharding",
     "shard_spec",
     "upcast_dtensor",
@@ -560,6 +562,11 @@ def cast_dtensor(
     # shape and request only, the same in every process: they raise at once everywhere.
     flag = _own_flag(why)
     if spec.splits and (req.castmode is CastMode.COMPRESS or req.blocked is not None):
+        # the layout's gathers follow the cast: a refusal known to one process is agreed on
+        # first (the cast itself may make no collective that would carry it)
+        flag = _agree(flag, spec.splits, spec)
+        if flag:
+            raise UnsupportedError(_refusal(spec, flag))
         return _cast_whole_layout(x, req, spec, local, grad)
     plan = _cast_plan(spec, req)
     if plan.gathered:
@@ -719,23 +726,75 @@ def _cast_whole_layout(
     (``full_tensor``: codes and mask of a compress cast, sharded scale parts) and laid out
     alike in every process, those parts ``Replicate``.
     """
+    res = cast_dtensor(x, _actual_plain(req), local, grad)
+    return _whole_layout(res, req)
+
+
+def _actual_plain(req: CastRequest) -> CastRequest:
+    """``req`` as an actual cast with plain scales (its layout and rules are the same)."""
+    modes = dataclasses.replace(req.modes, castmode=CastMode.ACTUAL, scale_layout=ScaleLayout.PLAIN)
+    return dataclasses.replace(req, modes=modes)
+
+
+def _whole_layout(res: CastResult, req: CastRequest) -> CastResult:
+    """An actual, plain-scale result of DTensors in ``req``'s compress or blocked layout.
+
+    The parts the layout needs are gathered whole (a compress cast: every part; blocked
+    scales: scale and zero point), laid out alike in every process and held ``Replicate``.
+    """
     from ._run import OPS
 
-    modes = dataclasses.replace(req.modes, castmode=CastMode.ACTUAL, scale_layout=ScaleLayout.PLAIN)
-    res = cast_dtensor(x, dataclasses.replace(req, modes=modes), local, grad)
+    mesh, n = res.data.device_mesh, len(res.data.placements)
     if req.castmode is CastMode.COMPRESS:
-        whole = {n: _whole(getattr(res, n)) for n in PARTS if getattr(res, n) is not None}
+        whole = {k: _whole(getattr(res, k)) for k in PARTS if getattr(res, k) is not None}
         codes = whole.pop("data")
         out = build_result(req, codes, OPS, res.engine, **whole)
-        names = [n for n in PARTS if getattr(out, n) is not None]
-        return dataclasses.replace(out, **{n: _replicated(getattr(out, n), spec) for n in names})
-    bs = req.blocked
+        names = [k for k in PARTS if getattr(out, k) is not None]
+        return dataclasses.replace(
+            out, **{k: _replicated_on(getattr(out, k), mesh, n) for k in names}
+        )
     parts = {}
     for name in ("scale", "zero"):
         a = getattr(res, name)
         if a is not None:
-            parts[name] = _replicated(to_blocked(_whole(a), bs, OPS), spec)
+            parts[name] = _replicated_on(to_blocked(_whole(a), req.blocked, OPS), mesh, n)
     return dataclasses.replace(res, scale_layout=ScaleLayout.BLOCKED, **parts)
+
+
+def dual_dtensor(
+    cast: Callable[[torch.Tensor, CastRequest], Any],
+    x: torch.Tensor,
+    rows: CastRequest,
+    cols: CastRequest,
+    transposed: bool,
+) -> tuple[Any, Any]:
+    """``tcast.cast_dual`` of DTensor ``x`` by two DTensor casts (``cast``, the engine's).
+
+    With ``transposed``, the column cast's parts (actual, plain scales) are transposed as
+    DTensors (placements follow: ``Shard(0)`` of x is ``Shard(1)`` of xᵀ) into the result
+    of the row datatype over xᵀ (``tcast.kit.transposed_request``), then laid out whole
+    where that request compresses or blocks its scales (:func:`_whole_layout`).
+    """
+    first = cast(x, rows)
+    if not transposed:
+        return first, cast(x, cols)
+    if cols.virtual:
+        return first, _swap_last(cast(x, cols))
+    res = cast(x, _actual_plain(cols))
+    treq = transposed_request(rows, cols)
+    parts = {k: _swap_last(getattr(res, k)) for k in ("data", "scale", "zero", "mask")}
+    parts = {k: v for k, v in parts.items() if v is not None}
+    second = dataclasses.replace(res, dtype=treq.dtype, shape=tuple(treq.shape), **parts)
+    if treq.castmode is CastMode.COMPRESS or treq.blocked is not None:
+        second = _whole_layout(second, treq)
+    return first, second
+
+
+def _swap_last(t: torch.Tensor | None) -> torch.Tensor | None:
+    """The last two dimensions of a DTensor swapped, its local tensor contiguous."""
+    if t is None:
+        return None
+    return t.transpose(-2, -1).contiguous()
 
 
 def _whole(t: torch.Tensor) -> torch.Tensor:
@@ -818,10 +877,15 @@ def _assemble(
 
 def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
     """A part every process computed alike (tensor scale codes): Replicate everywhere."""
+    return _replicated_on(a, spec.mesh, len(spec.placements))
+
+
+def _replicated_on(a: torch.Tensor, mesh: Any, ndim: int) -> torch.Tensor:
+    """``a``, the same in every process, as a DTensor replicated on ``mesh``'s dimensions."""
     from torch.distributed.tensor import Replicate
 
     a = a.contiguous()
-    return _dtensor(a, spec.mesh, (Replicate(),) * len(spec.placements), tuple(a.shape))
+    return _dtensor(a, mesh, (Replicate(),) * ndim, tuple(a.shape))
 
 
 def _dtensor(

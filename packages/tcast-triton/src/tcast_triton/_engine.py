@@ -13,7 +13,13 @@ from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch._accept import is_dtensor, tensor_refusal
 from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._engine import engine as torch_engine
-from tcast_torch._shards import cast_dtensor, dtensor_refusal, dtensor_result, upcast_dtensor
+from tcast_torch._shards import (
+    cast_dtensor,
+    dtensor_refusal,
+    dtensor_result,
+    dual_dtensor,
+    upcast_dtensor,
+)
 
 from ._launch import interpreting, run_cast, tiled_supported
 from ._launch_dual import run_dual
@@ -153,7 +159,9 @@ class TritonEngine(EngineBase):
         sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
         While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
-        if is_dtensor(x) or (rows.virtual and x.requires_grad and torch.is_grad_enabled()):
+        if is_dtensor(x):
+            return dual_dtensor(lambda t, r: self.run_grad(t, r, grad), x, rows, cols, transposed)
+        if rows.virtual and x.requires_grad and torch.is_grad_enabled():
             runner = SimpleNamespace(
                 name=self.name,
                 result_ops=self.result_ops,
