@@ -33,7 +33,7 @@ from tcast.kit import CastRequest
 
 from ._bits import clamp_finite, pow2, to_bits, unsigned_codes
 from ._codec import round_even_applies, round_even_values
-from ._scale import exponent_codes, make_plan
+from ._scale import Given, exponent_codes, make_plan
 from ._tiles import Tiling
 
 __all__ = [
@@ -186,8 +186,13 @@ def codes_from_values(v: torch.Tensor, n: NumberSpec) -> torch.Tensor:
     return torch.where(neg, code | n.sign_bit, code)
 
 
-def fast_scaled(x: torch.Tensor, req: CastRequest, til: Tiling) -> torch.Tensor | tuple:
+def fast_scaled(
+    x: torch.Tensor, req: CastRequest, til: Tiling, tamax: torch.Tensor | None = None
+) -> torch.Tensor | tuple:
     """The fast cast, where :func:`fast_path_applies` (the caller decided).
+
+    ``tamax``: two-level scaling's tensor amax from elsewhere (float32, 0-d: the whole
+    tensor's, of which ``x`` is a shard's window), else x's own.
 
     Returns:
         The virtual tensor; or for actual casts ``(codes, scale, tenscale)``: unsigned codes
@@ -206,7 +211,8 @@ def fast_scaled(x: torch.Tensor, req: CastRequest, til: Tiling) -> torch.Tensor 
         dec = pow2(scale - ss.scale.bias)
         tcode = None
     else:
-        plan = make_plan(rows, req, til, amax=amax)
+        given = None if tamax is None else Given(None, None, tamax)
+        plan = make_plan(rows, req, til, amax=amax, given=given)
         scale, nonfinite, rcp, dec, tcode = (
             plan.scale,
             plan.nonfinite,

@@ -8,6 +8,7 @@ from tcast import CastResult
 from tcast.kit import CastRequest
 
 from ._autograd import virtual_with_grad
+from ._bits import to_bits
 from ._fast import fast_path_applies
 from ._run import cast_checked
 from ._scale import Given, block_stats
@@ -21,7 +22,13 @@ class _TorchLocal:
     """Block statistics and casts with given statistics, by this engine (eager)."""
 
     def stats(self, window: torch.Tensor, req: CastRequest, blocks: bool = True) -> BlockStats:
-        """Every block's statistics (``blocks`` aside: the tensor amax is their maximum)."""
+        """Every block's statistics; ``blocks`` False: two-level scaling's tensor amax alone."""
+        if not blocks and req.dtype.is_multiscale:
+            if not window.numel():
+                return BlockStats(None, None, window.new_zeros((), dtype=torch.int32))
+            with torch.no_grad():  # magnitude bits, as block_stats gives them
+                amax = window.to(torch.float32).abs().amax()
+            return BlockStats(None, None, to_bits(amax) & 0x7FFFFFFF)
         til = from_layout(req.layout)
         with torch.no_grad():
             rows = til.to_blocks(window.to(torch.float32))
@@ -36,7 +43,9 @@ class _TorchLocal:
         self, window: torch.Tensor, req: CastRequest, stats: BlockStats | None, grad: str
     ) -> torch.Tensor | CastResult:
         given = None if stats is None else given_rows(stats, req)
-        fast = given is None and req.layout is not None and fast_path_applies(window, req)
+        # the fast path takes a given tensor amax (no block cut), not given block statistics
+        own_blocks = given is None or given.hi is None
+        fast = own_blocks and req.layout is not None and fast_path_applies(window, req)
         if req.virtual and window.requires_grad and torch.is_grad_enabled():
             return virtual_with_grad(window, req, grad, fast, given=given)
         with torch.no_grad():

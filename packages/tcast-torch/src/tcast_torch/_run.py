@@ -93,13 +93,14 @@ def cast_checked(
 
     ``fast`` is the caller's decision (:func:`tcast_torch._fast.fast_path_applies`); the
     tests pass False to compare the two paths. ``given``: the block statistics to use
-    instead of reducing x's blocks (a shard's window, ``_local``; not with ``fast``).
+    instead of reducing x's blocks (a shard's window, ``_local``); with ``fast``, only a
+    given tensor amax (``given.hi`` None).
     """
     if req.layout is None:
         return _unscaled(x, req, random_source_bits(req, x))
     til = from_layout(req.layout)
     if fast:
-        out = fast_scaled(x, req, til)
+        out = fast_scaled(x, req, til, None if given is None else given.tamax)
         if isinstance(out, torch.Tensor):
             return out
         codes, scale, tcode = out

@@ -237,12 +237,13 @@ class Given:
 
     Attributes:
         hi: float32 per row: the amax of the kept elements, or for uint data
-            ``max(max, 0)``; NaN where the block holds NaN or Inf.
+            ``max(max, 0)``; NaN where the block holds NaN or Inf. None: the rows' own (no
+            block is shared; only ``tamax`` comes from elsewhere).
         lo: float32 per row for uint data, ``min(min, 0)`` (NaN as ``hi``), else None.
         tamax: float32 0-d, the whole tensor's amax (two-level scaling), else None.
     """
 
-    hi: torch.Tensor
+    hi: torch.Tensor | None
     lo: torch.Tensor | None = None
     tamax: torch.Tensor | None = None
 
@@ -295,7 +296,7 @@ def make_plan(
         rows = torch.where(keep, rows, 0.0)
     if n.is_uint:
         # the range always holds 0 (§5.7); NaN propagates through both reductions
-        if given is not None:
+        if given is not None and given.hi is not None:
             lo, hi = -given.lo, given.hi
         else:
             lo = torch.clamp_max(rows.amin(-1), 0.0)
@@ -319,7 +320,7 @@ def make_plan(
             out["dec"],
             keep,
         )
-    if given is not None:
+    if given is not None and given.hi is not None:
         amax = given.hi
     elif amax is None or keep is not None:
         amax = rows.abs().amax(-1)
