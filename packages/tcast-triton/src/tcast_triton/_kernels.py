@@ -383,7 +383,7 @@ def _geometry(
         p = pid
     if AXIS == 1:  # rows: BL tiles of TP along a flat line
         if PATCH:
-            k, lane_ok = patch_lanes(nt, ntiles, BL, I64)
+            k, lane_ok, _, _ = patch_lanes(nt, ntiles, BL, I64)
         else:
             k = p * BL + tl.arange(0, BL)
             lane_ok = k < ntiles
@@ -552,9 +552,10 @@ def _cast_tiles(
                     tcode, pid, SK, U, SCB, ZCB, TCB,
                 )  # fmt: skip
         else:
+            slots = lane_slots(lanes, nt, ntiles, inner, BL, BLK, PATCH, I64)
             _store_lane_codes(
-                scale_ptr, zero_ptr, tcode_ptr, lanes, scale_slots(lanes, nt, inner, BLK),
-                lane_ok, scale, zcode, tcode, pid, SK, U, SCB, ZCB, TCB,
+                scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode, pid,
+                SK, U, SCB, ZCB, TCB,
             )  # fmt: skip
     if LOOP:
         c0 = 0
@@ -719,30 +720,34 @@ def _lane_count(ntiles, inner):
 
 
 @triton.jit
-def blocked_slot(r, c, cols):
+def blocked_slot(r, c, cols, W64: tl.constexpr = True):
     """Where scale ``(r, c)`` of a matrix of ``cols`` scales per row lies in the blocked layout.
 
     SEMANTICS.md §8.1 (``tcast.blocked_offset``): 128 x 4 blocks of 512 codes in row-major
-    block order, row ``32 i + j`` and column ``k`` of a block at ``16 j + 4 i + k``. int64:
-    the padding to 128 rows can pass int32 where the plain scales do not.
+    block order, row ``32 i + j`` and column ``k`` of a block at ``16 j + 4 i + k``. ``W64``:
+    int64, where the padding to 128 rows can pass int32 (the launcher knows). Shifts and
+    masks, not ``//`` and ``%``: the indices are non-negative, and signed division by a
+    power of two costs sign fix-ups.
     """
-    r = r.to(tl.int64)
-    c = c.to(tl.int64)
-    block = (r // 128) * ((cols + 3) // 4) + c // 4
-    return block * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + c % 4
+    if W64:
+        r = r.to(tl.int64)
+        c = c.to(tl.int64)
+    block = (r >> 7) * ((cols + 3) >> 2) + (c >> 2)
+    return (block << 9) + ((r & 31) << 4) + (((r >> 5) & 3) << 2) + (c & 3)
 
 
 @triton.jit
 def patch_lanes(nt, ntiles, BL: tl.constexpr, I64: tl.constexpr):
-    """Flat tile indices and lane mask of this program's patch of row tiles (blocked scales).
+    """Flat tile indices, lane mask, rows and tiles in the row of this program's patch.
 
     A patch is 8 rows of ``BL / 8`` tiles: rows ``128 g + 32 a + 2 h + b`` (``a`` in 0..3,
     ``b`` in 0..1) of the matrix of ``ntiles / nt`` rows of ``nt`` tiles, the rows whose
     scales share the 32-byte sectors of the blocked layout (SEMANTICS.md §8.1: row
     ``32 a + j`` of a 128 x 4 block at ``16 j + 4 a``): a program writes whole sectors of
     scale codes, where flat lanes write 4 bytes in each of ``BL / 4`` sectors 512 bytes
-    apart. A two-dimensional grid: axis 0 along the row, axis 1 through ``(g, h)`` (no
-    division by a run-time value).
+    apart. A two-dimensional grid: axis 0 along the row, axis 1 through ``(g, h)``; no
+    division by a run-time value, and each lane's row and column of the scale matrix
+    come free (flat lanes divide by ``nt`` for them).
     """
     W: tl.constexpr = BL // 8
     cc = tl.program_id(0)
@@ -757,11 +762,11 @@ def patch_lanes(nt, ntiles, BL: tl.constexpr, I64: tl.constexpr):
     row = g * 128 + (sub // 2) * 32 + h * 2 + sub % 2
     tile = cc * W + j % W
     k = row * nt + tile
-    return k, (tile < nt) & (k < ntiles)
+    return k, (tile < nt) & (k < ntiles), row, tile
 
 
 @triton.jit
-def scale_slots(lanes, nt, inner, BLK: tl.constexpr):
+def scale_slots(lanes, nt, inner, BLK: tl.constexpr, I64: tl.constexpr):
     """Where the lanes' scale codes are stored.
 
     A lane is a flat index of the plain scale array ``[outer, nt, inner]`` (its tiles along
@@ -771,9 +776,29 @@ def scale_slots(lanes, nt, inner, BLK: tl.constexpr):
     if BLK:
         i = lanes % inner
         rest = lanes // inner
-        slots = blocked_slot((rest // nt) * inner + i, rest % nt, nt)
+        slots = blocked_slot((rest // nt) * inner + i, rest % nt, nt, I64)
     else:
         slots = lanes
+    return slots
+
+
+@triton.jit
+def lane_slots(
+    lanes,
+    nt,
+    ntiles,
+    inner,
+    BL: tl.constexpr,
+    BLK: tl.constexpr,
+    PATCH: tl.constexpr,
+    I64: tl.constexpr,
+):
+    """:func:`scale_slots`, from the rows and tiles of :func:`patch_lanes` in patches."""
+    if BLK and PATCH:
+        _, _, row, tile = patch_lanes(nt, ntiles, BL, I64)
+        slots = blocked_slot(row, tile, nt, I64)
+    else:
+        slots = scale_slots(lanes, nt, inner, BLK, I64)
     return slots
 
 
@@ -865,7 +890,7 @@ def _cast_row_pieces(
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     if PATCH:
-        k, lane_ok = patch_lanes(nt, ntiles, BL, I64)
+        k, lane_ok, _, _ = patch_lanes(nt, ntiles, BL, I64)
     else:
         k = _block_start(I64) * BL + tl.arange(0, BL)
         lane_ok = k < ntiles
@@ -895,9 +920,10 @@ def _cast_row_pieces(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
+        slots = lane_slots(k, nt, ntiles, inner, BL, BLK, PATCH, I64)
         _store_lane_codes(
-            scale_ptr, zero_ptr, tcode_ptr, k, scale_slots(k, nt, inner, BLK), lane_ok, scale,
-            zcode, tcode, tl.program_id(0), SK, U, SCB, ZCB, TCB,
+            scale_ptr, zero_ptr, tcode_ptr, k, slots, lane_ok, scale, zcode, tcode,
+            tl.program_id(0), SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
     if PAIRS:
         store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E)

@@ -224,6 +224,12 @@ def hw_fp8(device: torch.device) -> bool:
     return ok
 
 
+def _blocked_size(req: CastRequest) -> int:
+    """Codes in the blocked scale layout of ``req`` (its rows and columns padded)."""
+    b = req.blocked
+    return triton.cdiv(b.rows, 128) * 128 * triton.cdiv(b.cols, 4) * 4
+
+
 def _needs_i64(x: torch.Tensor) -> bool:
     """Whether element offsets (and tile indices) may pass int32."""
     return x.numel() >= 2**31 - 4096
@@ -351,6 +357,16 @@ def _rule(rules: CastRules) -> tuple:
 #: Elements per program in the row geometry, and warps per program (benchmark tunables).
 ROW_ELEMS = 4096
 ROW_WARPS = 8
+#: The same for row tiles of 16 elements (NVFP4) in ``_cast_tiles``, codes and values:
+#: several tiles a thread rather than one amortize each thread's fixed work (program ids,
+#: offsets, two-level scaling's tensor scale). H200, 16384^2 bfloat16, NVFP4 with its amax
+#: pass (``bench/sweep_row.py --t16``, CUDA graphs), ms: actual 4096 / 8 warps 0.382,
+#: 8192 / 4 0.366, 4096 / 2 0.364, 2048 / 2 0.370; virtual 4096 / 8 0.423, 8192 / 4 0.438,
+#: 2048 / 2 0.410.
+ROW_ELEMS_T16 = 8192
+ROW_WARPS_T16 = 4
+ROW_ELEMS_T16_VIRTUAL = 2048
+ROW_WARPS_T16_VIRTUAL = 2
 #: Elements per program, most columns per program and warps (actual casts; virtual) in
 #: the column geometry. The H200 sweep (bench/sweep_col.py, 16384^2 bfloat16, t32d0): a
 #: [32, 128] block per program; 1 warp for codes (0.23 ms), 2 for values (0.29 ms); more
@@ -367,23 +383,26 @@ COL_WARPS_VIRTUAL = 2
 #: _cast_tiles.
 ROW_PIECES = True
 ROW_PIECES_TILE = 32
-#: Blocked scales of row tiles converted by the hardware FP8 conversion (memory-bound
-#: kernels): each program casts a patch of 8 rows whose scale codes fill whole 32-byte
-#: sectors of the layout (``_kernels.patch_lanes``), not BL tiles of one row (4 bytes in
-#: each of BL / 4 sectors 512 bytes apart). H200, 16384^2 bfloat16, blocked over plain:
-#: MXFP8 +3.6% flat -> +0.0% / -0.2% patches (two runs); the issue-bound software
-#: encoders lose (MXFP4 +5.8% -> +8.1%, NVFP4 +8.2% -> +9.2%) and keep flat lanes. Matrices
-#: under 128 rows or BL / 8 tiles a row keep flat lanes too. "all": every row-tile kernel
-#: (tests: the interpreter never converts by the hardware), "none": flat lanes.
-BLOCKED_PATCHES = "hardware"
+#: Blocked scales of flat row tiles: each program casts a patch of 8 rows whose scale codes
+#: fill whole 32-byte sectors of the layout (``_kernels.patch_lanes``), not BL tiles of the
+#: flattened rows (4 bytes in each of BL / 4 sectors 512 bytes apart, each lane's row found
+#: by a run-time division). H200, 16384^2 bfloat16, blocked over plain, flat -> patches:
+#: MXFP8 +3.5% -> +0.1%, MXFP4 (pair encoder) +2.9% -> +0.3%, NVFP4 +4.6% -> +1.7%
+#: (``bench/bench_dual.py``). Patches lost for the issue-bound encoders while the slot of
+#: each lane still took divisions and int64 arithmetic (before 2026-11-25: MXFP4 +8.1%,
+#: NVFP4 +9.2%). Matrices under 128 rows or BL / 8 tiles a row keep flat lanes. "all":
+#: wherever the shape allows; "none": flat lanes (tests, benchmarks).
+BLOCKED_PATCHES = "all"
 #: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
 #: at 0.142 ms what 4096 and 8 read at 0.179 ms).
 AMAX_BLOCK = 16384
 AMAX_WARPS = 16
 
 
-def _row_block(tp: int) -> int:
+def _row_block(tp: int, virtual: bool = False) -> int:
     """Tiles per program in the row geometry: about ROW_ELEMS elements per program."""
+    if tp == 16:
+        return (ROW_ELEMS_T16_VIRTUAL if virtual else ROW_ELEMS_T16) // tp
     return max(1, ROW_ELEMS // tp)
 
 
@@ -393,13 +412,15 @@ def _col_block(tp: int, inner: int) -> int:
     return min(bl, triton.next_power_of_2(inner))
 
 
-def _warps(axis: int, elems: int, virtual: bool = False) -> int:
+def _warps(axis: int, elems: int, virtual: bool = False, tp: int = 0) -> int:
     """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels.
 
     Columns reduce along axis 0, across the warps: fewer warps per program pay off there.
     """
     if axis == 0:
         return COL_WARPS_VIRTUAL if virtual else COL_WARPS
+    if tp == 16 and elems == (ROW_ELEMS_T16_VIRTUAL if virtual else ROW_ELEMS_T16):
+        return ROW_WARPS_T16_VIRTUAL if virtual else ROW_WARPS_T16
     if elems > ROW_ELEMS:
         return 16
     if elems < 4096:
@@ -500,7 +521,8 @@ def _tiled_plan(
     ss = dt.sspec
     numel = xc.numel()
     in_code = _IN_CODES[xc.dtype]
-    i64 = _needs_i64(xc)
+    # the blocked layout pads rows to 128: its offsets can pass int32 where x's do not
+    i64 = _needs_i64(xc) or (req.blocked is not None and _blocked_size(req) >= 2**31 - 4096)
     pre = not lay.dims
     if pre:
         tp, length = 1024, max(numel, 1)
@@ -518,7 +540,7 @@ def _tiled_plan(
     channel = not pre and ss.tiles[0].size == 0
     nt = triton.cdiv(length, tile)
     if axis == 1:
-        bl = 1 if loop else _row_block(tp)
+        bl = 1 if loop else _row_block(tp, req.virtual)
         grid = triton.cdiv(outer * nt, bl)
     else:
         bl = _col_block(tp, inner) if not loop else min(64, triton.next_power_of_2(inner))
@@ -530,22 +552,8 @@ def _tiled_plan(
         full = flat and tp == tile and not channel and (outer * nt) % bl == 0
     else:
         full = tp == tile and not channel and length % tile == 0 and inner % bl == 0
-    # blocked scales of flat row tiles: programs cast patches of 8 rows (patch_lanes)
     scaled = scaled_kw(req, in_code, rs, hw_fp8(xc.device))
-    hw = scaled["E"][F_HW.value] != 0
-    patch = (
-        (BLOCKED_PATCHES == "all" or (BLOCKED_PATCHES == "hardware" and hw))
-        and req.blocked is not None
-        and axis == 1
-        and flat
-        and inner == 1
-        and bl % 32 == 0
-        # a patch is 8 rows x bl / 8 tiles of 128-row groups: narrower or shorter matrices
-        # would leave most of its lanes idle
-        and nt >= bl // 8
-        and outer >= 128
-    )
-    patch = patch and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y and not given
+    patch = _patches(req, axis == 1 and flat and inner == 1 and not given, bl, nt, outer)
     if patch:
         grid = (triton.cdiv(nt, bl // 8), triton.cdiv(outer, 128) * 16)
         full = full and outer % 128 == 0 and nt % (bl // 8) == 0
@@ -575,7 +583,7 @@ def _tiled_plan(
         BLK=req.blocked is not None,
         PATCH=patch,
         GIVEN=given,
-        num_warps=_warps(axis, tp * bl, req.virtual),
+        num_warps=_warps(axis, tp * bl, req.virtual, tp),
         **_LAUNCH_OPTS,
     )
     kernel = _cast_tiles
@@ -602,6 +610,24 @@ def _tiled_plan(
         kw,
         packed=pack4,
         **scaled_fields(req, xc, amax=pre or dt.is_multiscale),
+    )
+
+
+def _patches(req: CastRequest, row_tiles: bool, bl: int, nt: int, outer: int) -> bool:
+    """Whether blocked row-tile scales are cast in patches of 8 rows (:data:`BLOCKED_PATCHES`).
+
+    ``row_tiles``: flat row tiles of ``outer`` rows of ``nt`` tiles, ``bl`` a program.
+    """
+    return (
+        BLOCKED_PATCHES == "all"
+        and req.blocked is not None
+        and row_tiles
+        and bl % 32 == 0
+        # a patch is 8 rows x bl / 8 tiles of 128-row groups: narrower or shorter matrices
+        # would leave most of its lanes idle
+        and nt >= bl // 8
+        and outer >= 128
+        and triton.cdiv(outer, 128) * 16 <= MAX_GRID_Y
     )
 
 

@@ -16,14 +16,21 @@ import triton.language as tl
 
 from ._codec import (
     F_BIAS,
+    F_BITS,
+    F_DOWN,
     F_KIND,
+    F_MB,
     F_NANC,
+    F_OFF,
     K_EXP,
+    K_FLOAT,
     R_EVEN,
     bits_of,
     decode,
     encode,
     f32_of,
+    fast_mode,
+    fast_round,
     floor_log2_small,
     pow2,
     split,
@@ -80,11 +87,28 @@ def exp_code(v, RULE: tl.constexpr):
 
 
 @triton.jit
-def float_scale_code(v, S: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr):
-    """RNE_S(clamp(v, smallest normal, max)) as codes, NaN -> max (SEMANTICS.md §5.5)."""
+def float_scale(v, S: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr):
+    """(code, value) of RNE_S(clamp(v, smallest normal, max)), NaN -> max (SEMANTICS.md §5.5).
+
+    The clamped ``v`` is a positive normal at most the maximum, so the rounded value is the
+    scale's value itself: float32 scales (NVFP4's tensor scale) are their own nearest even,
+    and the float-arithmetic rounding of ``_codec.fast_round`` gives the others' value
+    before their code, which saves the integer encoder's and the decoder's instructions
+    (per block: NVFP4's tile scales).
+    """
     v = tl.where(v != v, HI, v)
     v = tl.minimum(tl.maximum(v, LO), HI)
-    return encode(v, v, S, R_EVEN)
+    if S[F_KIND] == K_FLOAT and S[F_BITS] == 32 and S[F_MB] == 23:
+        code = bits_of(v)
+        val = v
+    elif fast_mode(S, R_EVEN):
+        val = fast_round(bits_of(v), v, S, R_EVEN, True)
+        # as _codec._fast_magnitude: never 0 here (v >= the smallest normal)
+        code = (bits_of(val * S[F_DOWN]) >> (23 - S[F_MB])) + S[F_OFF]
+    else:
+        code = encode(v, v, S, R_EVEN)
+        val = decode(code, S)
+    return code, val
 
 
 @triton.jit
@@ -125,10 +149,10 @@ def lane_scales(
         rng = hi - lo
         if SK == SK_UFLOAT:
             q = _div(rng, tl.full(rng.shape, C[C_M], tl.float32))
-            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
+            scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
         else:
             scale = exp_code(rng, RULE)
-        dec = decode(scale, S)
+            dec = decode(scale, S)
         recip = _div(one, dec)
         nlo = 0.0 - lo
         zraw = nlo * recip
@@ -147,8 +171,7 @@ def lane_scales(
                 recip = _div(one, dec)
         elif SK == SK_FLOAT:
             q = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
-            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
-            dec = decode(scale, S)
+            scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
             recip = _div(one, dec)
         else:  # two-level
             # the tensor scale once per program (a 1-element block), then broadcast
@@ -156,14 +179,12 @@ def lane_scales(
             all_bad1 = tmax1 >= 0x7F800000
             tamax = tl.where(all_bad1, 0.0, f32_of(tmax1))
             tq = _div(tamax, tl.full((1,), C[C_MSM], tl.float32))
-            tcode1 = float_scale_code(tq, T, C[C_TLO], C[C_THI])
-            tval1 = decode(tcode1, T)
+            tcode1, tval1 = float_scale(tq, T, C[C_TLO], C[C_THI])
             r1 = _div(tl.full((1,), 1.0, tl.float32), tval1)
             tval = tval1 + tl.zeros(amax.shape, tl.float32)
             q1 = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
             q = _div(q1, tval)
-            scale = float_scale_code(q, S, C[C_SLO], C[C_SHI])
-            sval = decode(scale, S)
+            scale, sval = float_scale(q, S, C[C_SLO], C[C_SHI])
             r2 = _div(r1 + tl.zeros(amax.shape, tl.float32), sval)
             recip = tl.minimum(r2, C[C_F32MAX])
             dec = tval * sval
