@@ -437,6 +437,21 @@ def test_grids_past_cudas_program_limit_are_cast_by_the_torch_engine(
     assert calls["run_upcast"] >= 1 or code == "mxfp8_2d", calls
 
 
+def test_int64_offsets_cover_every_programs_last_block():
+    """Offsets turn int64 before the largest block past a tensor's end (the amax pass's)
+    could wrap int32: a wrapped offset is negative, passes ``offs < n`` and reads outside."""
+    from tcast_triton import _launch
+
+    for n in (2**31 - _launch.AMAX_BLOCK // 2, 2**31 - _launch.ROW_ELEMS_T16, 2**31 - 1):
+        x = torch.empty(n, dtype=torch.bfloat16, device="meta")
+        past = -(-n // _launch.AMAX_BLOCK) * _launch.AMAX_BLOCK  # the grid's reach
+        assert past > 2**31 - 1 or n + _launch.AMAX_BLOCK > 2**31 - 1
+        assert _launch._needs_i64(x), n
+    assert not _launch._needs_i64(torch.empty(2**31 - 2**17, device="meta"))
+    blocks = (_launch.AMAX_BLOCK, _launch.ROW_ELEMS, _launch.ROW_ELEMS_T16, _launch.COL_ELEMS)
+    assert max(blocks) <= _launch.I64_MARGIN
+
+
 @pytest.mark.parametrize("roundmode", ["even", "zero"])
 def test_an_overflowed_two_level_multiplier_gives_the_reference_nans(roundmode, device):
     """Zero elements times a two-level multiplier ``fl32(t * s)`` that overflowed to Inf are

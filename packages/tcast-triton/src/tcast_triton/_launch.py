@@ -224,6 +224,11 @@ def hw_fp8(device: torch.device) -> bool:
     return ok
 
 
+#: Elements past a tensor's end that a program's block may reach (at least every block size
+#: of the kernels: the amax pass's AMAX_BLOCK is the largest).
+I64_MARGIN = 2**16
+
+
 def _blocked_size(req: CastRequest) -> int:
     """Codes in the blocked scale layout of ``req`` (its rows and columns padded)."""
     b = req.blocked
@@ -231,8 +236,12 @@ def _blocked_size(req: CastRequest) -> int:
 
 
 def _needs_i64(x: torch.Tensor) -> bool:
-    """Whether element offsets (and tile indices) may pass int32."""
-    return x.numel() >= 2**31 - 4096
+    """Whether element offsets (and tile indices) may pass int32.
+
+    :data:`I64_MARGIN` covers the last program's block past the end: its masked offsets
+    must not wrap around either.
+    """
+    return x.numel() >= 2**31 - I64_MARGIN
 
 
 @dataclass(frozen=True)
@@ -393,10 +402,11 @@ ROW_PIECES_TILE = 32
 #: NVFP4 +9.2%). Matrices under 128 rows or BL / 8 tiles a row keep flat lanes. "all":
 #: wherever the shape allows; "none": flat lanes (tests, benchmarks).
 BLOCKED_PATCHES = "all"
-#: Elements and warps per program of the tensor-amax pass (H200: 16384 and 16 warps read
-#: at 0.142 ms what 4096 and 8 read at 0.179 ms).
-AMAX_BLOCK = 16384
-AMAX_WARPS = 16
+#: Elements and warps per program of the tensor-amax pass. H200, 16384^2, ms (dev sweep,
+#: do_bench): bfloat16 16384 / 16 warps 0.143, 32768 / 16 0.135, 32768 / 8 0.132, 65536 / 8
+#: 0.131; float32 16384 / 16 0.256, 32768 / 8 0.248 (earlier: 4096 / 8 0.179).
+AMAX_BLOCK = 32768
+AMAX_WARPS = 8
 
 
 def _row_block(tp: int, virtual: bool = False) -> int:
@@ -522,7 +532,7 @@ def _tiled_plan(
     numel = xc.numel()
     in_code = _IN_CODES[xc.dtype]
     # the blocked layout pads rows to 128: its offsets can pass int32 where x's do not
-    i64 = _needs_i64(xc) or (req.blocked is not None and _blocked_size(req) >= 2**31 - 4096)
+    i64 = _needs_i64(xc) or (req.blocked is not None and _blocked_size(req) >= 2**31 - I64_MARGIN)
     pre = not lay.dims
     if pre:
         tp, length = 1024, max(numel, 1)
