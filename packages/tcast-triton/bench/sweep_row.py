@@ -24,8 +24,7 @@ CASTS = [
     ("mxfp4", "actual"),
     ("mxint8", "actual"),
     ("mxfp8", "virtual"),
-    ("nvfp4", "actual"),
-]
+]  # 16-element tiles (NVFP4) take ROW_ELEMS_T16: --t16
 CASTS_T16 = [
     ("nvfp4", "actual"),
     ("nvfp4", "virtual"),

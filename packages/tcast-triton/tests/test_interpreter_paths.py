@@ -9,6 +9,8 @@ the catalog datatypes outside ``tcast.combinations()`` that the engine supports.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -435,6 +437,16 @@ def test_grids_past_cudas_program_limit_are_cast_by_the_torch_engine(
     assert calls["run"] >= 3, calls  # virtual, actual and compress each fell back
     # the upcast kernel takes 1-D tiles; tcast_torch decodes 2-D tiles anyway
     assert calls["run_upcast"] >= 1 or code == "mxfp8_2d", calls
+
+
+@pytest.mark.parametrize("code", ["e4m3fn_e8m3b128_t32", "e2m1f_e8m3b128_t16"])
+def test_float_scales_whose_smallest_normal_is_a_float32_subnormal(code, device):
+    """An 8-bit-exponent scale of bias 128 clamps to 2**-127 (a float32 subnormal); the
+    kernels take the bound as a float32 constant (Triton typed it float64 and failed)."""
+    e = _entry((4, 96), seed=5)
+    tiny = (e.x * np.float32(2.0**-120)).astype(np.float32)  # scales reaching the bound
+    _check(code, dataclasses.replace(e, x=tiny), device=device)
+    _check(code, _entry((4, 96), seed=6), device=device)
 
 
 def test_int64_offsets_cover_every_programs_last_block():

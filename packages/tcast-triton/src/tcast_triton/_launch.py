@@ -628,6 +628,8 @@ def _patches(req: CastRequest, row_tiles: bool, bl: int, nt: int, outer: int) ->
 
     ``row_tiles``: flat row tiles of ``outer`` rows of ``nt`` tiles, ``bl`` a program.
     """
+    if BLOCKED_PATCHES not in ("all", "none"):
+        raise ValueError(f"BLOCKED_PATCHES is {BLOCKED_PATCHES!r}: 'all' or 'none'")
     return (
         BLOCKED_PATCHES == "all"
         and req.blocked is not None

@@ -96,8 +96,12 @@ def float_scale(v, S: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr):
     before their code, which saves the integer encoder's and the decoder's instructions
     (per block: NVFP4's tile scales).
     """
-    v = tl.where(v != v, HI, v)
-    v = tl.minimum(tl.maximum(v, LO), HI)
+    # float32 constants: a smallest normal of 2**-127 (an 8-bit-exponent scale of bias 128)
+    # is a float32 subnormal, which Triton would otherwise type as float64
+    lo = tl.full(v.shape, LO, tl.float32)
+    hi = tl.full(v.shape, HI, tl.float32)
+    v = tl.where(v != v, hi, v)
+    v = tl.minimum(tl.maximum(v, lo), hi)
     if S[F_KIND] == K_FLOAT and S[F_BITS] == 32 and S[F_MB] == 23:
         code = bits_of(v)
         val = v
