@@ -34,6 +34,7 @@ DUALS = [
     ("mxfp8 actual, transposed", "mxfp8", {"transposed": True}),
     ("mxfp4 actual", "mxfp4", {}),
     ("mxfp4 actual, transposed", "mxfp4", {"transposed": True}),
+    ("nvfp4 actual", "nvfp4", {}),
     ("nvfp4 actual, transposed", "nvfp4", {"transposed": True}),
     ("mxfp8 virtual", "mxfp8", {"castmode": "virtual"}),
 ]

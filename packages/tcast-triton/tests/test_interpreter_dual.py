@@ -53,8 +53,64 @@ def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
     got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
     problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
     assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
-    takes = dual_launch.dual_supported(_request(dt))
+    takes = dual_launch.dual_supported(_request(dt)) and dual_launch.dual_kernel_takes(_request(dt))
     assert fused == [takes], f"{dt.code}: the dual kernel ran {fused}, takes it: {takes}"
+
+
+TWO_LEVEL = [i for i, dt in enumerate(DTYPES) if dt.is_multiscale]
+
+
+@pytest.mark.parametrize("index", TWO_LEVEL, ids=[DTYPES[i].code for i in TWO_LEVEL])
+def test_the_dual_kernel_casts_two_level_datatypes_when_asked(index, device, monkeypatch):
+    """DUAL_TWO_LEVEL: two-level datatypes through the dual kernel (off by default), same bits."""
+    monkeypatch.setattr(dual_launch, "DUAL_TWO_LEVEL", True)
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    dt = DTYPES[index]
+    x, kw = dc.case(index, dt)
+    want = dc.expected_dual(x, dt, **kw)
+    args = dict(kw)
+    if "rbits" in args:
+        args["rbits"] = _torch(args["rbits"], device)
+    got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
+    assert bool(dual_launch._PLANS) == dual_launch.dual_supported(_request(dt))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"castmode": "virtual"}, {"castmode": "compress"}, {"scale_layout": "blocked"}],
+    ids=["actual", "virtual", "compress", "blocked"],
+)
+def test_two_level_dual_casts_share_one_amax_pass(kw, transposed, device, monkeypatch):
+    """NVFP4's cast_dual: one tensor-amax pass, both single kernels given its maxima."""
+    from tcast_triton import _engine
+
+    passes, given = [], []
+    real_maxima, real_run = _engine.tensor_maxima, _engine.run_cast
+
+    def maxima(*a):
+        passes.append(1)
+        return real_maxima(*a)
+
+    def run(x, req, g=None):
+        given.append(g is not None and g.numel() == 3)
+        return real_run(x, req, g)
+
+    monkeypatch.setattr(_engine, "tensor_maxima", maxima)
+    monkeypatch.setattr(_engine, "run_cast", run)
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((48, 160)) * np.exp2(rng.integers(-8, 8, (48, 160)))).astype(
+        np.float32
+    )
+    want = dc.expected_dual(x, tcast.datatype("nvfp4"), transposed=transposed, **kw)
+    got = tcast.cast_dual(_torch(x, device), "nvfp4", transposed=transposed, engine="triton", **kw)
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, "\n".join(problems)
+    assert (passes, given) == ([1], [True, True])
+    assert not dual_launch._PLANS  # the dual kernel did not run
 
 
 def _request(dt):
@@ -105,6 +161,7 @@ GROUPED = [
 def test_every_program_casts_every_block(code, shape, transposed, device, monkeypatch):
     """The programs' order (along N first, per batch) covers x, whole and partial blocks."""
     monkeypatch.setattr(dual_launch, "_PLANS", {})
+    monkeypatch.setattr(dual_launch, "DUAL_TWO_LEVEL", True)  # NVFP4 through the kernel too
     rng = np.random.default_rng(len(shape) * 7 + shape[-1])
     x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
     dt = tcast.datatype(code)

@@ -21,7 +21,7 @@ from tcast_torch._shards import (
     upcast_dtensor,
 )
 
-from ._launch import interpreting, run_cast, tiled_supported
+from ._launch import interpreting, run_cast, tensor_maxima, tiled_supported
 from ._launch_dual import run_dual
 from ._ops import cast_traced, dual_traced
 from ._pack import OPS
@@ -156,7 +156,9 @@ class TritonEngine(EngineBase):
         (:meth:`run_grad`; the transposed one through its transpose).
 
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
-        sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
+        sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits);
+        two-level datatypes (NVFP4) two single kernels after one shared tensor-amax pass
+        (``_launch_dual.DUAL_TWO_LEVEL``).
         While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
         if is_dtensor(x):
@@ -180,7 +182,26 @@ class TritonEngine(EngineBase):
         if x.numel():
             with _on(x):
                 out = run_dual(x, rows, cols, transposed)
+                if out is None and rows.dtype.is_multiscale:
+                    return self._dual_shared_amax(x, rows, cols, transposed)
         return dual_by_casts(self, x, rows, cols, transposed) if out is None else out
+
+    def _dual_shared_amax(
+        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """Two casts of a two-level datatype (NVFP4) that share one tensor-amax pass.
+
+        The single kernels take the tensor maxima given (``run_cast(x, req, given)``); see
+        ``_launch_dual.DUAL_TWO_LEVEL`` for why the dual kernel does not cast these.
+        """
+        stats = tensor_maxima(x, rows)
+
+        def cast(t: torch.Tensor, req: CastRequest) -> Any:
+            out = run_cast(t, req, stats)
+            return self.run(t, req) if out is None else out
+
+        runner = SimpleNamespace(name=self.name, result_ops=self.result_ops, cast=cast)
+        return dual_by_casts(runner, x, rows, cols, transposed)
 
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode by the upcast kernel (``_upcast.run_upcast``).

@@ -43,7 +43,7 @@ from ._launch import (
 )
 from ._pack import OPS
 
-__all__ = ["dual_supported", "run_dual"]
+__all__ = ["dual_kernel_takes", "dual_supported", "run_dual"]
 
 #: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
@@ -64,6 +64,14 @@ DUAL_WARPS_NARROW = 2
 #: 0.431; 2 warps 0.423 / 0.437; 4096, 1 warp 0.493 / 0.410; 2 warps 0.353 / 0.392.
 DUAL_ELEMS_PAIRS = 4096
 DUAL_WARPS_PAIRS = 2
+#: Whether datatypes with a tensor scale over their tile scales (two-level: NVFP4) take the
+#: dual kernel. They do not: their tile scales (three correctly rounded divisions and an
+#: E4M3 rounding per 16 elements) are computed in every thread of a column reduction there,
+#: so the kernel lost to the single kernels once those got faster (H200, 16384^2 bfloat16,
+#: NVFP4 actual transposed: dual kernel 0.974 ms, two whole single casts 0.841); the engine
+#: runs the row and column single kernels after one amax pass both share instead
+#: (``TritonEngine.cast_dual_eager``; the same bits). A switch for tests and benchmarks.
+DUAL_TWO_LEVEL = False
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
 
@@ -80,6 +88,14 @@ def dual_supported(rows: CastRequest) -> bool:
         return False
     t = ss.tiles[0].size
     return 0 < t <= DUAL_MAX_TILE and t & (t - 1) == 0
+
+
+def dual_kernel_takes(rows: CastRequest) -> bool:
+    """Whether :func:`run_dual` launches the kernel for a supported datatype.
+
+    Not for two-level datatypes unless :data:`DUAL_TWO_LEVEL`.
+    """
+    return DUAL_TWO_LEVEL or not rows.dtype.is_multiscale
 
 
 @dataclass(frozen=True)
@@ -175,7 +191,7 @@ def run_dual(
     None (nothing launched) for a datatype :func:`dual_supported` refuses, an empty input,
     or a grid past CUDA's limit: the engine then runs two casts.
     """
-    if not dual_supported(rows) or x.numel() == 0:
+    if not dual_supported(rows) or x.numel() == 0 or not dual_kernel_takes(rows):
         return None
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
