@@ -53,7 +53,10 @@ def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
     got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
     problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
     assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
-    takes = dual_launch.dual_supported(_request(dt)) and dual_launch.dual_kernel_takes(_request(dt))
+    req = _request(dt, kw)
+    takes = dual_launch.dual_supported(req) and dual_launch.dual_kernel_takes(
+        req, kw.get("transposed", False)
+    )
     assert fused == [takes], f"{dt.code}: the dual kernel ran {fused}, takes it: {takes}"
 
 
@@ -77,14 +80,20 @@ def test_the_dual_kernel_casts_two_level_datatypes_when_asked(index, device, mon
     assert bool(dual_launch._PLANS) == dual_launch.dual_supported(_request(dt))
 
 
-@pytest.mark.parametrize("transposed", [False, True])
-@pytest.mark.parametrize(
-    "kw",
-    [{}, {"castmode": "virtual"}, {"castmode": "compress"}, {"scale_layout": "blocked"}],
-    ids=["actual", "virtual", "compress", "blocked"],
-)
-def test_two_level_dual_casts_share_one_amax_pass(kw, transposed, device, monkeypatch):
-    """NVFP4's cast_dual: one tensor-amax pass, both single kernels given its maxima."""
+SHARED = [
+    ({}, False, True),
+    ({"castmode": "compress"}, False, True),
+    ({"castmode": "virtual"}, False, False),
+    ({"scale_layout": "blocked"}, False, False),
+    ({}, True, False),
+    ({"scale_layout": "blocked"}, True, False),
+]
+
+
+@pytest.mark.parametrize(("kw", "transposed", "shared"), SHARED)
+def test_two_level_dual_casts_share_one_amax_pass(kw, transposed, shared, device, monkeypatch):
+    """NVFP4's cast_dual to codes in x's layout with plain scales: one tensor-amax pass, both
+    single kernels given its maxima; the dual kernel for the rest (DUAL_TWO_LEVEL)."""
     from tcast_triton import _engine
 
     passes, given = [], []
@@ -109,13 +118,21 @@ def test_two_level_dual_casts_share_one_amax_pass(kw, transposed, device, monkey
     got = tcast.cast_dual(_torch(x, device), "nvfp4", transposed=transposed, engine="triton", **kw)
     problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
     assert not problems, "\n".join(problems)
-    assert (passes, given) == ([1], [True, True])
-    assert not dual_launch._PLANS  # the dual kernel did not run
+    if shared:
+        assert (passes, given) == ([1], [True, True])
+        assert not dual_launch._PLANS  # the dual kernel did not run
+    else:
+        assert (passes, given) == ([], [])
+        assert dual_launch._PLANS
 
 
-def _request(dt):
+def _request(dt, kw=None):
+    kw = kw or {}
+    modes = tcast.CastModes.of(
+        kw.get("castmode", "actual"), scale_layout=kw.get("scale_layout", "plain")
+    )
     return tcast.kit.make_request(
-        dt, tcast.CastModes(), None, None, (64, 64), "float32", tcast.kit.cast_rules(dt)
+        dt, modes, None, None, (64, 64), "float32", tcast.kit.cast_rules(dt)
     )
 
 

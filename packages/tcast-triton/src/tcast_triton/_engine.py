@@ -157,8 +157,8 @@ class TritonEngine(EngineBase):
 
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
         sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits);
-        two-level datatypes (NVFP4) two single kernels after one shared tensor-amax pass
-        (``_launch_dual.DUAL_TWO_LEVEL``).
+        codes of two-level datatypes (NVFP4) in x's layout with plain scales, two single
+        kernels after one shared tensor-amax pass (``_launch_dual.DUAL_TWO_LEVEL``).
         While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
         if is_dtensor(x):

@@ -65,12 +65,15 @@ DUAL_WARPS_NARROW = 2
 DUAL_ELEMS_PAIRS = 4096
 DUAL_WARPS_PAIRS = 2
 #: Whether datatypes with a tensor scale over their tile scales (two-level: NVFP4) take the
-#: dual kernel. They do not: their tile scales (three correctly rounded divisions and an
-#: E4M3 rounding per 16 elements) are computed in every thread of a column reduction there,
-#: so the kernel lost to the single kernels once those got faster (H200, 16384^2 bfloat16,
-#: NVFP4 actual transposed: dual kernel 0.974 ms, two whole single casts 0.841); the engine
-#: runs the row and column single kernels after one amax pass both share instead
-#: (``TritonEngine.cast_dual_eager``; the same bits). A switch for tests and benchmarks.
+#: dual kernel for codes in x's layout with plain scales. They do not: their tile scales
+#: (three correctly rounded divisions and an E4M3 rounding per 16 elements) are computed in
+#: every thread of a column reduction there, and the engine's row and column single kernels
+#: after one amax pass both share (``TritonEngine.cast_dual_eager``; the same bits) are
+#: faster. H200, 16384^2 bfloat16, NVFP4 (``bench/bench_dual.py``), dual kernel / shared
+#: amax and single kernels, ms: actual 0.962 / 0.713; virtual 0.717 / 0.760; transposed
+#: 0.977 / 2.401 and blocked transposed 0.789 / 2.457 (xᵀ's parts permuted after the column
+#: cast), so virtual, transposed and blocked casts keep the kernel. A switch for tests and
+#: benchmarks.
 DUAL_TWO_LEVEL = False
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
@@ -90,12 +93,14 @@ def dual_supported(rows: CastRequest) -> bool:
     return 0 < t <= DUAL_MAX_TILE and t & (t - 1) == 0
 
 
-def dual_kernel_takes(rows: CastRequest) -> bool:
+def dual_kernel_takes(rows: CastRequest, transposed: bool) -> bool:
     """Whether :func:`run_dual` launches the kernel for a supported datatype.
 
-    Not for two-level datatypes unless :data:`DUAL_TWO_LEVEL`.
+    Not for the codes of two-level datatypes in x's layout with plain scales, unless
+    :data:`DUAL_TWO_LEVEL`.
     """
-    return DUAL_TWO_LEVEL or not rows.dtype.is_multiscale
+    plain_codes = not (transposed or rows.virtual or rows.blocked is not None)
+    return DUAL_TWO_LEVEL or not rows.dtype.is_multiscale or not plain_codes
 
 
 @dataclass(frozen=True)
@@ -191,7 +196,7 @@ def run_dual(
     None (nothing launched) for a datatype :func:`dual_supported` refuses, an empty input,
     or a grid past CUDA's limit: the engine then runs two casts.
     """
-    if not dual_supported(rows) or x.numel() == 0 or not dual_kernel_takes(rows):
+    if not dual_supported(rows) or x.numel() == 0 or not dual_kernel_takes(rows, transposed):
         return None
     xc = x.contiguous()
     xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
