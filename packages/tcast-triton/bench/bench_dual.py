@@ -12,7 +12,7 @@ dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep`` the dual 
 block and warp tunables.
 
     python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
-        [--no-pairs]
+        [--no-pairs] [--two-level]
 """
 
 from __future__ import annotations
@@ -201,6 +201,29 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
     _launch_dual._PLANS.clear()
 
 
+def _two_level(x: torch.Tensor, rep: int) -> None:
+    """NVFP4 ``cast_dual`` by the dual kernel and by one amax pass + the two single kernels."""
+    print("\n| nvfp4 cast_dual | dual kernel ms | shared amax + single kernels ms | same bits |")
+    print("|---|---:|---:|---|")
+    saved = _launch_dual.DUAL_TWO_LEVEL
+    for label, kw in (
+        ("actual", {}),
+        ("virtual", {"castmode": "virtual"}),
+        ("actual, transposed", {"transposed": True}),
+        ("actual, transposed, blocked", {"transposed": True, "scale_layout": "blocked"}),
+    ):
+        cells = {}
+        for kernel in (True, False):
+            _launch_dual.DUAL_TWO_LEVEL = kernel
+            _launch_dual._PLANS.clear()
+            f = lambda kw=kw: tcast_triton.cast_dual(x, "nvfp4", **kw)  # noqa: E731
+            cells[kernel] = (_ms(f, rep), f())
+        same = _same(cells[True][1], cells[False][1])
+        print(f"| {label} | {cells[True][0]:.3f} | {cells[False][0]:.3f} | {same} |")
+    _launch_dual.DUAL_TWO_LEVEL = saved
+    _launch_dual._PLANS.clear()
+
+
 def _sweep_pairs(x: torch.Tensor, rep: int) -> None:
     """The bfloat16-pair path's block elements and warps (MXFP4, MXFP6)."""
     print(
@@ -237,6 +260,11 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="sweep the dual kernel's tunables")
     ap.add_argument("--sweep-pairs", action="store_true", help="sweep the pair path's tunables")
     ap.add_argument(
+        "--two-level",
+        action="store_true",
+        help="NVFP4: the dual kernel against the shared amax pass + single kernels",
+    )
+    ap.add_argument(
         "--no-pairs", action="store_true", help="turn the bfloat16-pair encoder off (baseline)"
     )
     args = ap.parse_args()
@@ -265,6 +293,8 @@ def main() -> None:
             _sweep(x, args.rep)
         if args.sweep_pairs and size == max(int(s) for s in args.sizes.split(",")):
             _sweep_pairs(x, args.rep)
+        if args.two_level and size == max(int(s) for s in args.sizes.split(",")):
+            _two_level(x, args.rep)
         del x
         torch.cuda.empty_cache()
 
