@@ -33,14 +33,23 @@ def _torch(a: np.ndarray, device: str) -> torch.Tensor:
     return torch.from_numpy(a).to(device)
 
 
-@pytest.mark.parametrize("index", range(len(DTYPES)), ids=[dt.code for dt in DTYPES])
-def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
+def _dual_equals_reference(index: int, device: str) -> tuple:
+    """cast_dual of case ``index`` (``dual_checks.case``) on the Triton engine against
+    tcast_ref's single casts; the datatype and keywords."""
     dt = DTYPES[index]
     x, kw = dc.case(index, dt)
     want = dc.expected_dual(x, dt, **kw)
     args = dict(kw)
     if "rbits" in args:
         args["rbits"] = _torch(args["rbits"], device)
+    got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
+    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
+    assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
+    return dt, kw
+
+
+@pytest.mark.parametrize("index", range(len(DTYPES)), ids=[dt.code for dt in DTYPES])
+def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
     fused = []
     real = dual_launch.run_dual
 
@@ -50,9 +59,7 @@ def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
         return out
 
     monkeypatch.setattr("tcast_triton._engine.run_dual", counting)
-    got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
-    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
-    assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
+    dt, kw = _dual_equals_reference(index, device)
     req = _request(dt, kw)
     takes = dual_launch.dual_supported(req) and dual_launch.dual_kernel_takes(
         req, kw.get("transposed", False)
@@ -68,15 +75,7 @@ def test_the_dual_kernel_casts_two_level_datatypes_when_asked(index, device, mon
     """DUAL_TWO_LEVEL: two-level datatypes through the dual kernel (off by default), same bits."""
     monkeypatch.setattr(dual_launch, "DUAL_TWO_LEVEL", True)
     monkeypatch.setattr(dual_launch, "_PLANS", {})
-    dt = DTYPES[index]
-    x, kw = dc.case(index, dt)
-    want = dc.expected_dual(x, dt, **kw)
-    args = dict(kw)
-    if "rbits" in args:
-        args["rbits"] = _torch(args["rbits"], device)
-    got = tcast.cast_dual(_torch(x, device), dt, engine="triton", **args)
-    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
-    assert not problems, f"{dt.code} {kw}:\n" + "\n".join(problems)
+    dt, _ = _dual_equals_reference(index, device)
     assert bool(dual_launch._PLANS) == dual_launch.dual_supported(_request(dt))
 
 
