@@ -205,7 +205,7 @@ def _two_level(x: torch.Tensor, rep: int) -> None:
     """NVFP4 ``cast_dual`` by the dual kernel and by one amax pass + the two single kernels."""
     print("\n| nvfp4 cast_dual | dual kernel ms | shared amax + single kernels ms | same bits |")
     print("|---|---:|---:|---|")
-    saved = _launch_dual.DUAL_TWO_LEVEL
+    saved = _launch_dual.DUAL_TWO_LEVEL, _launch_dual.dual_kernel_takes
     for label, kw in (
         ("actual", {}),
         ("virtual", {"castmode": "virtual"}),
@@ -214,13 +214,16 @@ def _two_level(x: torch.Tensor, rep: int) -> None:
     ):
         cells = {}
         for kernel in (True, False):
+            # the kernel, or the engine's shared path in every mode (the engine routes only
+            # codes in x's layout with plain scales there: ``dual_kernel_takes``)
             _launch_dual.DUAL_TWO_LEVEL = kernel
+            _launch_dual.dual_kernel_takes = saved[1] if kernel else (lambda rows, tr: False)
             _launch_dual._PLANS.clear()
             f = lambda kw=kw: tcast_triton.cast_dual(x, "nvfp4", **kw)  # noqa: E731
             cells[kernel] = (_ms(f, rep), f())
         same = _same(cells[True][1], cells[False][1])
         print(f"| {label} | {cells[True][0]:.3f} | {cells[False][0]:.3f} | {same} |")
-    _launch_dual.DUAL_TWO_LEVEL = saved
+    _launch_dual.DUAL_TWO_LEVEL, _launch_dual.dual_kernel_takes = saved
     _launch_dual._PLANS.clear()
 
 

@@ -156,9 +156,10 @@ class TritonEngine(EngineBase):
         (:meth:`run_grad`; the transposed one through its transpose).
 
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
-        sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits);
-        codes of two-level datatypes (NVFP4) in x's layout with plain scales, two single
-        kernels after one shared tensor-amax pass (``_launch_dual.DUAL_TWO_LEVEL``).
+        sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
+        Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
+        codes in x's layout with plain scales: ``_launch_dual.DUAL_TWO_LEVEL``) are two
+        single kernels after one shared tensor-amax pass.
         While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
         """
         if is_dtensor(x):
