@@ -69,7 +69,7 @@ DUAL_WARPS_PAIRS = 2
 #: (three correctly rounded divisions and an E4M3 rounding per 16 elements) are computed in
 #: every thread of a column reduction there, and the engine's row and column single kernels
 #: after one amax pass both share (``TritonEngine.cast_dual_eager``; the same bits) are
-#: faster. H200, 16384^2 bfloat16, NVFP4 (``bench/bench_dual.py``), dual kernel / shared
+#: faster. H200, 16384^2 bfloat16, NVFP4 (``bench_dual.py --two-level``), dual kernel / shared
 #: amax and single kernels, ms: actual 0.962 / 0.713; virtual 0.717 / 0.760; transposed
 #: 0.977 / 2.401 and blocked transposed 0.789 / 2.457 (xᵀ's parts permuted after the column
 #: cast), so virtual, transposed and blocked casts keep the kernel. A switch for tests and
