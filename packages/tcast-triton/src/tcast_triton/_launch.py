@@ -409,11 +409,17 @@ AMAX_BLOCK = 32768
 AMAX_WARPS = 8
 
 
-def _row_block(tp: int, virtual: bool = False) -> int:
-    """Tiles per program in the row geometry: about ROW_ELEMS elements per program."""
+def _row_block(tp: int, virtual: bool = False) -> tuple[int, int]:
+    """Tiles and warps per program in the row geometry.
+
+    About ROW_ELEMS elements per program; 16-element tiles take the ``ROW_*_T16`` tunables.
+    """
     if tp == 16:
-        return (ROW_ELEMS_T16_VIRTUAL if virtual else ROW_ELEMS_T16) // tp
-    return max(1, ROW_ELEMS // tp)
+        if virtual:
+            return ROW_ELEMS_T16_VIRTUAL // tp, ROW_WARPS_T16_VIRTUAL
+        return ROW_ELEMS_T16 // tp, ROW_WARPS_T16
+    bl = max(1, ROW_ELEMS // tp)
+    return bl, _warps(1, tp * bl)
 
 
 def _col_block(tp: int, inner: int) -> int:
@@ -422,15 +428,13 @@ def _col_block(tp: int, inner: int) -> int:
     return min(bl, triton.next_power_of_2(inner))
 
 
-def _warps(axis: int, elems: int, virtual: bool = False, tp: int = 0) -> int:
+def _warps(axis: int, elems: int, virtual: bool = False) -> int:
     """Warps per program: the tunables for full-size blocks, 4 for small, 16 for channels.
 
     Columns reduce along axis 0, across the warps: fewer warps per program pay off there.
     """
     if axis == 0:
         return COL_WARPS_VIRTUAL if virtual else COL_WARPS
-    if tp == 16 and elems == (ROW_ELEMS_T16_VIRTUAL if virtual else ROW_ELEMS_T16):
-        return ROW_WARPS_T16_VIRTUAL if virtual else ROW_WARPS_T16
     if elems > ROW_ELEMS:
         return 16
     if elems < 4096:
@@ -550,10 +554,11 @@ def _tiled_plan(
     channel = not pre and ss.tiles[0].size == 0
     nt = triton.cdiv(length, tile)
     if axis == 1:
-        bl = 1 if loop else _row_block(tp, req.virtual)
+        bl, warps = (1, _warps(axis, tp)) if loop else _row_block(tp, req.virtual)
         grid = triton.cdiv(outer * nt, bl)
     else:
         bl = _col_block(tp, inner) if not loop else min(64, triton.next_power_of_2(inner))
+        warps = _warps(axis, tp * bl, req.virtual)
         grid = outer * nt * triton.cdiv(inner, bl)
     flat = axis == 1 and not loop and length % tile == 0
     if loop:
@@ -593,7 +598,7 @@ def _tiled_plan(
         BLK=req.blocked is not None,
         PATCH=patch,
         GIVEN=given,
-        num_warps=_warps(axis, tp * bl, req.virtual, tp),
+        num_warps=warps,
         **_LAUNCH_OPTS,
     )
     kernel = _cast_tiles
