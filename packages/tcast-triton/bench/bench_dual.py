@@ -7,12 +7,13 @@ torchao's Triton kernels ``triton_to_mxfp8_dim0`` + ``triton_to_mxfp8_dim1`` (th
 patched so they compile on Hopper; dim1 writes the transposed layout, as ``transposed=True``
 does). "of copy" is the dual cast's bandwidth counting the bytes it must move (the input
 once, both results written) over the copy's (read + write of the input). Each dual row says
-whether its bits equal the two single casts'. Then the cost of blocked scales (single and
-dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep`` the dual kernel's
-block and warp tunables.
+whether its bits equal the two single casts'. Then the Gluon kernel against the Triton
+kernel (``_launch_dual.GLUON_ENABLED`` off) for the casts it serves, the cost of blocked
+scales (single and dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep``,
+``--sweep-pairs``, ``--sweep-gluon`` the kernels' block and warp tunables.
 
     python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
-        [--no-pairs] [--two-level]
+        [--sweep-pairs] [--sweep-gluon hw|pairs] [--no-pairs] [--no-gluon] [--two-level]
 """
 
 from __future__ import annotations
@@ -160,6 +161,64 @@ def _table(x: torch.Tensor, rep: int, dim0, dim1) -> None:
         print(f"| {label}, dual transposed | {tp:.3f} | {tb:.3f} | {tb / tp - 1:+.1%} |")
 
 
+#: The casts the Gluon kernel serves, in the Gluon-against-Triton table and its sweep.
+GLUON_CASTS = (
+    ("mxfp8", False),
+    ("mxfp8", True),
+    ("mxfp4", False),
+    ("mxfp4", True),
+)
+
+
+def _gluon_table(x: torch.Tensor, rep: int) -> None:
+    """The Gluon kernel and the Triton kernel on the same casts (same bits asserted)."""
+    print("\n| dual kernel | Gluon ms | Triton ms | Triton / Gluon | same bits |")
+    print("|---|---:|---:|---:|---|")
+    saved = _launch_dual.GLUON_ENABLED
+    for code, tr in GLUON_CASTS:
+        cells = {}
+        for gluon in (True, False):
+            _launch_dual.GLUON_ENABLED = gluon
+            _launch_dual._PLANS.clear()
+            f = lambda c=code, t=tr: tcast_triton.cast_dual(x, c, transposed=t)  # noqa: E731
+            out = f()
+            taken = [p.gluon for p in _launch_dual._PLANS.values()]
+            cells[gluon] = (_ms(f, rep), out, taken == [gluon])
+        same = _same(cells[True][1], cells[False][1]) and cells[True][2] and cells[False][2]
+        label = f"{code}{', transposed' if tr else ''}"
+        tg, tt = cells[True][0], cells[False][0]
+        print(f"| {label} | {tg:.3f} | {tt:.3f} | {tt / tg:.2f}x | {same} |")
+    _launch_dual.GLUON_ENABLED = saved
+    _launch_dual._PLANS.clear()
+
+
+def _sweep_gluon(x: torch.Tensor, rep: int, family: str) -> None:
+    """The Gluon kernel's tunables (``_launch_dual.GLUON_HW`` / ``GLUON_PAIRS``).
+
+    ``family``: ``hw`` (MXFP8, the hardware FP8 conversion) or ``pairs`` (MXFP4).
+    """
+    code = "mxfp8" if family == "hw" else "mxfp4"
+    widths = (8, 16) if family == "hw" else (4, 8)
+    print(f"\n| Gluon kernel ({code}) BN, W, CT, CV, RV | plain ms | transposed ms |")
+    print("|---|---:|---:|")
+    name = "GLUON_HW" if family == "hw" else "GLUON_PAIRS"
+    saved = getattr(_launch_dual, name)
+    for bn, w, ct, cv, rv in itertools.product((256, 512), (4, 8), (4,), widths, widths):
+        setattr(_launch_dual, name, (bn, w, ct, cv, rv))
+        _launch_dual._PLANS.clear()
+        row = []
+        for tr in (False, True):
+            try:
+                f = lambda t=tr: tcast_triton.cast_dual(x, code, transposed=t)  # noqa: E731
+                row.append(f"{_ms(f, rep):.3f}")
+            except Exception as err:  # a configuration the layouts refuse: say why
+                row.append(f"n/a ({type(err).__name__})")
+        if any(not c.startswith("n/a") for c in row):
+            print(f"| {bn}, {w}, {ct}, {cv}, {rv} | " + " | ".join(row) + " |")
+    setattr(_launch_dual, name, saved)
+    _launch_dual._PLANS.clear()
+
+
 def _transposed(r):
     import dataclasses
 
@@ -270,8 +329,17 @@ def main() -> None:
     ap.add_argument(
         "--no-pairs", action="store_true", help="turn the bfloat16-pair encoder off (baseline)"
     )
+    ap.add_argument(
+        "--sweep-gluon",
+        choices=("hw", "pairs"),
+        help="sweep the Gluon kernel's tunables for MXFP8 (hw) or MXFP4 (pairs)",
+    )
+    ap.add_argument(
+        "--no-gluon", action="store_true", help="turn the Gluon dual kernel off (baseline)"
+    )
     args = ap.parse_args()
     _launch.PAIRS_ENABLED = not args.no_pairs
+    _launch_dual.GLUON_ENABLED = not args.no_gluon
     ao_version, dim0, dim1 = _torchao()
     print(
         f"GPU {torch.cuda.get_device_name()}; torch {torch.__version__}; triton "
@@ -284,7 +352,10 @@ def main() -> None:
         f"{_launch_dual.DUAL_WARPS} warps per program "
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32); bfloat16-pair encoder "
         f"{'on' if _launch.PAIRS_ENABLED else 'off'} "
-        f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps)"
+        f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps); "
+        f"Gluon kernel {'on' if _launch_dual.GLUON_ENABLED else 'off'} (block columns, warps, "
+        f"column-phase thread rows: pairs {_launch_dual.GLUON_PAIRS}, hardware FP8 "
+        f"{_launch_dual.GLUON_HW})"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -292,10 +363,14 @@ def main() -> None:
         x = x * torch.exp2(torch.randint(-20, 20, (size, 1), device="cuda", generator=g))
         x = x.to(torch.bfloat16)
         _table(x, args.rep, dim0, dim1)
+        if _launch_dual.GLUON_ENABLED:
+            _gluon_table(x, args.rep)
         if args.sweep and size == max(int(s) for s in args.sizes.split(",")):
             _sweep(x, args.rep)
         if args.sweep_pairs and size == max(int(s) for s in args.sizes.split(",")):
             _sweep_pairs(x, args.rep)
+        if args.sweep_gluon and size == max(int(s) for s in args.sizes.split(",")):
+            _sweep_gluon(x, args.rep, args.sweep_gluon)
         if args.two_level and size == max(int(s) for s in args.sizes.split(",")):
             _two_level(x, args.rep)
         del x

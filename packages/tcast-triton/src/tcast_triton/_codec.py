@@ -79,6 +79,16 @@ def f32_of(b):
 
 
 @triton.jit
+def filled(like, value):
+    """The constant ``value`` in the shape of integer ``like`` (in Gluon, its layout too).
+
+    ``tl.full`` takes no layout, which a Gluon kernel needs; ``like * 0`` folds to a zero
+    splatted like ``like`` and the sum to the constant: no instruction either way.
+    """
+    return like * 0 + value
+
+
+@triton.jit
 def floor_log2_small(s):
     """floor(log2 s) of int32 0 < s < 2**24 (exact through float32's exponent field)."""
     return (bits_of(s.to(tl.float32)) >> 23) - 127
@@ -88,7 +98,7 @@ def floor_log2_small(s):
 def pow2(k):
     """2**k as float32 for int32 k in [-149, 127], from the bits."""
     normal = (tl.minimum(tl.maximum(k, -126), 127) + 127) << 23
-    sub = tl.full(k.shape, 1, tl.int32) << tl.minimum(tl.maximum(k + 149, 0), 22)
+    sub = filled(k, 1) << tl.minimum(tl.maximum(k + 149, 0), 22)
     return f32_of(tl.where(k >= -126, normal, sub))
 
 
@@ -550,7 +560,7 @@ def decode(codes, F: tl.constexpr):
     """float32 values of int32 codes (canonical NaN, signed for IEEE/fn negative NaNs)."""
     if F[F_KIND] == K_EXP:
         v = pow2(codes - F[F_BIAS])
-        out = tl.where(codes == F[F_NANC], f32_of(tl.full(codes.shape, NAN_BITS, tl.int32)), v)
+        out = tl.where(codes == F[F_NANC], f32_of(filled(codes, NAN_BITS)), v)
     elif F[F_KIND] == K_INT:
         BITS: tl.constexpr = F[F_BITS]
         if BITS == 32:

@@ -59,16 +59,21 @@ EK_ZERO = tl.constexpr(2)
 @triton.jit
 def load_f32(ptr, offs, mask, IN: tl.constexpr):
     """Input values as float32; a 16-bit NaN keeps its sign (SEMANTICS.md §4.2)."""
+    # float32, or the int16 bit patterns of 16-bit inputs
+    return as_f32(tl.load(ptr + offs, mask=mask, other=0), IN)
+
+
+@triton.jit
+def as_f32(raw, IN: tl.constexpr):
+    """float32 values of loaded input (float32, or 16-bit patterns as int16), as load_f32."""
     if IN == IN_F32:
-        x = tl.load(ptr + offs, mask=mask, other=0.0)
+        x = raw
+    elif IN == IN_BF16:
+        # the sign extension's upper half is shifted out: the bits, NaNs included
+        x = f32_of(raw.to(tl.int32) << 16)
     else:
-        raw = tl.load(ptr + offs, mask=mask, other=0)  # int16 bit patterns
-        if IN == IN_BF16:
-            # the sign extension's upper half is shifted out: the bits, NaNs included
-            x = f32_of(raw.to(tl.int32) << 16)
-        else:
-            x = raw.to(tl.float16, bitcast=True).to(tl.float32)
-            x = tl.where((x != x) & (raw < 0), f32_of(bits_of(x) | -2147483648), x)
+        x = raw.to(tl.float16, bitcast=True).to(tl.float32)
+        x = tl.where((x != x) & (raw < 0), f32_of(bits_of(x) | -2147483648), x)
     return x
 
 

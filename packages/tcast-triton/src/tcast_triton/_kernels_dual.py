@@ -27,7 +27,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._codec import bits_of, pair_codes
+from ._codec import bits_of, filled, pair_codes
 from ._kernels import (
     _block_max,
     _block_start,
@@ -78,6 +78,28 @@ def _store_scales(
             scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode, pid,
             0, U, SCB, ZCB, TCB,
         )  # fmt: skip
+
+
+@triton.jit
+def row_slots(row, tile, ntr, BLK: tl.constexpr):
+    """Where the scale of row tile ``tile`` of flat row ``row`` goes (plain or ``BLK``)."""
+    if BLK:
+        slots = blocked_slot(row, tile, ntr)
+    else:
+        slots = row.to(tl.int64) * ntr + tile
+    return slots
+
+
+@triton.jit
+def column_slots(o, N, n, bm, ntc, TRANS: tl.constexpr, BLK: tl.constexpr):
+    """Where the scale of column ``n`` of matrix ``o``'s column tile ``bm`` goes."""
+    if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
+        slots = blocked_slot(o * N + n, bm + filled(n, 0), ntc)
+    elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
+        slots = (o * N + n).to(tl.int64) * ntc + bm
+    else:  # the plain scale array [outer, ntc, N]
+        slots = (o * ntc + bm).to(tl.int64) * N + n
+    return slots
 
 
 @triton.jit(do_not_specialize=["outer", "seed"])
@@ -189,13 +211,9 @@ def _cast_dual(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
-        if BLK:
-            slots = blocked_slot(row0 + i_r, tile, ntr)
-        else:
-            slots = (row0 + i_r).to(tl.int64) * ntr + tile
         _store_scales(
-            scale_r, zero_r, tcode_ptr, slots, tile_ok, scale, zcode, tcode, p, True, SK, U,
-            SCB, ZCB, TCB,
+            scale_r, zero_r, tcode_ptr, row_slots(row0 + i_r, tile, ntr, BLK), tile_ok, scale,
+            zcode, tcode, p, True, SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
     if PAIRS:
         store_pair_pieces(out_r, offw, maskw, w, recip, bad, E)
@@ -229,12 +247,7 @@ def _cast_dual(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
-        if BLK:  # the matrix of the column scales: rows o * N + n, columns bm
-            slots = blocked_slot(o * N + n, bm + tl.zeros_like(n), ntc)
-        elif TRANS:  # the scale array of xᵀ: [outer, N, ntc]
-            slots = (o * N + n).to(tl.int64) * ntc + bm
-        else:  # the plain scale array [outer, ntc, N]
-            slots = (o * ntc + bm).to(tl.int64) * N + n
+        slots = column_slots(o, N, n, bm, ntc, TRANS, BLK)
         if FULL:
             sc_ok = col_ok
         else:

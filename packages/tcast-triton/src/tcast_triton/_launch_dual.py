@@ -16,14 +16,16 @@ from functools import cached_property
 import torch
 import triton
 
-from tcast import CastResult
+from tcast import CastResult, RoundMode
 from tcast.kit import CastRequest, build_result, transposed_request
 
-from ._codec import F_HW
+from ._codec import F_HW, F_KIND, K_EXP
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
+from ._formats import ROUND_CODES
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
+from ._kernels_dual_gl import _cast_dual_gl
 from ._launch import (
     _BITS_VIEW,
     _CODE_DTYPES,
@@ -42,8 +44,9 @@ from ._launch import (
     word_aligned,
 )
 from ._pack import OPS
+from ._scales import SK_EXP
 
-__all__ = ["dual_kernel_takes", "dual_supported", "run_dual"]
+__all__ = ["dual_kernel_takes", "dual_supported", "gluon_takes", "run_dual"]
 
 #: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
@@ -75,6 +78,26 @@ DUAL_WARPS_PAIRS = 2
 #: cast), so virtual, transposed and blocked casts keep the kernel. A switch for tests and
 #: benchmarks.
 DUAL_TWO_LEVEL = False
+#: Whether :func:`gluon_takes` may choose the Gluon kernel (``_kernels_dual_gl``): a switch
+#: for tests and benchmarks.
+GLUON_ENABLED = True
+#: The Gluon kernel's tunables (H200 benchmark), for the pair encoder and for the hardware
+#: FP8 conversion: block columns BN, warps W, the column phase's threads along a column CT and
+#: elements (words of two, pairs) a thread holds along a row CV, the row phase's elements
+#: (words) a thread holds of a row tile RV. H200, 16384^2 bfloat16, plain / transposed ms
+#: (bench/bench_dual.py --sweep-gluon and bench/tmp sweeps, column phase from the row
+#: phase's registers): MXFP8 (BN, W, CT, CV, RV) = 256, 4, 4, 8, 8: 0.282 / 0.373;
+#: 256, 4, 4, 8, 16: 0.281 / 0.373; 512, 8, 4, 8, 16: 0.294 / 0.377; 256, 2, 4, 8, 16:
+#: 0.293 / 0.394; 128, 2, 4, 8, 8: 0.289 / 0.383. MXFP4 512, 4, 4, 4, 4: 0.275 / 0.371;
+#: 512, 4, 4, 4, 8: 0.273 / 0.369; 256, 4, 4, 4, 8: 0.278 / 0.373; 512, 8, 4, 4, 8:
+#: 0.272 / 0.385; one warp: 0.29-0.36. (The Triton kernel: 0.307 / 0.399 and 0.353 / 0.390.)
+GLUON_PAIRS = (512, 4, 4, 4, 8)
+GLUON_HW = (256, 4, 4, 8, 16)
+#: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
+#: through shared memory) rather than reading the block again from L2 (benchmark tunable:
+#: MXFP8 0.284 -> 0.282 ms, MXFP4 0.285 -> 0.278, transposed 0.384 -> 0.372 at the earlier
+#: tunables, H200).
+GLUON_ONCE = True
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
 
@@ -103,6 +126,29 @@ def dual_kernel_takes(rows: CastRequest, transposed: bool) -> bool:
     return DUAL_TWO_LEVEL or not rows.dtype.is_multiscale or not plain_codes
 
 
+def gluon_takes(rows: CastRequest, scaled: dict, xc: torch.Tensor, pairs: bool) -> bool:
+    """Whether the Gluon kernel (``_kernels_dual_gl``) casts this request: what it serves.
+
+    On sm_90 (``hw_fp8``: a GPU, never the interpreter), 32-element tiles, codes (actual or
+    compress, one byte each) with power-of-two exponent scales (E8M0), nearest even, no zero
+    point, fixed point or tensor scale, encoded by the bfloat16 pair encoder (``pairs``) or the
+    hardware FP8 conversion. The rest takes ``_cast_dual``.
+    """
+    e, s = scaled["E"], scaled["S"]
+    return bool(
+        GLUON_ENABLED
+        and hw_fp8(xc.device)
+        and rows.layout.sizes[0] == 32
+        and not rows.virtual
+        and scaled["SK"] == SK_EXP.value
+        and s[F_KIND.value] == K_EXP.value
+        and scaled["EK"] == 0
+        and rows.dtype.zero is None
+        and scaled["MODE"] == ROUND_CODES[RoundMode.EVEN]
+        and (pairs or (e[F_HW.value] != 0 and scaled["CB"] == 1))
+    )
+
+
 @dataclass(frozen=True)
 class _DualPlan:
     """One launch of the dual kernel: everything that depends only on the cache key."""
@@ -110,11 +156,12 @@ class _DualPlan:
     grid: tuple[int, ...]
     kw: dict
     amax_kw: dict
+    gluon: bool = False
 
     @cached_property
     def launch(self) -> Launch:
         """The kernel with its compile-time arguments."""
-        return Launch(_cast_dual, self.kw)
+        return Launch(_cast_dual_gl if self.gluon else _cast_dual, self.kw)
 
     @cached_property
     def amax_launch(self) -> Launch:
@@ -131,13 +178,20 @@ def _build(
     t = rows.layout.sizes[0]
     scaled = scaled_kw(rows, _IN_CODES[xc.dtype], rs, hw_fp8(xc.device))
     pairs = _pairs(rows, scaled, xc, n, word4)
-    if pairs:
-        elems = DUAL_ELEMS_PAIRS
-    elif scaled["E"][F_HW.value] and not rows.virtual:
-        elems = DUAL_ELEMS_HW
+    gluon = gluon_takes(rows, scaled, xc, pairs)
+    extra = {}
+    if gluon:
+        bn, warps, ct, cv, rv = GLUON_PAIRS if pairs else GLUON_HW
+        extra = {"W": warps, "CT": ct, "CV": cv, "RV": rv, "ONCE": GLUON_ONCE}
     else:
-        elems = DUAL_ELEMS
-    bn = max(elems // t, t)
+        warps = DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW
+        if pairs:
+            elems, warps = DUAL_ELEMS_PAIRS, DUAL_WARPS_PAIRS
+        elif scaled["E"][F_HW.value] and not rows.virtual:
+            elems = DUAL_ELEMS_HW
+        else:
+            elems = DUAL_ELEMS
+        bn = max(elems // t, t)
     kw = dict(
         T=t,
         BN=bn,
@@ -149,12 +203,13 @@ def _build(
         FULL=m % t == 0 and n % bn == 0,
         I64=_needs_i64(xc),
         **scaled,
-        num_warps=DUAL_WARPS_PAIRS if pairs else DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW,
+        **extra,
+        num_warps=warps,
         **_LAUNCH_OPTS,
     )
     amax_kw = amax_pass_kw(rows.dtype, xc) if rows.dtype.is_multiscale else {}
     grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
-    return _DualPlan((grid,), kw, amax_kw)
+    return _DualPlan((grid,), kw, amax_kw, gluon)
 
 
 def _pairs(rows: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bool) -> bool:

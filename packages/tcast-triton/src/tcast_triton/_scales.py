@@ -31,6 +31,7 @@ from ._codec import (
     f32_of,
     fast_mode,
     fast_round,
+    filled,
     floor_log2_small,
     pow2,
     split,
@@ -143,10 +144,11 @@ def lane_scales(
     data); ``tmax_b``: the tensor's largest magnitude bits (two-level scaling).
     """
     nonfinite = maxmag >= 0x7F800000
-    one = tl.full(maxmag.shape, 1.0, tl.float32)
-    zero_code = tl.zeros(maxmag.shape, tl.int32)
-    tcode = tl.zeros(maxmag.shape, tl.int32)
-    zval = tl.zeros(maxmag.shape, tl.float32)
+    # layout-free constants: lane_scales also serves the Gluon dual kernel
+    one = filled(maxmag, 1.0)
+    zero_code = filled(maxmag, 0)
+    tcode = filled(maxmag, 0)
+    zval = filled(maxmag, 0.0)
     if SK == SK_UFLOAT or SK == SK_UEXP:
         hi = tl.where(nonfinite, 0.0, f32_of(hi_b))
         lo = tl.where(nonfinite | (lo_b == 0), 0.0, f32_of(lo_b | -2147483648))

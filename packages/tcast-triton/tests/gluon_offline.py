@@ -1,0 +1,117 @@
+"""Compile the Gluon dual kernel for sm_90 without a GPU (run by ``test_gluon_offline.py``).
+
+Run as a script in a process without ``TRITON_INTERPRET`` (Triton chooses the interpreter
+when it is imported, and the interpreter does not run Gluon). For each case it builds the
+launch plan ``_launch_dual`` would build on an sm_90 GPU (``hw_fp8`` answered True), checks
+that the plan takes the Gluon kernel, compiles the kernel with the specializations a launch
+gets (16-byte aligned pointers, sizes divisible by 16 where they are) for
+``GPUTarget("cuda", 90, 32)``, and prints one JSON line per case: the case, whether it
+compiled (else the error's first line), and the SASS's local-memory instructions (register
+spills). Exit status 0 when every case compiled.
+
+    python gluon_offline.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import torch
+from triton.backends.compiler import GPUTarget
+from triton.compiler import compile as triton_compile
+from triton.experimental.gluon._runtime import GluonASTSource
+
+import tcast
+from tcast.kit import cast_rules, make_request
+from tcast_triton import _launch, _launch_dual
+
+#: (datatype, shape, input dtype, transposed, scale layout): the pair encoder and the
+#: hardware conversion, whole and partial blocks, a batch, every input dtype, both layouts.
+CASES = (
+    ("mxfp8", (256, 512), torch.bfloat16, False, "plain"),
+    ("mxfp8", (200, 1030), torch.bfloat16, True, "plain"),
+    ("mxfp8", (256, 512), torch.bfloat16, True, "blocked"),
+    ("mxfp8e5", (2, 96, 288), torch.float32, False, "plain"),
+    ("mxfp8", (200, 1030), torch.float16, True, "blocked"),
+    ("mxfp4", (256, 1024), torch.bfloat16, False, "plain"),
+    ("mxfp4", (200, 1030), torch.bfloat16, True, "plain"),
+    ("mxfp4", (256, 1024), torch.bfloat16, True, "blocked"),
+    ("mxfp6e3", (200, 1030), torch.bfloat16, False, "blocked"),
+)
+
+_PTR = {torch.int16: "*i16", torch.float32: "*fp32", torch.uint8: "*u8", torch.int32: "*i32"}
+
+
+def _signature(kernel, args: dict, kw: dict) -> tuple[dict, dict, dict]:
+    sig, consts, attrs = {}, {}, {}
+    skip = set(getattr(kernel, "do_not_specialize", ()) or ())
+    for i, p in enumerate(kernel.params):
+        name = p.name
+        if name in args:
+            v = args[name]
+            if isinstance(v, torch.Tensor):
+                sig[name] = _PTR[v.dtype]
+                attrs[(i,)] = [["tt.divisibility", 16]]
+            elif v == 1 and name not in skip:
+                sig[name] = "constexpr"
+                consts[(i,)] = 1
+            else:
+                sig[name] = "i32"
+                if v % 16 == 0 and name not in skip:
+                    attrs[(i,)] = [["tt.divisibility", 16]]
+        else:
+            sig[name] = "constexpr"
+            consts[(i,)] = kw[name] if name in kw else p.default
+    return sig, consts, attrs
+
+
+def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, layout: str):
+    """The SASS of the Gluon kernel for one case (raises when the plan is not Gluon's)."""
+    dt = tcast.datatype(code)
+    modes = tcast.CastModes.of(castmode="actual", scale_layout=layout)
+    req = make_request(dt, modes, None, None, shape, str(dtype)[6:], cast_rules(dt))
+    xc = torch.empty(shape, dtype=dtype, device="meta")
+    plan = _launch_dual._build(req, xc, 0, transposed)
+    if not plan.gluon:
+        raise AssertionError("the plan does not take the Gluon kernel")
+    kw = plan.kw
+    u8 = torch.empty(16, dtype=torch.uint8)
+    bits = torch.empty(1, dtype=torch.float32 if dtype == torch.float32 else torch.int16)
+    args = dict(
+        x_ptr=bits, rb_ptr=bits, out_r=u8, out_c=u8, scale_r=u8, scale_c=u8, zero_r=u8,
+        zero_c=u8, tcode_ptr=u8, stats_ptr=torch.empty(3, dtype=torch.int32),
+        outer=math.prod(shape[:-2]),
+        M=shape[-2], N=shape[-1], seed=0,
+    )  # fmt: skip
+    kernel = _launch_dual._cast_dual_gl
+    sig, consts, attrs = _signature(kernel, args, kw)
+    src = GluonASTSource(kernel, sig, consts, attrs)
+    compiled = triton_compile(
+        src, target=GPUTarget("cuda", 90, 32), options={"num_warps": kw["num_warps"]}
+    )
+    return compiled.asm["sass"]
+
+
+def main() -> int:
+    # the launcher's answer on an sm_90 GPU, without one
+    _launch.hw_fp8 = lambda device: True
+    _launch_dual.hw_fp8 = lambda device: True
+    failed = 0
+    for code, shape, dtype, transposed, layout in CASES:
+        case = f"{code} {shape} {str(dtype)[6:]} transposed={transposed} {layout}"
+        try:
+            sass = compile_case(code, shape, dtype, transposed, layout)
+        except Exception as err:  # report every case, then fail
+            failed += 1
+            lines = [line for line in str(err).splitlines() if line.strip()] or [""]
+            print(json.dumps({"case": case, "error": f"{type(err).__name__}: {lines[-1]}"}))
+            continue
+        spills = sum(1 for line in sass.splitlines() if "LDL" in line or "STL" in line)
+        print(json.dumps({"case": case, "compiled": True, "spills": spills}))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
