@@ -243,6 +243,8 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
     )
     saved = tuple(getattr(_launch_dual, k) for k in names)
     cases = (("mxfp8", False), ("mxfp8", True), ("mxfp4", True), ("nvfp4", True))
+    gluon = _launch_dual.GLUON_ENABLED
+    _launch_dual.GLUON_ENABLED = False  # these tunables are the Triton kernel's
     for elems, w in itertools.product((2048, 4096, 8192), (1, 2, 4)):
         for k, v in zip(names, (elems, elems, w, w), strict=True):
             setattr(_launch_dual, k, v)
@@ -257,6 +259,7 @@ def _sweep(x: torch.Tensor, rep: int) -> None:
         print(f"| {elems}, {w} | " + " | ".join(row) + " |")
     for k, v in zip(names, saved, strict=True):
         setattr(_launch_dual, k, v)
+    _launch_dual.GLUON_ENABLED = gluon
     _launch_dual._PLANS.clear()
 
 
@@ -295,6 +298,8 @@ def _sweep_pairs(x: torch.Tensor, rep: int) -> None:
     names = ("DUAL_ELEMS_PAIRS", "DUAL_WARPS_PAIRS")
     saved = tuple(getattr(_launch_dual, k) for k in names)
     cases = (("mxfp4", False), ("mxfp4", True), ("mxfp6e2", False))
+    gluon = _launch_dual.GLUON_ENABLED
+    _launch_dual.GLUON_ENABLED = False  # these tunables are the Triton kernel's
     _launch.PAIRS_ENABLED = False
     _launch_dual._PLANS.clear()
     base = [tcast_triton.cast_dual(x, c, transposed=t) for c, t in cases]
@@ -311,6 +316,7 @@ def _sweep_pairs(x: torch.Tensor, rep: int) -> None:
         print(f"| {elems}, {w} | " + " | ".join(row) + f" | {same} |")
     for k, v in zip(names, saved, strict=True):
         setattr(_launch_dual, k, v)
+    _launch_dual.GLUON_ENABLED = gluon
     _launch_dual._PLANS.clear()
 
 
@@ -353,9 +359,9 @@ def main() -> None:
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32); bfloat16-pair encoder "
         f"{'on' if _launch.PAIRS_ENABLED else 'off'} "
         f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps); "
-        f"Gluon kernel {'on' if _launch_dual.GLUON_ENABLED else 'off'} (block columns, warps, "
-        f"column-phase thread rows: pairs {_launch_dual.GLUON_PAIRS}, hardware FP8 "
-        f"{_launch_dual.GLUON_HW})"
+        f"Gluon kernel {'on' if _launch_dual.GLUON_ENABLED else 'off'} (BN, W, CT, CV, RV: "
+        f"pairs {_launch_dual.GLUON_PAIRS}, hardware FP8 {_launch_dual.GLUON_HW}; column "
+        f"phase from registers {_launch_dual.GLUON_ONCE})"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)

@@ -39,7 +39,12 @@ CASES = (
     ("mxfp4", (200, 1030), torch.bfloat16, True, "plain"),
     ("mxfp4", (256, 1024), torch.bfloat16, True, "blocked"),
     ("mxfp6e3", (200, 1030), torch.bfloat16, False, "blocked"),
+    ("mxfp8", (70, 1031), torch.bfloat16, True, "plain"),  # odd rows: no pairs
+    ("mxfp4", (65536, 32768), torch.bfloat16, True, "blocked"),  # 2**31 elements: int64
+    ("mxfp8", (65536, 32768), torch.bfloat16, False, "plain"),
 )
+#: Cases compiled again with the column phase reading the block from L2 (``GLUON_ONCE`` off).
+RELOAD = (CASES[0], CASES[6])
 
 _PTR = {torch.int16: "*i16", torch.float32: "*fp32", torch.uint8: "*u8", torch.int32: "*i32"}
 
@@ -76,6 +81,8 @@ def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, 
     plan = _launch_dual._build(req, xc, 0, transposed)
     if not plan.gluon:
         raise AssertionError("the plan does not take the Gluon kernel")
+    if plan.kw["I64"] != (math.prod(shape) >= 2**31):
+        raise AssertionError(f"I64 is {plan.kw['I64']} for {shape}")
     kw = plan.kw
     u8 = torch.empty(16, dtype=torch.uint8)
     bits = torch.empty(1, dtype=torch.float32 if dtype == torch.float32 else torch.int16)
@@ -99,8 +106,11 @@ def main() -> int:
     _launch.hw_fp8 = lambda device: True
     _launch_dual.hw_fp8 = lambda device: True
     failed = 0
-    for code, shape, dtype, transposed, layout in CASES:
+    runs = [(c, True) for c in CASES] + [(c, False) for c in RELOAD]
+    for (code, shape, dtype, transposed, layout), once in runs:
+        _launch_dual.GLUON_ONCE = once
         case = f"{code} {shape} {str(dtype)[6:]} transposed={transposed} {layout}"
+        case += "" if once else " reload"
         try:
             sass = compile_case(code, shape, dtype, transposed, layout)
         except Exception as err:  # report every case, then fail

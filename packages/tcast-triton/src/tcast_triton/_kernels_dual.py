@@ -45,7 +45,7 @@ from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 
 @triton.jit
-def _store_scales(
+def store_scales(
     scale_ptr,
     zero_ptr,
     tcode_ptr,
@@ -211,7 +211,7 @@ def _cast_dual(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
     )
     if VIRTUAL == 0:
-        _store_scales(
+        store_scales(
             scale_r, zero_r, tcode_ptr, row_slots(row0 + i_r, tile, ntr, BLK), tile_ok, scale,
             zcode, tcode, p, True, SK, U, SCB, ZCB, TCB,
         )  # fmt: skip
@@ -252,7 +252,7 @@ def _cast_dual(
             sc_ok = col_ok
         else:
             sc_ok = col_ok & (bm < nbm)
-        _store_scales(
+        store_scales(
             scale_c, zero_c, tcode_ptr, slots, sc_ok, scale, zcode, tcode, p, False, SK,
             U, SCB, ZCB, TCB,
         )  # fmt: skip

@@ -22,11 +22,10 @@ scales, nearest even, codes by the hardware FP8 conversion or the bfloat16 pair 
 
 from __future__ import annotations
 
-import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from ._codec import bits_of, hw_bytes_kept, max_u16x2, pair_codes
+from ._codec import F_HW, R_EVEN, bits_of, hw_bytes_kept, max_u16x2, pair_codes
 from ._kernels import (
     _block_max,
     _block_start,
@@ -35,8 +34,8 @@ from ._kernels import (
     pair_words,
     store_pair_pieces,
 )
-from ._kernels_dual import _store_scales, column_slots, row_slots
-from ._scales import lane_scales
+from ._kernels_dual import column_slots, row_slots, store_scales
+from ._scales import SK_EXP, lane_scales
 
 
 @gluon.jit(do_not_specialize=["outer", "seed"])
@@ -97,10 +96,14 @@ def _cast_dual_gl(
     a column and ``CV`` elements (words) a thread holds along a row in the column phase;
     ``ONCE``: the column phase from the row phase's registers.
     """
+    # what _launch_dual.gluon_takes admits, checked where the kernel relies on it
     gl.static_assert(VIRTUAL == 0)
     gl.static_assert(CB == 1)
-    # elements (words of two, PAIRS) a thread holds of a row tile, and the tile's pieces
-    VE: gl.constexpr = RV
+    gl.static_assert(SK == SK_EXP)
+    gl.static_assert(EK == 0)
+    gl.static_assert(MODE == R_EVEN)
+    gl.static_assert(PAIRS or E[F_HW] != 0)
+    # the pieces of a row tile (RV elements or words of two, PAIRS, in each of NQ threads)
     NQ: gl.constexpr = (T // 2 if PAIRS else T) // RV
     NR: gl.constexpr = BN // T
     # lanes along the column phase's axis 1: columns, or words of two columns
@@ -108,8 +111,8 @@ def _cast_dual_gl(
     gl.static_assert(BN >= 32 // NQ * W)
     gl.static_assert(NC >= CV * (32 // CT) * W)
     gl.static_assert(NC >= 32 * W)
-    # rows: [NQ, BN, VE], a tile's NQ pieces in NQ neighbouring threads (as _cast_dual)
-    LR: gl.constexpr = gl.BlockedLayout([1, 1, VE], [NQ, 32 // NQ, 1], [1, W, 1], [2, 0, 1])
+    # rows: [NQ, BN, RV], a tile's NQ pieces in NQ neighbouring threads (as _cast_dual)
+    LR: gl.constexpr = gl.BlockedLayout([1, 1, RV], [NQ, 32 // NQ, 1], [1, W, 1], [2, 0, 1])
     LQ: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LR))
     LE0: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LR))
     LE2: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LR))
@@ -139,11 +142,11 @@ def _cast_dual_gl(
     i_r = q // NR
     tile = bn * NR + q % NR
     starts = (row0 + i_r) * N + tile * T
-    e = (gl.arange(0, NQ, layout=LE0) * VE)[:, None, None] + gl.arange(0, VE, layout=LE2)[
+    e = (gl.arange(0, NQ, layout=LE0) * RV)[:, None, None] + gl.arange(0, RV, layout=LE2)[
         None, None, :
     ]
     if FULL:
-        mask = gl.full((NQ, BN, VE), 1, gl.int1, LR)
+        mask = gl.full((NQ, BN, RV), 1, gl.int1, LR)
     else:
         tile_ok = (bm * T + i_r < M) & (tile < ntr)
         if PAIRS:
@@ -170,7 +173,7 @@ def _cast_dual_gl(
         ok_c = gl.full((BN,), 1, gl.int1, LC)
     else:
         ok_c = (bm * T + i_c < M) & (tile_c < ntr)
-    _store_scales(
+    store_scales(
         scale_r, zero_r, tcode_ptr, row_slots(row0 + i_c, tile_c, ntr, BLK), ok_c, scale,
         zcode, tcode, p, False, SK, False, SCB, ZCB, TCB,
     )  # fmt: skip
@@ -180,7 +183,7 @@ def _cast_dual_gl(
         store_pair_pieces(out_r, offs, mask, w, recip, bad, E)
     else:
         # _encode_block's hardware-conversion branch (no zero point, codes one a byte)
-        keep = tl.where(bad, 0, 255).to(tl.uint8)[None, :, None]
+        keep = gl.where(bad, 0, 255).to(gl.uint8)[None, :, None]
         gl.store(out_r + offs, hw_bytes_kept(x * recip[None, :, None], keep, E), mask=mask)
 
     # ---- columns: the block as [T, NC], reduced along axis 0
@@ -199,7 +202,7 @@ def _cast_dual_gl(
         mask = (bm * T + i < M)[:, None] & (col < N)[None, :]
     if ONCE:
         # the row phase's registers rearranged (through shared memory), not read again
-        raw = _as_columns(raw, NQ, T, NR, VE, L2)
+        raw = _as_columns(raw, NQ, T, NR, RV, L2)
     elif PAIRS:
         raw, _ = pair_words(x_ptr, offs, mask)
     else:
@@ -225,16 +228,16 @@ def _cast_dual_gl(
             FULL, TRANS, BLK, SK, SCB, ZCB, TCB,
         )  # fmt: skip
         mul = ((bits_of(r_lo) >> 16) & 0xFFFF) | (bits_of(r_hi) & -65536)
-        keep = (tl.where(b_lo, 0, 0xFF) | tl.where(b_hi, 0, 0xFF00)).to(tl.int16)
+        keep = (gl.where(b_lo, 0, 0xFF) | gl.where(b_hi, 0, 0xFF00)).to(gl.int16)
         mul = gl.convert_layout(mul, LJ)
         keep = gl.convert_layout(keep, LJ)
         codes = pair_codes(w, mul[None, :], keep[None, :], E)
         if TRANS:
-            lo = (codes & 0xFF).to(tl.uint8)
-            hi = ((codes >> 8) & 0xFF).to(tl.uint8)
+            lo = (codes & 0xFF).to(gl.uint8)
+            hi = ((codes >> 8) & 0xFF).to(gl.uint8)
             codes = gl.reshape(gl.join(lo, hi), (T, BN))
         else:
-            gl.store(out_c.to(tl.pointer_type(tl.int16)) + offs, codes, mask=mask)
+            gl.store(out_c.to(gl.pointer_type(gl.int16)) + offs, codes, mask=mask)
     else:
         x = as_f32(raw, IN)
         mx, _, _ = _block_max(x, mask, 0, False)
@@ -245,7 +248,7 @@ def _cast_dual_gl(
             tcode, p, FULL, TRANS, BLK, SK, SCB, ZCB, TCB,
         )  # fmt: skip
         recip = gl.convert_layout(recip, LJ)
-        keep = gl.convert_layout(tl.where(bad, 0, 255).to(tl.uint8), LJ)[None, :]
+        keep = gl.convert_layout(gl.where(bad, 0, 255).to(gl.uint8), LJ)[None, :]
         codes = hw_bytes_kept(x * recip[None, :], keep, E)
         if not TRANS:
             gl.store(out_c + offs, codes, mask=mask)
@@ -263,15 +266,17 @@ def _cast_dual_gl(
 
 @gluon.jit
 def _as_columns(
-    t, NP: gl.constexpr, T: gl.constexpr, NR: gl.constexpr, VE: gl.constexpr, L2: gl.constexpr
+    t, NQ: gl.constexpr, T: gl.constexpr, NR: gl.constexpr, RV: gl.constexpr, L2: gl.constexpr
 ):
-    """The row phase's ``[NP, BN, VE]`` block as the column phase's ``[T, NC]`` in ``L2``.
+    """The row phase's ``[NQ, BN, RV]`` block as the column phase's ``[T, NC]`` in ``L2``.
 
-    Tile ``q`` of the row phase is row ``q // NR``, row tile ``q % NR`` of the block.
+    Tile ``q`` of the row phase is row ``q // NR``, row tile ``q % NR`` of the block, and its
+    piece ``k`` holds the tile's elements (words) ``k * RV ..``: so column
+    ``(q % NR) * NQ * RV + k * RV + v`` of row ``q // NR``.
     """
-    t = gl.reshape(t, [NP, T, NR, VE])
+    t = gl.reshape(t, [NQ, T, NR, RV])
     t = gl.permute(t, [1, 2, 0, 3])
-    t = gl.reshape(t, [T, NR * NP * VE])
+    t = gl.reshape(t, [T, NR * NQ * RV])
     return gl.convert_layout(t, L2)
 
 
@@ -302,7 +307,7 @@ def _column_scales(
     ok = n < N
     if not FULL:
         ok = ok & (bm < nbm)
-    _store_scales(
+    store_scales(
         scale_c, zero_c, tcode_ptr, column_slots(o, N, n, bm, ntc, TRANS, BLK), ok, scale,
         zcode, tcode, p, False, SK, False, SCB, ZCB, TCB,
     )  # fmt: skip

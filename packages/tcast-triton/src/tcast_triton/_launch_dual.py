@@ -1,4 +1,7 @@
-"""Launcher of the dual cast kernel (``_kernels_dual``): ``tcast.cast_dual`` in one launch.
+"""Launcher of the dual cast kernels: ``tcast.cast_dual`` in one launch.
+
+``_kernels_dual_gl`` (Gluon) on sm_90 and later GPUs for what it serves (:func:`gluon_takes`),
+``_kernels_dual`` (Triton) for the rest and under the interpreter.
 
 Takes the checked row and column requests of ``tcast.kit.run_dual``, forms the canonical
 view ``[outer, M, N]``, allocates both results' parts, runs the tensor-amax pass (two-level
@@ -16,13 +19,12 @@ from functools import cached_property
 import torch
 import triton
 
-from tcast import CastResult, RoundMode
+from tcast import CastResult
 from tcast.kit import CastRequest, build_result, transposed_request
 
 from ._codec import F_HW, F_KIND, K_EXP
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
-from ._formats import ROUND_CODES
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
 from ._kernels_dual_gl import _cast_dual_gl
@@ -50,10 +52,12 @@ __all__ = ["dual_kernel_takes", "dual_supported", "gluon_takes", "run_dual"]
 
 #: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
-#: Elements of a program's block (``T`` rows of ``DUAL_ELEMS / T`` columns, at least ``T``)
-#: and warps per program for tiles of 32 and more, and narrower (benchmark tunables). H200
-#: sweep (bench/bench_dual.py --sweep, 16384^2 bfloat16, actual, transposed), ms for MXFP8 /
-#: MXFP4 / NVFP4: 2048 elements, 1 warp 0.464 / 0.570 / 1.143; 2 warps 0.504 / 0.572 /
+#: The Triton kernel's tunables, measured before the Gluon kernel took the MX casts of
+#: 32-element tiles on sm_90 (they now serve the other tiles, virtual casts, other scales and
+#: the interpreter). Elements of a program's block (``T`` rows of ``DUAL_ELEMS / T``
+#: columns, at least ``T``) and warps per program for tiles of 32 and more, and narrower.
+#: H200 sweep (bench/bench_dual.py --sweep, 16384^2 bfloat16, actual, transposed), ms for
+#: MXFP8 / MXFP4 / NVFP4: 2048 elements, 1 warp 0.464 / 0.570 / 1.143; 2 warps 0.504 / 0.572 /
 #: 1.037; 4096, 2 warps 0.480 / 0.573 / 1.146; 4 and 8 warps, and 8192 elements, slower.
 DUAL_ELEMS = 2048
 #: The same for the casts to codes by the hardware FP8 conversion, whose lean registers
@@ -85,18 +89,19 @@ GLUON_ENABLED = True
 #: FP8 conversion: block columns BN, warps W, the column phase's threads along a column CT and
 #: elements (words of two, pairs) a thread holds along a row CV, the row phase's elements
 #: (words) a thread holds of a row tile RV. H200, 16384^2 bfloat16, plain / transposed ms
-#: (bench/bench_dual.py --sweep-gluon and bench/tmp sweeps, column phase from the row
-#: phase's registers): MXFP8 (BN, W, CT, CV, RV) = 256, 4, 4, 8, 8: 0.282 / 0.373;
-#: 256, 4, 4, 8, 16: 0.281 / 0.373; 512, 8, 4, 8, 16: 0.294 / 0.377; 256, 2, 4, 8, 16:
-#: 0.293 / 0.394; 128, 2, 4, 8, 8: 0.289 / 0.383. MXFP4 512, 4, 4, 4, 4: 0.275 / 0.371;
-#: 512, 4, 4, 4, 8: 0.273 / 0.369; 256, 4, 4, 4, 8: 0.278 / 0.373; 512, 8, 4, 4, 8:
-#: 0.272 / 0.385; one warp: 0.29-0.36. (The Triton kernel: 0.307 / 0.399 and 0.353 / 0.390.)
+#: (bench/bench_dual.py --sweep-gluon, column phase from the row phase's registers), MXFP8
+#: (BN, W, CT, CV, RV) = 256, 4, 4, 8, 8: 0.282 / 0.373; 256, 4, 4, 8, 16: 0.281 / 0.373;
+#: 512, 8, 4, 8, 16: 0.294 / 0.377; 256, 2, 4, 8, 16: 0.293 / 0.394; 128, 2, 4, 8, 8: 0.289
+#: / 0.383. MXFP4 512, 4, 4, 4, 4: 0.275 / 0.371; 512, 4, 4, 4, 8: 0.273 / 0.369; 256, 4,
+#: 4, 4, 8: 0.278 / 0.373; 512, 8, 4, 4, 8: 0.272 / 0.385; one warp: 0.29-0.36. (The Triton
+#: kernel: 0.307 / 0.399 and 0.353 / 0.390.)
 GLUON_PAIRS = (512, 4, 4, 4, 8)
 GLUON_HW = (256, 4, 4, 8, 16)
 #: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
-#: through shared memory) rather than reading the block again from L2 (benchmark tunable:
-#: MXFP8 0.284 -> 0.282 ms, MXFP4 0.285 -> 0.278, transposed 0.384 -> 0.372 at the earlier
-#: tunables, H200).
+#: through shared memory) rather than reading the block again from L2 (benchmark tunable;
+#: H200, 16384^2 bfloat16, with tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes:
+#: MXFP8 0.284 -> 0.282 ms, MXFP4 0.285 -> 0.278, transposed 0.384 -> 0.372).
+#: Launch plans are cached (``_PLANS``): clear them after changing a switch or tunable.
 GLUON_ONCE = True
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
@@ -129,23 +134,22 @@ def dual_kernel_takes(rows: CastRequest, transposed: bool) -> bool:
 def gluon_takes(rows: CastRequest, scaled: dict, xc: torch.Tensor, pairs: bool) -> bool:
     """Whether the Gluon kernel (``_kernels_dual_gl``) casts this request: what it serves.
 
-    On sm_90 (``hw_fp8``: a GPU, never the interpreter), 32-element tiles, codes (actual or
-    compress, one byte each) with power-of-two exponent scales (E8M0), nearest even, no zero
-    point, fixed point or tensor scale, encoded by the bfloat16 pair encoder (``pairs``) or the
-    hardware FP8 conversion. The rest takes ``_cast_dual``.
+    On sm_90 and later GPUs (``hw_fp8``; never the interpreter, which does not run Gluon;
+    measured and tested on an H200), 32-element tiles, codes encoded by the bfloat16 pair
+    encoder (``pairs``: ``_launch.pairs_ok`` already asks for codes, nearest even, exponent
+    scales and nothing else) or by the hardware FP8 conversion (which asks for nearest even
+    and codes) with power-of-two exponent scales (E8M0), no zero point, fixed point or tensor
+    scale. The rest takes ``_cast_dual``.
     """
-    e, s = scaled["E"], scaled["S"]
-    return bool(
-        GLUON_ENABLED
-        and hw_fp8(xc.device)
-        and rows.layout.sizes[0] == 32
-        and not rows.virtual
+    if not (GLUON_ENABLED and rows.layout.sizes[0] == 32 and hw_fp8(xc.device)):
+        return False
+    return pairs or bool(
+        scaled["E"][F_HW.value] != 0
+        and scaled["CB"] == 1
         and scaled["SK"] == SK_EXP.value
-        and s[F_KIND.value] == K_EXP.value
+        and scaled["S"][F_KIND.value] == K_EXP.value
         and scaled["EK"] == 0
         and rows.dtype.zero is None
-        and scaled["MODE"] == ROUND_CODES[RoundMode.EVEN]
-        and (pairs or (e[F_HW.value] != 0 and scaled["CB"] == 1))
     )
 
 
