@@ -83,13 +83,14 @@ def test_fullgraph_trace_gives_the_eager_bits(code, kw, device):
         assert got.shape == want.shape and got.engine == "triton"
 
 
+@pytest.mark.parametrize("code", ["nvfp4", "mxfp8", "mxfp4"])  # MX: the Gluon kernel on sm_90
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("castmode", ["actual", "virtual"])
-def test_cast_dual_traces_in_one_graph(transposed, castmode, device):
+def test_cast_dual_traces_in_one_graph(code, transposed, castmode, device):
     x = _x(device)
 
     def fn(v):
-        return tcast.cast_dual(v, "nvfp4", castmode=castmode, transposed=transposed)
+        return tcast.cast_dual(v, code, castmode=castmode, transposed=transposed)
 
     torch._dynamo.reset()
     got = torch.compile(fn, fullgraph=True, backend="eager")(x)
