@@ -8,9 +8,9 @@ block per thread (``LC``: a ``convert_layout`` through shared memory), compute t
 store them there, and move back only the multipliers. The column phase takes the row
 phase's registers rearranged through shared memory (``ONCE``) instead of reading the block
 again from L2. With load and store layouts chosen by benchmark, the MXFP4 dual cast of
-16384^2 bfloat16 goes from 26.4 to 19.5 SASS instructions per element and from 0.353 to
-0.273 ms on an H200, MXFP8 from 0.307 to 0.281 ms (bench/bench_dual.py; tunables in
-``_launch_dual``).
+16384^2 bfloat16 goes from 26.4 to 19.5 SASS instructions per element and from 0.352 to
+0.270 ms on an H200, MXFP8 from 0.306 to 0.277 ms (bench/bench_dual.py, same run; tunables
+in ``_launch_dual``).
 
 The bits are ``_cast_dual``'s: the same helpers (``lane_scales``, ``_block_max``,
 ``pair_codes``, ``hw_bytes_kept``, the slot functions) on the same values; only where each
