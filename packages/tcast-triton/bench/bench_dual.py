@@ -13,7 +13,8 @@ scales (single and dual casts, plain vs ``scale_layout="blocked"``), and with ``
 ``--sweep-pairs``, ``--sweep-gluon`` the kernels' block and warp tunables.
 
     python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
-        [--sweep-pairs] [--sweep-gluon hw|pairs] [--no-pairs] [--no-gluon] [--two-level]
+        [--sweep-pairs] [--sweep-gluon hw|pairs [--gluon-configs ...]] [--no-pairs]
+        [--no-gluon] [--two-level]
 """
 
 from __future__ import annotations
@@ -192,30 +193,48 @@ def _gluon_table(x: torch.Tensor, rep: int) -> None:
     _launch_dual._PLANS.clear()
 
 
-def _sweep_gluon(x: torch.Tensor, rep: int, family: str) -> None:
+def _sweep_gluon(x: torch.Tensor, rep: int, family: str, configs: str | None) -> None:
     """The Gluon kernel's tunables (``_launch_dual.GLUON_HW`` / ``GLUON_PAIRS``).
 
     ``family``: ``hw`` (MXFP8, the hardware FP8 conversion) or ``pairs`` (MXFP4).
+    ``configs``: ``"BN,W,CT,CV,RV[,ONCE] ..."`` (space-separated) instead of the default grid;
+    a sixth field 0 reads the column phase's block again from L2. Each row's bits are
+    compared with the Triton kernel's.
     """
     code = "mxfp8" if family == "hw" else "mxfp4"
     widths = (8, 16) if family == "hw" else (4, 8)
-    print(f"\n| Gluon kernel ({code}) BN, W, CT, CV, RV | plain ms | transposed ms |")
-    print("|---|---:|---:|")
+    if configs:
+        grid = [tuple(int(v) for v in c.split(",")) for c in configs.split()]
+    else:
+        grid = list(itertools.product((256, 512), (4, 8), (4,), widths, widths))
+    print(
+        f"\n| Gluon kernel ({code}) BN, W, CT, CV, RV, ONCE "
+        "| plain ms | transposed ms | same bits |"
+    )
+    print("|---|---:|---:|---|")
     name = "GLUON_HW" if family == "hw" else "GLUON_PAIRS"
-    saved = getattr(_launch_dual, name)
-    for bn, w, ct, cv, rv in itertools.product((256, 512), (4, 8), (4,), widths, widths):
-        setattr(_launch_dual, name, (bn, w, ct, cv, rv))
+    saved = getattr(_launch_dual, name), _launch_dual.GLUON_ONCE, _launch_dual.GLUON_ENABLED
+    _launch_dual.GLUON_ENABLED = False
+    _launch_dual._PLANS.clear()
+    base = [tcast_triton.cast_dual(x, code, transposed=tr) for tr in (False, True)]
+    _launch_dual.GLUON_ENABLED = True
+    for cfg in grid:
+        setattr(_launch_dual, name, cfg[:5])
+        _launch_dual.GLUON_ONCE = bool(cfg[5]) if len(cfg) > 5 else saved[1]
         _launch_dual._PLANS.clear()
-        row = []
-        for tr in (False, True):
+        row, same = [], True
+        for tr, b in zip((False, True), base, strict=True):
             try:
                 f = lambda t=tr: tcast_triton.cast_dual(x, code, transposed=t)  # noqa: E731
+                same = same and _same(f(), b)
                 row.append(f"{_ms(f, rep):.3f}")
             except Exception as err:  # a configuration the layouts refuse: say why
                 row.append(f"n/a ({type(err).__name__})")
         if any(not c.startswith("n/a") for c in row):
-            print(f"| {bn}, {w}, {ct}, {cv}, {rv} | " + " | ".join(row) + " |")
-    setattr(_launch_dual, name, saved)
+            label = ", ".join(str(v) for v in cfg[:5]) + f", {_launch_dual.GLUON_ONCE}"
+            print(f"| {label} | " + " | ".join(row) + f" | {same} |")
+    setattr(_launch_dual, name, saved[0])
+    _launch_dual.GLUON_ONCE, _launch_dual.GLUON_ENABLED = saved[1], saved[2]
     _launch_dual._PLANS.clear()
 
 
@@ -341,6 +360,10 @@ def main() -> None:
         help="sweep the Gluon kernel's tunables for MXFP8 (hw) or MXFP4 (pairs)",
     )
     ap.add_argument(
+        "--gluon-configs",
+        help='with --sweep-gluon: "BN,W,CT,CV,RV[,ONCE] ..." instead of the default grid',
+    )
+    ap.add_argument(
         "--no-gluon", action="store_true", help="turn the Gluon dual kernel off (baseline)"
     )
     args = ap.parse_args()
@@ -376,7 +399,7 @@ def main() -> None:
         if args.sweep_pairs and size == max(int(s) for s in args.sizes.split(",")):
             _sweep_pairs(x, args.rep)
         if args.sweep_gluon and size == max(int(s) for s in args.sizes.split(",")):
-            _sweep_gluon(x, args.rep, args.sweep_gluon)
+            _sweep_gluon(x, args.rep, args.sweep_gluon, args.gluon_configs)
         if args.two_level and size == max(int(s) for s in args.sizes.split(",")):
             _two_level(x, args.rep)
         del x
