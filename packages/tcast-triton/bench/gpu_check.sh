@@ -1,4 +1,4 @@
-# The Triton engine's GPU verification in one device call (not a benchmark), from the
+# The Triton engine's GPU verification in two device calls (not a benchmark), from the
 # repository root on the GPU machine, carrying .whl (torchao):
 #
 #   bash packages/tcast-triton/bench/gpu_check.sh [smoke|fast|full] [DATATYPE-GLOB] [all|tests|verify]
