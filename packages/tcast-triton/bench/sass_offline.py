@@ -24,50 +24,18 @@ if os.environ.get("TRITON_INTERPRET"):
 
 import torch
 from sass_count import _count
-from triton import compile as triton_compile
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 import tcast
 from tcast.kit import cast_rules, column_datatype, make_request
 from tcast_triton import _launch, _launch_dual
+from tcast_triton._offline import compile_sass
 
 H200_ISSUE = 132 * 4 * 1.98e9  # warp instructions per second
-_PTR = {
-    torch.int16: "*i16",
-    torch.int32: "*i32",
-    torch.float32: "*fp32",
-    torch.uint8: "*u8",
-    torch.uint16: "*u16",
-    torch.uint32: "*u32",
-}
 
 
 def _compile(kernel, args: dict, kw: dict, num_warps: int) -> str:
     """SASS of ``kernel`` with run-time ``args`` (name -> tensor or int) and constexprs ``kw``."""
-    sig, consts, attrs = {}, {}, {}
-    skip = set(getattr(kernel, "do_not_specialize", ()) or ())
-    skip |= {kernel.params[i].name for i in getattr(kernel, "do_not_specialize_idx", ()) or ()}
-    for i, p in enumerate(kernel.params):
-        n = p.name
-        if n in args:
-            v = args[n]
-            if isinstance(v, torch.Tensor):
-                sig[n] = _PTR[v.dtype]
-                attrs[(i,)] = [["tt.divisibility", 16]]
-            elif v == 1 and n not in skip:
-                sig[n] = "constexpr"
-                consts[(i,)] = 1
-            else:
-                sig[n] = "i64" if abs(v) >= 2**31 else "i32"
-                if v % 16 == 0 and n not in skip:
-                    attrs[(i,)] = [["tt.divisibility", 16]]
-        else:
-            sig[n] = "constexpr"
-            consts[(i,)] = kw[n] if n in kw else p.default
-    src = ASTSource(kernel, sig, consts, attrs)
-    opts = {"num_warps": num_warps, **{k: v for k, v in kw.items() if k == "enable_fp_fusion"}}
-    return triton_compile(src, target=GPUTarget("cuda", 90, 32), options=opts).asm["sass"]
+    return compile_sass(kernel, args, kw, num_warps)
 
 
 def _request(code, shape, castmode="actual"):
@@ -139,7 +107,7 @@ def _dual(code, shape, xc, transposed):
     label = f"{code} dual{' transposed' if transposed else ''}"
     _row(
         label,
-        _compile(_launch_dual._cast_dual, args, kw, kw["num_warps"]),
+        _compile(plan.launch.kernel, args, kw, kw["num_warps"]),  # Gluon or Triton
         elems,
         xc.numel(),
         kw["num_warps"],

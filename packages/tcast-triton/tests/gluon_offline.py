@@ -19,13 +19,11 @@ import math
 import sys
 
 import torch
-from triton.backends.compiler import GPUTarget
-from triton.compiler import compile as triton_compile
-from triton.experimental.gluon._runtime import GluonASTSource
 
 import tcast
 from tcast.kit import cast_rules, make_request
 from tcast_triton import _launch, _launch_dual
+from tcast_triton._offline import compile_sass
 
 #: (datatype, shape, input dtype, transposed, scale layout): the pair encoder and the
 #: hardware conversion, whole and partial blocks, a batch, every input dtype, both layouts.
@@ -45,31 +43,6 @@ CASES = (
 )
 #: Cases compiled again with the column phase reading the block from L2 (``GLUON_ONCE`` off).
 RELOAD = (CASES[0], CASES[6])
-
-_PTR = {torch.int16: "*i16", torch.float32: "*fp32", torch.uint8: "*u8", torch.int32: "*i32"}
-
-
-def _signature(kernel, args: dict, kw: dict) -> tuple[dict, dict, dict]:
-    sig, consts, attrs = {}, {}, {}
-    skip = set(getattr(kernel, "do_not_specialize", ()) or ())
-    for i, p in enumerate(kernel.params):
-        name = p.name
-        if name in args:
-            v = args[name]
-            if isinstance(v, torch.Tensor):
-                sig[name] = _PTR[v.dtype]
-                attrs[(i,)] = [["tt.divisibility", 16]]
-            elif v == 1 and name not in skip:
-                sig[name] = "constexpr"
-                consts[(i,)] = 1
-            else:
-                sig[name] = "i32"
-                if v % 16 == 0 and name not in skip:
-                    attrs[(i,)] = [["tt.divisibility", 16]]
-        else:
-            sig[name] = "constexpr"
-            consts[(i,)] = kw[name] if name in kw else p.default
-    return sig, consts, attrs
 
 
 def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, layout: str):
@@ -92,13 +65,7 @@ def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, 
         outer=math.prod(shape[:-2]),
         M=shape[-2], N=shape[-1], seed=0,
     )  # fmt: skip
-    kernel = _launch_dual._cast_dual_gl
-    sig, consts, attrs = _signature(kernel, args, kw)
-    src = GluonASTSource(kernel, sig, consts, attrs)
-    compiled = triton_compile(
-        src, target=GPUTarget("cuda", 90, 32), options={"num_warps": kw["num_warps"]}
-    )
-    return compiled.asm["sass"]
+    return compile_sass(_launch_dual._cast_dual_gl, args, kw, kw["num_warps"])
 
 
 def main() -> int:

@@ -20,6 +20,9 @@ Scales go to the plain scale arrays, or (``BLK``) to their blocked layout (SEMAN
 ``lane_scales``, ``_encode_block``): the bits of two single casts. (A first design loaded the
 block once as ``[BM / T, T, BN / T, T]`` and reduced it both ways in registers: 0.80 ms for
 MXFP8 16384^2 on an H200, against 0.43 ms for two single casts; bench/bench_dual.py.)
+
+On sm_90 GPUs the MX casts of 32-element tiles take ``_kernels_dual_gl`` (the same steps
+in Gluon, each block's scale computed once); this kernel serves the rest and the interpreter.
 """
 
 from __future__ import annotations
