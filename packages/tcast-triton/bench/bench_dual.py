@@ -7,13 +7,14 @@ torchao's Triton kernels ``triton_to_mxfp8_dim0`` + ``triton_to_mxfp8_dim1`` (th
 patched so they compile on Hopper; dim1 writes the transposed layout, as ``transposed=True``
 does). "of copy" is the dual cast's bandwidth counting the bytes it must move (the input
 once, both results written) over the copy's (read + write of the input). Each dual row says
-whether its bits equal the two single casts'. Then the Gluon kernel against the Triton
-kernel (``_launch_dual.GLUON_ENABLED`` off) for the casts it serves, the cost of blocked
-scales (single and dual casts, plain vs ``scale_layout="blocked"``), and with ``--sweep``,
-``--sweep-pairs``, ``--sweep-gluon`` the kernels' block and warp tunables.
+whether its bits equal the two single casts'. Then the Gluon kernels against the Triton
+kernel (``_launch_dual.GLUON_ENABLED`` off; MXFP8 through both Gluon kernels, one layout and
+two) for the casts they serve, the scale stores' L2 eviction policy against none, the cost
+of blocked scales (single and dual casts, plain vs ``scale_layout="blocked"``), and with
+``--sweep``, ``--sweep-pairs``, ``--sweep-gluon`` the kernels' block and warp tunables.
 
     python packages/tcast-triton/bench/bench_dual.py [--sizes 8192,16384] [--rep 100] [--sweep]
-        [--sweep-pairs] [--sweep-gluon hw|pairs [--gluon-configs ...]] [--no-pairs]
+        [--sweep-pairs] [--sweep-gluon one|hw|pairs [--gluon-configs ...]] [--no-pairs]
         [--no-gluon] [--two-level]
 """
 
@@ -171,36 +172,70 @@ GLUON_CASTS = (
 )
 
 
-def _gluon_table(x: torch.Tensor, rep: int) -> None:
-    """The Gluon kernel and the Triton kernel on the same casts (same bits asserted)."""
-    print("\n| dual kernel | Gluon ms | Triton ms | Triton / Gluon | same bits |")
-    print("|---|---:|---:|---:|---|")
-    saved = _launch_dual.GLUON_ENABLED
-    for code, tr in GLUON_CASTS:
-        cells = {}
-        for gluon in (True, False):
-            _launch_dual.GLUON_ENABLED = gluon
-            _launch_dual._PLANS.clear()
-            f = lambda c=code, t=tr: tcast_triton.cast_dual(x, c, transposed=t)  # noqa: E731
-            out = f()
-            taken = [p.gluon for p in _launch_dual._PLANS.values()]
-            cells[gluon] = (_ms(f, rep), out, taken == [gluon])
-        same = _same(cells[True][1], cells[False][1]) and cells[True][2] and cells[False][2]
-        label = f"{code}{', transposed' if tr else ''}"
-        tg, tt = cells[True][0], cells[False][0]
-        print(f"| {label} | {tg:.3f} | {tt:.3f} | {tt / tg:.2f}x | {same} |")
-    _launch_dual.GLUON_ENABLED = saved
+def _timed_plan(x, code: str, transposed: bool, rep: int, **switches):
+    """(ms, result, [(gluon, one_layout)] of the plans taken) with ``_launch_dual`` switches set."""
+    saved = {k: getattr(_launch_dual, k) for k in switches}
+    for k, v in switches.items():
+        setattr(_launch_dual, k, v)
     _launch_dual._PLANS.clear()
+    try:
+        f = lambda: tcast_triton.cast_dual(x, code, transposed=transposed)  # noqa: E731
+        out = f()
+        taken = [(p.gluon, p.one_layout) for p in _launch_dual._PLANS.values()]
+        return _ms(f, rep), out, taken
+    finally:
+        for k, v in saved.items():
+            setattr(_launch_dual, k, v)
+        _launch_dual._PLANS.clear()
+
+
+def _gluon_table(x: torch.Tensor, rep: int) -> None:
+    """The Gluon kernels and the Triton kernel on the same casts (same bits asserted).
+
+    MXFP8 (the hardware FP8 conversion) through both Gluon kernels: one layout
+    (``_kernels_dual_gl_hw``) and two (``_kernels_dual_gl``, ``GLUON_ONE_LAYOUT`` off).
+    Then the scale stores' L2 eviction policy (``GLUON_SCALE_EVICT``) against none.
+    """
+    print("\n| dual kernel | Gluon ms | Gluon, two layouts ms | Triton ms | Triton / Gluon "
+          "| same bits |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---|")
+    for code, tr in GLUON_CASTS:
+        runs = [
+            _timed_plan(x, code, tr, rep, GLUON_ENABLED=True),
+            _timed_plan(x, code, tr, rep, GLUON_ENABLED=True, GLUON_ONE_LAYOUT=False),
+            _timed_plan(x, code, tr, rep, GLUON_ENABLED=False),
+        ]
+        hw = code == "mxfp8"
+        kernels = [[(True, hw)], [(True, False)], [(False, False)]]
+        same = all(_same(runs[0][1], r[1]) for r in runs[1:])
+        same = same and [r[2] for r in runs] == kernels
+        label = f"{code}{', transposed' if tr else ''}"
+        two = f"{runs[1][0]:.3f}" if hw else "(the same kernel)"
+        print(
+            f"| {label} | {runs[0][0]:.3f} | {two} | {runs[2][0]:.3f} | "
+            f"{runs[2][0] / runs[0][0]:.2f}x | {same} |"
+        )
+    print("\n| scale stores' eviction policy | ms | ms without | cost without | same bits |")
+    print("|---|---:|---:|---:|---|")
+    for code, tr in GLUON_CASTS:
+        t1, a, _ = _timed_plan(x, code, tr, rep)
+        t0, b, _ = _timed_plan(x, code, tr, rep, GLUON_SCALE_EVICT="")
+        label = f"{code}{', transposed' if tr else ''} ({_launch_dual.GLUON_SCALE_EVICT})"
+        print(f"| {label} | {t1:.3f} | {t0:.3f} | {t0 / t1 - 1:+.1%} | {_same(a, b)} |")
 
 
 def _sweep_gluon(x: torch.Tensor, rep: int, family: str, configs: str | None) -> None:
-    """The Gluon kernel's tunables (``_launch_dual.GLUON_HW`` / ``GLUON_PAIRS``).
+    """The Gluon kernels' tunables (``_launch_dual.GLUON_HW_ONE``, ``GLUON_HW``, ``GLUON_PAIRS``).
 
-    ``family``: ``hw`` (MXFP8, the hardware FP8 conversion) or ``pairs`` (MXFP4).
-    ``configs``: ``"BN,W,CT,CV,RV[,ONCE] ..."`` (space-separated) instead of the default grid;
-    a sixth field 0 reads the column phase's block again from L2. Each row's bits are
-    compared with the Triton kernel's.
+    ``family``: ``one`` (MXFP8 through ``_kernels_dual_gl_hw``: ``"BN,W,TT,VC ..."``), ``hw``
+    (MXFP8 through ``_kernels_dual_gl``, ``GLUON_ONE_LAYOUT`` off) or ``pairs`` (MXFP4);
+    for the last two ``configs`` is ``"BN,W,CT,CV,RV[,ONCE] ..."`` (space-separated), a sixth
+    field 0 reading the column phase's block again from L2. Without ``configs``, a default
+    grid. Each row's bits are compared with the Triton kernel's.
     """
+    if family == "one":
+        _sweep_one_layout(x, rep, configs)
+        return
     code = "mxfp8" if family == "hw" else "mxfp4"
     widths = (8, 16) if family == "hw" else (4, 8)
     if configs:
@@ -214,6 +249,8 @@ def _sweep_gluon(x: torch.Tensor, rep: int, family: str, configs: str | None) ->
     print("|---|---:|---:|---|")
     name = "GLUON_HW" if family == "hw" else "GLUON_PAIRS"
     saved = getattr(_launch_dual, name), _launch_dual.GLUON_ONCE, _launch_dual.GLUON_ENABLED
+    one_layout = _launch_dual.GLUON_ONE_LAYOUT
+    _launch_dual.GLUON_ONE_LAYOUT = False
     _launch_dual.GLUON_ENABLED = False
     _launch_dual._PLANS.clear()
     base = [tcast_triton.cast_dual(x, code, transposed=tr) for tr in (False, True)]
@@ -235,7 +272,31 @@ def _sweep_gluon(x: torch.Tensor, rep: int, family: str, configs: str | None) ->
             print(f"| {label} | " + " | ".join(row) + f" | {same} |")
     setattr(_launch_dual, name, saved[0])
     _launch_dual.GLUON_ONCE, _launch_dual.GLUON_ENABLED = saved[1], saved[2]
+    _launch_dual.GLUON_ONE_LAYOUT = one_layout
     _launch_dual._PLANS.clear()
+
+
+def _sweep_one_layout(x: torch.Tensor, rep: int, configs: str | None) -> None:
+    """``_kernels_dual_gl_hw``'s tunables (BN, W, TT, VC; W * TT = BN / 32), MXFP8."""
+    if configs:
+        grid = [tuple(int(v) for v in c.split(",")) for c in configs.split()]
+    else:
+        grid = [(256, 4, 2, 8), (256, 4, 2, 16), (256, 8, 1, 8), (512, 8, 2, 8), (512, 4, 4, 8)]
+    print(
+        "\n| Gluon one-layout kernel (mxfp8) BN, W, TT, VC | plain ms | transposed ms | same bits |"
+    )
+    print("|---|---:|---:|---|")
+    base = [_timed_plan(x, "mxfp8", tr, 1, GLUON_ENABLED=False)[1] for tr in (False, True)]
+    for cfg in grid:
+        row, same = [], True
+        for tr, b in zip((False, True), base, strict=True):
+            try:
+                ms, out, _ = _timed_plan(x, "mxfp8", tr, rep, GLUON_HW_ONE=cfg)
+                same = same and _same(out, b)
+                row.append(f"{ms:.3f}")
+            except Exception as err:  # a configuration the layouts refuse: say why
+                row.append(f"n/a ({type(err).__name__})")
+        print(f"| {', '.join(str(v) for v in cfg)} | " + " | ".join(row) + f" | {same} |")
 
 
 def _transposed(r):
@@ -356,12 +417,14 @@ def main() -> None:
     )
     ap.add_argument(
         "--sweep-gluon",
-        choices=("hw", "pairs"),
-        help="sweep the Gluon kernel's tunables for MXFP8 (hw) or MXFP4 (pairs)",
+        choices=("one", "hw", "pairs"),
+        help="sweep the Gluon kernels' tunables: MXFP8 one layout (one), MXFP8 two layouts "
+        "(hw), MXFP4 (pairs)",
     )
     ap.add_argument(
         "--gluon-configs",
-        help='with --sweep-gluon: "BN,W,CT,CV,RV[,ONCE] ..." instead of the default grid',
+        help='with --sweep-gluon: "BN,W,TT,VC ..." (one) or "BN,W,CT,CV,RV[,ONCE] ..." '
+        "instead of the default grid",
     )
     ap.add_argument(
         "--no-gluon", action="store_true", help="turn the Gluon dual kernel off (baseline)"
@@ -382,9 +445,11 @@ def main() -> None:
         f"({_launch_dual.DUAL_WARPS_NARROW} for tiles under 32); bfloat16-pair encoder "
         f"{'on' if _launch.PAIRS_ENABLED else 'off'} "
         f"({_launch_dual.DUAL_ELEMS_PAIRS} elements, {_launch_dual.DUAL_WARPS_PAIRS} warps); "
-        f"Gluon kernel {'on' if _launch_dual.GLUON_ENABLED else 'off'} (BN, W, CT, CV, RV: "
-        f"pairs {_launch_dual.GLUON_PAIRS}, hardware FP8 {_launch_dual.GLUON_HW}; column "
-        f"phase from registers {_launch_dual.GLUON_ONCE})"
+        f"Gluon kernels {'on' if _launch_dual.GLUON_ENABLED else 'off'}: hardware FP8 "
+        f"{'one layout' if _launch_dual.GLUON_ONE_LAYOUT else 'two layouts'} (one layout BN, "
+        f"W, TT, VC {_launch_dual.GLUON_HW_ONE}; two layouts BN, W, CT, CV, RV "
+        f"{_launch_dual.GLUON_HW}), pairs {_launch_dual.GLUON_PAIRS}; column phase from "
+        f"registers {_launch_dual.GLUON_ONCE}; scale stores {_launch_dual.GLUON_SCALE_EVICT!r}"
     )
     for size in (int(s) for s in args.sizes.split(",")):
         g = torch.Generator(device="cuda").manual_seed(0)

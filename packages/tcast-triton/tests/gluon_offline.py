@@ -41,8 +41,12 @@ CASES = (
     ("mxfp4", (65536, 32768), torch.bfloat16, True, "blocked"),  # 2**31 elements: int64
     ("mxfp8", (65536, 32768), torch.bfloat16, False, "plain"),
 )
-#: Cases compiled again with the column phase reading the block from L2 (``GLUON_ONCE`` off).
+#: Cases compiled again with the column phase reading the block from L2 (``GLUON_ONCE`` off;
+#: the FP8 conversion's through ``_cast_dual_gl``, ``GLUON_ONE_LAYOUT`` off).
 RELOAD = (CASES[0], CASES[6])
+#: The FP8 conversion's cases compiled again through ``_cast_dual_gl`` (``GLUON_ONE_LAYOUT``
+#: off): whole, partial and batched blocks.
+TWO_LAYOUTS = (CASES[0], CASES[1], CASES[3])
 
 
 def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, layout: str):
@@ -65,7 +69,7 @@ def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, 
         outer=math.prod(shape[:-2]),
         M=shape[-2], N=shape[-1], seed=0,
     )  # fmt: skip
-    return compile_sass(_launch_dual._cast_dual_gl, args, kw, kw["num_warps"])
+    return compile_sass(plan.launch.kernel, args, kw, kw["num_warps"])
 
 
 def main() -> int:
@@ -73,11 +77,14 @@ def main() -> int:
     _launch.hw_fp8 = lambda device: True
     _launch_dual.hw_fp8 = lambda device: True
     failed = 0
-    runs = [(c, True) for c in CASES] + [(c, False) for c in RELOAD]
-    for (code, shape, dtype, transposed, layout), once in runs:
+    runs = [(c, True, True) for c in CASES]
+    runs += [(c, False, False) for c in RELOAD] + [(c, True, False) for c in TWO_LAYOUTS]
+    for (code, shape, dtype, transposed, layout), once, one_layout in runs:
         _launch_dual.GLUON_ONCE = once
+        _launch_dual.GLUON_ONE_LAYOUT = one_layout
         case = f"{code} {shape} {str(dtype)[6:]} transposed={transposed} {layout}"
         case += "" if once else " reload"
+        case += "" if one_layout or code.startswith("mxfp4") else " two layouts"
         try:
             sass = compile_case(code, shape, dtype, transposed, layout)
         except Exception as err:  # report every case, then fail

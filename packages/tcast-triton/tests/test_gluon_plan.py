@@ -3,8 +3,9 @@
 The Gluon kernel runs on sm_90 GPUs (``test_gpu_dual_gluon.py``) and compiles offline
 (``test_gluon_offline.py``); here the plans are built as such a GPU would get them
 (``hw_fp8`` patched), with nothing launched, so the rule runs in every tier: 32-element
-tiles, codes, exponent scales, nearest even, no zero point, by the hardware FP8 conversion or
-the bfloat16 pair encoder; never under the interpreter.
+tiles, codes, exponent scales, nearest even, no zero point, by the hardware FP8 conversion
+(``_cast_dual_gl_hw``) or the bfloat16 pair encoder (``_cast_dual_gl``); never under the
+interpreter.
 """
 
 from __future__ import annotations
@@ -56,11 +57,28 @@ def sm90(monkeypatch):
 def test_the_training_casts_take_the_gluon_kernel(sm90, code, dtype, kw):
     plan = _plan(code, dtype, **kw)
     assert plan.gluon
-    assert plan.kw["PAIRS"] == (not code.startswith("mxfp8"))  # else the FP8 conversion
-    assert plan.launch.kernel is dual_launch._cast_dual_gl
+    hw = code.startswith("mxfp8")  # the FP8 conversion, else the pair encoder
+    assert plan.kw["PAIRS"] == (not hw)
+    assert plan.one_layout == hw
+    kernel = dual_launch._cast_dual_gl_hw if hw else dual_launch._cast_dual_gl
+    assert plan.launch.kernel is kernel
     assert plan.kw["W"] == plan.kw["num_warps"]
-    tunables = dual_launch.GLUON_PAIRS if plan.kw["PAIRS"] else dual_launch.GLUON_HW
+    tunables = dual_launch.GLUON_HW_ONE if hw else dual_launch.GLUON_PAIRS
     assert plan.kw["BN"] == tunables[0]
+    # row scales kept in L2 until whole; column scales too where they are one byte per xᵀ row
+    assert plan.kw["REV"] == dual_launch.GLUON_SCALE_EVICT
+    assert plan.kw["CEV"] == (dual_launch.GLUON_SCALE_EVICT if kw.get("transposed") else "")
+
+
+def test_the_one_layout_switch(sm90, monkeypatch):
+    """Off: the FP8 conversion's casts take ``_cast_dual_gl`` with its own tunables."""
+    monkeypatch.setattr(dual_launch, "GLUON_ONE_LAYOUT", False)
+    plan = _plan("mxfp8")
+    assert plan.gluon
+    assert not plan.one_layout
+    assert plan.launch.kernel is dual_launch._cast_dual_gl
+    assert plan.kw["BN"] == dual_launch.GLUON_HW[0]
+    assert plan.kw["RV"] == dual_launch.GLUON_HW[4]
 
 
 @pytest.mark.parametrize(
@@ -80,6 +98,7 @@ def test_the_training_casts_take_the_gluon_kernel(sm90, code, dtype, kw):
 def test_other_dual_casts_take_the_triton_kernel(sm90, code, dtype, kw):
     plan = _plan(code, dtype, **kw)
     assert not plan.gluon
+    assert not plan.one_layout
     assert plan.launch.kernel is dual_launch._cast_dual
     assert "W" not in plan.kw
 

@@ -1,9 +1,11 @@
-"""The Gluon dual kernel (``_kernels_dual_gl``) on a GPU (sm_90): what it serves, bit for bit.
+"""The Gluon dual kernels on a GPU (sm_90): what they serve, bit for bit.
 
-Gluon kernels do not run under the interpreter (the CPU tier compiles them for sm_90 in
-``test_gluon_offline.py``), so these tests run only on CUDA: every datatype, input dtype,
-shape, layout and cast mode the kernel serves against single ``tcast_ref`` casts
-(``dual_checks``), each asserting that the plan launched is the Gluon kernel's, again
+``_kernels_dual_gl_hw`` (codes by the hardware FP8 conversion, both casts in one layout) and
+``_kernels_dual_gl`` (the bfloat16 pair encoder; the FP8 conversion too with
+``GLUON_ONE_LAYOUT`` off). Gluon kernels do not run under the interpreter (the CPU tier
+compiles them for sm_90 in ``test_gluon_offline.py``), so these tests run only on CUDA:
+every datatype, input dtype, shape, layout and cast mode the kernels serve against single
+``tcast_ref`` casts (``dual_checks``), each asserting which kernel the plan launched, again
 through the cached launch, and the same inputs through ``_cast_dual`` (the switch off) for
 the same bits.
 """
@@ -66,13 +68,15 @@ def _input(shape: tuple[int, ...], np_dtype, seed: int) -> np.ndarray:
     return x.reshape(shape)
 
 
-def _run(x: np.ndarray, code: str, monkeypatch, gluon: bool, **kw):
+def _run(x: np.ndarray, code: str, monkeypatch, gluon: bool, one_layout: bool = True, **kw):
+    """Both results, and which kernel each plan took: ``(gluon, one_layout)``."""
     monkeypatch.setattr(dual_launch, "_PLANS", {})
     monkeypatch.setattr(dual_launch, "GLUON_ENABLED", gluon)
+    monkeypatch.setattr(dual_launch, "GLUON_ONE_LAYOUT", one_layout)
     xt = torch.from_numpy(x.view(np.int16) if x.dtype == ml_dtypes.bfloat16 else x)
     xt = xt.view(TORCH_DTYPES[x.dtype.type]).cuda()
     got = tcast.cast_dual(xt, code, engine="triton", **kw)
-    taken = [p.gluon for p in dual_launch._PLANS.values()]
+    taken = [(p.gluon, p.one_layout) for p in dual_launch._PLANS.values()]
     # the second call takes the cached plan's compiled kernel (``_fastlaunch.Launch``)
     again = tcast.cast_dual(xt, code, engine="triton", **kw)
     for a, b in ((got[0], again[0]), (got[1], again[1])):
@@ -81,18 +85,22 @@ def _run(x: np.ndarray, code: str, monkeypatch, gluon: bool, **kw):
 
 
 def _check(code, x, monkeypatch, **kw):
-    got, taken = _run(x, code, monkeypatch, True, **kw)
     pairs = code not in HW_DTYPES
     gluon = not (pairs and x.shape[-1] % 2)  # the pair encoder needs even rows
-    assert taken == [gluon], f"{code}: Gluon kernel taken {taken}, expected {gluon}"
     want = dc.expected_dual(x, code, **kw)
-    problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
-    assert not problems, f"{code} {x.shape} {x.dtype} {kw}:\n" + "\n".join(problems)
     # the Triton kernel on the same input: the same bits
     other, taken = _run(x, code, monkeypatch, False, **kw)
-    assert taken == [False]
-    for a, b in ((got[0], other[0]), (got[1], other[1])):
-        _assert_same(a, b)
+    assert taken == [(False, False)]
+    # the FP8 conversion's casts through both Gluon kernels
+    for one_layout in (True,) if pairs else (True, False):
+        got, taken = _run(x, code, monkeypatch, True, one_layout, **kw)
+        expected = (gluon, gluon and one_layout and not pairs)
+        assert taken == [expected], f"{code}: kernels taken {taken}, expected {expected}"
+        problems = dc.differences(got[0], want[0], "rows")
+        problems += dc.differences(got[1], want[1], "cols")
+        assert not problems, f"{code} {x.shape} {x.dtype} {kw}:\n" + "\n".join(problems)
+        for a, b in ((got[0], other[0]), (got[1], other[1])):
+            _assert_same(a, b)
 
 
 def _assert_same(a, b) -> None:
@@ -141,21 +149,30 @@ def test_gluon_dual_takes_every_scale_rule(code, scalemode, monkeypatch):
 
 
 def test_gluon_dual_of_the_benchmark_size(monkeypatch):
-    """16384 x 16384 bfloat16 (the benchmark's shape): Gluon and Triton kernels agree."""
+    """16384 x 16384 bfloat16 (the benchmark's shape): the Gluon and Triton kernels agree."""
     g = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(16384, 16384, device="cuda", generator=g).to(torch.bfloat16)
     x[5, 7] = float("inf")
     x[100, 4000] = float("nan")
     for code in ("mxfp8", "mxfp4"):
         for transposed in (False, True):
-            outs = []
-            for gluon in (True, False):
-                monkeypatch.setattr(dual_launch, "_PLANS", {})
-                monkeypatch.setattr(dual_launch, "GLUON_ENABLED", gluon)
-                outs.append(tcast.cast_dual(x, code, engine="triton", transposed=transposed))
-                assert [p.gluon for p in dual_launch._PLANS.values()] == [gluon]
-            for i in (0, 1):
-                _assert_same(outs[0][i], outs[1][i])
+            for layout in ("plain", "blocked"):
+                outs = []
+                for gluon, one_layout in ((True, True), (True, False), (False, False)):
+                    monkeypatch.setattr(dual_launch, "_PLANS", {})
+                    monkeypatch.setattr(dual_launch, "GLUON_ENABLED", gluon)
+                    monkeypatch.setattr(dual_launch, "GLUON_ONE_LAYOUT", one_layout)
+                    outs.append(
+                        tcast.cast_dual(
+                            x, code, engine="triton", transposed=transposed, scale_layout=layout
+                        )
+                    )
+                    plans = list(dual_launch._PLANS.values())
+                    assert [p.gluon for p in plans] == [gluon]
+                    assert [p.one_layout for p in plans] == [one_layout and code == "mxfp8"]
+                for out in outs[1:]:
+                    for i in (0, 1):
+                        _assert_same(outs[0][i], out[i])
 
 
 @pytest.mark.parametrize(
@@ -173,7 +190,7 @@ def test_gluon_dual_of_the_benchmark_size(monkeypatch):
 def test_what_the_gluon_kernel_does_not_serve_takes_the_triton_kernel(code, kw, monkeypatch):
     x = _input(SHAPES["partial"], ml_dtypes.bfloat16, seed=17)
     got, taken = _run(x, code, monkeypatch, True, **kw)
-    assert taken == [False], f"{code} {kw}: {taken}"
+    assert taken == [(False, False)], f"{code} {kw}: {taken}"
     want = dc.expected_dual(x, code, **kw)
     problems = dc.differences(got[0], want[0], "rows") + dc.differences(got[1], want[1], "cols")
     assert not problems, f"{code} {kw}:\n" + "\n".join(problems)

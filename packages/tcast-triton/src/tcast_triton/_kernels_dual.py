@@ -84,6 +84,24 @@ def store_scales(
 
 
 @triton.jit
+def block_at(M, N, T: tl.constexpr, BN: tl.constexpr, I64: tl.constexpr):
+    """This program's ``[T, BN]`` block of x: ``(p, o, bm, bn, nbm)``.
+
+    Program ``p`` (int64 past 2**31 elements), matrix ``o``, block row ``bm`` of ``nbm``,
+    block column ``bn``: programs go along ``N`` first.
+    """
+    p = _block_start(I64)
+    nbn = tl.cdiv(N, BN)
+    nbm = tl.cdiv(M, T)
+    per_o = nbm * nbn
+    o = p // per_o
+    rest = p % per_o
+    bn = rest % nbn
+    bm = rest // nbn
+    return p, o, bm, bn, nbm
+
+
+@triton.jit
 def row_slots(row, tile, ntr, BLK: tl.constexpr):
     """Where the scale of row tile ``tile`` of flat row ``row`` goes (plain or ``BLK``)."""
     if BLK:
@@ -157,14 +175,7 @@ def _cast_dual(
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     V: tl.constexpr = T // NP
     NR: tl.constexpr = BN // T
-    p = _block_start(I64)
-    nbn = tl.cdiv(N, BN)
-    nbm = tl.cdiv(M, T)
-    per_o = nbm * nbn
-    o = p // per_o
-    rest = p % per_o
-    bn = rest % nbn
-    bm = rest // nbn
+    p, o, bm, bn, nbm = block_at(M, N, T, BN, I64)
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)

@@ -16,8 +16,10 @@ The bits are ``_cast_dual``'s: the same helpers (``lane_scales``, ``_block_max``
 ``pair_codes``, ``hw_bytes_kept``, the slot functions) on the same values; only where each
 value lives differs. Gluon kernels do not run under the interpreter: the launcher takes this
 kernel on sm_90 GPUs for what it serves (``_launch_dual.gluon_takes``: T = 32 tiles, exponent
-scales, nearest even, codes by the hardware FP8 conversion or the bfloat16 pair encoder) and
-``tests/test_gpu_dual_gluon.py`` compares it with ``_cast_dual`` there.
+scales, nearest even, codes by the bfloat16 pair encoder; codes by the hardware FP8
+conversion take ``_kernels_dual_gl_hw``, both casts in one layout, unless
+``_launch_dual.GLUON_ONE_LAYOUT`` is off) and ``tests/test_gpu_dual_gluon.py`` compares it
+with ``_cast_dual`` there.
 """
 
 from __future__ import annotations
@@ -28,13 +30,12 @@ from triton.experimental.gluon import language as gl
 from ._codec import F_HW, R_EVEN, bits_of, hw_bytes_kept, max_u16x2, pair_codes
 from ._kernels import (
     _block_max,
-    _block_start,
     as_f32,
     pair_pieces_max,
     pair_words,
     store_pair_pieces,
 )
-from ._kernels_dual import column_slots, row_slots, store_scales
+from ._kernels_dual import block_at, column_slots, row_slots
 from ._scales import SK_EXP, lane_scales
 
 
@@ -85,6 +86,8 @@ def _cast_dual_gl(
     CV: gl.constexpr,
     RV: gl.constexpr,
     ONCE: gl.constexpr,
+    REV: gl.constexpr,
+    CEV: gl.constexpr,
 ):
     """Both casts of one ``[T, BN]`` block of ``x``, as ``_cast_dual`` (same arguments).
 
@@ -94,12 +97,14 @@ def _cast_dual_gl(
     tunables: ``W`` warps (the launch's ``num_warps``); ``RV`` elements (words of two,
     ``PAIRS``) a thread holds of a row tile in the row phase; ``CT`` threads of a warp along
     a column and ``CV`` elements (words) a thread holds along a row in the column phase;
-    ``ONCE``: the column phase from the row phase's registers.
+    ``ONCE``: the column phase from the row phase's registers; ``REV`` / ``CEV``: the L2
+    eviction policies of the row and column scale stores (``_kernels_dual_gl_hw`` says why).
     """
     # what _launch_dual.gluon_takes admits, checked where the kernel relies on it
     gl.static_assert(VIRTUAL == 0)
     gl.static_assert(CB == 1)
     gl.static_assert(SK == SK_EXP)
+    gl.static_assert(SCB == 1)  # _store_scales: one-byte scale codes, no zero point
     gl.static_assert(EK == 0)
     gl.static_assert(MODE == R_EVEN)
     gl.static_assert(PAIRS or E[F_HW] != 0)
@@ -125,17 +130,7 @@ def _cast_dual_gl(
     # xᵀ's codes: 16 bytes of a column of x (a row of xᵀ) a thread
     LT: gl.constexpr = gl.BlockedLayout([16, 1], [T // 16, 32 // (T // 16)], [1, W], [0, 1])
 
-    p = _block_start(I64)
-    nbn = gl.cdiv(N, BN)
-    nbm = gl.cdiv(M, T)
-    per_o = nbm * nbn
-    o = p // per_o
-    rest = p % per_o
-    bn = rest % nbn
-    bm = rest // nbn
-    ntr = gl.cdiv(N, T)
-    ntc = gl.cdiv(M, T)
-    row0 = o * M + bm * T  # the block's first row in the flat [outer * M, N] view
+    o, bm, bn, nbm, ntr, ntc, row0 = _block_at(M, N, T, BN, I64)
 
     # ---- rows: BN tiles, tile q = (row q // NR, row tile q % NR)
     q = gl.arange(0, BN, layout=LQ)
@@ -165,7 +160,7 @@ def _cast_dual_gl(
         m2, _, _ = _block_max(x, mask, 2, False)
         mx = gl.max(m2, axis=0)
     mx = gl.convert_layout(mx, LC)
-    scale, zcode, tcode, recip, _, _, bad = lane_scales(mx, mx, mx, 0, SK, S, TS, Z, RULE, C)
+    scale, _, _, recip, _, _, bad = lane_scales(mx, mx, mx, 0, SK, S, TS, Z, RULE, C)
     qc = gl.arange(0, BN, layout=LC)
     i_c = qc // NR
     tile_c = bn * NR + qc % NR
@@ -173,10 +168,7 @@ def _cast_dual_gl(
         ok_c = gl.full((BN,), 1, gl.int1, LC)
     else:
         ok_c = (bm * T + i_c < M) & (tile_c < ntr)
-    store_scales(
-        scale_r, zero_r, tcode_ptr, row_slots(row0 + i_c, tile_c, ntr, BLK), ok_c, scale,
-        zcode, tcode, p, False, SK, False, SCB, ZCB, TCB,
-    )  # fmt: skip
+    _store_scales(scale_r, row_slots(row0 + i_c, tile_c, ntr, BLK), ok_c, scale, REV)
     recip = gl.convert_layout(recip, LQ)
     bad = gl.convert_layout(bad, LQ)
     if PAIRS:
@@ -213,20 +205,12 @@ def _cast_dual_gl(
         mw = gl.convert_layout(gl.reduce(mag, 0, max_u16x2), LC)
         # the halves of word j are columns 2j and 2j + 1
         n_lo = bn * BN + 2 * jc
-        s_lo, z_lo, t_lo, r_lo, _, _, b_lo = lane_scales(
+        s_lo, _, _, r_lo, _, _, b_lo = lane_scales(
             (mw & 0xFFFF) << 16, mw, mw, 0, SK, S, TS, Z, RULE, C
         )
-        s_hi, z_hi, t_hi, r_hi, _, _, b_hi = lane_scales(
-            mw & -65536, mw, mw, 0, SK, S, TS, Z, RULE, C
-        )
-        _column_scales(
-            scale_c, zero_c, tcode_ptr, o, N, n_lo, bm, nbm, ntc, s_lo, z_lo, t_lo, p,
-            FULL, TRANS, BLK, SK, SCB, ZCB, TCB,
-        )  # fmt: skip
-        _column_scales(
-            scale_c, zero_c, tcode_ptr, o, N, n_lo + 1, bm, nbm, ntc, s_hi, z_hi, t_hi, p,
-            FULL, TRANS, BLK, SK, SCB, ZCB, TCB,
-        )  # fmt: skip
+        s_hi, _, _, r_hi, _, _, b_hi = lane_scales(mw & -65536, mw, mw, 0, SK, S, TS, Z, RULE, C)
+        _column_scales(scale_c, o, N, n_lo, bm, nbm, ntc, s_lo, FULL, TRANS, BLK, CEV)
+        _column_scales(scale_c, o, N, n_lo + 1, bm, nbm, ntc, s_hi, FULL, TRANS, BLK, CEV)
         mul = ((bits_of(r_lo) >> 16) & 0xFFFF) | (bits_of(r_hi) & -65536)
         keep = (gl.where(b_lo, 0, 0xFF) | gl.where(b_hi, 0, 0xFF00)).to(gl.int16)
         mul = gl.convert_layout(mul, LJ)
@@ -242,26 +226,54 @@ def _cast_dual_gl(
         x = as_f32(raw, IN)
         mx, _, _ = _block_max(x, mask, 0, False)
         mx = gl.convert_layout(mx, LC)
-        scale, zcode, tcode, recip, _, _, bad = lane_scales(mx, mx, mx, 0, SK, S, TS, Z, RULE, C)
-        _column_scales(
-            scale_c, zero_c, tcode_ptr, o, N, bn * BN + jc, bm, nbm, ntc, scale, zcode,
-            tcode, p, FULL, TRANS, BLK, SK, SCB, ZCB, TCB,
-        )  # fmt: skip
+        scale, _, _, recip, _, _, bad = lane_scales(mx, mx, mx, 0, SK, S, TS, Z, RULE, C)
+        _column_scales(scale_c, o, N, bn * BN + jc, bm, nbm, ntc, scale, FULL, TRANS, BLK, CEV)
         recip = gl.convert_layout(recip, LJ)
         keep = gl.convert_layout(gl.where(bad, 0, 255).to(gl.uint8), LJ)[None, :]
         codes = hw_bytes_kept(x * recip[None, :], keep, E)
         if not TRANS:
             gl.store(out_c + offs, codes, mask=mask)
     if TRANS:
-        # xᵀ's rows are x's columns: each thread stores 16 bytes of one of them
-        codes = gl.convert_layout(codes, LT)
-        it = gl.arange(0, T, layout=gl.SliceLayout(1, LT))
-        nt = bn * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, LT))
-        offc = (o * N + nt)[None, :] * M + (bm * T + it)[:, None]
-        if FULL:
-            gl.store(out_c + offc, codes)
-        else:
-            gl.store(out_c + offc, codes, mask=(bm * T + it < M)[:, None] & (nt < N)[None, :])
+        store_transposed(out_c, codes, o, M, N, bm, bn, T, BN, FULL, LT)
+
+
+@gluon.jit
+def _block_at(M, N, T: gl.constexpr, BN: gl.constexpr, I64: gl.constexpr):
+    """This program's block ``[T, BN]``: ``(o, bm, bn, nbm, ntr, ntc, row0)``.
+
+    ``_kernels_dual.block_at``'s, with the row and column tiles of a matrix ``ntr`` and
+    ``ntc`` and the block's first row ``row0`` in the flat ``[outer * M, N]`` view.
+    """
+    _, o, bm, bn, nbm = block_at(M, N, T, BN, I64)
+    return o, bm, bn, nbm, gl.cdiv(N, T), gl.cdiv(M, T), o * M + bm * T
+
+
+@gluon.jit
+def store_transposed(
+    out_c,
+    codes,
+    o,
+    M,
+    N,
+    bm,
+    bn,
+    T: gl.constexpr,
+    BN: gl.constexpr,
+    FULL: gl.constexpr,
+    LT: gl.constexpr,
+):
+    """The block's ``[T, BN]`` column-cast codes into xᵀ ``[outer, N, M]`` from layout ``LT``.
+
+    xᵀ's rows are x's columns: each thread stores 16 bytes of one of them.
+    """
+    codes = gl.convert_layout(codes, LT)
+    it = gl.arange(0, T, layout=gl.SliceLayout(1, LT))
+    nt = bn * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, LT))
+    offc = (o * N + nt)[None, :] * M + (bm * T + it)[:, None]
+    if FULL:
+        gl.store(out_c + offc, codes)
+    else:
+        gl.store(out_c + offc, codes, mask=(bm * T + it < M)[:, None] & (nt < N)[None, :])
 
 
 @gluon.jit
@@ -283,8 +295,6 @@ def _as_columns(
 @gluon.jit
 def _column_scales(
     scale_c,
-    zero_c,
-    tcode_ptr,
     o,
     N,
     n,
@@ -292,22 +302,22 @@ def _column_scales(
     nbm,
     ntc,
     scale,
-    zcode,
-    tcode,
-    p,
     FULL: gl.constexpr,
     TRANS: gl.constexpr,
     BLK: gl.constexpr,
-    SK: gl.constexpr,
-    SCB: gl.constexpr,
-    ZCB: gl.constexpr,
-    TCB: gl.constexpr,
+    EVICT: gl.constexpr,
 ):
     """The column scales of lanes ``n`` (columns of x) of block row ``bm``."""
     ok = n < N
     if not FULL:
         ok = ok & (bm < nbm)
-    store_scales(
-        scale_c, zero_c, tcode_ptr, column_slots(o, N, n, bm, ntc, TRANS, BLK), ok, scale,
-        zcode, tcode, p, False, SK, False, SCB, ZCB, TCB,
-    )  # fmt: skip
+    _store_scales(scale_c, column_slots(o, N, n, bm, ntc, TRANS, BLK), ok, scale, EVICT)
+
+
+@gluon.jit
+def _store_scales(scale_ptr, slots, ok, scale, EVICT: gl.constexpr):
+    """One-byte scale codes (E8M0 and the other exponent scales) at ``slots``.
+
+    ``EVICT``: the stores' L2 eviction policy (``_launch_dual.GLUON_SCALE_EVICT``).
+    """
+    gl.store(scale_ptr + slots, scale.to(gl.uint8), mask=ok, eviction_policy=EVICT)

@@ -1,7 +1,8 @@
 """Launcher of the dual cast kernels: ``tcast.cast_dual`` in one launch.
 
-``_kernels_dual_gl`` (Gluon) on sm_90 and later GPUs for what it serves (:func:`gluon_takes`),
-``_kernels_dual`` (Triton) for the rest and under the interpreter.
+``_kernels_dual_gl_hw`` (Gluon; codes by the hardware FP8 conversion) and ``_kernels_dual_gl``
+(Gluon; the bfloat16 pair encoder) on sm_90 and later GPUs for what they serve
+(:func:`gluon_takes`), ``_kernels_dual`` (Triton) for the rest and under the interpreter.
 
 Takes the checked row and column requests of ``tcast.kit.run_dual``, forms the canonical
 view ``[outer, M, N]``, allocates both results' parts, runs the tensor-amax pass (two-level
@@ -28,6 +29,7 @@ from ._fastlaunch import Launch
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
 from ._kernels_dual_gl import _cast_dual_gl
+from ._kernels_dual_gl_hw import _cast_dual_gl_hw
 from ._launch import (
     _BITS_VIEW,
     _CODE_DTYPES,
@@ -97,12 +99,34 @@ GLUON_ENABLED = True
 #: kernel: 0.307 / 0.399 and 0.353 / 0.390.)
 GLUON_PAIRS = (512, 4, 4, 4, 8)
 GLUON_HW = (256, 4, 4, 8, 16)
+#: Whether codes by the hardware FP8 conversion take ``_kernels_dual_gl_hw`` (both casts in
+#: one layout) rather than ``_kernels_dual_gl`` (tunables ``GLUON_HW``): a switch for tests
+#: and benchmarks. H200, 16384^2 bfloat16 MXFP8, plain / transposed ms, same run
+#: (bench/bench_dual.py, both with the scale stores' eviction policy below): 0.268 / 0.360
+#: against 0.273 / 0.362; 15.2 against 17.3 SASS instructions per element (sm_90, plain,
+#: bench/sass_offline.py).
+GLUON_ONE_LAYOUT = True
+#: ``_kernels_dual_gl_hw``'s tunables: block columns BN, warps W, threads of a warp along
+#: the block's row tiles TT, elements a thread holds of a row tile VC (W * TT = BN / 32).
+#: H200, 16384^2 bfloat16 MXFP8, plain / transposed ms (row scales ``evict_last``):
+#: 256, 4, 2, 8: 0.277 / 0.379 without the eviction policy, 0.271 / 0.362 with it;
+#: 256, 4, 2, 16: 0.281 / 0.375 without; 512, 8, 2, 8: 0.280 / 0.371 without; 256, 4, 2,
+#: 4: 0.300 / 0.378; 512, 4, 4, 16: 0.353 / 0.382; 256, 4, 1, 16 and 512, 8, 1, 16 (two
+#: warps' worth of tiles per thread): 0.351 / 0.425 and 0.503 / 0.594.
+GLUON_HW_ONE = (256, 4, 2, 8)
 #: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
 #: through shared memory) rather than reading the block again from L2 (benchmark tunable;
 #: H200, 16384^2 bfloat16, with tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes:
 #: MXFP8 0.284 -> 0.282 ms, MXFP4 0.285 -> 0.278, transposed 0.384 -> 0.372).
 #: Launch plans are cached (``_PLANS``): clear them after changing a switch or tunable.
 GLUON_ONCE = True
+#: The L2 eviction policy (a Triton ``eviction_policy``) of the Gluon kernels' row-scale
+#: stores, and of the column-scale stores of transposed casts (one byte per row of xᵀ); plain
+#: column scales (whole sectors) take the default. ``_kernels_dual_gl_hw`` says why. H200,
+#: 16384^2 bfloat16, plain / transposed ms, without -> with (bench/bench_dual.py, same run):
+#: MXFP8 (one layout) 0.277 -> 0.271 / 0.372 -> 0.361; MXFP4 0.270 -> 0.263 / 0.367 ->
+#: 0.356.
+GLUON_SCALE_EVICT = "evict_last"
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}
 
@@ -161,10 +185,13 @@ class _DualPlan:
     kw: dict
     amax_kw: dict
     gluon: bool = False
+    one_layout: bool = False
 
     @cached_property
     def launch(self) -> Launch:
         """The kernel with its compile-time arguments."""
+        if self.one_layout:
+            return Launch(_cast_dual_gl_hw, self.kw)
         return Launch(_cast_dual_gl if self.gluon else _cast_dual, self.kw)
 
     @cached_property
@@ -184,9 +211,15 @@ def _build(
     pairs = _pairs(rows, scaled, xc, n, word4)
     gluon = gluon_takes(rows, scaled, xc, pairs)
     extra = {}
+    one_layout = gluon and not pairs and GLUON_ONE_LAYOUT
     if gluon:
+        evict = {"REV": GLUON_SCALE_EVICT, "CEV": GLUON_SCALE_EVICT if transposed else ""}
+    if one_layout:
+        bn, warps, tt, vc = GLUON_HW_ONE
+        extra = {"W": warps, "TT": tt, "VC": vc, **evict}
+    elif gluon:
         bn, warps, ct, cv, rv = GLUON_PAIRS if pairs else GLUON_HW
-        extra = {"W": warps, "CT": ct, "CV": cv, "RV": rv, "ONCE": GLUON_ONCE}
+        extra = {"W": warps, "CT": ct, "CV": cv, "RV": rv, "ONCE": GLUON_ONCE, **evict}
     else:
         warps = DUAL_WARPS if t >= 32 else DUAL_WARPS_NARROW
         if pairs:
@@ -213,7 +246,7 @@ def _build(
     )
     amax_kw = amax_pass_kw(rows.dtype, xc) if rows.dtype.is_multiscale else {}
     grid = outer * triton.cdiv(m, t) * triton.cdiv(n, bn)
-    return _DualPlan((grid,), kw, amax_kw, gluon)
+    return _DualPlan((grid,), kw, amax_kw, gluon, one_layout)
 
 
 def _pairs(rows: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bool) -> bool:
