@@ -218,10 +218,11 @@ def _gluon_table(x: torch.Tensor, rep: int) -> None:
     print("\n| scale stores' eviction policy | ms | ms without | cost without | same bits |")
     print("|---|---:|---:|---:|---|")
     for code, tr in GLUON_CASTS:
-        t1, a, _ = _timed_plan(x, code, tr, rep)
-        t0, b, _ = _timed_plan(x, code, tr, rep, GLUON_SCALE_EVICT="")
+        t1, a, k1 = _timed_plan(x, code, tr, rep, GLUON_ENABLED=True)
+        t0, b, k0 = _timed_plan(x, code, tr, rep, GLUON_ENABLED=True, GLUON_SCALE_EVICT="")
+        same = _same(a, b) and k1 == k0 == [(True, code == "mxfp8")]
         label = f"{code}{', transposed' if tr else ''} ({_launch_dual.GLUON_SCALE_EVICT})"
-        print(f"| {label} | {t1:.3f} | {t0:.3f} | {t0 / t1 - 1:+.1%} | {_same(a, b)} |")
+        print(f"| {label} | {t1:.3f} | {t0:.3f} | {t0 / t1 - 1:+.1%} | {same} |")
 
 
 def _sweep_gluon(x: torch.Tensor, rep: int, family: str, configs: str | None) -> None:
@@ -287,14 +288,16 @@ def _sweep_one_layout(x: torch.Tensor, rep: int, configs: str | None) -> None:
     )
     print("|---|---:|---:|---|")
     base = [_timed_plan(x, "mxfp8", tr, 1, GLUON_ENABLED=False)[1] for tr in (False, True)]
+    on = {"GLUON_ENABLED": True, "GLUON_ONE_LAYOUT": True}
     for cfg in grid:
         row, same = [], True
         for tr, b in zip((False, True), base, strict=True):
             try:
-                ms, out, _ = _timed_plan(x, "mxfp8", tr, rep, GLUON_HW_ONE=cfg)
-                same = same and _same(out, b)
+                ms, out, taken = _timed_plan(x, "mxfp8", tr, rep, GLUON_HW_ONE=cfg, **on)
+                same = same and _same(out, b) and taken == [(True, True)]
                 row.append(f"{ms:.3f}")
             except Exception as err:  # a configuration the layouts refuse: say why
+                same = False
                 row.append(f"n/a ({type(err).__name__})")
         print(f"| {', '.join(str(v) for v in cfg)} | " + " | ".join(row) + f" | {same} |")
 

@@ -1,13 +1,14 @@
-"""Compile the Gluon dual kernel for sm_90 without a GPU (run by ``test_gluon_offline.py``).
+"""Compile the Gluon dual kernels for sm_90 without a GPU (run by ``test_gluon_offline.py``).
 
 Run as a script in a process without ``TRITON_INTERPRET`` (Triton chooses the interpreter
 when it is imported, and the interpreter does not run Gluon). For each case it builds the
 launch plan ``_launch_dual`` would build on an sm_90 GPU (``hw_fp8`` answered True), checks
-that the plan takes the Gluon kernel, compiles the kernel with the specializations a launch
-gets (16-byte aligned pointers, sizes divisible by 16 where they are) for
-``GPUTarget("cuda", 90, 32)``, and prints one JSON line per case: the case, whether it
-compiled (else the error's first line), and the SASS's local-memory instructions (register
-spills). Exit status 0 when every case compiled.
+that the plan takes the Gluon kernel the case names (``_cast_dual_gl_hw`` for the hardware
+FP8 conversion unless "two layouts", ``_cast_dual_gl`` for the pair encoder), compiles the
+kernel with the specializations a launch gets (16-byte aligned pointers, sizes divisible by
+16 where they are) for ``GPUTarget("cuda", 90, 32)``, and prints one JSON line per case:
+the case, whether it compiled (else the error's first line), and the SASS's local-memory
+instructions (register spills). Exit status 0 when every case compiled.
 
     python gluon_offline.py
 """
@@ -40,6 +41,9 @@ CASES = (
     ("mxfp8", (70, 1031), torch.bfloat16, True, "plain"),  # odd rows: no pairs
     ("mxfp4", (65536, 32768), torch.bfloat16, True, "blocked"),  # 2**31 elements: int64
     ("mxfp8", (65536, 32768), torch.bfloat16, False, "plain"),
+    ("mxfp8", (65536, 32768), torch.bfloat16, True, "blocked"),  # int64, xᵀ, blocked
+    ("mxfp8", (256, 512), torch.bfloat16, False, "blocked"),
+    ("e4m3fn_e5m0_t32", (2, 64, 1030), torch.float16, True, "plain"),  # a narrower scale
 )
 #: Cases compiled again with the column phase reading the block from L2 (``GLUON_ONCE`` off;
 #: the FP8 conversion's through ``_cast_dual_gl``, ``GLUON_ONE_LAYOUT`` off).
@@ -58,6 +62,9 @@ def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, 
     plan = _launch_dual._build(req, xc, 0, transposed)
     if not plan.gluon:
         raise AssertionError("the plan does not take the Gluon kernel")
+    one_layout = _launch_dual.GLUON_ONE_LAYOUT and not plan.kw["PAIRS"]
+    if plan.one_layout != one_layout:
+        raise AssertionError(f"the plan's one_layout is {plan.one_layout}, not {one_layout}")
     if plan.kw["I64"] != (math.prod(shape) >= 2**31):
         raise AssertionError(f"I64 is {plan.kw['I64']} for {shape}")
     kw = plan.kw

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
 
 #: Datatypes the Gluon kernel serves: the hardware FP8 conversion (any input dtype) and the
 #: bfloat16 pair encoder (bfloat16 only).
-HW_DTYPES = ("mxfp8", "mxfp8e5", "e4m3fn_e8m0_t32")
+HW_DTYPES = ("mxfp8", "mxfp8e5", "e4m3fn_e8m0_t32", "e4m3fn_e5m0_t32")
 PAIR_DTYPES = ("mxfp4", "mxfp6e2", "mxfp6e3", "e3m4_e8m0_t32")
 SHAPES = {
     "whole": (256, 512),

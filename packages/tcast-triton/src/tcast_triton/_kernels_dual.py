@@ -21,8 +21,10 @@ Scales go to the plain scale arrays, or (``BLK``) to their blocked layout (SEMAN
 block once as ``[BM / T, T, BN / T, T]`` and reduced it both ways in registers: 0.80 ms for
 MXFP8 16384^2 on an H200, against 0.43 ms for two single casts; bench/bench_dual.py.)
 
-On sm_90 GPUs the MX casts of 32-element tiles take ``_kernels_dual_gl`` (the same steps
-in Gluon, each block's scale computed once); this kernel serves the rest and the interpreter.
+On sm_90 GPUs the MX casts of 32-element tiles take the Gluon kernels (each block's scale
+computed once): ``_kernels_dual_gl_hw`` for codes by the hardware FP8 conversion (both casts
+in one layout), ``_kernels_dual_gl`` for the bfloat16 pair encoder; this kernel serves the
+rest and the interpreter.
 """
 
 from __future__ import annotations

@@ -91,9 +91,13 @@ def _cast_dual_gl_hw(
 ):
     """Both casts of one ``[T, BN]`` block of ``x``, as ``_cast_dual`` (same arguments).
 
-    Layout tunables: ``W`` warps (the launch's ``num_warps``), ``TT`` threads of a warp along
-    the block's row tiles, ``VC`` elements a thread holds of a row tile; ``REV`` / ``CEV``:
-    the L2 eviction policies of the row and column scale stores.
+    The subset it serves (``_launch_dual.gluon_takes`` without the pair encoder): codes one a
+    byte (``VIRTUAL == 0``), exponent scales one a byte without zero points, nearest even;
+    ``rb_ptr``, ``zero_r``, ``zero_c``, ``tcode_ptr``, ``stats_ptr``, ``seed`` and the plan's
+    ``NP``, ``RS``, ``FIXED``, ``INV_FIXED``, ``ZCB``, ``TCB`` are those of that subset and
+    unused. Layout tunables: ``W`` warps (the launch's ``num_warps``), ``TT`` threads of a
+    warp along the block's row tiles, ``VC`` elements a thread holds of a row tile; ``REV`` /
+    ``CEV``: the L2 eviction policies of the row and column scale stores.
     """
     # what _launch_dual.gluon_takes admits, checked where the kernel relies on it
     gl.static_assert(VIRTUAL == 0)
@@ -106,17 +110,20 @@ def _cast_dual_gl_hw(
     gl.static_assert(E[F_HW] != 0)
     NR: gl.constexpr = BN // T  # row tiles of a block row
     TC: gl.constexpr = T // VC  # threads along a tile
+    gl.static_assert(32 % (TC * TT) == 0)
     TR: gl.constexpr = 32 // (TC * TT)  # threads along the rows
+    gl.static_assert(T % TR == 0)
     RR: gl.constexpr = T // TR  # rows a thread holds
-    gl.static_assert(TR * TT * TC == 32)
     gl.static_assert(NR == TT * W)  # no thread holds another's elements
+    gl.static_assert(32 % NR == 0)  # LR: a warp's threads split over rows and row tiles
     gl.static_assert(VC % 4 == 0)  # hw_bytes_kept converts four elements a word
     # the block as [T, NR, T]: rows, row tiles, a tile's elements
     L3: gl.constexpr = gl.BlockedLayout([RR, 1, VC], [TR, TT, TC], [1, W, 1], [2, 1, 0])
     LI: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, L3))
     LN: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, L3))
     LK: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, L3))
-    # one block's lane math a thread: row tiles [T, NR], column tiles [NR, T]
+    # the lane math with no replication (each block's in one thread): row tiles [T, NR],
+    # column tiles [NR, T]
     LR: gl.constexpr = gl.BlockedLayout([1, 1], [32 // NR, NR], [W, 1], [1, 0])
     LC: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [W, 1], [1, 0])
     # xᵀ's codes: 16 bytes of a column of x (a row of xᵀ) a thread

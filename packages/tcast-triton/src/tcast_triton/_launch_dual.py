@@ -84,14 +84,16 @@ DUAL_WARPS_PAIRS = 2
 #: cast), so virtual, transposed and blocked casts keep the kernel. A switch for tests and
 #: benchmarks.
 DUAL_TWO_LEVEL = False
-#: Whether :func:`gluon_takes` may choose the Gluon kernel (``_kernels_dual_gl``): a switch
-#: for tests and benchmarks.
+#: Whether :func:`gluon_takes` may choose the Gluon kernels (``_kernels_dual_gl_hw``,
+#: ``_kernels_dual_gl``): a switch for tests and benchmarks.
 GLUON_ENABLED = True
-#: The Gluon kernel's tunables (H200 benchmark), for the pair encoder and for the hardware
-#: FP8 conversion: block columns BN, warps W, the column phase's threads along a column CT and
-#: elements (words of two, pairs) a thread holds along a row CV, the row phase's elements
-#: (words) a thread holds of a row tile RV. H200, 16384^2 bfloat16, plain / transposed ms
-#: (bench/bench_dual.py --sweep-gluon, column phase from the row phase's registers), MXFP8
+#: ``_kernels_dual_gl``'s tunables (H200 benchmark), for the pair encoder and for the
+#: hardware FP8 conversion (``GLUON_HW``: only with ``GLUON_ONE_LAYOUT`` off; measured before
+#: the scale stores' eviction policy): block columns BN, warps W, the column phase's threads
+#: along a column CT and elements (words of two, pairs) a thread holds along a row CV, the
+#: row phase's elements (words) a thread holds of a row tile RV. H200, 16384^2 bfloat16,
+#: plain / transposed ms (bench/bench_dual.py --sweep-gluon, column phase from the row
+#: phase's registers), MXFP8
 #: (BN, W, CT, CV, RV) = 256, 4, 4, 8, 8: 0.282 / 0.373; 256, 4, 4, 8, 16: 0.281 / 0.373;
 #: 512, 8, 4, 8, 16: 0.294 / 0.377; 256, 2, 4, 8, 16: 0.293 / 0.394; 128, 2, 4, 8, 8: 0.289
 #: / 0.383. MXFP4 512, 4, 4, 4, 4: 0.275 / 0.371; 512, 4, 4, 4, 8: 0.273 / 0.369; 256, 4,
@@ -108,11 +110,12 @@ GLUON_HW = (256, 4, 4, 8, 16)
 GLUON_ONE_LAYOUT = True
 #: ``_kernels_dual_gl_hw``'s tunables: block columns BN, warps W, threads of a warp along
 #: the block's row tiles TT, elements a thread holds of a row tile VC (W * TT = BN / 32).
-#: H200, 16384^2 bfloat16 MXFP8, plain / transposed ms (row scales ``evict_last``):
-#: 256, 4, 2, 8: 0.277 / 0.379 without the eviction policy, 0.271 / 0.362 with it;
-#: 256, 4, 2, 16: 0.281 / 0.375 without; 512, 8, 2, 8: 0.280 / 0.371 without; 256, 4, 2,
-#: 4: 0.300 / 0.378; 512, 4, 4, 16: 0.353 / 0.382; 256, 4, 1, 16 and 512, 8, 1, 16 (two
-#: warps' worth of tiles per thread): 0.351 / 0.425 and 0.503 / 0.594.
+#: H200, 16384^2 bfloat16 MXFP8, plain / transposed ms, with the scale stores' eviction
+#: policy (bench/bench_dual.py --sweep-gluon one): 256, 4, 2, 8: 0.268 / 0.364; 256, 4, 2,
+#: 16: 0.271 / 0.361; 512, 8, 2, 8: 0.274 / 0.357; 512, 8, 2, 16: 0.280 / 0.359. Without
+#: it (an earlier run): 256, 4, 2, 8: 0.277 / 0.379; 256, 4, 2, 16: 0.281 / 0.375; 512, 8,
+#: 2, 8: 0.280 / 0.371; 256, 4, 2, 4: 0.300 / 0.378; 512, 4, 4, 16: 0.353 / 0.382; 256, 4,
+#: 1, 16 and 512, 8, 1, 16: 0.351 / 0.425 and 0.503 / 0.594.
 GLUON_HW_ONE = (256, 4, 2, 8)
 #: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
 #: through shared memory) rather than reading the block again from L2 (benchmark tunable;
@@ -122,7 +125,10 @@ GLUON_HW_ONE = (256, 4, 2, 8)
 GLUON_ONCE = True
 #: The L2 eviction policy (a Triton ``eviction_policy``) of the Gluon kernels' row-scale
 #: stores, and of the column-scale stores of transposed casts (one byte per row of xᵀ); plain
-#: column scales (whole sectors) take the default. ``_kernels_dual_gl_hw`` says why. H200,
+#: column scales (whole sectors) take the default. ``_kernels_dual_gl_hw`` says why. Blocked
+#: column scales (the same slots plain or transposed) showed no difference either way (MXFP8
+#: one layout, columns default / ``evict_last``: 0.270 / 0.271 ms, transposed 0.322 /
+#: 0.321), so they follow ``transposed``. H200,
 #: 16384^2 bfloat16, plain / transposed ms, without -> with (bench/bench_dual.py, same run):
 #: MXFP8 (one layout) 0.277 -> 0.271 / 0.372 -> 0.361; MXFP4 0.270 -> 0.263 / 0.367 ->
 #: 0.356.
@@ -156,7 +162,10 @@ def dual_kernel_takes(rows: CastRequest, transposed: bool) -> bool:
 
 
 def gluon_takes(rows: CastRequest, scaled: dict, xc: torch.Tensor, pairs: bool) -> bool:
-    """Whether the Gluon kernel (``_kernels_dual_gl``) casts this request: what it serves.
+    """Whether a Gluon kernel casts this request: what they serve.
+
+    ``_kernels_dual_gl`` for the pair encoder, ``_kernels_dual_gl_hw`` for the hardware FP8
+    conversion (``_kernels_dual_gl`` with :data:`GLUON_ONE_LAYOUT` off).
 
     On sm_90 and later GPUs (``hw_fp8``; never the interpreter, which does not run Gluon;
     measured and tested on an H200), 32-element tiles, codes encoded by the bfloat16 pair
@@ -212,8 +221,7 @@ def _build(
     gluon = gluon_takes(rows, scaled, xc, pairs)
     extra = {}
     one_layout = gluon and not pairs and GLUON_ONE_LAYOUT
-    if gluon:
-        evict = {"REV": GLUON_SCALE_EVICT, "CEV": GLUON_SCALE_EVICT if transposed else ""}
+    evict = {"REV": GLUON_SCALE_EVICT, "CEV": GLUON_SCALE_EVICT if transposed else ""}
     if one_layout:
         bn, warps, tt, vc = GLUON_HW_ONE
         extra = {"W": warps, "TT": tt, "VC": vc, **evict}
