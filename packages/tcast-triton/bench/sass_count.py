@@ -1,9 +1,10 @@
 """Instructions per element of the engine's compiled kernels, and the time they take to issue.
 
 Not a test. On the GPU, each cast below runs once on a square bfloat16 input; every kernel it
-launched is disassembled (``cuobjdump -sass`` through Triton's ``asm['sass']``) and its
-instructions counted (``NOP`` left out; the kernels are straight-line code except the
-long-tile loops, which these casts do not take) by kind: integer, float, conversion,
+launched is disassembled (``cuobjdump -sass`` by ``_offline.sass_listing``, every instruction:
+Triton's ``asm["sass"]`` stops at instruction 4096) and its instructions counted (``NOP``
+left out; the kernels are straight-line code except the long-tile loops, which these casts
+do not take) by kind: integer, float, conversion,
 memory, other. With ``e`` elements per thread, ``n/e`` instructions per element, and an SM
 issuing at most four warp instructions per clock, the issue time of the whole input is
 ``elements * per_element / 32 / (SMs * 4 * clock)``: when that approaches the measured
@@ -25,6 +26,7 @@ from triton.testing import do_bench
 
 import tcast_triton
 from tcast_triton import _fastlaunch
+from tcast_triton._offline import sass_listing
 
 CASTS = [
     ("mxfp8 actual", "mxfp8", {"castmode": "actual"}),
@@ -133,7 +135,7 @@ def main() -> None:
                 done.add(id(compiled))
                 warps = compiled.metadata.num_warps
                 per_thread = _elements_per_program(launch.kw) / (warps * 32)
-                sass = compiled.asm["sass"]
+                sass = sass_listing(compiled.asm["cubin"])
                 c = _count(sass)
                 if not c:
                     raise RuntimeError(f"no instruction recognised in:\n{sass[:2000]}")
