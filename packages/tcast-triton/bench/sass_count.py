@@ -4,11 +4,11 @@ Not a test. On the GPU, each cast below runs once on a square bfloat16 input; ev
 launched is disassembled (``cuobjdump -sass`` by ``_offline.sass_listing``, every instruction:
 Triton's ``asm["sass"]`` stops at instruction 4096) and its instructions counted (``NOP``
 left out; the kernels are straight-line code except the long-tile loops, which these casts
-do not take) by kind: integer, float, conversion,
-memory, other. With ``e`` elements per thread, ``n/e`` instructions per element, and an SM
-issuing at most four warp instructions per clock, the issue time of the whole input is
-``elements * per_element / 32 / (SMs * 4 * clock)``: when that approaches the measured
-kernel time, the kernel is bound by instruction issue, not by memory.
+do not take) by kind: integer, float, conversion, memory, other. With ``e`` elements per
+thread, ``n/e`` instructions per element, and an SM issuing at most four warp instructions
+per clock, the issue time of the whole input is ``elements * per_element / 32 / (SMs * 4 *
+clock)``: when that approaches the measured kernel time, the kernel is bound by instruction
+issue, not by memory.
 
     python packages/tcast-triton/bench/sass_count.py [--size 16384]
 """
