@@ -10,8 +10,14 @@ checks made and the failures. On a machine of several GPUs (issue 15's two-GPU r
 
 one process a GPU over NCCL, every group (gloo on CUDA cannot run the groups whose cast
 gathers CUDA tensors). ``--device cpu --backend gloo`` runs the same on the CPU (the Triton
-engine then needs ``TRITON_INTERPRET=1``). ``--report FILE`` writes every process's report
-as JSON. Exit status 1 when any check failed or a process failed or hung.
+engine then needs ``TRITON_INTERPRET=1``).
+
+Each group is a world of its own (the conformance sample ``--parts`` worlds, each a share of
+its cases), and ``--jobs`` worlds run at once: the first casts of each datatype compile
+kernels (Triton's, a second or so each), which many processes do faster than two. A line is
+printed as each world ends, with its seconds; ``--report FILE`` is rewritten as each ends,
+so that a run cut short keeps what finished. Exit status 1 when any check failed or a
+process failed or hung (``--timeout`` seconds per world).
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 # the worker lives beside the tests that spawn it
@@ -28,63 +36,103 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import dtensor_worker
 
+GROUPS = (
+    "conformance",
+    "placements",
+    "layouts",
+    "dual",
+    "communication",
+    "refusals",
+    "views",
+    "gradients",
+    "fsdp",
+)
 
-def run(world: int, engine: str, device: str, backend: str, groups: str, timeout: float) -> dict:
-    """One world of worker processes for ``engine``: their reports, or the failure's text."""
-    options = ["--engine", engine, "--device", device, "--backend", backend]
-    if groups:
-        options.insert(0, groups)
+
+def run(world: int, engine: str, group: str, part: str, common: list[str], timeout: float):
+    """One world of worker processes: their reports, or the failure's text."""
+    options = [group, "--engine", engine, "--part", part, *common]
     start = time.monotonic()
+    job = {"engine": engine, "group": group, "part": part}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             reports = dtensor_worker.run_world(world, Path(tmp), *options, timeout=timeout)
         except AssertionError as e:  # a process failed or hung: its log
-            return {"engine": engine, "error": str(e), "seconds": time.monotonic() - start}
-    return {"engine": engine, "reports": reports, "seconds": time.monotonic() - start}
+            return {**job, "error": str(e), "seconds": time.monotonic() - start}
+    return {**job, "reports": reports, "seconds": time.monotonic() - start}
 
 
 def main() -> int:
-    """Run each engine's world and print the summary."""
+    """Run every engine's groups and print the summary."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--world", type=int, default=2)
     ap.add_argument("--engines", default="torch,triton", help="comma-separated: torch, triton")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="nccl")
-    ap.add_argument("--groups", default="", help="the worker's groups (default: every one)")
+    ap.add_argument("--groups", default=",".join(GROUPS), help="the worker's groups")
+    ap.add_argument("--parts", type=int, default=4, help="worlds sharing the conformance sample")
+    ap.add_argument("--jobs", type=int, default=1, help="worlds at once")
     ap.add_argument("--timeout", type=float, default=400, help="seconds per world")
     ap.add_argument("--report", default="", help="JSON file for every process's report")
     a = ap.parse_args()
     engines = [e for e in a.engines.split(",") if e]
-    bad_engines = sorted(set(engines) - {"torch", "triton"})
-    if bad_engines or not engines:
+    groups = [g for g in a.groups.split(",") if g]
+    if sorted(set(engines) - {"torch", "triton"}) or not engines:
         ap.error(f"--engines {a.engines!r}: name torch and/or triton")
-    if a.world < 1:
-        ap.error(f"--world {a.world}: at least 1")
+    if sorted(set(groups) - set(GROUPS)) or not groups:
+        ap.error(f"--groups {a.groups!r}: name some of {', '.join(GROUPS)}")
+    for name in ("world", "parts", "jobs"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name} {getattr(a, name)}: at least 1")
     print(
-        f"world {a.world}, device {a.device}, backend {a.backend}, "
-        f"groups {a.groups or 'all'}, engines {','.join(engines)}",
+        f"world {a.world}, device {a.device}, backend {a.backend}, groups {','.join(groups)}, "
+        f"engines {','.join(engines)}, conformance in {a.parts} parts, {a.jobs} worlds at once",
         flush=True,
     )
-    results, ok = [], True
+    common = ["--device", a.device, "--backend", a.backend]
+    todo = [
+        (engine, group, f"{j}/{a.parts}" if group == "conformance" else "0/1")
+        for engine in engines
+        for group in groups
+        for j in range(a.parts if group == "conformance" else 1)
+    ]
+    results: list[dict] = []
+    lock = threading.Lock()
+    start = time.monotonic()
+    with ThreadPoolExecutor(a.jobs) as pool:
+        futures = [pool.submit(run, a.world, *job, common, a.timeout) for job in todo]
+        for future in as_completed(futures):
+            r = future.result()
+            with lock:
+                results.append(r)
+                if a.report:
+                    Path(a.report).write_text(json.dumps(results, indent=1))
+            what = f"{r['engine']} {r['group']} {r['part']}"
+            if "error" in r:
+                print(f"{what}: FAILED in {r['seconds']:.0f} s\n{r['error'][-6000:]}", flush=True)
+                continue
+            checked = [p["checked"] for p in r["reports"]]
+            failures = [f for p in r["reports"] for f in p["failures"]]
+            print(
+                f"{what}: {len(failures)} failures, checks per process {checked} "
+                f"({r['seconds']:.0f} s; {time.monotonic() - start:.0f} s in all)",
+                flush=True,
+            )
+            for f in failures[:20]:
+                print(f"  {f}", flush=True)
+    ok = True
     for engine in engines:
-        r = run(a.world, engine, a.device, a.backend, a.groups, a.timeout)
-        results.append(r)
-        if "error" in r:
-            ok = False
-            print(f"{engine}: FAILED in {r['seconds']:.0f} s\n{r['error'][-6000:]}", flush=True)
-            continue
-        checked = [p["checked"] for p in r["reports"]]
-        failures = [f for p in r["reports"] for f in p["failures"]]
-        ok = ok and not failures
+        mine = [r for r in results if r["engine"] == engine]
+        crashed = [f"{r['group']} {r['part']}" for r in mine if "error" in r]
+        done = [r for r in mine if "error" not in r]
+        failures = sum(len(p["failures"]) for r in done for p in r["reports"])
+        checked = [sum(r["reports"][p]["checked"] for r in done) for p in range(a.world)]
+        ok = ok and not failures and not crashed
         print(
-            f"{engine}: {len(failures)} failures; raw-bit checks per process {checked} "
-            f"({r['seconds']:.0f} s)",
+            f"{engine}: {failures} failures; raw-bit checks per process {checked} in "
+            f"{len(done)} worlds" + (f"; FAILED or hung: {', '.join(crashed)}" if crashed else ""),
             flush=True,
         )
-        for f in failures[:20]:
-            print(f"  {f}", flush=True)
-    if a.report:
-        Path(a.report).write_text(json.dumps(results, indent=1))
     return 0 if ok else 1
 
 

@@ -1,12 +1,12 @@
 """One process of the DTensor tests (test_torch_dtensor.py): every case of one world size.
 
 Run as ``python dtensor_worker.py RANK WORLD STORE OUT [GROUPS] [--engine triton]
-[--device cuda] [--backend nccl]``: joins a process group (gloo by default) through a
-FileStore, then for every case casts a DTensor and compares, as raw bits, the
+[--device cuda] [--backend nccl] [--part J/K]``: joins a process group (gloo by default)
+through a FileStore, then for every case casts a DTensor and compares, as raw bits, the
 ``full_tensor()`` of every part of the result (and of its upcast) with the cast of the whole
-tensor in this one process by the same engine (its ordinary path, judged against the
-reference by the conformance suite). Each rank writes ``{"checked": N, "failures": [...]}``
-to OUT.RANK as JSON.
+tensor in this one process by the same engine (its ordinary path, eager for the torch engine
+on CUDA, judged against the reference by the conformance suite). Each rank writes
+``{"checked": N, "failures": [...]}`` to OUT.RANK as JSON.
 
 ``--engine triton`` casts by ``tcast_triton`` (the Triton engine's DTensor path; CPU tensors
 under ``TRITON_INTERPRET=1``); ``--device cuda`` holds the tensors on the GPU (with gloo,
@@ -20,6 +20,7 @@ gathers the whole tensor (sparsity groups cut by a shard boundary) are left to N
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -216,14 +217,22 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
     chk.equal(f"{name} upcast", tcast.upcast(got), E.upcast(want))
 
 
-def conformance_sample(chk: Checker, mesh, world: int) -> None:
+def conformance_sample(chk: Checker, mesh, world: int, part: tuple[int, int] = (0, 1)) -> None:
     """The smoke tier's cases (every axis value of the conformance space) on Shard(0),
-    Shard(1) and Shard(-1)-of-3-D placements, virtual and actual, two inputs."""
+    Shard(1) and Shard(-1)-of-3-D placements, virtual and actual, two inputs.
+
+    ``part`` ``(j, k)`` takes the cases whose index is j modulo k (each case's placement,
+    input dtype and front door still follow its index in the whole sample), so that k
+    worlds can share the sample.
+    """
     from torch.distributed.tensor import Replicate, Shard
 
     cases = cb.smoke_cases(cb.pairwise_cases(list(tcast.conformance_space())))
     placements = [[Shard(0)], [Shard(1)]]
+    j, k = part
     for i, case in enumerate(cases):
+        if i % k != j:
+            continue
         dt = case.dtype
         idt = INPUT_DTYPES[i % 3]
         shape = (10, 72)
@@ -731,7 +740,10 @@ def main() -> None:
     ap.add_argument("--engine", choices=("torch", "triton"), default="torch")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
+    ap.add_argument("--part", default="0/1", help="J/K: the conformance sample's cases J mod K")
     a = ap.parse_args()
+    j, _, k = a.part.partition("/")
+    part = (int(j), int(k))
     rank, world, store, out = a.rank, a.world, a.store, a.out
     warnings.simplefilter("error")
     # the GPU machine's torch warns of its own torch.jit.script_method when torch.compile runs
@@ -741,6 +753,13 @@ def main() -> None:
 
         E.cast, E.cast_dual = tcast_triton.cast, tcast_triton.cast_dual
         E.upcast = tcast_triton.upcast
+    elif a.device == "cuda":
+        # A DTensor is cast eagerly whatever ``compile`` says; the whole-tensor cast it is
+        # compared with runs eagerly too: compiling it (the default for CUDA fast-path casts,
+        # seconds per datatype and modes) would cost minutes over the conformance sample,
+        # and its bits are the eager ones (the package's CUDA conformance runs).
+        E.cast = functools.partial(tcast_torch.cast, compile=False)
+        E.cast_dual = functools.partial(tcast_torch.cast_dual, compile=False)
     if a.device == "cuda":
         index = rank % torch.cuda.device_count()
         torch.cuda.set_device(index)
@@ -759,7 +778,7 @@ def main() -> None:
     chk = Checker(rank)
     groups = {
         "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
-        "conformance": lambda: conformance_sample(chk, mesh, world),
+        "conformance": lambda: conformance_sample(chk, mesh, world, part),
         "communication": lambda: communication(chk, mesh, mesh2),
         "refusals": lambda: refusals(chk, mesh, mesh2),
         "dual": lambda: dual(chk, mesh),
@@ -771,7 +790,10 @@ def main() -> None:
     only = a.groups.split(",") if a.groups else list(groups)
     try:
         for name in only:
+            start = time.monotonic()
             groups[name]()
+            # in the log, which a hang's report shows
+            print(f"{name}: {chk.checked} checks, {time.monotonic() - start:.1f} s", flush=True)
     except Exception:
         chk.fail("worker", traceback.format_exc())
     with open(f"{out}.{rank}", "w") as f:
