@@ -76,7 +76,13 @@ def _worker(
     rank: int, world: int, store: str, rows: int, size: int, iters: int, engines: list[str]
 ) -> None:
     torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", store=dist.FileStore(store, world), rank=rank, world_size=world)
+    dist.init_process_group(
+        "nccl",
+        store=dist.FileStore(store, world),
+        rank=rank,
+        world_size=world,
+        device_id=torch.device("cuda", rank),
+    )
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 

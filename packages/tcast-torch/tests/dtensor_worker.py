@@ -707,10 +707,16 @@ def run_world(world: int, tmp: Path, *options: str, timeout: float = 400) -> lis
     deadline = time.monotonic() + timeout
     hung = False
     try:
-        for p in procs:
-            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
-    except subprocess.TimeoutExpired:
-        hung = True
+        # a process that failed leaves its peers waiting in a collective: they are stopped
+        # a few seconds after it (its log says why), not at the deadline
+        while any(p.poll() is None for p in procs):
+            if time.monotonic() > deadline:
+                hung = True
+                break
+            if any(p.returncode for p in procs):
+                time.sleep(5)
+                break
+            time.sleep(0.05)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -721,11 +727,15 @@ def run_world(world: int, tmp: Path, *options: str, timeout: float = 400) -> lis
     if hung:  # the workers' logs say where each one waited
         tails = [f"process {r}:\n{(tmp / f'log.{r}').read_text()[-3000:]}" for r in range(world)]
         raise AssertionError(f"the workers did not finish in {timeout} s\n" + "\n".join(tails))
+    # the processes that failed on their own first (the others were stopped after them)
+    for r in sorted(range(world), key=lambda r: procs[r].returncode <= 0):
+        log = (tmp / f"log.{r}").read_text()[-4000:]
+        code = procs[r].returncode
+        assert code == 0, f"process {r} failed (exit status {code}):\n{log}"
     reports = []
     for r in range(world):
         result = out.with_name(f"out.{r}")
-        log = (tmp / f"log.{r}").read_text()[-4000:]
-        assert procs[r].returncode == 0 and result.exists(), f"process {r} failed:\n{log}"
+        assert result.exists(), f"process {r} wrote no report"
         reports.append(json.loads(result.read_text()))
     return reports
 
@@ -764,8 +774,14 @@ def main() -> None:
         index = rank % torch.cuda.device_count()
         torch.cuda.set_device(index)
         E.device = torch.device("cuda", index)
+    # NCCL is told its process's GPU (else its barrier warns, an error here)
+    device_id = E.device if a.backend == "nccl" else None
     dist.init_process_group(
-        a.backend, store=dist.FileStore(store, world), rank=rank, world_size=world
+        a.backend,
+        store=dist.FileStore(store, world),
+        rank=rank,
+        world_size=world,
+        device_id=device_id,
     )
     from torch.distributed.device_mesh import init_device_mesh
 
