@@ -651,9 +651,8 @@ def fsdp_step(chk: Checker, mesh, world: int) -> None:
 
     def model():
         torch.manual_seed(3)
-        return torch.nn.Sequential(
-            torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)
-        )
+        seq = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
+        return seq.to(E.device)  # made on the CPU first: the same weights on every device
 
     rules = [
         tcast_torch.QuantRule("0", weight="mxfp4", input="mxfp8"),
