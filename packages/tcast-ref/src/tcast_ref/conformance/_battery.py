@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from dataclasses import dataclass
@@ -175,8 +176,14 @@ def _pairs(n: NumberSpec, unit: Fraction) -> list[tuple[Fraction, Fraction]]:
 
 def _grid(dt: DataType) -> _Grid:
     n = dt.nspec
+    return _grid_of(n, n.is_int and dt.sspec is not None and dt.sspec.scale.is_exponent)
+
+
+@functools.lru_cache(maxsize=1024)
+def _grid_of(n: NumberSpec, fixed_point: bool) -> _Grid:
+    """:func:`_grid` of element format ``n`` (cached: exact arithmetic on every pair)."""
     unit = Fraction(1)
-    if n.is_int and dt.sspec is not None and dt.sspec.scale.is_exponent:
+    if fixed_point:
         unit = Fraction(1, 1 << (n.bits - 2))  # MXINT fixed point (SEMANTICS.md §5.4)
     pairs = _pairs(n, unit)
     if n.bits <= 8 and not n.is_integer and len(pairs) > 24:
@@ -215,16 +222,25 @@ def _tie_values(
     g: _Grid, k: int, rng: np.random.Generator, count: int, limit: float, idt: np.dtype
 ) -> list:
     """``count`` tie/sticky/grid values at block scale ``2^k``, each at most ``limit``."""
+    cands = [c for c in _tie_candidates(g, k, idt) if 0 < c <= limit and np.isfinite(c)]
+    if not cands:
+        return [np.float32(0)] * count
+    picks = rng.choice(len(cands), size=count, replace=count > len(cands))
+    return [cands[i] for i in picks]
+
+
+@functools.lru_cache(maxsize=4096)
+def _tie_candidates(g: _Grid, k: int, idt: np.dtype) -> tuple[np.float32, ...]:
+    """Ties with their input-dtype neighbours, then grid points, at scale ``2^k``.
+
+    Cached: the same for every block of a datatype at that scale.
+    """
     cands = []
     for t in g.ties:
         v = _scaled(t, k)
         cands.extend((v, _up(v, idt), _down(v, idt)))
     cands.extend(_scaled(p, k) for p in g.points)
-    cands = [c for c in cands if 0 < c <= limit and np.isfinite(c)]
-    if not cands:
-        return [np.float32(0)] * count
-    picks = rng.choice(len(cands), size=count, replace=count > len(cands))
-    return [cands[i] for i in picks]
+    return tuple(cands)
 
 
 _F32_MAX = np.float32(np.finfo(np.float32).max)
@@ -304,15 +320,31 @@ def _unscaled_values(dt: DataType, start: int, size: int, idt: np.dtype) -> list
     return [vals[(start + i) % len(vals)] for i in range(size)]
 
 
-def _blocks(dt: DataType, shape: tuple[int, ...]) -> list[list[int]] | None:
-    """Flat indices of each block (None: unscaled, or a shape the tiles do not fit)."""
+def _blocks(dt: DataType, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+    """Flat indices of each block (None: unscaled, or a shape the tiles do not fit).
+
+    Cached by (scale spec, shape), the only parts of the request blocks depend on: the exact
+    model's partition is pure Python (milliseconds for the large entries' shapes), datatypes
+    of one tiling share it, and uncached it was most of the time the conformance tiers spent
+    building inputs.
+    """
     if dt.sspec is None:
         return None
-    try:
-        _, blocks = exact.block_indices(shape, dt)
-    except SpecError:
-        return None
-    return [idx for _, idx in blocks]
+    key = (dt.sspec, shape)
+    if key not in _BLOCKS_CACHE:
+        if len(_BLOCKS_CACHE) >= 512:
+            _BLOCKS_CACHE.clear()
+        try:
+            _, blocks = exact.block_indices(shape, dt)
+        except SpecError:
+            _BLOCKS_CACHE[key] = None
+        else:
+            _BLOCKS_CACHE[key] = tuple(tuple(idx) for _, idx in blocks)
+    return _BLOCKS_CACHE[key]
+
+
+#: :func:`_blocks`' partitions (immutable: tuples).
+_BLOCKS_CACHE: dict[tuple, tuple[tuple[int, ...], ...] | None] = {}
 
 
 def _signs(rng, size: int) -> np.ndarray:
@@ -337,13 +369,13 @@ def _fill(
     out = np.zeros(size, np.float32)
     if size == 0:
         return out
-    blocks = _blocks(dt, shape)
     if name == "zeros":
         return out * _signs(rng, size)
     if name == "random":
         v = rng.standard_normal(size) * np.exp2(rng.integers(-8, 9, size))
         v[rng.random(size) < 0.1] = 0
         return (v.astype(np.float32) * _signs(rng, size)).astype(np.float32)
+    blocks = _blocks(dt, shape)
     if blocks is None:
         if name == "tiny":
             vals = _block_values(_grid(dt), 5, size, rng, idt)
