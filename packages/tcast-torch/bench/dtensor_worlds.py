@@ -26,7 +26,6 @@ import argparse
 import json
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -35,18 +34,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import dtensor_worker
-
-GROUPS = (
-    "conformance",
-    "placements",
-    "layouts",
-    "dual",
-    "communication",
-    "refusals",
-    "views",
-    "gradients",
-    "fsdp",
-)
 
 
 def run(world: int, engine: str, group: str, part: str, common: list[str], timeout: float):
@@ -69,7 +56,7 @@ def main() -> int:
     ap.add_argument("--engines", default="torch,triton", help="comma-separated: torch, triton")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="nccl")
-    ap.add_argument("--groups", default=",".join(GROUPS), help="the worker's groups")
+    ap.add_argument("--groups", default=",".join(dtensor_worker.GROUPS), help="the worker's groups")
     ap.add_argument("--parts", type=int, default=4, help="worlds sharing the conformance sample")
     ap.add_argument("--jobs", type=int, default=1, help="worlds at once")
     ap.add_argument("--timeout", type=float, default=400, help="seconds per world")
@@ -79,8 +66,8 @@ def main() -> int:
     groups = [g for g in a.groups.split(",") if g]
     if sorted(set(engines) - {"torch", "triton"}) or not engines:
         ap.error(f"--engines {a.engines!r}: name torch and/or triton")
-    if sorted(set(groups) - set(GROUPS)) or not groups:
-        ap.error(f"--groups {a.groups!r}: name some of {', '.join(GROUPS)}")
+    if sorted(set(groups) - set(dtensor_worker.GROUPS)) or not groups:
+        ap.error(f"--groups {a.groups!r}: name some of {', '.join(dtensor_worker.GROUPS)}")
     for name in ("world", "parts", "jobs"):
         if getattr(a, name) < 1:
             ap.error(f"--{name} {getattr(a, name)}: at least 1")
@@ -97,16 +84,14 @@ def main() -> int:
         for j in range(a.parts if group == "conformance" else 1)
     ]
     results: list[dict] = []
-    lock = threading.Lock()
     start = time.monotonic()
     with ThreadPoolExecutor(a.jobs) as pool:
         futures = [pool.submit(run, a.world, *job, common, a.timeout) for job in todo]
         for future in as_completed(futures):
             r = future.result()
-            with lock:
-                results.append(r)
-                if a.report:
-                    Path(a.report).write_text(json.dumps(results, indent=1))
+            results.append(r)
+            if a.report:
+                Path(a.report).write_text(json.dumps(results, indent=1))
             what = f"{r['engine']} {r['group']} {r['part']}"
             if "error" in r:
                 print(f"{what}: FAILED in {r['seconds']:.0f} s\n{r['error'][-6000:]}", flush=True)

@@ -48,6 +48,18 @@ E = SimpleNamespace(
     cpu_meshes={},
 )
 INPUT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+#: The groups of cases, in the order a run without GROUPS takes them.
+GROUPS = (
+    "placements",
+    "conformance",
+    "communication",
+    "refusals",
+    "dual",
+    "layouts",
+    "views",
+    "gradients",
+    "fsdp",
+)
 
 
 def bits(t: torch.Tensor) -> torch.Tensor:
@@ -802,6 +814,7 @@ def main() -> None:
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
     }
+    assert tuple(groups) == GROUPS  # the bench's list of groups is this one
     only = a.groups.split(",") if a.groups else list(groups)
     try:
         for name in only:
