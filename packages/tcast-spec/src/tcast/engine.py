@@ -24,9 +24,10 @@ never chosen by the front door on its own. See docs/engines.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from .datatype import DataType
 from .errors import SpecError
@@ -40,6 +41,8 @@ from .modes import (
     scale_mode,
 )
 from .modes import scale_layout as _scale_layout
+from .number import number
+from .scale import scale
 
 __all__ = [
     "ARRAYS_GROUP",
@@ -131,7 +134,15 @@ class CastResult:
         extra: engine notes (``bits``: the element width).
         scale_layout: how ``scale`` and ``zero`` are stored: plain (the scale array's
             shape) or blocked (SEMANTICS.md §8.1).
+
+    A result pickles (``pickle``, ``torch.save``) with its datatype as codes and its modes as
+    names, so that loading it needs no class but this one (``torch.load(weights_only=True)``
+    allowlists exactly that); arrays whose own pickling does not round-trip are stored in
+    a portable form their engine registers (:meth:`register_pickling`).
     """
+
+    #: Per array type, how an array of it pickles inside a result (:meth:`register_pickling`).
+    _pickling: ClassVar[dict[type, Callable[[Any], Any]]] = {}
 
     data: Any
     scale: Any
@@ -152,7 +163,7 @@ class CastResult:
         # never the arrays themselves: a result of a large tensor prints in one line
         parts = [
             f"{name}={_array_summary(a)}"
-            for name in ("data", "scale", "zero", "tenscale", "mask", "meta")
+            for name in _ARRAY_PARTS
             if (a := getattr(self, name)) is not None
         ]
         dt = getattr(self.dtype, "name", self.dtype)
@@ -165,6 +176,65 @@ class CastResult:
         if self.engine:
             head += f", engine {self.engine}"
         return f"CastResult({head}: {', '.join(parts)})"
+
+    @classmethod
+    def register_pickling(cls, array_type: type, portable: Callable[[Any], Any]) -> None:
+        """Say how arrays of ``array_type`` (and its subclasses) pickle inside a result.
+
+        An engine whose arrays do not all survive a pickle round trip registers this when it
+        is imported (tcast_torch: torch cannot unpickle uint16 and uint32 tensors).
+
+        Args:
+            array_type: the array class.
+            portable: returns the array itself, or an object that pickles in its place and
+                unpickles as an array equal to it in dtype, shape and bits.
+        """
+        cls._pickling[array_type] = portable
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in _ARRAY_PARTS:
+            state[name] = _portable(state[name])
+        dt = self.dtype
+        if isinstance(dt, DataType):
+            state["dtype"] = (dt.nspec.code, None if dt.sspec is None else dt.sspec.code, dt.name)
+        for name in ("castmode", "scale_layout"):
+            state[name] = getattr(state[name], "value", state[name])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        names = {f.name for f in fields(self)}
+        if not isinstance(state, dict) or set(state) != names:
+            got = sorted(map(repr, state))[:20] if isinstance(state, dict) else [type(state)]
+            raise SpecError(
+                f"not a pickled CastResult: its state must have the fields {sorted(names)}, "
+                f"got {', '.join(got)[:300]}"
+            )
+        state = dict(state)
+        dt = state["dtype"]
+        if isinstance(dt, tuple) and len(dt) == 3:
+            ncode, scode, name = dt
+            state["dtype"] = DataType(number(ncode), None if scode is None else scale(scode), name)
+        state["castmode"] = cast_mode(state["castmode"])
+        state["scale_layout"] = _scale_layout(state["scale_layout"])
+        self.__dict__.update(state)
+
+    def __copy__(self) -> CastResult:
+        # the pickled state holds portable stand-ins (``__getstate__``), not the arrays
+        return replace(self)
+
+
+#: The parts of a result that hold arrays.
+_ARRAY_PARTS = ("data", "scale", "zero", "tenscale", "mask", "meta")
+
+
+def _portable(a: Any) -> Any:
+    """The form ``a`` pickles in: its type's registered ``portable`` (the nearest class)."""
+    for cls in type(a).__mro__:
+        fn = CastResult._pickling.get(cls)
+        if fn is not None:
+            return fn(a)
+    return a
 
 
 def _array_summary(a: Any) -> str:
