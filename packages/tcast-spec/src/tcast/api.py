@@ -10,8 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._text import quote
 from .datatype import DataType
-from .engine import CastModes, CastResult, Engine, engine_names, engines_for, failure, load_engine
+from .engine import (
+    CastModes,
+    CastResult,
+    Engine,
+    _engine_name,
+    engine_names,
+    engines_for,
+    failure,
+    load_engine,
+)
 from .errors import EngineNotFoundError, SpecError, UnsupportedError
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._request import normalize_args
@@ -53,11 +63,13 @@ def select_engine(
         it is (an engine that refuses ``x``'s kind of array yields to one that casts it).
 
     Raises:
+        SpecError: if ``engine`` is not a str.
         EngineNotFoundError: if no installed engine takes arrays like ``x`` (or
             ``engine`` is not installed); the message names the wheel to install.
         UnsupportedError: if engines take ``x`` but none supports the request.
     """
     if engine is not None:
+        engine = _engine_name(engine)
         eng = load_engine(engine)
         if eng is None:
             why = failure(engine)
@@ -69,7 +81,7 @@ def select_engine(
             detail = f" (it failed to load: {why})" if why else ""
             names = ", ".join(n for n in engine_names() if failure(n) is None) or "none"
             raise EngineNotFoundError(
-                f"engine {engine!r} is not installed{detail}; installed: {names}"
+                f"engine {quote(engine)} is not installed{detail}; installed: {names}"
             )
         if not eng.accepts(x):
             raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
@@ -151,8 +163,9 @@ def cast(
         The virtual array, or a CastResult.
 
     Raises:
-        SpecError: for bad codes, modes, or a seed given with rbits; the blocked layout for
-            a virtual cast or a datatype without one fixed-length tile segment.
+        SpecError: for bad codes, modes, a seed given with rbits, or an engine that is not
+            named by a str; the blocked layout for a virtual cast or a datatype without one
+            fixed-length tile segment.
         EngineNotFoundError: when no engine is installed for ``x``.
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
@@ -242,12 +255,15 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     """Decode an actual or compress result to float32 with the engine that made it.
 
     Raises:
-        SpecError: if ``result`` is not a CastResult.
+        SpecError: if ``result`` is not a CastResult, or ``engine`` is not a str.
         EngineNotFoundError: if the engine is not installed.
     """
     if not isinstance(result, CastResult):
         raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
-    name = engine or result.engine
+    if engine is not None:
+        name = _engine_name(engine)
+    else:  # a result's own engine name is a hint: one that is no name falls back to the data
+        name = result.engine if isinstance(result.engine, str) else None
     if name:
         eng = load_engine(name)
         if eng is not None:

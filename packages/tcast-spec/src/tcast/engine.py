@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, fields, replace
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ._text import quote
 from .datatype import DataType
 from .errors import SpecError
 from .modes import (
@@ -416,13 +417,30 @@ def load_engine(name: str) -> Engine | None:
     ``"NAME:VARIANT"`` is the variant ``VARIANT`` of the registered engine ``NAME`` (see
     :func:`engine_variants`). None when it is not installed, failed to load, or offers no
     such variant (:func:`failure` says which).
+
+    Raises:
+        SpecError: if ``name`` is not a str.
     """
-    base, sep, variant = name.partition(":")
+    base, sep, variant = _engine_name(name).partition(":")
     _discover()
     eng = _load(base) if base in _REGISTRY.points else None
     if eng is None or not sep:
         return eng
     return engine_variants(eng).get(variant)
+
+
+def _engine_name(name: object) -> str:
+    """``name`` if it is a str, the way engines are named (``"ref"``, ``"torch:eager"``).
+
+    Raises:
+        SpecError: for anything else, quoting it.
+    """
+    if not isinstance(name, str):
+        raise SpecError(
+            f"an engine is named by a str such as 'ref', 'torch' or 'NAME:VARIANT', "
+            f"got {quote(name)} ({type(name).__name__})"
+        )
+    return name
 
 
 def engine_variants(engine: Engine) -> dict[str, Engine]:
@@ -450,7 +468,7 @@ def load_engines() -> LoadedEngines:
 
 def failure(name: str) -> str | None:
     """Why the engine ``name`` (or ``"NAME:VARIANT"``) failed to load, if it did."""
-    base, sep, variant = name.partition(":")
+    base, sep, variant = _engine_name(name).partition(":")
     if sep and _discover() and base in _REGISTRY.points:
         _import_engine(base)  # a variant's base, loaded to see what it offers
     why = _REGISTRY.failures.get(base)
@@ -460,7 +478,7 @@ def failure(name: str) -> str | None:
     if variant in offered:
         return None
     return (
-        f"engine {base!r} offers no variant {variant!r}; its variants: "
+        f"engine {quote(base)} offers no variant {quote(variant)}; its variants: "
         f"{', '.join(sorted(offered)) or 'none'}"
     )
 
