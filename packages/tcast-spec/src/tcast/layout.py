@@ -97,13 +97,15 @@ class BlockLayout:
             return total
         d = self.dims[self.sparse]
         length, tile = self.shape[d], self.sizes[self.sparse]
-        m, n = self.sparse_m, self.sparse_n
-        per_line = 0
-        for start in range(0, length, tile):
-            real = min(tile, length - start)
-            full, part = divmod(real, m)
-            per_line += full * n + min(n, part)
+        whole, last = divmod(length, tile)
+        # whole tiles keep alike; arithmetic, not a loop over tiles (a shape may be huge)
+        per_line = whole * self._kept_in(tile) + self._kept_in(last)
         return total // length * per_line
+
+    def _kept_in(self, real: int) -> int:
+        """Elements the groups of one tile keep when ``real`` of its elements are real."""
+        full, part = divmod(real, self.sparse_m)
+        return full * self.sparse_n + min(self.sparse_n, part)
 
 
 def block_layout(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> BlockLayout:
