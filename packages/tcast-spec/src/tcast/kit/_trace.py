@@ -15,4 +15,7 @@ def tracing() -> bool:
     frozen dataclasses made during the trace.
     """
     torch = sys.modules.get("torch")
-    return torch is not None and torch.compiler.is_compiling()
+    # a torch that another thread is still importing may lack ``compiler`` (or its
+    # ``is_compiling``) for a while; it cannot be compiling this call yet
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return is_compiling is not None and bool(is_compiling())
