@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
+from ._text import QUOTE_LIMIT, quote
 from ._version import __version__
 from .catalog import ALIASES, CATALOG, DESCRIPTIONS, NOT_YET_SUPPORTED
 from .datatype import DataType, datatype
@@ -497,9 +498,19 @@ def _number_lines(spec: NumberSpec, asked: str) -> list[str]:
 
 
 def _suggest(token: str) -> str:
+    if len(token) > QUOTE_LIMIT:
+        return ""  # nothing that long is close to a name
     names = list(dict.fromkeys([*CATALOG, *NOT_YET_SUPPORTED, *NAMES]))
     close = difflib.get_close_matches(token, names, n=3, cutoff=0.75)
     return f"\n  did you mean: {', '.join(close)}?" if close else ""
+
+
+def _reason(why: str, said: str) -> str:
+    """A reading's message without the token it starts with (the first line quotes it)."""
+    if not why.startswith(said):
+        return why
+    rest = why.removeprefix(said).removeprefix(":").lstrip()
+    return f"it {rest}" if rest.startswith("is ") else rest
 
 
 def info_text(token: str) -> str:
@@ -536,10 +547,11 @@ def info_text(token: str) -> str:
             return "\n".join(_scale_lines(scale(token), None)) + "\n"
         except SpecError as err:
             errors.append(("scale", str(err)))
-    reasons = "".join(f"\n  as a {what}: {why}" for what, why in errors)
+    said = quote(token)
+    reasons = "".join(f"\n  as a {what}: {_reason(why, said)}" for what, why in errors)
     raise SpecError(
-        f"{token!r} is not a catalog name, number code, datatype code or scale code{reasons}"
-        f"{_suggest(token)}"
+        f"{quote(token)} is not a catalog name, number code, datatype code or scale code"
+        f"{reasons}{_suggest(token)}"
     )
 
 

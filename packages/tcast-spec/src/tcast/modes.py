@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from ._text import quote
 from .errors import SpecError
 
 __all__ = [
@@ -93,7 +94,7 @@ def _lookup(enum: type[StrEnum], aliases: dict[str, StrEnum], value: object, wha
         except ValueError:
             pass
     valid = ", ".join([m.value for m in enum] + sorted(aliases))
-    raise SpecError(f"{what} {value!r} is not defined; valid: {valid}")
+    raise SpecError(f"{what} {quote(value)} is not defined; valid: {valid}")
 
 
 def round_mode(value: RoundMode | str) -> RoundMode:

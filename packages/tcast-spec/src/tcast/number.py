@@ -17,6 +17,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from ._foreign import foreign_dtype
+from ._text import check_field, code_int, quote
 from .errors import SpecError
 
 __all__ = ["Kind", "NumberSpec", "Style", "number"]
@@ -343,12 +344,11 @@ def _floor_log2(v: Fraction) -> int:
 def _validate(spec: NumberSpec) -> None:
     kind, e, m, b = spec.kind, spec.ebits, spec.mbits, spec.bias
     if not isinstance(kind, Kind):
-        raise SpecError(f"kind {kind!r} is not one of {[k.value for k in Kind]}")
+        raise SpecError(f"kind {quote(kind)} is not one of {[k.value for k in Kind]}")
     if not isinstance(spec.style, Style):
-        raise SpecError(f"style {spec.style!r} is not one of {[s.value for s in Style]}")
+        raise SpecError(f"style {quote(spec.style)} is not one of {[s.value for s in Style]}")
     for name in ("ebits", "mbits", "bias"):
-        if not isinstance(getattr(spec, name), int) or isinstance(getattr(spec, name), bool):
-            raise SpecError(f"{name} must be an int, got {getattr(spec, name)!r}")
+        check_field(name, getattr(spec, name))
     if kind in (Kind.INT, Kind.UINT):
         width = m + 1 if kind is Kind.INT else m
         if e != 0 or b != 0 or spec.style is not Style.IEEE or not 2 <= width <= 32:
@@ -503,44 +503,44 @@ def number(code: str | NumberSpec) -> NumberSpec:
     spec = _parse_body(body, code)
     if body is not text and (spec.bits != 8 or spec.is_integer):
         raise SpecError(
-            f"{code!r}: the float8_ prefix needs an 8-bit float or exponent format, not {body}"
+            f"{quote(code)}: the float8_ prefix needs an 8-bit float or exponent format, not {body}"
         )
     return spec
 
 
 def _parse_body(body: str, code: str) -> NumberSpec:
     if m := _FLOAT_RE.fullmatch(body):
-        e, mb = int(m[1]), int(m[2])
-        bias = None if m[3] is None else int(m[3])
+        e, mb = code_int(m[1], code), code_int(m[2], code)
+        bias = None if m[3] is None else code_int(m[3], code)
         suffix = m[4] or ""
         if _leading_zero(m[1], m[2], m[3]):
-            raise SpecError(f"{code!r}: numbers in a code are written without leading zeros")
+            raise SpecError(f"{quote(code)}: numbers in a code are written without leading zeros")
         if mb == 0 and not suffix:
             if not 4 <= e <= 8:
                 raise SpecError(
-                    f"{code!r}: eXm0 without a suffix is an unsigned exponent type, defined for "
-                    f"X in 4..8; a signed float with no mantissa needs a suffix (e{e}m0fn, ...)"
+                    f"{quote(code)}: eXm0 without a suffix is an unsigned exponent type, defined "
+                    f"for X in 4..8; a signed float with no mantissa needs a suffix (e{e}m0fn, ...)"
                 )
             bias_value = (1 << (e - 1)) - 1 if bias is None else bias
             return _checked(code, Kind.EXPONENT, e, 0, bias_value, Style.IEEE)
         if not 1 <= e <= 8 or not 0 <= mb <= 23:
-            raise SpecError(f"{code!r}: floats are eXmY with X in 1..8 and Y in 0..23")
+            raise SpecError(f"{quote(code)}: floats are eXmY with X in 1..8 and Y in 0..23")
         bias_value = (1 << (e - 1)) - 1 if bias is None else bias
         return _checked(code, Kind.FLOAT, e, mb, bias_value, _SUFFIX_STYLE[suffix])
     if m := _INT_RE.fullmatch(body):
-        width = int(m[2])
+        width = code_int(m[2], code)
         if m[2].startswith("0") or not 2 <= width <= 32:
-            raise SpecError(f"{code!r}: integer widths are 2..32 (int2 .. uint32)")
+            raise SpecError(f"{quote(code)}: integer widths are 2..32 (int2 .. uint32)")
         if m[1]:
             return NumberSpec(Kind.UINT, 0, width)
         return NumberSpec(Kind.INT, 0, width - 1)
     if m := _P3109_RE.fullmatch(body):
-        p = int(m[1])
+        p = code_int(m[1], code)
         if m[1].startswith("0") or not 1 <= p <= 7:
-            raise SpecError(f"{code!r}: IEEE P3109 8-bit formats are binary8p1 .. binary8p7")
+            raise SpecError(f"{quote(code)}: IEEE P3109 8-bit formats are binary8p1 .. binary8p7")
         return _p3109(p)
     raise SpecError(
-        f"{code!r} is not a number code; expected eXmY[bZ][fn|fnuz|uz|f], eXm0[bZ], intK, "
+        f"{quote(code)} is not a number code; expected eXmY[bZ][fn|fnuz|uz|f], eXm0[bZ], intK, "
         f"uintK, binary8pP, float32/float16/bfloat16 or an ml_dtypes/torch name "
         f"(see docs/names.md)"
     )
@@ -554,4 +554,4 @@ def _checked(code: str, kind: Kind, e: int, m: int, b: int, style: Style) -> Num
     try:
         return NumberSpec(kind, e, m, b, style)
     except SpecError as err:
-        raise SpecError(f"{code!r}: {err}") from None
+        raise SpecError(f"{quote(code)}: {err}") from None

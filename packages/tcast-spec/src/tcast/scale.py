@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._text import check_field, code_int, quote
 from .errors import SpecError
 from .number import NumberSpec, number
 
@@ -95,9 +96,12 @@ def _validate_tile(t: TileSpec) -> None:
     for name in ("size", "subtile", "sparse_n", "sparse_m"):
         value = getattr(t, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise SpecError(f"tile {name} must be a non-negative int, got {value!r}")
+            raise SpecError(f"tile {name} must be a non-negative int, got {quote(value)}")
+        check_field(f"tile {name}", value)
     if t.dim is not None and (not isinstance(t.dim, int) or isinstance(t.dim, bool)):
-        raise SpecError(f"tile dim must be an int or None, got {t.dim!r}")
+        raise SpecError(f"tile dim must be an int or None, got {quote(t.dim)}")
+    if t.dim is not None:
+        check_field("tile dim", t.dim)
     if t.size and not (_is_pow2(t.size) and 2 <= t.size <= _MAX_TILE):
         raise SpecError(f"tile size {t.size} must be 0 (channel) or a power of two in 2..1024")
     if t.subtile and not (
@@ -208,7 +212,7 @@ class ScaleSpec:
 
 def _validate_scale(s: ScaleSpec) -> None:
     if not isinstance(s.scale, NumberSpec):
-        raise SpecError(f"scale must be a NumberSpec, got {s.scale!r}")
+        raise SpecError(f"scale must be a NumberSpec, got {quote(s.scale)}")
     if not (s.scale.is_float or s.scale.is_exponent):
         raise SpecError(
             f"scale number {s.scale.code!r} must be a float or exponent type (ints serve "
@@ -225,7 +229,7 @@ def _validate_scale(s: ScaleSpec) -> None:
             f"float32 reciprocal of every scale must be finite (smallest normal >= 2**-127)"
         )
     if s.second is not None and not isinstance(s.second, NumberSpec):
-        raise SpecError(f"second number must be a NumberSpec or None, got {s.second!r}")
+        raise SpecError(f"second number must be a NumberSpec or None, got {quote(s.second)}")
     if not isinstance(s.tiles, tuple) or not all(isinstance(t, TileSpec) for t in s.tiles):
         raise SpecError("tiles must be a tuple of TileSpec")
     if len(s.tiles) > 2:
@@ -266,20 +270,22 @@ def scale(code: str | ScaleSpec) -> ScaleSpec:
             tiles.append(_tile(m, seg, code))
             continue
         if tiles:
-            raise SpecError(f"{code!r}: number spec {seg!r} after a tile segment")
+            raise SpecError(f"{quote(code)}: number spec {quote(seg)} after a tile segment")
         try:
             numbers.append(number(seg))
         except SpecError as err:
             hint = " (write numbers without the float8_ prefix)" if seg == "float8" else ""
+            # the number's message quotes the segment; the whole code only when it is more
+            where = "" if seg == code else f"{quote(code)}: "
             raise SpecError(
-                f"{code!r}: segment {seg!r} is neither a number nor a tile{hint}: {err}"
+                f"{where}a segment is neither a number nor a tile{hint}: {err}"
             ) from None
     if not numbers or len(numbers) > 2:
-        raise SpecError(f"{code!r}: a scale code has one or two number specs, then 0-2 tiles")
+        raise SpecError(f"{quote(code)}: a scale code has one or two number specs, then 0-2 tiles")
     try:
         return ScaleSpec(numbers[0], numbers[1] if len(numbers) == 2 else None, tuple(tiles))
     except SpecError as err:
-        raise SpecError(f"{code!r}: {err}") from None
+        raise SpecError(f"{quote(code)}: {err}") from None
 
 
 def _tile(m: re.Match[str], seg: str, code: str) -> TileSpec:
@@ -287,8 +293,8 @@ def _tile(m: re.Match[str], seg: str, code: str) -> TileSpec:
         if g is None or g == "":
             return 0
         if (g.lstrip("-").startswith("0") and g.lstrip("-") != "0") or g == "-0":
-            raise SpecError(f"{code!r}: segment {seg!r} has a leading zero")
-        return int(g)
+            raise SpecError("a number has a leading zero")
+        return code_int(g)
 
     try:
         return TileSpec(
@@ -299,4 +305,5 @@ def _tile(m: re.Match[str], seg: str, code: str) -> TileSpec:
             dim=None if m[5] is None else num(m[5]),
         )
     except SpecError as err:
-        raise SpecError(f"{code!r}: segment {seg!r}: {err}") from None
+        where = "" if seg == code else f" segment {quote(seg)}:"
+        raise SpecError(f"{quote(code)}:{where} {err}") from None
