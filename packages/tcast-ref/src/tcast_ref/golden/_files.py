@@ -12,7 +12,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -21,6 +20,8 @@ import numpy as np
 
 __all__ = [
     "HEADER",
+    "PARTIAL",
+    "SET_FILES",
     "check_destination",
     "header_bytes",
     "header_digest",
@@ -88,36 +89,60 @@ def header_digest(header: dict) -> str:
     return sha256(header_bytes({k: v for k, v in header.items() if k != "header_sha256"}))
 
 
+#: Every file name a set may hold. A header listing any other name is not a tcast set's, so
+#: a hand-edited header can never make the writer replace (or verify read) another file.
+SET_FILES = (HEADER, "vectors.txt", "vectors.memh", "vectors.npz", "packed.bin", "packed_mask.bin")
+#: Written first into every directory a write fills and removed last: it marks a write in
+#: progress, so what a killed run left is recognized as this module's and nobody else's.
+PARTIAL = ".tcast-golden-partial"
 #: Temporary directories of a write in progress: ``.<name>.tmp-<pid>-<random>`` (the new set)
-#: and ``.<name>.old-<pid>-<random>`` (the set it replaces), siblings of the destination.
+#: and ``.<name>.old-<pid>-<random>`` (the files of the set it replaces), siblings of the
+#: destination.
 _SCRATCH = ("tmp", "old")
 
 
-def _is_golden_set(d: Path) -> tuple[bool, str]:
-    """Whether directory ``d`` holds a tcast set and nothing else, and if not, why."""
-    entries = sorted(p.name for p in d.iterdir())
+def _plain_file(p: Path) -> bool:
+    return p.is_file() and not p.is_symlink()
+
+
+def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
+    """The entries of directory ``d`` with their status when all of them are a set's.
+
+    ``d`` qualifies when it is empty, holds exactly a tcast set (a ``header.json`` whose
+    digest matches, listing only names of :data:`SET_FILES`, and nothing but the files it
+    lists), or holds an interrupted write of this module (its :data:`PARTIAL` marker and
+    nothing but plain files named in :data:`SET_FILES`).
+
+    Returns:
+        The entries by name (None when ``d`` does not qualify) and why it does not.
+    """
+    entries = {p.name: p for p in d.iterdir()}
     if not entries:
-        return True, ""
-    if HEADER not in entries:
-        return False, f"it is not empty and has no {HEADER}"
-    try:
-        header = json.loads((d / HEADER).read_text(encoding="utf-8"))
-        ours = (
-            isinstance(header, dict)
-            and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
-            and isinstance(header.get("files"), dict)
-            and header.get("header_sha256") == header_digest(header)
-        )
-    except (OSError, ValueError, TypeError):
-        ours = False
-    if not ours:
-        return False, f"its {HEADER} is not the header of a tcast golden-vector set"
-    known = {HEADER, *header["files"]}
-    extra = [n for n in entries if n not in known or not (d / n).is_file() or (d / n).is_symlink()]
+        return {}, ""
+    if PARTIAL in entries:
+        allowed = {PARTIAL, *SET_FILES}
+    elif HEADER not in entries:
+        return None, f"it is not empty and has no {HEADER}"
+    else:
+        try:
+            header = json.loads((d / HEADER).read_text(encoding="utf-8"))
+            ours = (
+                isinstance(header, dict)
+                and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
+                and isinstance(header.get("files"), dict)
+                and set(header["files"]) <= set(SET_FILES)
+                and header.get("header_sha256") == header_digest(header)
+            )
+        except (OSError, ValueError, TypeError):
+            ours = False
+        if not ours:
+            return None, f"its {HEADER} is not the header of a tcast golden-vector set"
+        allowed = {HEADER, *header["files"]}
+    extra = sorted(n for n, p in entries.items() if n not in allowed or not _plain_file(p))
     if extra:
         shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
-        return False, f"it holds files that are not part of the set ({shown})"
-    return True, ""
+        return None, f"it holds files that are not part of the set ({shown})"
+    return {n: os.lstat(p) for n, p in entries.items()}, ""
 
 
 def check_destination(out: Path) -> Path:
@@ -144,25 +169,28 @@ def check_destination(out: Path) -> Path:
     if out.exists():
         if not out.is_dir():
             raise FileExistsError(f"{out} exists and is not a directory; not replacing it")
-        ok, why = _is_golden_set(out)
-        if not ok:
+        entries, why = _set_entries(out)
+        if entries is None:
             raise FileExistsError(
                 f"{out} exists and {why}; not replacing it (a set is written only into a new "
                 f"or empty directory, or over an earlier set with nothing added to it)"
             )
-    return out
+    return Path(os.path.abspath(out))  # '.' has no name to put a sibling beside
 
 
 def _clean_stale_scratch(out: Path) -> None:
-    """Remove the temporary directories of earlier writes to ``out`` whose process is gone."""
+    """Remove the temporary directories of earlier writes to ``out`` whose process is gone.
+
+    Only a directory holding nothing but a set's files (and the write marker) is removed,
+    file by file; one holding anything else is left alone.
+    """
     for kind in _SCRATCH:
         for d in out.parent.glob(f".{out.name}.{kind}-*"):
             pid = d.name[len(f".{out.name}.{kind}-") :].split("-", 1)[0]
-            if not pid.isdigit() or not d.is_dir() or d.is_symlink():
+            if not pid.isdigit() or d.is_symlink() or not d.is_dir() or _alive(int(pid)):
                 continue
-            if _alive(int(pid)) or not _is_golden_set(d)[0]:
-                continue
-            shutil.rmtree(d, ignore_errors=True)
+            if _set_entries(d)[0] is not None:
+                _remove_ours(d)
 
 
 def _alive(pid: int) -> bool:
@@ -177,18 +205,134 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _remove_ours(d: Path) -> None:
+    """Delete the set files and marker in scratch directory ``d``, then ``d`` if empty."""
+    for name in (*SET_FILES, PARTIAL):
+        p = d / name
+        if _plain_file(p):
+            p.unlink(missing_ok=True)
+    try:
+        d.rmdir()
+    except OSError:
+        pass  # gone already, or holding something that is not ours: left alone
+
+
+def _scratch(out: Path, kind: str) -> Path:
+    """A new temporary sibling of ``out`` with the write marker in it."""
+    d = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-{os.getpid()}-", dir=out.parent))
+    (d / PARTIAL).touch()
+    return d
+
+
+def _write_files(d: Path, contents: dict[str, bytes]) -> None:
+    """Write and fsync every file of the new set into ``d``."""
+    for name, data in contents.items():
+        with open(d / name, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    """Whether two stats are of one unchanged file (a rename keeps all of these)."""
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (
+        b.st_dev,
+        b.st_ino,
+        b.st_size,
+        b.st_mtime_ns,
+    )
+
+
+def _move_no_replace(src: Path, dst: Path) -> None:
+    """Move ``src`` to ``dst``, refusing when ``dst`` exists (a hard link cannot replace)."""
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        raise FileExistsError(
+            f"{dst} appeared while the set was written; not replacing it"
+        ) from None
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.lexists(dst):
+            raise FileExistsError(
+                f"{dst} appeared while the set was written; not replacing it"
+            ) from None
+        os.rename(src, dst)
+        return
+    os.unlink(src)
+
+
+def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
+    """Replace the set in directory ``out`` by the files ``names`` of ``tmp``, file by file.
+
+    ``out`` is checked again first: it must still hold nothing but a set (a file a user added
+    while the new set was generated refuses the write, and nothing in ``out`` changes). The
+    old files move to a scratch directory (``header.json`` first, so ``out`` stops being a
+    set at once), the new ones move in (``header.json`` last), and only then are the old
+    files deleted: never a file that is not the set's, never ``out`` itself (it may be the
+    current directory, a mount point or a link's target). An error undoes every move.
+
+    Raises:
+        FileExistsError: when ``out`` holds or gains anything that is not the set's.
+    """
+    entries, why = _set_entries(out) if out.is_dir() else (None, "it is not a directory")
+    if entries is None:
+        raise FileExistsError(
+            f"{out} changed while the new set was generated: {why}; not replacing it (the new "
+            f"set is discarded; {out} is as it was)"
+        )
+    old = _scratch(out, "old")
+    marker = out / PARTIAL
+    moved_old: list[str] = []
+    moved_new: list[str] = []
+    made_marker = False
+    try:
+        if PARTIAL not in entries:
+            with open(marker, "xb"):
+                made_marker = True
+        for name in sorted(set(entries) - {PARTIAL}, key=lambda n: n != HEADER):
+            os.rename(out / name, old / name)
+            moved_old.append(name)
+            if not _same_file(os.lstat(old / name), entries[name]):
+                raise FileExistsError(
+                    f"{out / name} changed while the new set was generated; not replacing it "
+                    f"(the new set is discarded; {out} is as it was)"
+                )
+        for name in sorted(names, key=lambda n: n == HEADER):
+            _move_no_replace(tmp / name, out / name)
+            moved_new.append(name)
+        marker.unlink()
+    except BaseException:
+        for src, dst, moved in ((out, tmp, moved_new), (old, out, moved_old)):
+            for name in reversed(moved):
+                try:
+                    os.rename(src / name, dst / name)
+                except OSError:
+                    pass  # the error being raised says what went wrong first
+        if made_marker:
+            marker.unlink(missing_ok=True)
+        raise
+    finally:
+        _remove_ours(old)
+
+
 def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
-    """Write a set atomically: into a temporary sibling directory, then renamed into place.
+    """Write a set: into a temporary sibling directory, then moved into place.
 
     ``header["files"]`` receives the size and SHA-256 of every file, and
     ``header["header_sha256"]`` the digest of the header itself (without that entry). An
-    existing ``out`` is replaced only under the rules of :func:`check_destination`; the old
-    set is removed only after the new one is in place, so a failure at any point leaves either
-    the old set or the new one, never a mix. Temporary directories carry the writer's process
-    id; those left by a killed run are removed by the next write to the same destination.
+    existing ``out`` is replaced only under the rules of :func:`check_destination`, checked
+    again when the new set is ready: a file added to ``out`` meanwhile refuses the write and
+    nothing in ``out`` changes. A new ``out`` is the temporary directory renamed; an existing
+    one keeps its directory and has its files replaced one by one (``header.json`` out first
+    and in last), the old files deleted only after the new ones are in place. An error at
+    any point leaves the old set; a run killed during the final renames leaves ``out``
+    without ``header.json`` (refused by ``verify``, replaced by the next write). Temporary
+    directories carry the writer's process id; those left by a killed run are removed by the
+    next write to the same destination.
 
     Raises:
-        FileExistsError: when ``out`` may not be replaced (:func:`check_destination`).
+        FileExistsError: when ``out`` may not be replaced (:func:`check_destination`), or
+            changed while the set was generated.
     """
     out = check_destination(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -198,28 +342,22 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
         name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())
     }
     header["header_sha256"] = header_digest(header)
-    pid = os.getpid()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{pid}-", dir=out.parent))
-    old = None
+    contents = {**files, HEADER: header_bytes(header)}
+    tmp = _scratch(out, "tmp")
     try:
         # mkdtemp makes the directory private (0700); a set is as readable as any new folder
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)
-        for name, data in {**files, HEADER: header_bytes(header)}.items():
-            with open(tmp / name, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{pid}-", dir=out.parent))
-            os.rmdir(old)
-            os.rename(out, old)
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and not out.exists():
-            os.rename(old, out)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _write_files(tmp, contents)
+        if not os.path.lexists(out):
+            (tmp / PARTIAL).unlink()
+            try:
+                os.rename(tmp, out)
+                return
+            except OSError:  # out appeared meanwhile: replace its files, if it may be
+                (tmp / PARTIAL).touch()
+        _swap_files(out, tmp, list(contents))
+    finally:
+        if tmp.is_dir() and not tmp.is_symlink():
+            _remove_ours(tmp)
