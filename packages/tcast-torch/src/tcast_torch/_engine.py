@@ -7,10 +7,11 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType, SpecError
-from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
+from tcast import CastMode, CastModes, CastResult, DataType, SpecError
+from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules, check_result_parts
 
-from ._accept import is_dtensor, tensor_refusal
+from . import _pickling  # noqa: F401  (registers how torch results pickle)
+from ._accept import is_dtensor, resolved, tensor_refusal
 from ._cast import run_cast
 from ._run import OPS, check_rbits, run_upcast
 from ._shards import (
@@ -76,8 +77,18 @@ class TorchEngine(EngineBase):
         """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view.
 
         For a DTensor ``x``: a DTensor of its mesh and placements, or a plain tensor of its
-        whole shape; a DTensor ``rbits`` needs a DTensor ``x`` sharded alike.
+        whole shape; a DTensor ``rbits`` needs a DTensor ``x`` sharded alike. Bits with the
+        negative bit are the bits of the negated values (``_accept.resolved``).
         """
+        if isinstance(rbits, torch.Tensor) and rbits.is_neg():
+            if rbits.dtype is torch.uint32:
+                # torch negates no uint32 tensor (nor copies one with the negative bit)
+                raise SpecError(
+                    "rbits is a torch.uint32 tensor with a pending negation (the negative "
+                    "bit), which torch cannot apply to uint32; pass the negated bits as int32"
+                )
+            if rbits.dtype is torch.int32:  # other dtypes are refused without a view
+                rbits = resolved(rbits)
         if is_dtensor(rbits) and not (is_dtensor(x) and same_sharding(x, rbits)):
             raise SpecError(
                 "rbits is a DTensor: it must be sharded like x (a DTensor of the same mesh "
@@ -104,15 +115,50 @@ class TorchEngine(EngineBase):
             return upcast_dtensor(result, super().upcast)
         return super().upcast(result)
 
+    def check_result(self, result: CastResult) -> None:
+        """``EngineBase.check_result``; a result on the meta device without reading codes.
+
+        Meta tensors have dtypes and shapes but no values: a result of meta tensors (a cast
+        of a meta tensor) is checked as any other except for its codes, and its upcast is a
+        float32 meta tensor.
+
+        Raises:
+            SpecError, UnsupportedError: as ``EngineBase.check_result``.
+        """
+        if not (isinstance(result, CastResult) and _on_meta(result.data)):
+            super().check_result(result)
+            return
+        if result.castmode is CastMode.VIRTUAL:
+            raise SpecError("upcast takes the CastResult of an actual or compress cast")
+        for part in _PARTS:
+            a = getattr(result, part)
+            if isinstance(a, torch.Tensor):
+                self.check_array(a, f"CastResult.{part}")
+        check_result_parts(result, self.result_ops, self.array_type, self.array_one)
+        self.check_result_arrays(result)
+
     def check_result_arrays(self, result: CastResult) -> None:
-        """Every part on the device of ``data`` (the kit checked dtypes and shapes)."""
+        """Every part on the device of ``data`` and with no pending negation.
+
+        The kit checked dtypes and shapes. A part with the negative bit set
+        (``_neg_view()``) is refused: codes are bit patterns, never negated, and torch
+        negates no uint16/uint32 tensor.
+        """
         device = result.data.device
-        for part in ("scale", "zero", "tenscale", "mask"):
+        for part in _PARTS:
             arr = getattr(result, part)
-            if arr is not None and arr.device != device:
+            if arr is None:
+                continue
+            if arr.device != device:
                 raise SpecError(
                     f"CastResult.{part} is on {arr.device}, CastResult.data on "
                     f"{device}: every part must be on one device"
+                )
+            if arr.is_neg():
+                raise SpecError(
+                    f"CastResult.{part} has a pending negation (the negative bit of "
+                    f"_neg_view()): codes are bit patterns, not numbers to negate; pass the "
+                    f"codes the cast returned"
                 )
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
@@ -131,6 +177,15 @@ class TorchEngine(EngineBase):
         if self.name == "torch":
             return "tcast_torch.engine"
         return f"tcast_torch.engine.variants[{self.name.partition(':')[2]!r}]"
+
+
+#: The parts of a CastResult that hold tensors.
+_PARTS = ("data", "scale", "zero", "tenscale", "mask")
+
+
+def _on_meta(a: object) -> bool:
+    """Whether ``a`` is a tensor on the meta device (dtype and shape, no values)."""
+    return isinstance(a, torch.Tensor) and a.device.type == "meta"
 
 
 #: The engine instance (the entry point loads this).
