@@ -8,7 +8,9 @@ them). DTensors: :func:`tensor_refusal` refuses them (kernels would run on shard
 placements they do not know: wrong values); the torch and Triton engines cast them by
 ``_shards`` and ask :func:`is_dtensor` first. Refused, with the conversion to
 apply: other subclasses with their own ``__torch_function__`` or ``__torch_dispatch__``
-(MaskedTensor, tensor wrappers), nested tensors and sparse layouts.
+(MaskedTensor, tensor wrappers), nested tensors and sparse layouts. A tensor with the
+negative bit (``x._neg_view()``, ``z.conj().imag``) is cast as the values it stands for:
+:func:`resolved` at each engine's entry.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from tcast.kit import own_hooks
 
-__all__ = ["is_dtensor", "tensor_refusal"]
+__all__ = ["is_dtensor", "resolved", "tensor_refusal"]
 
 _HOOKS = ("__torch_function__", "__torch_dispatch__")
 _INERT = (torch._C._disabled_torch_function_impl, torch._C._disabled_torch_dispatch_impl)
@@ -45,6 +47,16 @@ def is_dtensor(x: torch.Tensor) -> bool:
 def _is_dtensor_class(cls: type) -> bool:
     """:func:`_is_dtensor` as a constant to dynamo (which cannot walk ``__mro__``)."""
     return _is_dtensor(cls)
+
+
+def resolved(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with a pending negation applied: the same values, a tensor bit views can read.
+
+    torch negates lazily (the negative bit of ``x._neg_view()`` or ``z.conj().imag``) and
+    refuses ``view(dtype)`` of such a tensor; the casts read bits by such views. Other
+    tensors come back as they are (no copy); the negation keeps autograd's history.
+    """
+    return x.resolve_neg()
 
 
 def tensor_refusal(x: torch.Tensor) -> str | None:

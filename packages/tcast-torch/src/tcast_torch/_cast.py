@@ -13,7 +13,7 @@ import torch
 from tcast import CastResult, RoundMode, SpecError
 from tcast.kit import CastRequest
 
-from ._accept import is_dtensor
+from ._accept import is_dtensor, resolved
 from ._autograd import GRAD_MODES, virtual_with_grad
 from ._compiled import call_compiled, compiled_cast, use_compiled
 from ._fast import fast_path_applies
@@ -41,8 +41,10 @@ def run_cast(
 ) -> torch.Tensor | CastResult:
     """Run a checked request (the options checked by :func:`check_run_options`).
 
-    A DTensor is cast shard by shard (``_shards``), eagerly whatever ``compile`` says.
+    A DTensor is cast shard by shard (``_shards``), eagerly whatever ``compile`` says. A
+    pending negation is applied first (``_accept.resolved``).
     """
+    x = resolved(x)
     if is_dtensor(x):
         return cast_dtensor(x, req, TORCH_LOCAL, grad)
     fast = req.layout is not None and fast_path_applies(x, req)

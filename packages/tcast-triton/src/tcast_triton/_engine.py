@@ -8,9 +8,9 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType
+from tcast import CastModes, CastResult, DataType, UnsupportedError
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
-from tcast_torch._accept import is_dtensor, tensor_refusal
+from tcast_torch._accept import is_dtensor, resolved, tensor_refusal
 from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._engine import engine as torch_engine
 from tcast_torch._shards import (
@@ -92,8 +92,18 @@ class TritonEngine(EngineBase):
         return super().upcast(result)
 
     def check_result_arrays(self, result: CastResult) -> None:
-        """Every part on one device (as the torch engine checks)."""
+        """Every part on one device (as the torch engine checks), not the meta device.
+
+        Raises:
+            UnsupportedError: for meta tensors, which this engine does not cast either
+                (``tcast_torch.upcast`` decodes them to a meta tensor).
+        """
         torch_engine.check_result_arrays(result)
+        if result.data.device.type == "meta":
+            raise UnsupportedError(
+                "tcast_triton does not decode tensors on the meta device (they hold no "
+                "values); tcast_torch.upcast gives the float32 meta tensor"
+            )
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
         """The cast with the default options (straight-through gradient): :meth:`run_grad`."""
@@ -115,8 +125,10 @@ class TritonEngine(EngineBase):
         ``tcast_torch._autograd``) around the Triton kernels' values. While Dynamo traces,
         the kernels are reached through the ``tcast_triton::cast`` custom op (``_ops``).
         A DTensor is cast shard by shard (``tcast_torch._shards``, this engine's kernels on
-        each window: ``_local``), eagerly.
+        each window: ``_local``), eagerly. A pending negation is applied first
+        (``tcast_torch._accept.resolved``).
         """
+        x = resolved(x)
         if is_dtensor(x):
             from ._local import TRITON_LOCAL
 
@@ -160,8 +172,10 @@ class TritonEngine(EngineBase):
         Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
         codes in x's layout with plain scales: ``_launch_dual.DUAL_TWO_LEVEL``) are two
         single kernels after one shared tensor-amax pass.
-        While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``).
+        While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``). A pending
+        negation is applied first, as :meth:`run_grad` does.
         """
+        x = resolved(x)
         if is_dtensor(x):
             return dual_dtensor(lambda t, r: self.run_grad(t, r, grad), x, rows, cols, transposed)
         if rows.virtual and x.requires_grad and torch.is_grad_enabled():
