@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from .._text import quote
 from ..datatype import DataType, datatype
 from ..errors import SpecError
 from ..kit._request import normalize_seed
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
 from ..philox import check_random_source, random_bits
-from ._block import cast_block, sparsity_mask
+from ._block import cast_block, items, sparsity_mask
 from ._pack import pack_codes, pack_mask
 from ._scalar import decode, encode
 
@@ -212,10 +214,8 @@ def cast_array(
     spec_in = _input_spec(input_dtype)
     mode = round_mode(roundmode)
     smode = scale_mode(scalemode)
-    shape = tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise SpecError(f"shape {shape} has a negative dimension")
-    vals = [float(v) for v in values]
+    shape = _shape(shape)
+    vals = [_value(v) for v in items(values, "values must be a sequence of numbers")]
     if len(vals) != math.prod(shape):
         raise SpecError(f"{len(vals)} values do not fill shape {shape}")
     for v in vals:
@@ -282,12 +282,39 @@ def cast_array(
     )
 
 
+def _shape(shape: object) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints ``>= 0`` (any integer type; never bools or floats)."""
+    sizes = []
+    for n in items(shape, "shape must be a sequence of int sizes"):
+        try:
+            k = None if isinstance(n, bool) else operator.index(n)
+        except TypeError:
+            k = None
+        if k is None:
+            raise SpecError(f"shape sizes must be ints, got {quote(n)} ({type(n).__name__})")
+        if k < 0:
+            raise SpecError(f"shape {quote(shape)} has a negative dimension")
+        sizes.append(k)
+    return tuple(sizes)
+
+
+def _value(v: object) -> float:
+    """An array value as a float (its dtype is checked after)."""
+    if isinstance(v, bool | str) or not hasattr(v, "__float__"):
+        raise SpecError(f"values must be real numbers, got {quote(v)}")
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (OverflowError, TypeError, ValueError):
+        raise SpecError(f"value {quote(v)} is not a real number of a float dtype") from None
+
+
 def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: int):
     check_random_source(mode, seed, rbits)
     if mode is not RoundMode.STOCHASTIC:
         return None
     if seed is not None:
         return random_bits(normalize_seed(seed), range(n))
-    if len(rbits) != n:
-        raise SpecError(f"rbits has {len(rbits)} values for {n} elements")
-    return list(rbits)
+    words = items(rbits, "rbits must be a sequence of ints")
+    if len(words) != n:
+        raise SpecError(f"rbits has {len(words)} values for {n} elements")
+    return words

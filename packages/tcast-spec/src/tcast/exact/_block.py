@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .._text import quote
 from ..datatype import DataType, datatype
 from ..errors import SpecError
 from ..kit._rules import element_max
@@ -42,19 +43,42 @@ class BlockResult:
     mask: tuple[bool, ...] | None = None
 
 
+def items(xs: object, what: str) -> list:
+    """The items of a sequence argument of the exact model, as a list.
+
+    Any iterable but text, bytes and mappings (whose items are not the values they look
+    like).
+
+    Raises:
+        SpecError: naming ``what`` (say, "block values must be a sequence of numbers") and
+            the type it got.
+    """
+    if not isinstance(xs, str | bytes | bytearray | Mapping):
+        try:
+            return list(xs)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    raise SpecError(f"{what}, got {type(xs).__name__} {quote(xs)}")
+
+
 def _check_inputs(xs: Sequence[float]) -> list[float]:
     out = []
-    for x in xs:
-        if isinstance(x, bool | str) or not hasattr(x, "__float__"):
-            raise SpecError(f"block values must be real numbers, got {x!r}")
-        try:
-            x = float(x)
-        except OverflowError:
-            raise SpecError(f"block value {x!r} is not a float32 value") from None
-        if not _f32.is_f32(x):
-            raise SpecError(f"block value {x!r} is not a float32 value")
-        out.append(x)
+    for x in items(xs, "block values must be a sequence of numbers (float32 values)"):
+        out.append(_f32_value(x, "block value", "block values must be real numbers"))
     return out
+
+
+def _f32_value(x: object, what: str, rule: str) -> float:
+    """``x`` as a float that is a float32 value, or a SpecError naming ``what`` (or ``rule``)."""
+    if isinstance(x, bool | str) or not hasattr(x, "__float__"):
+        raise SpecError(f"{rule}, got {quote(x)}")
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (OverflowError, TypeError, ValueError):
+        raise SpecError(f"{what} {quote(x)} is not a float32 value") from None
+    if not _f32.is_f32(v):
+        raise SpecError(f"{what} {quote(x)} is not a float32 value")
+    return v
 
 
 def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
@@ -179,9 +203,10 @@ def cast_block(
             raise SpecError(f"keep is for sparse datatypes; {dt.name} has no sparsity")
         mask = None
     elif keep is not None:
-        if len(keep) != len(vals):
-            raise SpecError(f"keep has {len(keep)} flags for {len(vals)} values")
-        mask = tuple(bool(k) for k in keep)
+        flags = items(keep, "keep must be a sequence of bools, one per value")
+        if len(flags) != len(vals):
+            raise SpecError(f"keep has {len(flags)} flags for {len(vals)} values")
+        mask = tuple(bool(k) for k in flags)
     else:
         mask = sparsity_mask(vals, sparse.sparse_n, sparse.sparse_m)
     kept = [x for i, x in enumerate(vals) if mask is None or mask[i]]
@@ -202,9 +227,10 @@ def cast_block(
 
 def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) -> list:
     if mode is RoundMode.STOCHASTIC:
-        if rbits is None or len(rbits) != size:
+        words = None if rbits is None else items(rbits, "rbits must be a sequence of ints")
+        if words is None or len(words) != size:
             raise SpecError(f"stochastic rounding needs one rbits value per element ({size})")
-        return [_check_rbits(mode, r) for r in rbits]
+        return [_check_rbits(mode, r) for r in words]
     if rbits is not None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
     return [None] * size
@@ -231,9 +257,13 @@ def _signed_block(
     tcode = None
     if dt.is_multiscale:
         tspec = dt.tenscale
-        t_amax = amax if tensor_amax is None else float(tensor_amax)
-        if not _f32.is_f32(t_amax) or (t_amax == t_amax and t_amax < 0):
-            raise SpecError(f"tensor_amax {tensor_amax!r} must be a non-negative float32 value")
+        t_amax = (
+            amax
+            if tensor_amax is None
+            else _f32_value(tensor_amax, "tensor_amax", "tensor_amax must be a real number")
+        )
+        if t_amax == t_amax and t_amax < 0:
+            raise SpecError(f"tensor_amax {quote(tensor_amax)} must not be negative")
         if not math.isfinite(t_amax):
             return _nan_block(len(vals), scale=snum.nan_code, tenscale=tspec.nan_code)
         # M_S and M as float32 operands (maxint of a wide int rounds: SEMANTICS.md §0)
