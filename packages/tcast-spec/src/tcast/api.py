@@ -23,6 +23,7 @@ from .engine import (
     load_engine,
 )
 from .errors import EngineNotFoundError, SpecError, UnsupportedError
+from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._request import normalize_args
 from .modes import CastMode, RoundMode, ScaleLayout, ScaleMode
@@ -255,11 +256,13 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     """Decode an actual or compress result to float32 with the engine that made it.
 
     Raises:
-        SpecError: if ``result`` is not a CastResult, or ``engine`` is not a str.
+        SpecError: if ``result`` is not a CastResult, its shape is not a tuple of integer
+            sizes, or ``engine`` is not a str.
         EngineNotFoundError: if the engine is not installed.
     """
     if not isinstance(result, CastResult):
         raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
+    result = with_int_shape(result)  # engines read the shape as Python ints
     if engine is not None:
         name = _engine_name(engine)
     else:  # a result's own engine name is a hint: one that is no name falls back to the data

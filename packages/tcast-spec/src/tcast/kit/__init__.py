@@ -10,7 +10,8 @@
 * :func:`run_dual` and :func:`dual_by_casts`: ``tcast.cast_dual``'s rules (row and column
   tilings of one datatype, the transposed second result);
 * :func:`result_form`, :func:`check_result_parts`, :func:`check_result_codes`: what a valid
-  CastResult is, checked before an upcast decodes it;
+  CastResult is, checked before an upcast decodes it (:func:`with_int_shape`: its shape
+  as Python ints first);
 * :func:`shard_blocks`, :func:`cut_blocks`, :func:`groups_cut`, :func:`part_grid_starts`:
   which blocks of a sharded array its parts share (SEMANTICS.md §9.1), for engines that cast
   shards (tcast_torch's DTensor path);
@@ -23,7 +24,15 @@ Pure Python with no dependencies; docs/engines.md shows how to write an engine o
 from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
 from ._blocked import from_blocked, plain_result, to_blocked
-from ._check import PartForm, check_result_codes, check_result_parts, code_dtype_name, result_form
+from ._check import (
+    PartForm,
+    check_result_codes,
+    check_result_parts,
+    code_dtype_name,
+    result_form,
+    result_shape,
+    with_int_shape,
+)
 from ._dual import (
     check_transposed,
     column_datatype,
@@ -110,6 +119,7 @@ __all__ = [
     "plain_result",
     "range_scale_rule",
     "result_form",
+    "result_shape",
     "run_dual",
     "run_recipe",
     "scale_bounds",
@@ -118,4 +128,5 @@ __all__ = [
     "to_blocked",
     "transposed_request",
     "upcast_parts",
+    "with_int_shape",
 ]

@@ -20,7 +20,7 @@ from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
 from ._blocked import plain_result
-from ._check import check_result_codes, check_result_parts
+from ._check import check_result_codes, check_result_parts, with_int_shape
 from ._dual import dual_by_casts, dual_with
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
 from ._results import ArrayOps
@@ -156,6 +156,7 @@ class EngineBase:
                 (:meth:`check_result`).
             UnsupportedError: for a part that :meth:`refusal` refuses.
         """
+        result = with_int_shape(result) if isinstance(result, CastResult) else result
         self.check_result(result)
         return self.run_upcast(plain_result(result, self.result_ops))
 

@@ -17,9 +17,12 @@ and upcast decodes it as §2 says.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import operator
 from dataclasses import dataclass
 
+from .._text import quote
 from ..datatype import DataType
 from ..engine import CastResult
 from ..errors import SpecError
@@ -27,7 +30,15 @@ from ..layout import block_layout, blocked_scales
 from ..modes import CastMode, ScaleLayout
 from ._results import ArrayOps
 
-__all__ = ["PartForm", "check_result_codes", "check_result_parts", "code_dtype_name", "result_form"]
+__all__ = [
+    "PartForm",
+    "check_result_codes",
+    "check_result_parts",
+    "code_dtype_name",
+    "result_form",
+    "result_shape",
+    "with_int_shape",
+]
 
 #: The parts of a CastResult that hold arrays, in the order they are checked.
 PARTS = ("data", "scale", "zero", "tenscale", "mask")
@@ -149,11 +160,7 @@ def _form_of(result: CastResult) -> dict[str, PartForm]:
         raise SpecError(
             f"CastResult.transpose_scale must be True or False, got {result.transpose_scale!r}"
         )
-    shape = result.shape
-    if not isinstance(shape, tuple | list) or any(
-        isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in shape
-    ):
-        raise SpecError(f"CastResult.shape must be a tuple of sizes >= 0, got {shape!r}")
+    shape = result_shape(result.shape)
     if result.meta is not None:
         raise SpecError(f"a {dt.name} CastResult must not have meta (codebooks come later)")
     layout = getattr(result, "scale_layout", ScaleLayout.PLAIN)
@@ -162,7 +169,51 @@ def _form_of(result: CastResult) -> dict[str, PartForm]:
             f"CastResult.scale_layout must be ScaleLayout.PLAIN or ScaleLayout.BLOCKED, "
             f"got {layout!r}"
         )
-    return result_form(dt, tuple(shape), castmode, result.transpose_scale, layout)
+    return result_form(dt, shape, castmode, result.transpose_scale, layout)
+
+
+def result_shape(shape: object) -> tuple[int, ...]:
+    """A CastResult's shape as a tuple of Python ints.
+
+    A tuple or list of integer sizes ``>= 0``: Python ints or any integer type
+    (``operator.index``: NumPy integers, 0-d integer tensors), never bools.
+
+    Raises:
+        SpecError: for anything else, naming the first bad size and its type.
+    """
+    if not isinstance(shape, tuple | list):
+        raise SpecError(
+            f"CastResult.shape must be a tuple of sizes >= 0 (integers), got "
+            f"{type(shape).__name__} {quote(shape)}"
+        )
+    sizes = []
+    for k in shape:
+        try:
+            n = None if isinstance(k, bool) else operator.index(k)
+        except TypeError:
+            n = None
+        if n is None or n < 0:
+            raise SpecError(
+                f"CastResult.shape must be a tuple of sizes >= 0 (integers); {quote(shape)} "
+                f"has {quote(k)} ({type(k).__name__})"
+            )
+        sizes.append(n)
+    return tuple(sizes)
+
+
+def with_int_shape(result: CastResult) -> CastResult:
+    """``result``, or a copy whose shape is a tuple of Python ints (:func:`result_shape`).
+
+    Engines read ``result.shape`` as Python ints; the front door and ``EngineBase.upcast``
+    pass them a result whose shape is so.
+
+    Raises:
+        SpecError: for a shape :func:`result_shape` refuses.
+    """
+    shape = result.shape
+    if isinstance(shape, tuple) and all(type(k) is int and k >= 0 for k in shape):
+        return result
+    return dataclasses.replace(result, shape=result_shape(shape))
 
 
 def check_result_parts(
