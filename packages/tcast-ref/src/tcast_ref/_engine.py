@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
-from tcast import CastResult
+from tcast import CastModes, CastResult, DataType
 from tcast.kit import CastRequest, EngineBase
 
-from ._accept import array_refusal
+from ._accept import array_refusal, plain_array
 from ._cast import OPS, check_rbits, run_cast, run_upcast
 
 __all__ = ["RefEngine", "engine"]
+
+#: The array parts of a CastResult.
+_PARTS = ("data", "scale", "zero", "tenscale", "mask")
 
 
 class RefEngine(EngineBase):
@@ -29,9 +33,30 @@ class RefEngine(EngineBase):
         """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""
         return array_refusal(a)
 
+    def request(
+        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+    ) -> CastRequest:
+        """``EngineBase.request`` of the plain array of ``x`` (``_accept.plain_array``)."""
+        return super().request(plain_array(x), dtype, modes, seed, rbits)
+
+    def cast(self, x: Any, request: CastRequest) -> np.ndarray | CastResult:
+        """``EngineBase.cast`` of the plain array of ``x``.
+
+        An accepted subclass casts as the array it holds, whatever methods it overrides.
+        """
+        return super().cast(plain_array(x), request)
+
+    def upcast(self, result: CastResult) -> np.ndarray:
+        """``EngineBase.upcast`` of the result with its parts as plain arrays."""
+        if isinstance(result, CastResult):
+            plain = {p: plain_array(getattr(result, p)) for p in _PARTS}
+            if any(plain[p] is not getattr(result, p) for p in _PARTS):
+                result = dataclasses.replace(result, **plain)
+        return super().upcast(result)
+
     def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
-        """A uint32 NumPy array of x's shape."""
-        return check_rbits(x, rbits)
+        """A uint32 NumPy array of x's shape (an accepted subclass as its plain array)."""
+        return check_rbits(x, plain_array(rbits))
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
         """The cast, by :func:`tcast_ref._cast.run_cast`."""
