@@ -2,9 +2,10 @@
 
 Registered under the ``tcast.commands`` entry-point group (see ``tcast.cli``).
 
-Exit status of ``tcast golden``: 0 written, 2 bad options or datatype. Of ``tcast verify``:
-0 every output matches, 1 some differ, 2 unusable input (damaged set, results file of another
-set, engine missing or unsupported).
+Exit status of ``tcast golden``: 0 written, 2 bad options or datatype, or an ``--out`` it may
+not replace. Of ``tcast verify``: 0 every output matches, 1 some differ, 2 unusable input
+(damaged or malformed set, results file of another set or too long, engine or device missing
+or unsupported, nothing compared).
 """
 
 from __future__ import annotations
@@ -200,6 +201,13 @@ def run_verify(args: argparse.Namespace) -> int:
                     if kind == "actual"
                     else engine_columns(lset, eng, quiet=args.quiet, device=args.device)
                 )
+                bad, compared = compare_set(
+                    lset,
+                    observed,
+                    strict_nan=args.strict_nan,
+                    ignore_flags=args.ignore_flags,
+                    quiet=args.quiet,
+                )
             except EngineUnavailableError as err:
                 if everything and args.device is None:
                     # 'all' means every engine this machine can run: an engine for hardware
@@ -217,13 +225,15 @@ def run_verify(args: argparse.Namespace) -> int:
                 rows.append((name, lset.lines, label, "unusable"))
                 status = 2
                 continue
-            bad, compared = compare_set(
-                lset,
-                observed,
-                strict_nan=args.strict_nan,
-                ignore_flags=args.ignore_flags,
-                quiet=args.quiet,
-            )
+            if not compared:  # a check of nothing must not read as a pass
+                print(
+                    f"tcast verify: {d}: {label}: no output word was compared "
+                    f"({lset.lines} cases): the set checks nothing",
+                    file=sys.stderr,
+                )
+                rows.append((name, lset.lines, label, "nothing compared"))
+                status = 2
+                continue
             if bad:
                 status = max(status, 1)
                 print(

@@ -33,6 +33,7 @@ from ._adapters import (
     DEVICE_ENV,
     Adapter,
     adapter_for,
+    check_device,
     numpy_adapter,
     torch_adapter,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "cast_kwargs",
     "check",
     "check_case",
+    "check_device",
     "check_refusals",
     "check_report_path",
     "compare",
@@ -166,7 +168,8 @@ def run(
         The report (write it with :meth:`Report.write`; its ``exit_status`` is 0 or 1).
 
     Raises:
-        tcast.SpecError: bad tier, pattern, jobs or report path.
+        tcast.SpecError: bad tier, pattern, jobs, report path or device (not a torch device,
+            the meta device, or one this machine lacks).
         tcast.EngineNotFoundError: an engine not installed, not loading, or with no adapter.
     """
     if not engines:
@@ -176,6 +179,7 @@ def run(
     if report is not None:
         check_report_path(report)
     items = tier_items(tier, select_datatypes(datatypes))
+    check_device(device)
     loaded = {name: load_engine_for_run(name, device) for name in dict.fromkeys(engines)}
     runs = [
         run_engine(

@@ -11,9 +11,19 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from tcast import SpecError
+
 from ._battery import bits_of
 
-__all__ = ["ADAPTER_ENV", "DEVICE_ENV", "Adapter", "adapter_for", "numpy_adapter", "torch_adapter"]
+__all__ = [
+    "ADAPTER_ENV",
+    "DEVICE_ENV",
+    "Adapter",
+    "adapter_for",
+    "check_device",
+    "numpy_adapter",
+    "torch_adapter",
+]
 
 #: Device the torch adapter moves inputs to (``cpu`` by default).
 DEVICE_ENV = "TCAST_CONFORMANCE_DEVICE"
@@ -59,7 +69,7 @@ def torch_adapter(device: str | None = None) -> Adapter:
     """
     import torch
 
-    dev = torch.device(device or os.environ.get(DEVICE_ENV, "cpu"))
+    dev = _torch_device(torch, device or os.environ.get(DEVICE_ENV, "cpu"))
     signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
     unsigned = {torch.uint16: np.uint16, torch.uint32: np.uint32, torch.uint64: np.uint64}
 
@@ -82,6 +92,48 @@ def torch_adapter(device: str | None = None) -> Adapter:
         return torch.zeros((2, 32), dtype=torch.float32, device=dev)
 
     return Adapter(f"torch:{dev}", to_engine, to_numpy, sample)
+
+
+def _torch_device(torch: Any, name: str) -> Any:
+    """``torch.device(name)``, refused unless it names a device whose tensors hold data."""
+    shown = repr(name) if len(name) <= 40 else repr(name[:37] + "...")
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        raise SpecError(f"device {shown} is not a torch device; give cpu, cuda or cuda:N") from None
+    if dev.type == "meta":
+        raise SpecError(
+            f"device {shown}: tensors on the meta device hold no data, so no results come back "
+            "to compare; give cpu, cuda or cuda:N"
+        )
+    return dev
+
+
+def check_device(device: str | None = None) -> None:
+    """Refuse a device (default ``$TCAST_CONFORMANCE_DEVICE``) this machine cannot use.
+
+    Nothing is checked when no device is named or torch is not installed (then only engines
+    on NumPy arrays run, and the others say why not).
+
+    Raises:
+        tcast.SpecError: not a torch device, the meta device, or one this machine lacks.
+    """
+    name = device or os.environ.get(DEVICE_ENV)
+    if not name:
+        return
+    try:
+        import torch
+    except ImportError:
+        return
+    dev = _torch_device(torch, name)
+    try:
+        torch.zeros(1, device=dev).cpu()
+    except (RuntimeError, AssertionError, NotImplementedError) as err:
+        why = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise SpecError(
+            f"device {str(dev)!r} is not usable on this machine ({why}); give cpu or a device "
+            "it has"
+        ) from None
 
 
 def _external_adapters() -> list[Callable[[], Adapter]]:

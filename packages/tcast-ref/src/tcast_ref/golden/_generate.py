@@ -558,13 +558,11 @@ def _decode_set(
         "CODE": np.concatenate(rows_code).astype(code_dtype(n.bits)).reshape(-1, 1),
         "SCALE": np.concatenate(rows_scale).astype(code_dtype(s.bits)).reshape(-1, 1),
     }
-    fields = [Field("CODE", 1, n.bits, "input", n.code), Field("SCALE", 1, s.bits, "input", s.code)]
+    layout = decode_layout(dt)
     if second is not None:
-        name = "ZERO" if dt.zero is not None else "TENSCALE"
+        name = layout.fields[2].name
         cols[name] = np.concatenate(rows_second).astype(code_dtype(second.bits)).reshape(-1, 1)
-        fields.append(Field(name, 1, second.bits, "input", second.code))
     cols["VALUE"] = np.concatenate(rows_value).reshape(-1, 1)
-    fields.append(Field("VALUE", 1, 32, "output", "float32"))
     info = {
         "inputs": {
             "element_codes": "every code",
@@ -577,7 +575,25 @@ def _decode_set(
             "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)",
         },
     }
-    return Layout(tuple(fields)), cols, info
+    return layout, cols, info
+
+
+def decode_layout(dt: DataType) -> Layout:
+    """The columns of a decode set of scaled datatype ``dt``."""
+    n, s, second = dt.nspec, dt.sspec.scale, dt.sspec.second
+    fields = [Field("CODE", 1, n.bits, "input", n.code), Field("SCALE", 1, s.bits, "input", s.code)]
+    if second is not None:
+        name = "ZERO" if dt.zero is not None else "TENSCALE"
+        fields.append(Field(name, 1, second.bits, "input", second.code))
+    fields.append(Field("VALUE", 1, 32, "output", "float32"))
+    return Layout(tuple(fields))
+
+
+def set_layout(st: Settings) -> Layout:
+    """The columns of the set that ``st`` describes."""
+    if st.operation == "decode":
+        return decode_layout(st.dtype)
+    return cast_layout(st, geometry(st.dtype))
 
 
 # ------------------------------------------------------------------------- output
@@ -602,6 +618,26 @@ def _file_bytes(
     }
 
 
+def set_files(
+    st: Settings, layout: Layout, cols: dict[str, np.ndarray], quiet: bool = True
+) -> dict[str, bytes]:
+    """Every file of a set but its header, from its columns.
+
+    What :func:`generate` writes, and what ``tcast verify`` derives again from a set's
+    ``vectors.npz`` to check that every form of the set says the same.
+    """
+    extra: dict[str, bytes] = {}
+    if st.castmode is CastMode.COMPRESS and st.operation == "cast":
+        codes = cols["OUT"].reshape(-1)
+        keep = None
+        if "MASK" in cols:
+            keep = _unmask(cols["MASK"], layout.field("OUT").count).reshape(-1)
+            codes = codes[keep]
+            extra["packed_mask.bin"] = pack_mask(keep).tobytes()
+        extra["packed.bin"] = pack_codes(codes, st.dtype.nspec.bits).tobytes()
+    return _file_bytes(layout, cols, st, quiet, extra)
+
+
 def generate(st: Settings, quiet: bool = True) -> GoldenSet:
     """Generate a set in memory (nothing is written).
 
@@ -614,16 +650,7 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
         layout, cols, info = _decode_set(st, quiet)
     else:
         layout, cols, info = _cast_set(st, quiet)
-    extra: dict[str, bytes] = {}
-    if st.castmode is CastMode.COMPRESS and st.operation == "cast":
-        codes = cols["OUT"].reshape(-1)
-        keep = None
-        if "MASK" in cols:
-            keep = _unmask(cols["MASK"], layout.field("OUT").count).reshape(-1)
-            codes = codes[keep]
-            extra["packed_mask.bin"] = pack_mask(keep).tobytes()
-        extra["packed.bin"] = pack_codes(codes, dt.nspec.bits).tobytes()
-    files = _file_bytes(layout, cols, st, quiet, extra)
+    files = set_files(st, layout, cols, quiet)
     n_lines = next(iter(cols.values())).shape[0]
     out_field = layout.field("OUT") or layout.field("VALUE")
     header = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from tcast import (
     CastModes,
     CastResult,
     SpecError,
-    TcastError,
     UnsupportedError,
     load_engines,
     number,
@@ -22,11 +20,11 @@ from tcast.kit import cast_with
 
 from .._codec import decode
 from ._cases import INPUT_TYPES
-from ._files import HEADER, header_digest, read_npz, sha256
 from ._flags import FLAGS
-from ._generate import SCHEMA_VERSION, Settings, _cast_set, _decode_set
+from ._generate import _cast_set, _decode_set
 from ._layout import Field, Layout
 from ._progress import progress
+from ._read import GoldenSetError, LoadedSet, load
 
 __all__ = [
     "GoldenSetError",
@@ -41,40 +39,6 @@ __all__ = [
 ]
 
 
-class GoldenSetError(TcastError):
-    """A golden set or a results file that cannot be used (damaged, wrong set, bad syntax)."""
-
-
-@dataclass
-class LoadedSet:
-    """A verified-intact set: header, layout and expected columns."""
-
-    path: Path
-    header: dict
-    layout: Layout
-    columns: dict[str, np.ndarray]
-
-    @property
-    def lines(self) -> int:
-        """Number of cases (lines)."""
-        return int(self.header["counts"]["lines"])
-
-    def settings(self) -> Settings:
-        """The options the set was generated with."""
-        h = self.header
-        m = h["modes"]
-        return Settings.of(
-            h["datatype"]["code"],
-            roundmode=m["roundmode"],
-            scalemode=m["scalemode"],
-            castmode=m["castmode"],
-            saturate=m["saturate"],
-            level=h["level"],
-            seed=h["random"]["seed"],
-            input_dtype=h["input_dtype"],
-        )
-
-
 @dataclass(frozen=True)
 class Mismatch:
     """One differing word: line (1-based case number), field, word index within the field."""
@@ -86,57 +50,6 @@ class Mismatch:
     expected: int
 
 
-def load(path: Path | str) -> LoadedSet:
-    """Load a set, refusing it unless every file matches the SHA-256 in its header.
-
-    Raises:
-        GoldenSetError: for a missing or unreadable header, an unknown schema version, or a
-            missing, truncated or altered file.
-    """
-    path = Path(path)
-    hpath = path / HEADER
-    if not hpath.is_file():
-        raise GoldenSetError(f"{path}: no {HEADER}: not a golden-vector set")
-    try:
-        header = json.loads(hpath.read_text(encoding="ascii"))
-    except (ValueError, UnicodeDecodeError) as err:
-        raise GoldenSetError(f"{hpath}: not valid JSON ({err}); the set is damaged") from None
-    if not isinstance(header, dict) or header.get("schema_version") != SCHEMA_VERSION:
-        got = header.get("schema_version") if isinstance(header, dict) else None
-        raise GoldenSetError(
-            f"{hpath}: schema version {got!r}; this tcast reads schema version {SCHEMA_VERSION}"
-        )
-    if header.get("header_sha256") != header_digest(header):
-        raise GoldenSetError(
-            f"{hpath}: the header does not match its header_sha256 (it was edited): the set is "
-            "damaged; regenerate it"
-        )
-    files = header.get("files")
-    if not isinstance(files, dict) or "vectors.npz" not in files:
-        raise GoldenSetError(f"{hpath}: no file list with vectors.npz; the set is damaged")
-    for name, meta in sorted(files.items()):
-        f = path / name
-        if not f.is_file():
-            raise GoldenSetError(f"{path}: {name} is missing; the set is damaged")
-        data = f.read_bytes()
-        if len(data) != meta.get("bytes") or sha256(data) != meta.get("sha256"):
-            raise GoldenSetError(
-                f"{path}: {name} does not match its SHA-256 in {HEADER} "
-                f"(expected {meta.get('sha256')}, {meta.get('bytes')} bytes; found "
-                f"{sha256(data)}, {len(data)} bytes): the set is damaged; regenerate it"
-            )
-    try:
-        fields = tuple(
-            Field(f["name"], f["count"], f["bits"], f["role"], f["format"])
-            for f in header["layout"]["fields"]
-        )
-        arrays = read_npz(path / "vectors.npz")
-        columns = {f.name: arrays[f.name.lower()] for f in fields}
-    except (KeyError, TypeError, ValueError) as err:
-        raise GoldenSetError(f"{path}: inconsistent set ({err!r})") from None
-    return LoadedSet(path, header, Layout(fields), columns)
-
-
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8", "UTF-8"),
     (b"\xff\xfe", "utf-16-le", "UTF-16 little-endian"),
@@ -144,19 +57,37 @@ _BOMS = (
 )
 
 
-def _results_text(path: Path) -> str:
+def results_limit(lset: LoadedSet) -> int:
+    """The most bytes a results file of ``lset`` may have.
+
+    Four times the larger of the set's ``vectors.txt`` and ``vectors.memh`` (room for UTF-16,
+    CRLF line ends and comment lines), plus 64 KiB.
+    """
+    files = lset.header["files"]
+    return 4 * max(files["vectors.txt"]["bytes"], files["vectors.memh"]["bytes"]) + (1 << 16)
+
+
+def _results_text(path: Path, limit: int) -> str:
     """The text of a results file: ASCII, or ASCII content saved as UTF-8/UTF-16 with a BOM.
 
     Editors and PowerShell's ``Out-File`` write a byte-order mark; its content is still hex
-    words, so it is read. Any other non-ASCII byte is an error naming where it is.
+    words, so it is read. Any other non-ASCII byte is an error naming where it is. At most
+    ``limit`` bytes are read: a longer file (or a device such as ``/dev/zero``) is refused.
 
     Raises:
-        GoldenSetError: for an unreadable file or one that is not ASCII text.
+        GoldenSetError: for an unreadable file, one longer than ``limit`` bytes, or one that
+            is not ASCII text.
     """
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as err:
         raise GoldenSetError(f"{path}: cannot read the results file ({err})") from None
+    if len(data) > limit:
+        raise GoldenSetError(
+            f"{path}: more than {limit} bytes, longer than any results file of this set can "
+            "be (each case is one line of the set's width): not a results file of this set"
+        )
     encoding, what = "ascii", "ASCII"
     for bom, codec, name in _BOMS:
         if data.startswith(bom):
@@ -222,12 +153,13 @@ def read_actual(
     out the FLAGS words (a device without flags); the columns then have no ``FLAGS``.
 
     Raises:
-        GoldenSetError: for unreadable syntax, a wrong number of lines, or inputs that differ
-            from the set's (the file belongs to another set).
+        GoldenSetError: for unreadable syntax, a file longer than :func:`results_limit`, a
+            wrong number of lines, or inputs that differ from the set's (the file belongs to
+            another set).
     """
     layout = lset.layout
     no_flags = Layout(tuple(f for f in layout.fields if f.name != "FLAGS"))
-    text = _results_text(Path(path))
+    text = _results_text(Path(path), results_limit(lset))
     rows, numbers = [], []
     chosen = False
     for no, raw in enumerate(text.splitlines(), 1):
@@ -295,12 +227,18 @@ class _EngineArrays:
                 f"engine {engine.name!r} takes no NumPy arrays and torch is not installed"
             ) from None
         if device is not None:
+            shown = repr(device) if len(device) <= 40 else repr(device[:37] + "...")
             try:
                 tried = [torch.device(device)]
-            except (RuntimeError, ValueError) as err:
+            except (RuntimeError, ValueError, TypeError):
                 raise GoldenSetError(
-                    f"--device {device!r} is not a torch device (e.g. cpu, cuda, cuda:1): {err}"
+                    f"--device {shown} is not a torch device; give cpu, cuda or cuda:N"
                 ) from None
+            if tried[0].type == "meta":
+                raise GoldenSetError(
+                    f"--device {shown}: tensors on the meta device hold no data, so no results "
+                    "come back to compare; give cpu, cuda or cuda:N"
+                )
         else:
             tried = [torch.device("cpu")]
             if torch.cuda.is_available():
@@ -308,7 +246,8 @@ class _EngineArrays:
         for dev in tried:
             try:
                 sample = torch.zeros(2, device=dev)
-            except (RuntimeError, AssertionError) as err:  # no such device on this machine
+                sample.cpu()  # results must come back from it
+            except (RuntimeError, AssertionError, NotImplementedError) as err:  # not here
                 raise EngineUnavailableError(
                     f"device {str(dev)!r} is not usable here: {err}"
                 ) from None
@@ -476,6 +415,9 @@ def compare(
     Two NaNs match unless ``strict_nan`` (their sign and payload are then compared too).
     The OUT and FLAGS words of absent elements (beyond a partial tile's extent, flagged
     ``absent`` in the set) are not compared.
+
+    Raises:
+        GoldenSetError: when ``observed`` lacks an output field that is to be compared.
     """
     out: list[Mismatch] = []
     compared = 0
@@ -485,8 +427,13 @@ def compare(
     fields = [
         f
         for f in lset.layout.fields
-        if f.role == "output" and not (ignore_flags and f.name == "FLAGS") and f.name in observed
+        if f.role == "output" and not (ignore_flags and f.name == "FLAGS")
     ]
+    missing = [f.name for f in fields if f.name not in observed]
+    if missing:
+        raise GoldenSetError(
+            f"{lset.path}: the results have no {', '.join(missing)}: nothing to compare them with"
+        )
     with progress(len(fields), "verify", quiet) as bar:
         for f in fields:
             exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
