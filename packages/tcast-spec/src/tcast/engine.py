@@ -206,7 +206,11 @@ class CastResult:
     def __setstate__(self, state: dict[str, Any]) -> None:
         names = {f.name for f in fields(self)}
         if not isinstance(state, dict) or set(state) != names:
-            got = sorted(map(repr, state))[:20] if isinstance(state, dict) else [type(state)]
+            got = (
+                sorted(repr(k)[:40] for k in state)
+                if isinstance(state, dict)
+                else [type(state).__name__]
+            )
             raise SpecError(
                 f"not a pickled CastResult: its state must have the fields {sorted(names)}, "
                 f"got {', '.join(got)[:300]}"
