@@ -42,8 +42,7 @@ def portable(t: torch.Tensor) -> torch.Tensor | _Unsigned:
     pair = _SIGNED.get(t.dtype)
     if pair is None:
         return t
-    # a view of another dtype needs the negation resolved (a no-op for other tensors)
-    return _Unsigned(t.resolve_neg().view(pair), str(t.dtype).removeprefix("torch."))
+    return _Unsigned(t.view(pair), str(t.dtype).removeprefix("torch."))
 
 
 def unsigned_view(signed: torch.Tensor, name: str) -> torch.Tensor:
