@@ -178,8 +178,8 @@ def run(
         raise SpecError(f"--jobs must be 1 or more, got {jobs}")
     if report is not None:
         check_report_path(report)
-    items = tier_items(tier, select_datatypes(datatypes))
     check_device(device)
+    items = tier_items(tier, select_datatypes(datatypes))
     loaded = {name: load_engine_for_run(name, device) for name in dict.fromkeys(engines)}
     runs = [
         run_engine(

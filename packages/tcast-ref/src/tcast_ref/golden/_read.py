@@ -82,7 +82,9 @@ def load(path: Path | str) -> LoadedSet:
     try:
         st = _settings(header)
         layout = _layout(header, st)
-        lines = _count(header, "counts", "lines")
+        lines = _get(header, "counts", "lines", kind=int)
+        if lines < 1:
+            raise _Malformed(f"counts.lines must be 1 or more, not {lines}")
         names = _file_names(header, st)
         data = {name: _read_file(path, name, header["files"][name]) for name in names}
         columns = _columns(data["vectors.npz"], layout, lines)
@@ -150,13 +152,6 @@ def _get(header: dict, *keys: str, kind: type | tuple[type, ...]) -> Any:
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise _Malformed(f"{'.'.join(keys)} must be {names}, not {_short(v)}")
-    return v
-
-
-def _count(header: dict, *keys: str) -> int:
-    v = _get(header, *keys, kind=int)
-    if v < 0:
-        raise _Malformed(f"{'.'.join(keys)} must be 0 or more, not {v}")
     return v
 
 

@@ -1,0 +1,230 @@
+"""`tcast verify` on sets whose header was edited and re-digested: refused, never trusted.
+
+``header_digest`` is public, so a tampered set can carry matching digests. Each tampering
+here recomputes every file's size and SHA-256 and the header's own digest, then checks that
+verify refuses the set (exit 2, a message saying why) and still checks the next set given.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcast.cli import main
+from tcast_ref.golden import load
+from tcast_ref.golden._files import header_bytes, header_digest, npz_bytes, sha256
+from tcast_ref.golden._generate import set_files
+
+GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / name
+    shutil.copytree(GOLDEN / name, d)
+    return d
+
+
+def _header(d: Path) -> dict:
+    return json.loads((d / "header.json").read_text())
+
+
+def _redigest(d: Path, h: dict) -> None:
+    """Write ``h`` with every listed file's size and SHA-256 and its own digest recomputed."""
+    for name, meta in h.get("files", {}).items():
+        p = d / name
+        if isinstance(meta, dict) and p.is_file() and not p.is_symlink():
+            data = p.read_bytes()
+            meta["bytes"], meta["sha256"] = len(data), sha256(data)
+    h["header_sha256"] = header_digest(h)
+    (d / "header.json").write_bytes(header_bytes(h))
+
+
+def _arrays(d: Path) -> dict[str, np.ndarray]:
+    with np.load(d / "vectors.npz") as z:
+        return {k: z[k] for k in z.files}
+
+
+def _rewrite(d: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write every file again from ``arrays``, consistently, as the generator would."""
+    lset = load(d)
+    cols = {f.name: arrays[f.name.lower()] for f in lset.layout.fields}
+    for name, data in set_files(lset.settings(), lset.layout, cols).items():
+        (d / name).write_bytes(data)
+    h = _header(d)
+    h["counts"]["lines"] = int(next(iter(arrays.values())).shape[0])
+    _redigest(d, h)
+
+
+# each tampering edits set d (mxfp8 or float8_e5m2) and its header h; _redigest follows
+def _set(keys: str, value) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        *path, last = keys.split(".")
+        node = h
+        for k in path:
+            node = node[k]
+        node[last] = value
+
+    return edit
+
+
+def _drop(keys: str) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        *path, last = keys.split(".")
+        node = h
+        for k in path:
+            node = node[k]
+        del node[last]
+
+    return edit
+
+
+def _file_entry_text(d: Path, h: dict) -> None:
+    h["files"]["vectors.txt"] = "x"
+
+
+def _garbage_npz(d: Path, h: dict) -> None:
+    (d / "vectors.npz").write_bytes(b"PK\x03\x04 not a zip at all")
+
+
+def _pickled_npz(d: Path, h: dict) -> None:
+    buf = io.BytesIO()
+    np.savez(buf, **{**_arrays(d), "out": np.array([{"a": 1}], dtype=object)})
+    (d / "vectors.npz").write_bytes(buf.getvalue())
+
+
+def _compressed_npz(d: Path, h: dict) -> None:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **_arrays(d))
+    (d / "vectors.npz").write_bytes(buf.getvalue())
+
+
+def _no_outputs(d: Path, h: dict) -> None:
+    h["layout"]["fields"] = [f for f in h["layout"]["fields"] if f["role"] == "input"]
+    kept = {f["name"].lower() for f in h["layout"]["fields"]}
+    (d / "vectors.npz").write_bytes(npz_bytes({k: v for k, v in _arrays(d).items() if k in kept}))
+
+
+def _outputs_as_inputs(d: Path, h: dict) -> None:
+    for f in h["layout"]["fields"]:
+        f["role"] = "input"
+
+
+def _text_word(name: str) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        lines = (d / name).read_text().splitlines(keepends=True)
+        # the last OUT word of case 1 (mxfp8 txt: IN x32, LEN, SCALE, OUT x32, FLAGS x32)
+        if name == "vectors.txt":
+            words = lines[1].split(" ")
+            words[65] = f"{int(words[65], 16) ^ 1:02X}"
+            lines[1] = " ".join(words)
+        else:
+            digits = list(lines[1])
+            i = len(lines[1].rstrip("\n").replace("_", "")) - 64 - 1  # OUT[31]'s low digit
+            pos = [j for j, c in enumerate(digits) if c not in "_\n"][i]
+            digits[pos] = "1" if digits[pos] == "0" else "0"
+            lines[1] = "".join(digits)
+        (d / name).write_text("".join(lines))
+
+    return edit
+
+
+def _outside(name: str) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        h["files"][name] = dict(h["files"]["vectors.txt"])
+
+    return edit
+
+
+def _symlinked_npz(d: Path, h: dict) -> None:
+    elsewhere = d.parent / "elsewhere.npz"
+    shutil.move(d / "vectors.npz", elsewhere)
+    (d / "vectors.npz").symlink_to(elsewhere)
+
+
+def _zero_len(d: Path, h: dict) -> None:
+    a = _arrays(d)
+    a["len"] = a["len"].copy()
+    a["len"][0] = 0
+    _rewrite(d, a)
+
+
+def _all_absent(d: Path, h: dict) -> None:
+    a = _arrays(d)
+    a["flags"] = np.full_like(a["flags"], 0x80)
+    _rewrite(d, a)
+
+
+TAMPERINGS = {
+    "lines": (_set("counts.lines", 275), "shape"),
+    "lines_text": (_set("counts.lines", "276"), "counts.lines must be int"),
+    "no_modes": (_drop("modes"), "has no 'modes'"),
+    "no_random": (_drop("random"), "has no 'random'"),
+    "no_code": (_drop("datatype.code"), "datatype has no 'code'"),
+    "huge_code": (_set("datatype.code", "e4m3fn" * 2000), "1 to 200 characters"),
+    "seed_text": (_set("random.seed", "0"), "random.seed must be int"),
+    "saturate_text": (_set("modes.saturate", "yes"), "modes.saturate must be bool"),
+    "float16": (_set("input_dtype", "float16"), "is not the layout"),
+    "file_entry_text": (_file_entry_text, "files.vectors.txt has no 'bytes'"),
+    "garbage_npz": (_garbage_npz, "vectors.npz is not a set's zip"),
+    "pickled_npz": (_pickled_npz, "vectors.npz"),
+    "compressed_npz": (_compressed_npz, "compressed members"),
+    "no_outputs": (_no_outputs, "is not the layout"),
+    "outputs_as_inputs": (_outputs_as_inputs, "is not the layout"),
+    "txt_word": (_text_word("vectors.txt"), "vectors.txt says something else"),
+    "memh_word": (_text_word("vectors.memh"), "vectors.memh says something else"),
+    "parent_path": (_outside("../../other/vectors.txt"), "files lists '../../other"),
+    "absolute_path": (_outside("/etc/hostname"), "files lists '/etc/hostname'"),
+    "symlink": (_symlinked_npz, "vectors.npz is not a plain file"),
+    "zero_len": (_zero_len, "LEN words"),
+    "all_absent": (_all_absent, "absent flags"),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERINGS))
+def test_a_redigested_tampering_is_refused_and_the_next_set_still_checked(tmp_path, capsys, tamper):
+    edit, why = TAMPERINGS[tamper]
+    d = _copy(tmp_path, "mxfp8")
+    h = _header(d)
+    edit(d, h)
+    h = _header(d) if tamper in ("zero_len", "all_absent") else h
+    _redigest(d, h)
+    good = GOLDEN / "float8_e5m2"
+    assert main(["verify", str(d), str(good)]) == 2
+    captured = capsys.readouterr()
+    assert why in captured.err, captured.err
+    assert "Traceback" not in captured.err
+    assert f"{good}: ref: all 4092 output words of 2046 cases match" in captured.out
+    assert len(captured.err) < 2000  # a message, not the tampered value
+
+
+def test_a_set_of_no_cases_is_refused_not_passed(tmp_path, capsys):
+    d = _copy(tmp_path, "float8_e5m2")
+    a = {k: v[:0] for k, v in _arrays(d).items()}
+    h = _header(d)
+    h["counts"]["lines"] = 0
+    (d / "vectors.npz").write_bytes(npz_bytes(a))
+    for name in ("vectors.txt", "vectors.memh"):  # the legend line only
+        (d / name).write_text((d / name).read_text().splitlines()[0] + "\n")
+    _redigest(d, h)
+    assert main(["verify", str(d)]) == 2
+    assert "counts.lines must be 1 or more" in capsys.readouterr().err
+
+
+def test_a_results_file_longer_than_the_set_allows_is_not_read_to_the_end(tmp_path, capsys):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    d = GOLDEN / "float8_e5m2"
+    assert main(["verify", str(d), "--actual", "/dev/zero"]) == 2  # endless: read is bounded
+    assert "longer than any results file of this set" in capsys.readouterr().err
+
+
+def test_the_committed_sets_load_and_their_forms_agree():
+    for d in sorted(GOLDEN.iterdir()):
+        assert load(d).lines > 0
