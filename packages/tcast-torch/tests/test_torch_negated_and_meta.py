@@ -87,10 +87,11 @@ def test_negative_bit_takes_every_path_seeded_compiled_and_dual(entry):
     dual = tcast.cast_dual if entry == "tcast" else tcast_torch.cast_dual
     for got, want in zip(dual(neg, "nvfp4"), dual(plain, "nvfp4"), strict=True):
         _assert_same_bits(got, want)
-    # traced by dynamo (a fake tensor with the negative bit; Inductor's kernels would take
-    # seconds to build and are tested in test_torch_compile.py)
-    traced = torch.compile(lambda t: cast(t, "mxfp8"), backend="eager", fullgraph=True)
-    _assert_same_bits(traced(neg), cast(plain, "mxfp8"))
+    if entry == "tcast":
+        # traced by dynamo (a fake tensor with the negative bit; the front door reaches the
+        # same run_cast; Inductor's kernels would take seconds to build on the CPU)
+        traced = torch.compile(lambda t: cast(t, "mxfp8"), backend="eager", fullgraph=True)
+        _assert_same_bits(traced(neg), cast(plain, "mxfp8"))
 
 
 def test_imaginary_part_of_a_conjugate_casts_as_its_values():
