@@ -300,3 +300,12 @@ def test_castresult_shapes_that_are_not_integer_sizes_are_refused_naming_the_typ
     r = tcast.cast(_x(), "mxfp4", castmode="actual", engine="ref")
     with pytest.raises(SpecError, match=f"shape must be a tuple of sizes.*{kind}"):
         tcast.upcast(dataclasses.replace(r, shape=sizes))
+
+
+def test_a_usage_error_quotes_a_long_argument_cut(capsys):
+    # argparse echoes a rejected choice whole; a subcommand's parser (a plugin's: golden)
+    # must cut it like every other message
+    assert main(["golden", "mxfp8", "--roundmode", "x" * 5000, "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and err.count("(5000 characters)") == 1
+    assert len(err) < MESSAGE_BOUND

@@ -40,10 +40,11 @@ import argparse
 import difflib
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 from ._text import QUOTE_LIMIT, quote
 from ._version import __version__
@@ -677,13 +678,28 @@ def _command_entry_points() -> list[Any]:
     return sorted(entry_points(group=COMMAND_GROUP), key=lambda ep: ep.name)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors quote at most a prefix of a long argument.
+
+    argparse echoes a rejected value whole (``invalid choice: '...'``); every subcommand's
+    parser is of this class, plugins' included (``add_subparsers`` reuses the class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        super().error(_LONG_QUOTED.sub(lambda m: quote(m.group(1)), message))
+
+
+#: A single-quoted value longer than ``quote`` keeps whole, as argparse writes them.
+_LONG_QUOTED = re.compile(rf"'([^']{{{QUOTE_LIMIT + 1},}})'")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     """Build the parser with ``info`` and every plugin subcommand.
 
     Returns:
         The parser and the warnings about plugins that failed to load or register.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tcast", description="tcast: low-precision number formats, defined bit for bit."
     )
     parser.add_argument("--version", action="version", version=f"tcast {__version__}")
