@@ -46,13 +46,12 @@ def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     return t >> 16, ((t & 0xFFFF) << 16) | (p_lo & 0xFFFF)
 
 
-def _philox(call: torch.Tensor, seed: int) -> list[torch.Tensor]:
+def _philox(call: torch.Tensor, k0: int, k1: int) -> list[torch.Tensor]:
     """The four words (int64 in [0, 2**32)) at counters (call mod 2**32, call >> 32, 0, 0)."""
     c0 = call & _MASK
     c1 = call >> 32
     c2 = torch.zeros_like(c0)
     c3 = torch.zeros_like(c0)
-    k0, k1 = seed & _MASK, seed >> 32
     for _ in range(10):
         hi0, lo0 = _mulhilo(c0, _M0)
         hi1, lo1 = _mulhilo(c2, _M1)
@@ -65,6 +64,52 @@ def _philox(call: torch.Tensor, seed: int) -> list[torch.Tensor]:
 def _int32_pattern(word: torch.Tensor) -> torch.Tensor:
     """int64 words in [0, 2**32) as int32 two's-complement patterns (exact, no wrapping)."""
     return ((word ^ 0x80000000) - 0x80000000).to(torch.int32)
+
+
+# The generators are custom operators, so that torch.compile sees each as one opaque kernel.
+# Traced as plain operations, the ten rounds reach Inductor as a chain of a few hundred int64
+# operations in which every round uses each word several times. Inductor inlines a chain
+# that reads no memory (the counters come from arange) wherever it is used, even once it
+# is stored, and its lowering re-expands every use: the work grew two- to fourfold a
+# round, and a compiled stochastic cast never finished compiling. As operators they run
+# the eager code below on every path, compiled or not.
+@torch.library.custom_op("tcast_torch::philox_stream_words", mutates_args=())
+def _stream_words(
+    key0: int, key1: int, first: int, calls: int, device: torch.device
+) -> torch.Tensor:
+    """The four int32 words of Philox calls ``first .. first + calls - 1``: (calls, 4)."""
+    words = torch.empty((calls, 4), dtype=torch.int32, device=device)
+    for lo in range(0, calls, _CALLS):
+        call = torch.arange(
+            first + lo, first + min(lo + _CALLS, calls), dtype=torch.int64, device=device
+        )
+        piece = words[lo : lo + call.numel()]
+        for k, w in enumerate(_philox(call, key0, key1)):
+            piece[:, k] = _int32_pattern(w)
+    return words
+
+
+@_stream_words.register_fake
+def _stream_words_fake(key0, key1, first, calls, device):
+    return torch.empty((calls, 4), dtype=torch.int32, device=device)
+
+
+@torch.library.custom_op("tcast_torch::philox_index_words", mutates_args=())
+def _index_words(key0: int, key1: int, index: torch.Tensor) -> torch.Tensor:
+    """The int32 word of each flat element index (word ``index & 3`` of call ``index >> 2``)."""
+    flat = index.reshape(-1)
+    out = torch.empty(flat.shape, dtype=torch.int32, device=index.device)
+    for lo in range(0, flat.numel(), _CALLS):
+        idx = flat[lo : lo + _CALLS]
+        words = torch.stack(_philox(idx >> 2, key0, key1), dim=-1)
+        word = torch.gather(words, -1, (idx & 3).unsqueeze(-1)).squeeze(-1)
+        out[lo : lo + idx.numel()] = _int32_pattern(word)
+    return out.reshape(index.shape)
+
+
+@_index_words.register_fake
+def _index_words_fake(key0, key1, index):
+    return torch.empty(index.shape, dtype=torch.int32, device=index.device)
 
 
 def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
@@ -80,9 +125,7 @@ def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
     Returns:
         int32 tensor of index's shape: the uint32 words as two's-complement patterns.
     """
-    words = torch.stack(_philox(index >> 2, seed), dim=-1)
-    word = torch.gather(words, -1, (index & 3).unsqueeze(-1)).squeeze(-1)
-    return _int32_pattern(word)
+    return _index_words(seed & _MASK, seed >> 32, index)
 
 
 def philox_stream(
@@ -102,12 +145,8 @@ def philox_stream(
         1-D int32 tensor of ``count`` words as two's-complement patterns.
     """
     first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
-    words = torch.empty((end - first, 4), dtype=torch.int32, device=device)
-    for lo in range(first, end, _CALLS):
-        call = torch.arange(lo, min(lo + _CALLS, end), dtype=torch.int64, device=device)
-        piece = words[lo - first : lo - first + call.numel()]
-        for k, w in enumerate(_philox(call, seed)):
-            piece[:, k] = _int32_pattern(w)
+    device = torch.device("cpu") if device is None else torch.device(device)
+    words = _stream_words(seed & _MASK, seed >> 32, first, end - first, device)
     skip = start & 3  # an unaligned start drops the first words of the first call
     return words.reshape(-1)[skip : skip + count]
 
