@@ -302,10 +302,10 @@ def test_castresult_shapes_that_are_not_integer_sizes_are_refused_naming_the_typ
         tcast.upcast(dataclasses.replace(r, shape=sizes))
 
 
-def test_a_usage_error_quotes_a_long_argument_cut(capsys):
-    # argparse echoes a rejected choice whole; a subcommand's parser (a plugin's: golden)
-    # must cut it like every other message
-    assert main(["golden", "mxfp8", "--roundmode", "x" * 5000, "--out", "unused"]) == 2
+@pytest.mark.parametrize("value", ["x" * 5000, "x'" * 2500, "x'\"" * 1700], ids=len)
+def test_a_usage_error_quotes_a_long_argument_cut(capsys, value):
+    # argparse echoes a rejected choice whole (in double quotes when it holds a single one);
+    # a subcommand's parser (a plugin's: golden) must cut it like every other message
+    assert main(["golden", "mxfp8", "--roundmode", value, "--out", "unused"]) == 2
     err = capsys.readouterr().err
-    assert "invalid choice" in err and err.count("(5000 characters)") == 1
-    assert len(err) < MESSAGE_BOUND
+    assert "invalid choice" in err and len(err) < MESSAGE_BOUND

@@ -686,11 +686,16 @@ class _Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        super().error(_LONG_QUOTED.sub(lambda m: quote(m.group(1)), message))
+        message = _LONG_QUOTED.sub(lambda m: quote(m.group(2)), message)
+        if len(message) > _MESSAGE_LIMIT:  # a long value argparse quoted some other way
+            message = f"{message[:_MESSAGE_LIMIT]}... ({len(message)} characters)"
+        super().error(message)
 
 
-#: A single-quoted value longer than ``quote`` keeps whole, as argparse writes them.
-_LONG_QUOTED = re.compile(rf"'([^']{{{QUOTE_LIMIT + 1},}})'")
+#: A quoted value longer than ``quote`` keeps whole, as argparse writes them (``repr``).
+_LONG_QUOTED = re.compile(rf"""(['"])((?:(?!\1).){{{QUOTE_LIMIT + 1},}}?)\1""")
+#: The longest usage error printed whole (argparse's own texts are far shorter).
+_MESSAGE_LIMIT = 1000
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:

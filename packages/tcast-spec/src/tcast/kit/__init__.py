@@ -16,11 +16,14 @@
   which blocks of a sharded array its parts share (SEMANTICS.md §9.1), for engines that cast
   shards (tcast_torch's DTensor path);
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
-  :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``).
+  :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``);
+* :func:`quote`: untrusted input (codes, header fields, arguments) quoted in a message, cut
+  to a bounded prefix.
 
 Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
 """
 
+from .._text import quote
 from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
 from ._blocked import from_blocked, plain_result, to_blocked
@@ -117,6 +120,7 @@ __all__ = [
     "pad_keeps",
     "part_grid_starts",
     "plain_result",
+    "quote",
     "range_scale_rule",
     "result_form",
     "result_shape",
