@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, SpecError
-from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules, check_result_parts
+from tcast import CastModes, CastResult, DataType, SpecError
+from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
 from . import _pickling  # noqa: F401  (registers how torch results pickle)
 from ._accept import is_dtensor, resolved, tensor_refusal
@@ -115,27 +115,14 @@ class TorchEngine(EngineBase):
             return upcast_dtensor(result, super().upcast)
         return super().upcast(result)
 
-    def check_result(self, result: CastResult) -> None:
-        """``EngineBase.check_result``; a result on the meta device without reading codes.
+    def holds_values(self, result: CastResult) -> bool:
+        """False for a result on the meta device, whose codes cannot be read.
 
         Meta tensors have dtypes and shapes but no values: a result of meta tensors (a cast
         of a meta tensor) is checked as any other except for its codes, and its upcast is a
         float32 meta tensor.
-
-        Raises:
-            SpecError, UnsupportedError: as ``EngineBase.check_result``.
         """
-        if not (isinstance(result, CastResult) and _on_meta(result.data)):
-            super().check_result(result)
-            return
-        if result.castmode is CastMode.VIRTUAL:
-            raise SpecError("upcast takes the CastResult of an actual or compress cast")
-        for part in _PARTS:
-            a = getattr(result, part)
-            if isinstance(a, torch.Tensor):
-                self.check_array(a, f"CastResult.{part}")
-        check_result_parts(result, self.result_ops, self.array_type, self.array_one)
-        self.check_result_arrays(result)
+        return not _on_meta(result.data)
 
     def check_result_arrays(self, result: CastResult) -> None:
         """Every part on the device of ``data`` and with no pending negation.

@@ -166,7 +166,8 @@ class EngineBase:
         In order (SEMANTICS.md §8, "A valid result"): array parts :meth:`refusal` refuses;
         the parts' types, dtypes and shapes (:func:`~tcast.kit.check_result_parts`); the
         engine's own array checks (:meth:`check_result_arrays`); then their codes
-        (:func:`~tcast.kit.check_result_codes`).
+        (:func:`~tcast.kit.check_result_codes`), where the arrays hold values
+        (:meth:`holds_values`).
 
         Raises:
             SpecError: if ``result`` is not an actual/compress CastResult whose parts are
@@ -185,7 +186,16 @@ class EngineBase:
                 self.check_array(a, f"CastResult.{part}")
         forms = check_result_parts(result, ops, self.array_type, self.array_one)
         self.check_result_arrays(result)
-        check_result_codes(result, ops, forms)
+        if self.holds_values(result):
+            check_result_codes(result, ops, forms)
+
+    def holds_values(self, result: CastResult) -> bool:
+        """Whether ``result``'s arrays hold values whose codes can be read (default True).
+
+        An engine whose arrays may carry only dtypes and shapes (torch's meta device)
+        returns False for such a result: its parts are checked, its codes are not.
+        """
+        return True
 
     def cast_dual(
         self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool
