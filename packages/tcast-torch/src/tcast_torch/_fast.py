@@ -33,6 +33,7 @@ from tcast.kit import CastRequest
 
 from ._bits import clamp_finite, pow2, to_bits, unsigned_codes
 from ._codec import round_even_applies, round_even_values
+from ._pieces import by_pieces
 from ._scale import Given, exponent_codes, make_plan
 from ._tiles import Tiling
 
@@ -220,35 +221,41 @@ def fast_scaled(
             plan.dec,
             plan.tenscale,
         )
-    xs = rows * rcp[:, None]
-    bad = nonfinite[:, None]
     virtual = req.virtual
-
-    def actual(codes: torch.Tensor) -> tuple:
-        sc = unsigned_codes(torch.where(nonfinite, ss.scale.nan_code, scale), ss.scale.bits)
-        return codes.reshape(x.shape), sc.reshape(til.scale_shape), tcode
-
-    # every full-size result is narrowed while still in the row layout: a conversion after
-    # the reshape is a node of another shape, which Inductor does not fuse into the reduction
     native = NATIVE_FLOAT8.get(n.code)
     grid = small_grid(n)
-    if native is not None:
-        if not virtual:
-            xs = torch.where(bad, 0.0, xs)  # code 0 in non-finite blocks
-        q = clamp_finite(xs, n.maxfloat).to(native)
-        if not virtual:
-            # the codes are the float8 bytes, read through int8 (a uint8 view of a computed
-            # float8 tensor splits the fused kernel under torch.compile; int8 does not)
-            return actual(q.view(torch.int8).to(torch.uint8))
-        v = q.to(torch.float32)
-    elif grid is not None:
-        if not virtual:
-            return actual(unsigned_codes(torch.where(bad, 0, _grid_codes(xs, n, grid)), n.bits))
-        v = _grid_values(xs, n, grid)
-    else:
-        v = round_even_values(xs, n)
-        if not virtual:
-            return actual(unsigned_codes(torch.where(bad, 0, codes_from_values(v, n)), n.bits))
-    out = (v * dec[:, None]).to(x.dtype)
-    nan = torch.full((), float("nan"), dtype=x.dtype, device=x.device)  # canonical bits
-    return torch.where(bad, nan, out).reshape(x.shape)
+
+    def stage(s: slice) -> torch.Tensor:
+        """The virtual values (x's dtype) or the unsigned codes of the rows ``s``."""
+        xs = rows[s] * rcp[s, None]
+        bad = nonfinite[s, None]
+        # every full-size result is narrowed while still in the row layout: a conversion
+        # after the reshape is a node of another shape, which Inductor does not fuse into
+        # the reduction
+        if native is not None:
+            if not virtual:
+                xs = torch.where(bad, 0.0, xs)  # code 0 in non-finite blocks
+            q = clamp_finite(xs, n.maxfloat).to(native)
+            if not virtual:
+                # the codes are the float8 bytes, read through int8 (a uint8 view of a
+                # computed float8 tensor splits the fused kernel under torch.compile; int8
+                # does not)
+                return q.view(torch.int8).to(torch.uint8)
+            v = q.to(torch.float32)
+        elif grid is not None:
+            if not virtual:
+                return unsigned_codes(torch.where(bad, 0, _grid_codes(xs, n, grid)), n.bits)
+            v = _grid_values(xs, n, grid)
+        else:
+            v = round_even_values(xs, n)
+            if not virtual:
+                return unsigned_codes(torch.where(bad, 0, codes_from_values(v, n)), n.bits)
+        out = (v * dec[s, None]).to(x.dtype)
+        nan = torch.full((), float("nan"), dtype=x.dtype, device=x.device)  # canonical bits
+        return torch.where(bad, nan, out)
+
+    out = by_pieces(rows, t, stage).reshape(x.shape)
+    if virtual:
+        return out
+    sc = unsigned_codes(torch.where(nonfinite, ss.scale.nan_code, scale), ss.scale.bits)
+    return out, sc.reshape(til.scale_shape), tcode

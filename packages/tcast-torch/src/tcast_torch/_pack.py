@@ -12,6 +12,8 @@ import torch
 
 from tcast import SpecError
 
+from . import _pieces
+
 __all__ = ["pack_codes", "pack_mask", "unpack_codes", "unpack_mask"]
 
 
@@ -23,11 +25,35 @@ def _check_bits(bits: int) -> None:
 def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """Pack codes (int32 patterns or unsigned, any shape: C order) into a 1-D uint8 tensor.
 
+    Large CPU tensors are packed in pieces of whole bytes (``_pieces``): the same bytes,
+    with piece-sized temporaries.
+
     Raises:
         SpecError: if ``bits`` is not in 1..32.
     """
     _check_bits(bits)
     c = codes.reshape(-1)
+    n = c.numel()
+    step = _pieces.PIECE  # a multiple of 8 codes: every piece but the last packs to whole bytes
+    if n <= step or c.device.type != "cpu" or torch.compiler.is_compiling():
+        return _pack(c, bits)
+    out = torch.empty(_packed_bytes(n, bits), dtype=torch.uint8)
+    for lo in range(0, n, step):
+        piece = _pack(c[lo : lo + step], bits)
+        at = _packed_bytes(lo, bits)
+        out[at : at + piece.numel()] = piece
+    return out
+
+
+def _packed_bytes(count: int, bits: int) -> int:
+    """Bytes of ``count`` packed codes of ``bits`` bits."""
+    if bits > 8:
+        return count * (2 if bits <= 16 else 4)
+    return (count * bits + 7) // 8
+
+
+def _pack(c: torch.Tensor, bits: int) -> torch.Tensor:
+    """:func:`pack_codes` of 1-D codes, in one go."""
     if c.dtype != torch.int32:
         c = c.to(torch.int32)
     n = c.numel()

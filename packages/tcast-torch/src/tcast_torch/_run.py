@@ -19,6 +19,7 @@ from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import philox_stream
+from ._pieces import by_pieces
 from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
@@ -179,14 +180,19 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
         return None
     if not n.is_integer and not round_even_applies(n):
         return None
-    xs = scaled_inputs(rows, plan, rules)
-    if n.is_integer:
-        lo, hi = rules.int_limits
-        v = _element_values(torch.clamp(torch.round(xs), float(lo), float(hi)), plan, rules)
-        v = torch.where(v == 0, 0.0, v)  # integers have no -0
-    else:
-        v = _element_values(round_even_values(xs, n), plan, rules)
-    return _finish(v, plan)  # a finite block's rounded values are never NaN
+
+    def stage(s: slice) -> torch.Tensor:
+        p = plan.rows(s)
+        xs = scaled_inputs(rows[s], p, rules)
+        if n.is_integer:
+            lo, hi = rules.int_limits
+            v = _element_values(torch.clamp(torch.round(xs), float(lo), float(hi)), p, rules)
+            v = torch.where(v == 0, 0.0, v)  # integers have no -0
+        else:
+            v = _element_values(round_even_values(xs, n), p, rules)
+        return _finish(v, p)  # a finite block's rounded values are never NaN
+
+    return by_pieces(rows, rows.shape[1], stage)
 
 
 def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
@@ -213,14 +219,23 @@ def _scaled(
         out = _virtual_fast(rows, plan, rules)
     if out is None:
         rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
-        codes = encode(
-            scaled_inputs(rows, plan, rules), req.dtype.nspec, req.roundmode, rrows, True
-        )
-        zero_out = plan.nonfinite[:, None]
-        if plan.keep is not None:
-            zero_out = zero_out | ~plan.keep
-        codes = torch.where(zero_out, 0, codes)
-        out = _decode_rows(codes, plan, rules) if virtual else codes
+        n = req.dtype.nspec
+
+        def stage(s: slice) -> torch.Tensor:
+            p = plan.rows(s)
+            rr = None if rrows is None else rrows[s]
+            codes = encode(scaled_inputs(rows[s], p, rules), n, req.roundmode, rr, True)
+            zero_out = p.nonfinite[:, None]
+            if p.keep is not None:
+                zero_out = zero_out | ~p.keep
+            codes = torch.where(zero_out, 0, codes)
+            if virtual:
+                return _decode_rows(codes, p, rules)
+            # codes of up to 8 bits narrowed to their stored uint8 piece by piece (the result
+            # operations take uint8 codes as they are; wider ones stay int32 patterns)
+            return unsigned_codes(codes, n.bits) if n.bits <= 8 else codes
+
+        out = by_pieces(rows, length, stage)
     full = til.from_blocks(out.reshape(blocks.shape))
     if virtual:
         return to_input_dtype(full, x.dtype).contiguous()

@@ -125,6 +125,23 @@ class Plan:
         cols = {"recip": self.recip, "dec": self.dec, "zval": self.zval}
         return {k: cols[k][:, None] for k in names if k in cols}
 
+    def rows(self, s: slice) -> Plan:
+        """The plan of the rows ``s`` (the tensor scale is the whole tensor's)."""
+
+        def cut(a: torch.Tensor | None) -> torch.Tensor | None:
+            return None if a is None else a[s]
+
+        return Plan(
+            self.scale[s],
+            cut(self.zero),
+            self.tenscale,
+            self.nonfinite[s],
+            self.recip[s],
+            cut(self.zval),
+            self.dec[s],
+            cut(self.keep),
+        )
+
 
 # ----------------------------------------------------------------- rule operations
 def exponent_codes(v: torch.Tensor, rule: ExponentScaleRule) -> torch.Tensor:
