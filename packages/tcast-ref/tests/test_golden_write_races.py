@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -64,7 +65,7 @@ def test_a_set_file_changed_during_the_swap_undoes_every_move(tmp_path, monkeypa
 
     def rename_then_touch(src, dst):
         real(src, dst)
-        if Path(dst).name == "vectors.txt" and ".k.old-" in str(dst):
+        if Path(dst).name == "vectors.txt" and ".tcast-golden-old-" in str(dst):
             with open(dst, "ab") as f:  # a writer that still had the file open
                 f.write(b"x")
 
@@ -83,7 +84,7 @@ def test_a_failure_while_moving_the_new_files_in_restores_the_old_set(tmp_path, 
     real = _files._move_no_replace
 
     def fail_on_header(src, dst):
-        if dst.name == "header.json":
+        if dst.name == "header.json" and ".tcast-golden-tmp-" in str(src):  # not the undo
             raise OSError(28, "No space left on device")
         real(src, dst)
 
@@ -106,31 +107,81 @@ def test_out_dot_writes_into_the_current_directory_and_replaces_its_set(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here"]
 
 
-def test_a_killed_runs_partial_scratch_is_cleaned_and_foreign_ones_are_kept(tmp_path):
+def _scratch(d: Path, kind: str, pid: int, token: str = "0123abcd", *files: str) -> Path:
+    s = d / f".tcast-golden-{kind}-{pid}-{token}-x{len(list(d.iterdir()))}"
+    s.mkdir()
+    for name in files:
+        (s / name).write_bytes(b"0" * 1000)
+    return s
+
+
+def test_a_killed_runs_partial_scratch_is_cleaned_and_foreign_ones_are_kept(tmp_path, capsys):
     d = _old_set(tmp_path)
     # a run killed while writing: the marker, then a partial vectors.txt, no header yet
-    partial = tmp_path / f".k.tmp-{DEAD}-abc"
-    partial.mkdir()
-    (partial / _files.PARTIAL).touch()
-    (partial / "vectors.txt").write_bytes(b"0" * 1000)
-    # the same pattern holding a file that is not a set's, or without the marker
-    foreign = tmp_path / f".k.tmp-{DEAD}-mine"
-    foreign.mkdir()
-    (foreign / _files.PARTIAL).touch()
-    (foreign / "notes.txt").write_text("keep")
-    unmarked = tmp_path / f".k.old-{DEAD}-nomark"
-    unmarked.mkdir()
-    (unmarked / "vectors.txt").write_text("keep")
-    # a live process's write in progress
-    live = tmp_path / f".k.tmp-{os.getppid()}-live"
-    live.mkdir()
-    (live / _files.PARTIAL).touch()
+    partial = _scratch(d, "tmp", DEAD, "0123abcd", _files.PARTIAL, "vectors.txt")
+    # an earlier process that had this pid: dead too
+    reused = _scratch(d, "tmp", os.getpid(), "0123abcd", _files.PARTIAL, "vectors.npz")
+    # the same pattern holding a file that is not a set's
+    foreign = _scratch(d, "tmp", DEAD, "0123abcd", _files.PARTIAL, "notes.txt")
+    # a live process's write in progress, and another thread's of this process
+    live = _scratch(d, "tmp", os.getppid(), "0123abcd", _files.PARTIAL)
+    thread = _scratch(d, "tmp", os.getpid(), _files._TOKEN, _files.PARTIAL, "vectors.txt")
+    # a run killed during the swap: the only copy of the set it replaced is kept and named
+    old = _scratch(d, "old", DEAD, "0123abcd", _files.PARTIAL, "header.json")
     assert _golden(d) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["k", foreign.name, unmarked.name, live.name]
+    assert "kept " + str(old) in capsys.readouterr().err
+    assert not partial.exists() and not reused.exists()
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == sorted(
+        p.name for p in (foreign, live, thread, old)
     )
-    assert (foreign / "notes.txt").read_text() == "keep"
-    assert (unmarked / "vectors.txt").read_text() == "keep"
+    assert (foreign / "notes.txt").exists() and (old / "header.json").exists()
+    load(d)  # the scratch directories do not stop the set from being one
+
+
+def test_scratch_lives_inside_dir_and_no_move_leaves_it(tmp_path, monkeypatch):
+    """Every rename and link stays inside DIR (DIR may be a mount point: EXDEV otherwise)."""
+    d = _old_set(tmp_path)
+    new = tmp_path / "new"
+    moves = []
+
+    def inside(*paths) -> bool:
+        return all(Path(p).resolve().is_relative_to(out) for p in paths)
+
+    def guard(real):
+        def move(src, dst, *a, **kw):
+            moves.append((src, dst))
+            if not inside(src, dst):
+                raise OSError(errno.EXDEV, "Invalid cross-device link")
+            return real(src, dst, *a, **kw)
+
+        return move
+
+    monkeypatch.setattr(_files.os, "rename", guard(os.rename))
+    monkeypatch.setattr(_files.os, "link", guard(os.link))
+    for out in (d, new):  # an existing set and a new DIR
+        moves.clear()
+        assert _golden(out) == 0
+        assert moves and all(inside(*m) for m in moves)
+        load(out)
+        assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+
+
+def test_undoing_a_swap_never_replaces_a_file_that_appeared(tmp_path, monkeypatch, capsys):
+    d = _old_set(tmp_path)
+    old_txt = (d / "vectors.txt").read_bytes()
+    real = os.rename
+
+    def rename_then_user_writes(src, dst):
+        real(src, dst)
+        if Path(src) == d / "vectors.txt" and Path(dst).parent != d:  # moved aside
+            (d / "vectors.txt").write_text("precious\n")  # the user's, in the gap
+
+    monkeypatch.setattr(_files.os, "rename", rename_then_user_writes)
+    assert _golden(d) == 2
+    err = capsys.readouterr().err
+    assert (d / "vectors.txt").read_text() == "precious\n"
+    kept = [p for p in tmp_path.rglob("vectors.txt") if p.read_bytes() == old_txt]
+    assert len(kept) == 1 and str(kept[0].parent) in err  # the old file, kept and named
 
 
 def test_a_set_left_half_swapped_by_a_killed_run_is_replaced(tmp_path):

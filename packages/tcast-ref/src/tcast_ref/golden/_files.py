@@ -12,14 +12,19 @@ import hashlib
 import io
 import json
 import os
+import re
+import secrets
 import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from tcast.kit import quote
+
 __all__ = [
     "HEADER",
+    "MAX_HEADER_BYTES",
     "PARTIAL",
     "SET_FILES",
     "check_destination",
@@ -34,6 +39,8 @@ __all__ = [
 
 #: The header file of every set.
 HEADER = "header.json"
+#: The largest ``header.json`` read (generated headers are a few kilobytes).
+MAX_HEADER_BYTES = 1 << 24
 _DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -95,14 +102,30 @@ SET_FILES = (HEADER, "vectors.txt", "vectors.memh", "vectors.npz", "packed.bin",
 #: Written first into every directory a write fills and removed last: it marks a write in
 #: progress, so what a killed run left is recognized as this module's and nobody else's.
 PARTIAL = ".tcast-golden-partial"
-#: Temporary directories of a write in progress: ``.<name>.tmp-<pid>-<random>`` (the new set)
-#: and ``.<name>.old-<pid>-<random>`` (the files of the set it replaces), siblings of the
-#: destination.
-_SCRATCH = ("tmp", "old")
+#: Scratch directories of a write in progress, inside the destination DIR:
+#: ``.tcast-golden-tmp-<pid>-<token>-<random>`` (the new set) and
+#: ``.tcast-golden-old-<pid>-<token>-<random>`` (the files of the set it replaces). Inside DIR,
+#: every move stays on DIR's file system (DIR may be a mount point) and needs no permission on
+#: DIR's parent. The token tells this process's writes from those of an earlier process that
+#: had the same pid.
+_SCRATCH = re.compile(r"\.tcast-golden-(tmp|old)-(\d{1,10})-([0-9a-f]{8})-[^/]*")
+_TOKEN = secrets.token_hex(4)
 
 
 def _plain_file(p: Path) -> bool:
     return p.is_file() and not p.is_symlink()
+
+
+def _scratch_dir(p: Path) -> re.Match | None:
+    """The name's parts when ``p`` is a scratch directory of this module (a real directory)."""
+    m = _SCRATCH.fullmatch(p.name)
+    return m if m and p.is_dir() and not p.is_symlink() else None
+
+
+def _read_small(p: Path) -> bytes:
+    """At most :data:`MAX_HEADER_BYTES` + 1 bytes of the plain file ``p``."""
+    with open(p, "rb") as f:
+        return f.read(MAX_HEADER_BYTES + 1)
 
 
 def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
@@ -111,12 +134,13 @@ def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
     ``d`` qualifies when it is empty, holds exactly a tcast set (a ``header.json`` whose
     digest matches, listing only names of :data:`SET_FILES`, and nothing but the files it
     lists), or holds an interrupted write of this module (its :data:`PARTIAL` marker and
-    nothing but plain files named in :data:`SET_FILES`).
+    nothing but plain files named in :data:`SET_FILES`). This module's scratch directories
+    are left out of the entries and never disqualify ``d``.
 
     Returns:
         The entries by name (None when ``d`` does not qualify) and why it does not.
     """
-    entries = {p.name: p for p in d.iterdir()}
+    entries = {p.name: p for p in d.iterdir() if not _scratch_dir(p)}
     if not entries:
         return {}, ""
     if PARTIAL in entries:
@@ -125,7 +149,8 @@ def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
         return None, f"it is not empty and has no {HEADER}"
     else:
         try:
-            header = json.loads((d / HEADER).read_text(encoding="utf-8"))
+            raw = _read_small(d / HEADER)
+            header = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_HEADER_BYTES else None
             ours = (
                 isinstance(header, dict)
                 and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
@@ -133,14 +158,14 @@ def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
                 and set(header["files"]) <= set(SET_FILES)
                 and header.get("header_sha256") == header_digest(header)
             )
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):
             ours = False
         if not ours:
             return None, f"its {HEADER} is not the header of a tcast golden-vector set"
         allowed = {HEADER, *header["files"]}
     extra = sorted(n for n, p in entries.items() if n not in allowed or not _plain_file(p))
     if extra:
-        shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
+        shown = ", ".join(quote(n) for n in extra[:5]) + (" ..." if len(extra) > 5 else "")
         return None, f"it holds files that are not part of the set ({shown})"
     return {n: os.lstat(p) for n, p in entries.items()}, ""
 
@@ -175,27 +200,38 @@ def check_destination(out: Path) -> Path:
                 f"{out} exists and {why}; not replacing it (a set is written only into a new "
                 f"or empty directory, or over an earlier set with nothing added to it)"
             )
-    return Path(os.path.abspath(out))  # '.' has no name to put a sibling beside
+    return Path(os.path.abspath(out))
 
 
-def _clean_stale_scratch(out: Path) -> None:
-    """Remove the temporary directories of earlier writes to ``out`` whose process is gone.
+def _clean_stale_scratch(out: Path) -> list[Path]:
+    """Remove what earlier writes to ``out`` left, when their process is gone.
 
-    Only a directory holding nothing but a set's files (and the write marker) is removed,
-    file by file; one holding anything else is left alone.
+    A ``tmp`` directory holding nothing but a set's files and the write marker is removed,
+    file by file. An ``old`` directory holding any file but the marker is kept: a run killed
+    while it swapped the files left there the only copy of the set it was replacing.
+
+    Returns:
+        The ``old`` directories kept (for the caller to name).
     """
-    for kind in _SCRATCH:
-        for d in out.parent.glob(f".{out.name}.{kind}-*"):
-            pid = d.name[len(f".{out.name}.{kind}-") :].split("-", 1)[0]
-            if not pid.isdigit() or d.is_symlink() or not d.is_dir() or _alive(int(pid)):
-                continue
-            if _set_entries(d)[0] is not None:
-                _remove_ours(d)
+    kept = []
+    for d in sorted(out.iterdir()):
+        m = _scratch_dir(d)
+        if m is None or _alive(int(m[2]), m[3]):
+            continue
+        entries = _set_entries(d)[0]
+        if entries is None:
+            continue  # holds something that is not ours: left alone
+        if m[1] == "old" and set(entries) - {PARTIAL}:
+            kept.append(d)
+        else:
+            _remove_ours(d)
+    return kept
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, token: str) -> bool:
+    """Whether the write that made a scratch directory may still be running."""
     if pid == os.getpid():
-        return False  # an earlier write of this process has finished or failed
+        return token == _TOKEN  # this process (another thread), or an earlier one of this pid
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -218,8 +254,9 @@ def _remove_ours(d: Path) -> None:
 
 
 def _scratch(out: Path, kind: str) -> Path:
-    """A new temporary sibling of ``out`` with the write marker in it."""
-    d = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-{os.getpid()}-", dir=out.parent))
+    """A new private scratch directory inside ``out`` with the write marker in it."""
+    prefix = f".tcast-golden-{kind}-{os.getpid()}-{_TOKEN}-"
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir=out))
     (d / PARTIAL).touch()
     return d
 
@@ -261,6 +298,29 @@ def _move_no_replace(src: Path, dst: Path) -> None:
     os.unlink(src)
 
 
+def _undo(
+    out: Path, tmp: Path, old: Path, new_in: dict[str, os.stat_result], old_out: list[str]
+) -> list[str]:
+    """Put the old set's files moved to ``old`` back into ``out``, never over another file.
+
+    Returns:
+        The names that could not go back (they stay in ``old``).
+    """
+    for name in reversed(list(new_in)):
+        try:
+            if _same_file(os.lstat(out / name), new_in[name]):
+                os.rename(out / name, tmp / name)
+        except OSError:
+            pass  # the old file of this name then cannot go back either: named below
+    stuck = []
+    for name in reversed(old_out):
+        try:
+            _move_no_replace(old / name, out / name)
+        except OSError:
+            stuck.append(name)
+    return stuck
+
+
 def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
     """Replace the set in directory ``out`` by the files ``names`` of ``tmp``, file by file.
 
@@ -269,7 +329,9 @@ def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
     old files move to a scratch directory (``header.json`` first, so ``out`` stops being a
     set at once), the new ones move in (``header.json`` last), and only then are the old
     files deleted: never a file that is not the set's, never ``out`` itself (it may be the
-    current directory, a mount point or a link's target). An error undoes every move.
+    current directory, a mount point or a link's target). An error undoes every move; a file
+    that appeared in ``out`` meanwhile is never replaced: the old file it stands in the way
+    of stays in the scratch directory, which the error names.
 
     Raises:
         FileExistsError: when ``out`` holds or gains anything that is not the set's.
@@ -283,7 +345,7 @@ def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
     old = _scratch(out, "old")
     marker = out / PARTIAL
     moved_old: list[str] = []
-    moved_new: list[str] = []
+    moved_new: dict[str, os.stat_result] = {}
     made_marker = False
     try:
         if PARTIAL not in entries:
@@ -299,44 +361,50 @@ def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
                 )
         for name in sorted(names, key=lambda n: n == HEADER):
             _move_no_replace(tmp / name, out / name)
-            moved_new.append(name)
+            moved_new[name] = os.lstat(out / name)
         marker.unlink()
-    except BaseException:
-        for src, dst, moved in ((out, tmp, moved_new), (old, out, moved_old)):
-            for name in reversed(moved):
-                try:
-                    os.rename(src / name, dst / name)
-                except OSError:
-                    pass  # the error being raised says what went wrong first
-        if made_marker:
-            marker.unlink(missing_ok=True)
-        raise
-    finally:
-        _remove_ours(old)
+    except BaseException as err:
+        stuck = _undo(out, tmp, old, moved_new, moved_old)
+        if not stuck:
+            if made_marker:
+                marker.unlink(missing_ok=True)
+            _remove_ours(old)
+            raise
+        if not isinstance(err, Exception):
+            raise  # Ctrl-C: the old files stay in the scratch directory
+        raise FileExistsError(
+            f"{err}; while undoing the swap, {', '.join(stuck)} could not be put back into "
+            f"{out} (a file of that name appeared there), so the old set's files are kept in "
+            f"{old}"
+        ) from err
+    _remove_ours(old)
 
 
-def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
-    """Write a set: into a temporary sibling directory, then moved into place.
+def write_set(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
+    """Write a set: into a scratch directory inside ``out``, then moved into place file by file.
 
     ``header["files"]`` receives the size and SHA-256 of every file, and
     ``header["header_sha256"]`` the digest of the header itself (without that entry). An
     existing ``out`` is replaced only under the rules of :func:`check_destination`, checked
     again when the new set is ready: a file added to ``out`` meanwhile refuses the write and
-    nothing in ``out`` changes. A new ``out`` is the temporary directory renamed; an existing
-    one keeps its directory and has its files replaced one by one (``header.json`` out first
-    and in last), the old files deleted only after the new ones are in place. An error at
-    any point leaves the old set; a run killed during the final renames leaves ``out``
-    without ``header.json`` (refused by ``verify``, replaced by the next write). Temporary
-    directories carry the writer's process id; those left by a killed run are removed by the
-    next write to the same destination.
+    nothing in ``out`` changes. A missing ``out`` is created first. Its files are replaced
+    one by one (``header.json`` out first and in last), the old files deleted only after the
+    new ones are in place; every move stays inside ``out``. An error at any point leaves the
+    old set; a run killed during the final moves leaves ``out`` without ``header.json``
+    (refused by ``verify``, replaced by the next write). Scratch directories carry the
+    writer's process id; the next write to the same destination removes a killed run's
+    partial new set, and keeps the old set's files it had moved aside.
+
+    Returns:
+        The scratch directories of killed runs that hold an old set's files (kept).
 
     Raises:
         FileExistsError: when ``out`` may not be replaced (:func:`check_destination`), or
             changed while the set was generated.
     """
     out = check_destination(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _clean_stale_scratch(out)
+    out.mkdir(parents=True, exist_ok=True)
+    kept = _clean_stale_scratch(out)
     header = dict(header)
     header["files"] = {
         name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())
@@ -345,19 +413,9 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> None:
     contents = {**files, HEADER: header_bytes(header)}
     tmp = _scratch(out, "tmp")
     try:
-        # mkdtemp makes the directory private (0700); a set is as readable as any new folder
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)
         _write_files(tmp, contents)
-        if not os.path.lexists(out):
-            (tmp / PARTIAL).unlink()
-            try:
-                os.rename(tmp, out)
-                return
-            except OSError:  # out appeared meanwhile: replace its files, if it may be
-                (tmp / PARTIAL).touch()
         _swap_files(out, tmp, list(contents))
     finally:
         if tmp.is_dir() and not tmp.is_symlink():
             _remove_ours(tmp)
+    return kept
