@@ -50,3 +50,9 @@ def test_conformance_refuses_a_bad_device_from_the_environment(capsys, monkeypat
     monkeypatch.setenv(DEVICE_ENV, "meta")
     assert main([*SMOKE, "--engine", "torch"]) == 2
     assert "meta device" in capsys.readouterr().err
+
+
+def test_verify_checks_the_device_once_not_once_per_set(capsys):
+    assert main(["verify", SET, SET, "--engine", "torch", "--device", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("is not a torch device") == 1, err

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 
 from tcast.cli import main
 from tcast_ref.golden import load
-from tcast_ref.golden._files import header_bytes, header_digest, npz_bytes, sha256
+from tcast_ref.golden._files import header_bytes, header_digest, npy_bytes, npz_bytes, sha256
 from tcast_ref.golden._generate import set_files
 
 GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden"
@@ -35,13 +36,18 @@ def _header(d: Path) -> dict:
     return json.loads((d / "header.json").read_text())
 
 
-def _redigest(d: Path, h: dict) -> None:
-    """Write ``h`` with every listed file's size and SHA-256 and its own digest recomputed."""
+def _redigest(d: Path, h: dict, after: Callable[[dict], None] | None = None) -> None:
+    """Write ``h`` with every listed file's size and SHA-256 and its own digest recomputed.
+
+    ``after`` edits the header once the files' sizes and digests are in, before its own.
+    """
     for name, meta in h.get("files", {}).items():
         p = d / name
         if isinstance(meta, dict) and p.is_file() and not p.is_symlink():
             data = p.read_bytes()
             meta["bytes"], meta["sha256"] = len(data), sha256(data)
+    if after is not None:
+        after(h)
     h["header_sha256"] = header_digest(h)
     (d / "header.json").write_bytes(header_bytes(h))
 
@@ -161,7 +167,67 @@ def _all_absent(d: Path, h: dict) -> None:
     _rewrite(d, a)
 
 
+def _size(value: int) -> Callable[[Path, dict], Callable[[dict], None]]:
+    def edit(d: Path, h: dict) -> Callable[[dict], None]:
+        return lambda h: h["files"]["vectors.txt"].update(bytes=value)
+
+    return edit
+
+
+def _huge_npy_shape(d: Path, h: dict) -> None:
+    """flags.npy declares 2**40 elements and holds 64 bytes; the zip is consistent."""
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        head, {"descr": "|u1", "fortran_order": False, "shape": (2**40,)}
+    )
+    members = {f"{k}.npy": npy_bytes(v) for k, v in _arrays(d).items()}
+    members["flags.npy"] = head.getvalue() + bytes(64)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in sorted(members.items()):
+            z.writestr(name, data)
+    (d / "vectors.npz").write_bytes(buf.getvalue())
+
+
+def _cut(lines: int) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        _rewrite(d, {k: v[:lines] for k, v in _arrays(d).items()})
+
+    return edit
+
+
+def _in_word(d: Path, h: dict) -> None:
+    a = _arrays(d)
+    a["in"] = a["in"].copy()
+    a["in"][3, 5] ^= 1
+    _rewrite(d, a)
+
+
+LONG = "x" * 100000
+
 TAMPERINGS = {
+    "bytes_2_40": (_size(2**40), "files.vectors.txt.bytes must lie in 0 to"),
+    "bytes_10_9": (_size(10**9), "bytes, but header.json says 1000000000"),
+    "bytes_2_70": (_size(2**70), "files.vectors.txt.bytes must lie in 0 to"),
+    "huge_npy_shape": (_huge_npy_shape, "flags has shape (1099511627776,)"),
+    "name_other": (_set("datatype.name", "nvfp4"), "'nvfp4' is not a name of its datatype"),
+    "name_surrogate": (_set("datatype.name", "\ud800"), "datatype.name '\\ud800' is not"),
+    "name_newline": (_set("datatype.name", "mxfp8\nforged"), "'mxfp8\\nforged' is not"),
+    "long_name": (_set("datatype.name", LONG), "datatype.name must be 1 to 200"),
+    "long_level": (_set("level", LONG), "(100000 characters)"),
+    "long_input_dtype": (_set("input_dtype", LONG), "(100000 characters)"),
+    "long_castmode": (_set("modes.castmode", LONG), "xxxxx"),
+    "long_roundmode": (_set("modes.roundmode", LONG), "xxxxx"),
+    "long_scalemode": (_set("modes.scalemode", LONG), "xxxxx"),
+    "long_operation": (_set("operation", LONG), "(100000 characters)"),
+    "long_sha256": (
+        lambda d, h: lambda h: h["files"]["vectors.txt"].update(sha256=LONG),
+        "64 lowercase hex digits, not 'xxx",
+    ),
+    "cut_to_one_case": (_cut(1), "its IN words are not the inputs this tcast generates"),
+    "in_word": (_in_word, "its IN words are not the inputs"),
+    "random_tiles": (_set("cases.inputs.random_tiles", 127), "its IN words are not the inputs"),
+    "cases_text": (_set("cases.inputs.order", "anything"), "its cases entry does not describe"),
     "lines": (_set("counts.lines", 275), "shape"),
     "lines_text": (_set("counts.lines", "276"), "counts.lines must be int"),
     "no_modes": (_drop("modes"), "has no 'modes'"),
@@ -177,8 +243,8 @@ TAMPERINGS = {
     "compressed_npz": (_compressed_npz, "compressed members"),
     "no_outputs": (_no_outputs, "is not the layout"),
     "outputs_as_inputs": (_outputs_as_inputs, "is not the layout"),
-    "txt_word": (_text_word("vectors.txt"), "vectors.txt says something else"),
-    "memh_word": (_text_word("vectors.memh"), "vectors.memh says something else"),
+    "txt_word": (_text_word("vectors.txt"), "vectors.txt is not the generator's canonical"),
+    "memh_word": (_text_word("vectors.memh"), "vectors.memh is not the generator's canonical"),
     "parent_path": (_outside("../../other/vectors.txt"), "files lists '../../other"),
     "absolute_path": (_outside("/etc/hostname"), "files lists '/etc/hostname'"),
     "symlink": (_symlinked_npz, "vectors.npz is not a plain file"),
@@ -192,9 +258,9 @@ def test_a_redigested_tampering_is_refused_and_the_next_set_still_checked(tmp_pa
     edit, why = TAMPERINGS[tamper]
     d = _copy(tmp_path, "mxfp8")
     h = _header(d)
-    edit(d, h)
-    h = _header(d) if tamper in ("zero_len", "all_absent") else h
-    _redigest(d, h)
+    after = edit(d, h)
+    h = _header(d) if tamper in ("zero_len", "all_absent", "cut_to_one_case", "in_word") else h
+    _redigest(d, h, after)
     good = GOLDEN / "float8_e5m2"
     assert main(["verify", str(d), str(good)]) == 2
     captured = capsys.readouterr()

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from tcast import CastMode, RoundMode, ScaleMode, TcastError
 
+from .conformance import check_device
 from .golden import (
     CORE,
     LEVELS,
     EngineUnavailableError,
+    LoadedSet,
     Settings,
     engine_columns,
     generate,
@@ -104,7 +106,12 @@ def run_golden(args: argparse.Namespace) -> int:
             out = args.out / name if args.core else args.out
             check_destination(out)  # refuse before minutes of generation, not after
             gs = generate(st, quiet=args.quiet)
-            write(gs, out)
+            for kept in write(gs, out):
+                print(
+                    f"tcast golden: kept {kept}: it holds the files of a set that a killed run "
+                    "was replacing (move them back, or delete the directory)",
+                    file=sys.stderr,
+                )
             if not args.quiet:
                 c = gs.header["counts"]
                 print(
@@ -162,6 +169,12 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.actual is not None and len(args.dirs) != 1:
         print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
         return 2
+    if args.device is not None and args.actual is None:
+        try:  # once, not once per set and engine
+            check_device(args.device)
+        except TcastError as err:
+            print(f"tcast verify: --device: {err}", file=sys.stderr)
+            return 2
     engines = args.engine or (["ref"] if args.actual is None else [])
     rows, status = [], 0
     everything = "all" in engines
@@ -187,7 +200,7 @@ def run_verify(args: argparse.Namespace) -> int:
             rows.append((str(d), "-", "-", "damaged"))
             status = 2
             continue
-        name = _set_label(lset.header)
+        name = _set_label(lset)
         sources = (
             [("actual", None)] if args.actual is not None else [("engine", e) for e in engines]
         )
@@ -252,25 +265,28 @@ def run_verify(args: argparse.Namespace) -> int:
     return status
 
 
-def _set_label(h: dict) -> str:
-    """The datatype name, with every option that differs from the defaults."""
-    m = h["modes"]
+def _set_label(lset: LoadedSet) -> str:
+    """The datatype name, with every option that differs from the defaults.
+
+    Built from the settings that loading checked, so a set cannot print what it likes.
+    """
+    st = lset.settings()
     opts = [
         v
         for v, default in (
-            (m["castmode"], "actual"),
-            (m["roundmode"], "even"),
-            (m["scalemode"], "floor"),
-            (h["input_dtype"], "float32"),
-            (f"level {h['level']}", "level 1"),
+            (st.castmode.value, "actual"),
+            (st.roundmode.value, "even"),
+            (st.scalemode.value, "floor"),
+            (st.input_dtype, "float32"),
+            (f"level {st.level}", "level 1"),
         )
         if v != default
     ]
-    if not m["saturate"]:
+    if not st.saturate:
         opts.append("ieee-overflow")
-    if h["random"]["seed"]:
-        opts.append(f"seed {h['random']['seed']}")
-    name = h["datatype"]["name"]
+    if st.seed:
+        opts.append(f"seed {st.seed}")
+    name = lset.header["datatype"]["name"]  # checked to name the set's datatype
     return f"{name} ({', '.join(opts)})" if opts else name
 
 

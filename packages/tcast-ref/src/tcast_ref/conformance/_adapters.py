@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from tcast import SpecError
+from tcast.kit import quote
 
 from ._battery import bits_of
 
@@ -96,7 +97,7 @@ def torch_adapter(device: str | None = None) -> Adapter:
 
 def _torch_device(torch: Any, name: str) -> Any:
     """``torch.device(name)``, refused unless it names a device whose tensors hold data."""
-    shown = repr(name) if len(name) <= 40 else repr(name[:37] + "...")
+    shown = quote(name, 40)
     try:
         dev = torch.device(name)
     except (RuntimeError, ValueError, TypeError):
@@ -109,31 +110,36 @@ def _torch_device(torch: Any, name: str) -> Any:
     return dev
 
 
-def check_device(device: str | None = None) -> None:
+def check_device(device: str | None = None) -> Any:
     """Refuse a device (default ``$TCAST_CONFORMANCE_DEVICE``) this machine cannot use.
 
     Nothing is checked when no device is named or torch is not installed (then only engines
-    on NumPy arrays run, and the others say why not).
+    on NumPy arrays run, and the others say why not). The one check of a device name for
+    ``tcast conformance`` and ``tcast verify``.
+
+    Returns:
+        The ``torch.device``, or None when nothing was checked.
 
     Raises:
         tcast.SpecError: not a torch device, the meta device, or one this machine lacks.
     """
     name = device or os.environ.get(DEVICE_ENV)
     if not name:
-        return
+        return None
     try:
         import torch
     except ImportError:
-        return
+        return None
     dev = _torch_device(torch, name)
     try:
         torch.zeros(1, device=dev).cpu()
     except (RuntimeError, AssertionError, NotImplementedError) as err:
         why = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
         raise SpecError(
-            f"device {str(dev)!r} is not usable on this machine ({why}); give cpu or a device "
-            "it has"
+            f"device {quote(str(dev), 40)} is not usable on this machine ({why}); give cpu or "
+            "a device it has"
         ) from None
+    return dev
 
 
 def _external_adapters() -> list[Callable[[], Adapter]]:

@@ -25,6 +25,7 @@ from tcast import (
     round_mode,
     scale_mode,
 )
+from tcast.kit import quote
 
 from .._api import cast, upcast
 from .._codec import code_dtype, encode
@@ -54,7 +55,7 @@ from ._layout import Field, Layout
 from ._progress import progress
 from ._random import Stream
 
-__all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "generate", "write"]
+__all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "cast_inputs", "generate", "write"]
 
 #: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
 SCHEMA_VERSION = 3
@@ -100,15 +101,15 @@ class Settings:
             UnsupportedError: for datatypes tcast cannot build yet (codebooks).
         """
         dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
-        level = str(level)
+        level = level if isinstance(level, str) else str(level)
         if level not in LEVELS:
-            raise SpecError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
-        if input_dtype not in INPUT_TYPES:
+            raise SpecError(f"level must be one of {', '.join(LEVELS)}, got {quote(level)}")
+        if not isinstance(input_dtype, str) or input_dtype not in INPUT_TYPES:
             raise SpecError(
-                f"input dtype must be one of {', '.join(INPUT_TYPES)}, got {input_dtype!r}"
+                f"input dtype must be one of {', '.join(INPUT_TYPES)}, got {quote(input_dtype)}"
             )
         if not isinstance(seed, int) or not 0 <= seed < 1 << 64:
-            raise SpecError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+            raise SpecError(f"seed must be an integer in [0, 2**64), got {quote(seed)}")
         if count is not None and (
             not isinstance(count, int)
             or isinstance(count, bool)
@@ -116,10 +117,10 @@ class Settings:
         ):
             raise SpecError(
                 f"count must be an integer in [0, {MAX_RANDOM_ELEMENTS}] (2**24 random "
-                f"elements at most), got {count!r}"
+                f"elements at most), got {quote(count)}"
             )
         if not isinstance(saturate, bool):
-            raise SpecError(f"saturate must be True or False, got {saturate!r}")
+            raise SpecError(f"saturate must be True or False, got {quote(saturate)}")
         if not saturate and dt.sspec is not None:
             raise SpecError(
                 f"--ieee-overflow applies to unscaled casts; {dt.code} is scaled and its "
@@ -324,12 +325,33 @@ def _cast_set(
     lens: np.ndarray | None = None,
 ) -> tuple[Layout, dict[str, np.ndarray], dict]:
     """A cast set; with ``x2`` (and ``rbits``, ``lens``) given, those are cast by ``engine``."""
+    geo = geometry(st.dtype)
+    info: dict[str, Any] = {}
+    if x2 is None:
+        x2, rbits, lens, info = cast_inputs(st, quiet)
+    xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
+    rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
+    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens)
+    columns = _columns(st, geo, x2, rbits, res, lens)
+    return cast_layout(st, geo), columns, info
+
+
+def cast_inputs(
+    st: Settings, quiet: bool = True
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, dict]:
+    """The inputs of the cast set ``st`` describes: a function of its settings alone.
+
+    Returns:
+        The IN values (``(lines, elements per line)``, in the input dtype), the RBITS words
+        (stochastic rounding) or None, the LEN extents (partial tiles) or None, and the
+        header's ``cases`` entry that documents them.
+    """
     dt = st.dtype
     geo = geometry(dt)
     rng = Stream(st.seed)
     info: dict[str, Any] = {"geometry": geo.describe()}
-    given = x2 is not None
-    if not given and geo.kind == "unscaled":
+    lens = rbits = None
+    if geo.kind == "unscaled":
         if st.level == "exhaustive":
             x = exhaustive_inputs(st.input_dtype)
             info["inputs"] = (
@@ -349,7 +371,7 @@ def _cast_set(
                 "(first kept)",
             }
         x2 = x.reshape(-1, 1)
-    elif not given:
+    else:
         count = DEFAULT_COUNT[st.level][1] if st.count is None else st.count
         if count * geo.size > MAX_RANDOM_ELEMENTS:
             raise SpecError(
@@ -395,13 +417,9 @@ def _cast_set(
                 "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
             }
         x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
-    if not given and st.roundmode is RoundMode.STOCHASTIC:
+    if st.roundmode is RoundMode.STOCHASTIC:
         rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
-    xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
-    rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
-    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens)
-    columns = _columns(st, geo, x2, rbits, res, lens)
-    return cast_layout(st, geo), columns, info
+    return x2, rbits, lens, info
 
 
 def _with_partial_tiles(
@@ -724,11 +742,15 @@ def _flag_counts(f: np.ndarray | None) -> dict | None:
     return {name: int(np.count_nonzero(f & bit)) for name, bit in FLAGS.items()}
 
 
-def write(gs: GoldenSet, out: Path | str) -> None:
-    """Write a generated set atomically into ``out``.
+def write(gs: GoldenSet, out: Path | str) -> list[Path]:
+    """Write a generated set into ``out``, replacing only an earlier set's files.
+
+    Returns:
+        Directories in ``out`` kept from runs killed while replacing a set: they hold that
+        set's files (see :func:`write_set`).
 
     Raises:
         FileExistsError: when ``out`` exists and is not a golden-vector set.
         OSError: when the files cannot be written (nothing is left behind).
     """
-    write_set(Path(out), gs.files, gs.header)
+    return write_set(Path(out), gs.files, gs.header)

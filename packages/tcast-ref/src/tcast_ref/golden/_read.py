@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,19 +23,21 @@ from typing import Any
 
 import numpy as np
 
-from tcast import TcastError
+from tcast import SpecError, TcastError, datatype
+from tcast.kit import quote
 
 from .._codec import code_dtype
-from ._files import HEADER, SET_FILES, header_digest, sha256
+from ._cases import MAX_RANDOM_ELEMENTS
+from ._files import HEADER, MAX_HEADER_BYTES, SET_FILES, header_digest, sha256
 from ._flags import FLAGS
-from ._generate import SCHEMA_VERSION, Settings, set_files, set_layout
+from ._generate import SCHEMA_VERSION, Settings, cast_inputs, set_files, set_layout
 from ._geometry import geometry
 from ._layout import Layout
 
-__all__ = ["MAX_HEADER_BYTES", "GoldenSetError", "LoadedSet", "load"]
+__all__ = ["MAX_FILE_BYTES", "MAX_HEADER_BYTES", "GoldenSetError", "LoadedSet", "load"]
 
-#: The largest ``header.json`` read (generated headers are a few kilobytes).
-MAX_HEADER_BYTES = 1 << 24
+#: The largest file of a set read (the largest generated ones are a few hundred megabytes).
+MAX_FILE_BYTES = 1 << 32
 #: The longest datatype code or name a header may give.
 _MAX_CODE = 200
 
@@ -89,11 +93,12 @@ def load(path: Path | str) -> LoadedSet:
         data = {name: _read_file(path, name, header["files"][name]) for name in names}
         columns = _columns(data["vectors.npz"], layout, lines)
         _check_values(st, layout, columns)
+        _check_inputs(header, st, columns)
         for name, expected in set_files(st, layout, columns).items():
             if data[name] != expected:
                 raise _Malformed(
-                    f"{name} says something else than vectors.npz (it is not what the "
-                    "generator writes from the arrays)"
+                    f"{name} is not the generator's canonical form of vectors.npz (not "
+                    "byte for byte what the generator writes from its arrays)"
                 )
     except _Malformed as err:
         raise GoldenSetError(f"{path}: malformed set: {err}; regenerate it") from None
@@ -124,7 +129,7 @@ def _read_header(hpath: Path) -> dict:
     if not isinstance(header, dict) or header.get("schema_version") != SCHEMA_VERSION:
         got = header.get("schema_version") if isinstance(header, dict) else None
         raise GoldenSetError(
-            f"{hpath}: schema version {_short(got)}; this tcast reads schema version "
+            f"{hpath}: schema version {quote(got)}; this tcast reads schema version "
             f"{SCHEMA_VERSION}"
         )
     if header.get("header_sha256") != header_digest(header):
@@ -133,11 +138,6 @@ def _read_header(hpath: Path) -> dict:
             "damaged; regenerate it"
         )
     return header
-
-
-def _short(v: Any, limit: int = 60) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _get(header: dict, *keys: str, kind: type | tuple[type, ...]) -> Any:
@@ -151,7 +151,7 @@ def _get(header: dict, *keys: str, kind: type | tuple[type, ...]) -> Any:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
         names = " or ".join(k.__name__ for k in kinds)
-        raise _Malformed(f"{'.'.join(keys)} must be {names}, not {_short(v)}")
+        raise _Malformed(f"{'.'.join(keys)} must be {names}, not {quote(v)}")
     return v
 
 
@@ -160,19 +160,51 @@ def _settings(header: dict) -> Settings:
     name = _get(header, "datatype", "name", kind=str)
     for what, text in (("datatype.code", code), ("datatype.name", name)):
         if not text or len(text) > _MAX_CODE:
-            raise _Malformed(f"{what} must be 1 to {_MAX_CODE} characters, not {_short(text)}")
+            raise _Malformed(f"{what} must be 1 to {_MAX_CODE} characters, not {quote(text)}")
     modes = {k: _get(header, "modes", k, kind=str) for k in ("castmode", "roundmode", "scalemode")}
+    level = _get(header, "level", kind=str)
+    count = None
+    if level != "exhaustive":  # the size of the random part; the rest follows from the level
+        key = (
+            "random_values"
+            if "random_values" in _get(header, "cases", "inputs", kind=dict)
+            else "random_tiles"
+        )
+        count = _get(header, "cases", "inputs", key, kind=int)
+        if not 0 <= count <= MAX_RANDOM_ELEMENTS:
+            raise _Malformed(
+                f"cases.inputs.{key} must lie in 0 to {MAX_RANDOM_ELEMENTS}, not {quote(count)}"
+            )
     st = Settings.of(
         code,
         **modes,
         saturate=_get(header, "modes", "saturate", kind=bool),
-        level=_get(header, "level", kind=str),
+        level=level,
         seed=_get(header, "random", "seed", kind=int),
         input_dtype=_get(header, "input_dtype", kind=str),
+        count=count,
     )
+    _check_name(name, st)
     if _get(header, "operation", kind=str) != st.operation:
-        raise _Malformed(f"operation {_short(header['operation'])} is not {st.operation!r}")
+        raise _Malformed(f"operation {quote(header['operation'])} is not {st.operation!r}")
     return st
+
+
+def _check_name(name: str, st: Settings) -> None:
+    """Refuse a datatype name that is not the set's code or a name of the same datatype.
+
+    The name labels the set in verify's output, so it must say what the code says.
+    """
+    if name == st.dtype.code:
+        return
+    try:
+        same = datatype(name).code == st.dtype.code
+    except SpecError:
+        same = False
+    if not same:
+        raise _Malformed(
+            f"datatype.name {quote(name)} is not a name of its datatype {st.dtype.code!r}"
+        )
 
 
 def _layout(header: dict, st: Settings) -> Layout:
@@ -183,7 +215,7 @@ def _layout(header: dict, st: Settings) -> Layout:
     if given != want:
         names = [f.get("name") if isinstance(f, dict) else None for f in given]
         raise _Malformed(
-            f"its layout (fields {_short(names, 120)}) is not the layout of "
+            f"its layout (fields {quote(names, 120)}) is not the layout of "
             f"{st.dtype.code} {st.operation} sets ({[f.name for f in layout.fields]}, with "
             "their roles, widths and formats)"
         )
@@ -196,13 +228,19 @@ def _file_names(header: dict, st: Settings) -> list[str]:
     for name in files:
         if name not in SET_FILES or name == HEADER:
             raise _Malformed(
-                f"files lists {_short(name)}: a set holds only {', '.join(SET_FILES[1:])}, "
+                f"files lists {quote(name)}: a set holds only {', '.join(SET_FILES[1:])}, "
                 "in its own directory"
             )
         size = _get(header, "files", name, "bytes", kind=int)
         digest = _get(header, "files", name, "sha256", kind=str)
-        if size < 0 or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            raise _Malformed(f"files.{name} needs a size and a hex SHA-256")
+        if not 0 <= size <= MAX_FILE_BYTES:
+            raise _Malformed(
+                f"files.{name}.bytes must lie in 0 to {MAX_FILE_BYTES}, not {quote(size)}"
+            )
+        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            raise _Malformed(
+                f"files.{name}.sha256 must be 64 lowercase hex digits, not {quote(digest)}"
+            )
     compress = st.castmode.value == "compress" and st.operation == "cast"
     want = {"vectors.txt", "vectors.memh", "vectors.npz"}
     if compress:
@@ -216,18 +254,32 @@ def _file_names(header: dict, st: Settings) -> list[str]:
 
 # ------------------------------------------------------------------------- files
 def _read_file(path: Path, name: str, meta: dict) -> bytes:
-    """A plain file of the set, read no further than its size in the header, then hashed."""
+    """A plain file of the set, read only when its size is the header's, then hashed."""
     f = path / name
-    if f.is_symlink() or (f.exists() and not f.is_file()):
-        raise GoldenSetError(f"{path}: {name} is not a plain file; the set is damaged")
-    if not f.is_file():
+    if not os.path.lexists(f):
         raise GoldenSetError(f"{path}: {name} is missing; the set is damaged")
     size = meta["bytes"]
     try:
-        with open(f, "rb") as fh:
-            data = fh.read(size + 1)
+        fd = os.open(f, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as err:
+        if f.is_symlink():
+            raise GoldenSetError(
+                f"{path}: {name} is not a plain file; the set is damaged"
+            ) from None
         raise GoldenSetError(f"{path}: cannot read {name} ({err})") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or f.is_symlink():
+            raise GoldenSetError(f"{path}: {name} is not a plain file; the set is damaged")
+        if st.st_size != size:
+            raise GoldenSetError(
+                f"{path}: {name} has {st.st_size} bytes, but {HEADER} says {size}: the set is "
+                "damaged; regenerate it"
+            )
+        try:
+            data = fh.read(size + 1)
+        except OSError as err:
+            raise GoldenSetError(f"{path}: cannot read {name} ({err})") from None
     if len(data) != size or sha256(data) != meta["sha256"]:
         found = f"{len(data)} bytes" if len(data) <= size else f"more than {size} bytes"
         raise GoldenSetError(
@@ -247,32 +299,85 @@ def _columns(data: bytes, layout: Layout, lines: int) -> dict[str, np.ndarray]:
             infos = z.infolist()
             got = {i.filename for i in infos}
             if got != want:
-                raise _Malformed(
-                    f"vectors.npz holds {_short(sorted(got), 120)}, not {sorted(want)}"
-                )
+                raise _Malformed(f"vectors.npz holds {quote(sorted(got), 120)}, not {sorted(want)}")
             if any(i.compress_type != zipfile.ZIP_STORED for i in infos):
                 raise _Malformed("vectors.npz has compressed members; a set's are stored")
+            for f in layout.fields:
+                _check_member(z, f, lines)
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except _Malformed:
         raise
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError) as err:
-        raise _Malformed(f"vectors.npz is not a set's zip of arrays ({_short(str(err))})") from None
+        raise _Malformed(f"vectors.npz is not a set's zip of arrays ({quote(str(err))})") from None
+    except MemoryError:  # the checks above bound every array by the file's size; never trust
+        raise _Malformed("vectors.npz declares arrays larger than memory") from None
     cols = {}
     for f in layout.fields:
         a = arrays[f.name.lower()]
-        dtype = np.dtype(np.uint64) if f.name == "MASK" else code_dtype(f.bits)
-        if a.dtype != dtype:
-            raise _Malformed(f"vectors.npz: {f.name.lower()} has dtype {a.dtype}, not {dtype}")
-        if a.shape != (lines, f.count):
-            raise _Malformed(
-                f"vectors.npz: {f.name.lower()} has shape {a.shape}, but counts.lines and the "
-                f"layout say ({lines}, {f.count})"
-            )
         if f.bits < 8 * a.itemsize and a.size and int(a.max()) >> f.bits:
             raise _Malformed(f"vectors.npz: {f.name.lower()} has words wider than {f.bits} bits")
         cols[f.name] = a
     return cols
+
+
+def _check_member(z: zipfile.ZipFile, f: Any, lines: int) -> None:
+    """Refuse a ``.npy`` member whose header is not ``f``'s dtype and (lines, count) shape.
+
+    Read from the member's header before any array is built, so a member that declares a
+    huge shape is refused without allocating it; its size must be the header's plus exactly
+    the data that shape and dtype take.
+    """
+    key = f.name.lower()
+    dtype = np.dtype(np.uint64) if f.name == "MASK" else code_dtype(f.bits)
+    info = z.getinfo(f"{key}.npy")
+    with z.open(info) as m:
+        version = np.lib.format.read_magic(m)
+        read = {
+            (1, 0): np.lib.format.read_array_header_1_0,
+            (2, 0): np.lib.format.read_array_header_2_0,
+        }
+        if version not in read:
+            raise _Malformed(f"vectors.npz: {key} is .npy version {version}, not 1.0")
+        shape, fortran, got = read[version](m, max_header_size=10000)
+        offset = m.tell()
+    if got != dtype or fortran:
+        raise _Malformed(f"vectors.npz: {key} has dtype {quote(str(got))}, not {dtype} in C order")
+    if shape != (lines, f.count):
+        raise _Malformed(
+            f"vectors.npz: {key} has shape {quote(shape)}, but counts.lines and the layout say "
+            f"({lines}, {f.count})"
+        )
+    nbytes = lines * f.count * dtype.itemsize
+    if info.file_size != offset + nbytes:
+        raise _Malformed(
+            f"vectors.npz: {key} holds {info.file_size - offset} bytes of data, not {nbytes}"
+        )
+
+
+def _check_inputs(header: dict, st: Settings, cols: dict[str, np.ndarray]) -> None:
+    """Refuse a cast set whose inputs are not the ones its settings generate.
+
+    The inputs of a cast set are a function of its settings (datatype, level, seed, count,
+    input dtype, round mode): they are generated again and compared word for word, so a set
+    cut down, reordered or with edited inputs is refused, and so is a ``cases`` entry that
+    does not describe them.
+    """
+    if st.operation != "cast":
+        return
+    x2, rbits, lens, info = cast_inputs(st)
+    want = {"IN": np.ascontiguousarray(x2).view(cols["IN"].dtype), "RBITS": rbits, "LEN": lens}
+    for name, words in want.items():
+        if words is None:
+            continue
+        words = words.reshape(len(x2), -1)
+        if words.shape != cols[name].shape or not np.array_equal(words, cols[name]):
+            raise _Malformed(
+                f"its {name} words are not the inputs this tcast generates for the set's "
+                "settings (datatype, level, seed, count, input dtype): the set was cut or edited"
+            )
+    if json.loads(json.dumps(info)) != header.get("cases"):
+        raise _Malformed("its cases entry does not describe the inputs its settings generate")
 
 
 def _check_values(st: Settings, layout: Layout, cols: dict[str, np.ndarray]) -> None:

@@ -19,6 +19,7 @@ from tcast import (
 from tcast.kit import cast_with
 
 from .._codec import decode
+from ..conformance._adapters import check_device
 from ._cases import INPUT_TYPES
 from ._flags import FLAGS
 from ._generate import _cast_set, _decode_set
@@ -227,18 +228,10 @@ class _EngineArrays:
                 f"engine {engine.name!r} takes no NumPy arrays and torch is not installed"
             ) from None
         if device is not None:
-            shown = repr(device) if len(device) <= 40 else repr(device[:37] + "...")
             try:
-                tried = [torch.device(device)]
-            except (RuntimeError, ValueError, TypeError):
-                raise GoldenSetError(
-                    f"--device {shown} is not a torch device; give cpu, cuda or cuda:N"
-                ) from None
-            if tried[0].type == "meta":
-                raise GoldenSetError(
-                    f"--device {shown}: tensors on the meta device hold no data, so no results "
-                    "come back to compare; give cpu, cuda or cuda:N"
-                )
+                tried = [check_device(device)]
+            except SpecError as err:
+                raise GoldenSetError(str(err)) from None
         else:
             tried = [torch.device("cpu")]
             if torch.cuda.is_available():
