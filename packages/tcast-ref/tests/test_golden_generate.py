@@ -294,19 +294,24 @@ def test_out_through_a_dangling_symlink_or_onto_a_file_is_refused(tmp_path, caps
 
 def test_a_killed_runs_temporary_directories_are_cleaned_by_the_next_run(tmp_path):
     d = _gen(tmp_path, "float8_e5m2", "set")
-    # what a run killed mid-write leaves: a new set and an old one, named with a dead pid
+    # what a run killed mid-write leaves in DIR: a new set and an old one, with a dead pid
     dead = 2**22 + 12345  # above the default pid_max: no such process
     for kind in ("tmp", "old"):
-        stale = tmp_path / f".set.{kind}-{dead}-abc"
+        stale = d / f".tcast-golden-{kind}-{dead}-0123abcd-abc"
         stale.mkdir()
         for p in d.iterdir():
-            (stale / p.name).write_bytes(p.read_bytes())
+            if p.is_file():
+                (stale / p.name).write_bytes(p.read_bytes())
     # a directory of the same pattern holding a user's file is left alone
-    mine = tmp_path / f".set.tmp-{dead}-mine"
+    mine = d / f".tcast-golden-tmp-{dead}-0123abcd-mine"
     mine.mkdir()
     (mine / "keep.txt").write_text("x")
     _gen(tmp_path, "float8_e5m2", "set", seed=4)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f".set.tmp-{dead}-mine", "set"]
+    # the old set's files are kept: a killed swap left there the only copy of that set
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == [
+        f".tcast-golden-old-{dead}-0123abcd-abc",
+        mine.name,
+    ]
 
 
 # ------------------------------------------------------------------------ levels

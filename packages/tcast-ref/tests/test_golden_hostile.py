@@ -207,7 +207,7 @@ LONG = "x" * 100000
 
 TAMPERINGS = {
     "bytes_2_40": (_size(2**40), "files.vectors.txt.bytes must lie in 0 to"),
-    "bytes_10_9": (_size(10**9), "bytes, but header.json says 1000000000"),
+    "bytes_10_9": (_size(10**9), "vectors.txt does not match its size"),
     "bytes_2_70": (_size(2**70), "files.vectors.txt.bytes must lie in 0 to"),
     "huge_npy_shape": (_huge_npy_shape, "flags has shape (1099511627776,)"),
     "name_other": (_set("datatype.name", "nvfp4"), "'nvfp4' is not a name of its datatype"),

@@ -173,7 +173,7 @@ def run_verify(args: argparse.Namespace) -> int:
         try:  # once, not once per set and engine
             check_device(args.device)
         except TcastError as err:
-            print(f"tcast verify: --device: {err}", file=sys.stderr)
+            print(f"tcast verify: --{err}", file=sys.stderr)  # "--device 'x' is not ..."
             return 2
     engines = args.engine or (["ref"] if args.actual is None else [])
     rows, status = [], 0

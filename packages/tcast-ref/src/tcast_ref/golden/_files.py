@@ -403,7 +403,21 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
             changed while the set was generated.
     """
     out = check_destination(out)
+    created = not os.path.lexists(out)
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _write_into(out, files, header)
+    except BaseException:
+        if created:
+            try:
+                out.rmdir()  # made by this call and left empty: a failed write leaves nothing
+            except OSError:
+                pass  # not empty: something arrived meanwhile, left alone
+        raise
+
+
+def _write_into(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
+    """:func:`write_set` into the existing directory ``out``."""
     kept = _clean_stale_scratch(out)
     header = dict(header)
     header["files"] = {

@@ -273,8 +273,8 @@ def _read_file(path: Path, name: str, meta: dict) -> bytes:
             raise GoldenSetError(f"{path}: {name} is not a plain file; the set is damaged")
         if st.st_size != size:
             raise GoldenSetError(
-                f"{path}: {name} has {st.st_size} bytes, but {HEADER} says {size}: the set is "
-                "damaged; regenerate it"
+                f"{path}: {name} does not match its size in {HEADER} ({st.st_size} bytes; "
+                f"the header says {size}): the set is damaged; regenerate it"
             )
         try:
             data = fh.read(size + 1)
