@@ -42,7 +42,8 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "golden",
         help="generate a golden-vector set",
-        description="Generate a golden-vector set for one datatype into --out (atomically).",
+        description="Generate a golden-vector set for one datatype into --out, replacing "
+        "only the files of an earlier set there.",
     )
     p.add_argument("datatype", nargs="?", help="catalog name (mxfp8) or code pair (e2m1f_e8m0_t32)")
     p.add_argument("--out", required=True, type=Path, help="the set's directory (--core: parent)")
