@@ -55,8 +55,9 @@ def test_casts_in_pieces_give_the_reference_bits(monkeypatch, name, kw):
 
 
 def test_pieces_cover_every_row_once():
-    """by_pieces with a short last piece: every row in place, and one call when it fits."""
-    rows = torch.arange(10 * 4, dtype=torch.int32).reshape(10, 4)
+    """by_pieces with a short last piece: every row once and in place (an eighth of the rows
+    a piece, twelve of 100 here), and one call when the stage fits in one piece."""
+    rows = torch.arange(100 * 4, dtype=torch.int32).reshape(100, 4)
     calls = []
 
     def stage(s: slice) -> torch.Tensor:
@@ -65,11 +66,13 @@ def test_pieces_cover_every_row_once():
 
     orig = _pieces.PIECE
     try:
-        _pieces.PIECE = 12  # three rows a piece: 3 + 3 + 3 + 1
+        _pieces.PIECE = 96
         assert torch.equal(_pieces.by_pieces(rows, 4, stage), rows * 2)
-        assert len(calls) == 4
+        assert [(c.start, c.stop) for c in calls] == [(lo, lo + 12) for lo in range(0, 100, 12)]
         calls.clear()
-        _pieces.PIECE = 40
+        _pieces.PIECE = 400
+        assert _pieces.piece_elements(400) == 400 >> 3 and len(calls) == 0
+        _pieces.PIECE = 1 << 20  # 400 elements: under the smallest piece
         assert torch.equal(_pieces.by_pieces(rows, 4, stage), rows * 2)
         assert calls == [slice(None)]
     finally:

@@ -34,7 +34,8 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     _check_bits(bits)
     c = codes.reshape(-1)
     n = c.numel()
-    step = _pieces.PIECE  # a multiple of 8 codes: every piece but the last packs to whole bytes
+    # a multiple of 8 codes: every piece but the last packs to whole bytes
+    step = max(8, _pieces.piece_elements(n) & ~7)
     if n <= step or c.device.type != "cpu" or torch.compiler.is_compiling():
         return _pack(c, bits)
     out = torch.empty(_packed_bytes(n, bits), dtype=torch.uint8)

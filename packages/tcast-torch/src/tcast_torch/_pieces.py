@@ -16,10 +16,22 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["PIECE", "by_pieces"]
+__all__ = ["PIECE", "by_pieces", "piece_elements"]
 
-#: Elements per piece (4 MiB per float32 or int32 temporary).
+#: Elements per piece at most (4 MiB per float32 or int32 temporary).
 PIECE = 1 << 20
+
+
+def piece_elements(total: int) -> int:
+    """Elements per piece of a stage over ``total`` elements.
+
+    An eighth of them, so that the temporaries stay under the input's size at every size;
+    at least ``PIECE / 8``: each operation of a piece is a parallel region whose threads
+    wait for each other, and with another process on the cores, pieces of 2**16 elements
+    made a 2**20-element cast a hundred times slower (a thread off its core stalls every
+    region); at most ``PIECE``.
+    """
+    return min(PIECE, max(PIECE >> 3, total >> 3))
 
 
 def by_pieces(
@@ -37,7 +49,7 @@ def by_pieces(
         torch.compile, or small inputs), else a new tensor holding every piece's.
     """
     rows = like.shape[0]
-    step = max(1, PIECE // max(1, length))
+    step = max(1, piece_elements(rows * length) // max(1, length))
     if rows <= step or like.device.type != "cpu" or torch.compiler.is_compiling():
         return stage(slice(None))
     out = None
