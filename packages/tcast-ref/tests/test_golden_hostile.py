@@ -2,7 +2,8 @@
 
 ``header_digest`` is public, so a tampered set can carry matching digests. Each tampering
 here recomputes every file's size and SHA-256 and the header's own digest, then checks that
-verify refuses the set (exit 2, a message saying why) and still checks the next set given.
+verify refuses the set (exit 2, a message saying why) and still checks the next set given;
+a tampered decode set is checked against its own cases as a results file (``--actual``).
 """
 
 from __future__ import annotations
@@ -57,18 +58,19 @@ def _arrays(d: Path) -> dict[str, np.ndarray]:
         return {k: z[k] for k in z.files}
 
 
-def _rewrite(d: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write every file again from ``arrays``, consistently, as the generator would."""
+def _rewrite(d: Path, h: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write every file but the header again from ``arrays``, as the generator would.
+
+    ``counts.lines`` of ``h`` follows the arrays; ``_redigest`` then writes the header.
+    """
     lset = load(d)
     cols = {f.name: arrays[f.name.lower()] for f in lset.layout.fields}
     for name, data in set_files(lset.settings(), lset.layout, cols).items():
         (d / name).write_bytes(data)
-    h = _header(d)
     h["counts"]["lines"] = int(next(iter(arrays.values())).shape[0])
-    _redigest(d, h)
 
 
-# each tampering edits set d (mxfp8 or float8_e5m2) and its header h; _redigest follows
+# each tampering edits set d (mxfp8, or the decode set) and its header h; _redigest follows
 def _set(keys: str, value) -> Callable[[Path, dict], None]:
     def edit(d: Path, h: dict) -> None:
         *path, last = keys.split(".")
@@ -158,13 +160,13 @@ def _zero_len(d: Path, h: dict) -> None:
     a = _arrays(d)
     a["len"] = a["len"].copy()
     a["len"][0] = 0
-    _rewrite(d, a)
+    _rewrite(d, h, a)
 
 
 def _all_absent(d: Path, h: dict) -> None:
     a = _arrays(d)
     a["flags"] = np.full_like(a["flags"], 0x80)
-    _rewrite(d, a)
+    _rewrite(d, h, a)
 
 
 def _size(value: int) -> Callable[[Path, dict], Callable[[dict], None]]:
@@ -191,19 +193,26 @@ def _huge_npy_shape(d: Path, h: dict) -> None:
 
 def _cut(lines: int) -> Callable[[Path, dict], None]:
     def edit(d: Path, h: dict) -> None:
-        _rewrite(d, {k: v[:lines] for k, v in _arrays(d).items()})
+        _rewrite(d, h, {k: v[:lines] for k, v in _arrays(d).items()})
 
     return edit
 
 
-def _in_word(d: Path, h: dict) -> None:
-    a = _arrays(d)
-    a["in"] = a["in"].copy()
-    a["in"][3, 5] ^= 1
-    _rewrite(d, a)
+def _word(name: str, line: int, index: int) -> Callable[[Path, dict], None]:
+    """Flip the low bit of one input word; every form of the set follows."""
+
+    def edit(d: Path, h: dict) -> None:
+        a = _arrays(d)
+        a[name] = a[name].copy()
+        a[name][line, index] ^= 1
+        _rewrite(d, h, a)
+
+    return edit
 
 
 LONG = "x" * 100000
+#: The decode set tampered with: every code of e2m1 under every code of a 4-bit exponent scale.
+DECODE = "e2m1_e4m0_t32"
 
 TAMPERINGS = {
     "bytes_2_40": (_size(2**40), "files.vectors.txt.bytes must lie in 0 to"),
@@ -225,7 +234,7 @@ TAMPERINGS = {
         "64 lowercase hex digits, not 'xxx",
     ),
     "cut_to_one_case": (_cut(1), "its IN words are not the inputs this tcast generates"),
-    "in_word": (_in_word, "its IN words are not the inputs"),
+    "in_word": (_word("in", 3, 5), "its IN words are not the inputs"),
     "random_tiles": (_set("cases.inputs.random_tiles", 127), "its IN words are not the inputs"),
     "cases_text": (_set("cases.inputs.order", "anything"), "its cases entry does not describe"),
     "lines": (_set("counts.lines", 275), "shape"),
@@ -250,23 +259,53 @@ TAMPERINGS = {
     "symlink": (_symlinked_npz, "vectors.npz is not a plain file"),
     "zero_len": (_zero_len, "LEN words"),
     "all_absent": (_all_absent, "absent flags"),
+    # decode sets, verified against a results file made for the tampered set (--actual), so
+    # only the check that the inputs are the ones the settings generate can refuse them
+    "decode_cut_to_one_case": (_cut(1), "its CODE words are not the inputs", DECODE),
+    "decode_code_word": (_word("code", 37, 0), "its CODE words are not the inputs", DECODE),
+    "decode_scale_word": (_word("scale", 200, 0), "its SCALE words are not the inputs", DECODE),
+    "decode_cases_text": (
+        _set("cases.inputs.element_codes", "anything"),
+        "its cases entry does not describe",
+        DECODE,
+    ),
 }
 
 
+@pytest.fixture(scope="module")
+def decode_set(tmp_path_factory) -> Path:
+    """A small decode set (16 element codes x 16 scale codes), as ``tcast golden`` writes it."""
+    d = tmp_path_factory.mktemp("golden") / DECODE
+    assert main(["golden", DECODE, "--level", "exhaustive", "--out", str(d), "--quiet"]) == 0
+    return d
+
+
 @pytest.mark.parametrize("tamper", sorted(TAMPERINGS))
-def test_a_redigested_tampering_is_refused_and_the_next_set_still_checked(tmp_path, capsys, tamper):
-    edit, why = TAMPERINGS[tamper]
-    d = _copy(tmp_path, "mxfp8")
+def test_a_redigested_tampering_is_refused_and_the_next_set_still_checked(
+    tmp_path, capsys, request, tamper
+):
+    edit, why, *decode = TAMPERINGS[tamper]
+    if decode:
+        d = tmp_path / DECODE
+        shutil.copytree(request.getfixturevalue("decode_set"), d)
+    else:
+        d = _copy(tmp_path, "mxfp8")
     h = _header(d)
     after = edit(d, h)
-    h = _header(d) if tamper in ("zero_len", "all_absent", "cut_to_one_case", "in_word") else h
     _redigest(d, h, after)
     good = GOLDEN / "float8_e5m2"
-    assert main(["verify", str(d), str(good)]) == 2
+    if decode:  # the tampered set's own cases as a device's results: every word agrees
+        results = tmp_path / "results.txt"
+        shutil.copyfile(d / "vectors.txt", results)
+        args = [str(d), "--actual", str(results)]
+    else:
+        args = [str(d), str(good)]
+    assert main(["verify", *args]) == 2
     captured = capsys.readouterr()
     assert why in captured.err, captured.err
     assert "Traceback" not in captured.err
-    assert f"{good}: ref: all 4092 output words of 2046 cases match" in captured.out
+    if not decode:  # --actual checks one set
+        assert f"{good}: ref: all 4092 output words of 2046 cases match" in captured.out
     assert len(captured.err) < 2000  # a message, not the tampered value
 
 

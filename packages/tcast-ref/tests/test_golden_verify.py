@@ -395,7 +395,7 @@ def test_decode_sets_refuse_rows_this_tcast_does_not_enumerate(tmp_path, monkeyp
 
     monkeypatch.setattr("tcast_ref.golden._generate.np.arange", shifted)
     assert main(["verify", str(d)]) == 2
-    assert "differs from what this tcast enumerates" in capsys.readouterr().err
+    assert "its CODE words are not the inputs this tcast generates" in capsys.readouterr().err
 
 
 # --------------------------------------------------- results files: encodings, other sets

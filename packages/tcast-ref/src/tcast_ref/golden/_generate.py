@@ -55,7 +55,15 @@ from ._layout import Field, Layout
 from ._progress import progress
 from ._random import Stream
 
-__all__ = ["SCHEMA_VERSION", "GoldenSet", "Settings", "cast_inputs", "generate", "write"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "GoldenSet",
+    "Settings",
+    "cast_inputs",
+    "decode_inputs",
+    "generate",
+    "write",
+]
 
 #: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
 SCHEMA_VERSION = 3
@@ -516,71 +524,53 @@ def _second_codes(spec, budget: int, rng: Stream) -> tuple[list[int], str]:
     )
 
 
-def _decode_set(
-    st: Settings, quiet: bool, engine: Any = None
-) -> tuple[Layout, dict[str, np.ndarray], dict]:
+def decode_inputs(st: Settings) -> tuple[dict[str, np.ndarray], dict]:
+    """The inputs of the decode set ``st`` describes: a function of its settings alone.
+
+    Every element code under every scale code, the element code varying fastest, then the
+    scale code, then the zero point or tensor scale (every code, or a sample drawn from the
+    set's seed): one tensor of (scale codes, element codes) per second code.
+
+    Returns:
+        The input columns (``CODE``, ``SCALE`` and ``ZERO`` or ``TENSCALE``, each
+        ``(lines, 1)`` of code words) and the header's ``cases`` entry that documents them.
+
+    Raises:
+        UnsupportedError: for a scale format of more than 16 bits, or more lines than
+            ``MAX_DECODE_LINES``.
+    """
     dt = st.dtype
-    do_up = upcast if engine is None else engine.upcast_numpy
-    n, s = dt.nspec, dt.sspec.scale
+    n, s, second = dt.nspec, dt.sspec.scale, dt.sspec.second
     if s.bits > 16:
         raise UnsupportedError(
             f"exhaustive decode of {dt.code} needs a scale format of at most 16 bits to "
             f"enumerate, not {s.code}; use --level 1 or 2"
         )
-    second = dt.sspec.second
-    e_codes = np.arange(1 << n.bits, dtype=np.int64)
-    s_codes = np.arange(1 << s.bits, dtype=np.int64)
-    rng = Stream(st.seed)
-    sec_codes, sec_rule = ([None], None)
+    n_codes, n_scales = 1 << n.bits, 1 << s.bits
+    sec_codes: list[int] = []
+    sec_rule = None
     if second is not None:
-        budget = max(1, MAX_DECODE_LINES // (e_codes.size * s_codes.size))
-        sec_codes, sec_rule = _second_codes(second, budget, rng)
-    lines = e_codes.size * s_codes.size * len(sec_codes)
+        budget = max(1, MAX_DECODE_LINES // (n_codes * n_scales))
+        sec_codes, sec_rule = _second_codes(second, budget, Stream(st.seed))
+    tensors = max(len(sec_codes), 1)
+    lines = n_codes * n_scales * tensors
     if lines > MAX_DECODE_LINES:
         raise UnsupportedError(
             f"exhaustive decode of {dt.code} would need {lines} lines "
             f"(more than {MAX_DECODE_LINES})"
         )
-    ddt = _decode_datatype(dt)
-    rows_code, rows_scale, rows_second, rows_value = [], [], [], []
-    with progress(len(sec_codes), f"decode {dt.code}", quiet) as bar:
-        for z in sec_codes:
-            sc = s_codes.astype(code_dtype(s.bits)).reshape(-1, 1)
-            data = np.broadcast_to(e_codes.astype(code_dtype(n.bits)), (s_codes.size, e_codes.size))
-            zero = tens = None
-            if z is not None and dt.zero is not None:
-                zero = np.full_like(sc, z, dtype=code_dtype(second.bits))
-            elif z is not None:
-                tens = np.array(z, dtype=code_dtype(second.bits))
-            r = CastResult(
-                data=np.ascontiguousarray(data),
-                scale=sc,
-                zero=zero,
-                tenscale=tens,
-                mask=None,
-                meta=None,
-                dtype=ddt,
-                shape=data.shape,
-                castmode=CastMode.ACTUAL,
-                input_dtype="float32",
-                engine="ref",
-            )
-            vals = np.asarray(do_up(r), np.float32)
-            rows_code.append(np.ascontiguousarray(data).reshape(-1))
-            rows_scale.append(np.repeat(s_codes, e_codes.size))
-            if z is not None:
-                rows_second.append(np.full(data.size, z, np.int64))
-            rows_value.append(vals.reshape(-1).view(np.uint32))
-            bar.update(1)
+    per_tensor = n_codes * n_scales
     cols = {
-        "CODE": np.concatenate(rows_code).astype(code_dtype(n.bits)).reshape(-1, 1),
-        "SCALE": np.concatenate(rows_scale).astype(code_dtype(s.bits)).reshape(-1, 1),
+        "CODE": np.tile(np.arange(n_codes), n_scales * tensors).astype(code_dtype(n.bits)),
+        "SCALE": np.tile(np.repeat(np.arange(n_scales), n_codes), tensors).astype(
+            code_dtype(s.bits)
+        ),
     }
-    layout = decode_layout(dt)
     if second is not None:
-        name = layout.fields[2].name
-        cols[name] = np.concatenate(rows_second).astype(code_dtype(second.bits)).reshape(-1, 1)
-    cols["VALUE"] = np.concatenate(rows_value).reshape(-1, 1)
+        name = decode_layout(dt).fields[2].name  # ZERO or TENSCALE
+        cols[name] = np.repeat(np.array(sec_codes, np.int64), per_tensor).astype(
+            code_dtype(second.bits)
+        )
     info = {
         "inputs": {
             "element_codes": "every code",
@@ -593,6 +583,49 @@ def _decode_set(
             "scale (and zero point / tensor scale), as float32 (SEMANTICS.md 2, 5)",
         },
     }
+    return {k: v.reshape(-1, 1) for k, v in cols.items()}, info
+
+
+def _decode_set(
+    st: Settings, quiet: bool, engine: Any = None
+) -> tuple[Layout, dict[str, np.ndarray], dict]:
+    """A decode set: the inputs of :func:`decode_inputs` upcast by ``engine``, tensor by tensor."""
+    dt = st.dtype
+    do_up = upcast if engine is None else engine.upcast_numpy
+    ddt = _decode_datatype(dt)
+    layout = decode_layout(dt)
+    cols, info = decode_inputs(st)
+    n_codes = 1 << dt.nspec.bits
+    per_tensor = n_codes << dt.sspec.scale.bits
+    second = layout.fields[2].name if dt.sspec.second is not None else None
+    values = []
+    lines = len(cols["CODE"])
+    with progress(lines // per_tensor, f"decode {dt.code}", quiet) as bar:
+        for lo in range(0, lines, per_tensor):
+            # one tensor: a row of every element code per scale code (a channel scale)
+            data = np.ascontiguousarray(cols["CODE"][lo : lo + per_tensor].reshape(-1, n_codes))
+            scale = np.ascontiguousarray(cols["SCALE"][lo : lo + per_tensor : n_codes])
+            zero = tens = None
+            if second == "ZERO":
+                zero = np.ascontiguousarray(cols["ZERO"][lo : lo + per_tensor : n_codes])
+            elif second == "TENSCALE":
+                tens = np.array(cols["TENSCALE"][lo, 0])
+            r = CastResult(
+                data=data,
+                scale=scale,
+                zero=zero,
+                tenscale=tens,
+                mask=None,
+                meta=None,
+                dtype=ddt,
+                shape=data.shape,
+                castmode=CastMode.ACTUAL,
+                input_dtype="float32",
+                engine="ref",
+            )
+            values.append(np.asarray(do_up(r), np.float32).reshape(-1).view(np.uint32))
+            bar.update(1)
+    cols["VALUE"] = np.concatenate(values).reshape(-1, 1)
     return layout, cols, info
 
 

@@ -5,7 +5,8 @@ were recomputed is as intact as a generated one. So every header field that ``tc
 uses is checked for type and range; the column layout must be the one this tcast derives from
 the set's settings (an output relabelled as an input, or left out, is refused); the files must
 be plain files of the set's own names inside the set's directory, read no further than the
-sizes the header gives; the arrays of ``vectors.npz`` must fit the layout; and
+sizes the header gives; the arrays of ``vectors.npz`` must fit the layout; their inputs
+must be the ones the settings generate (so a set cut down or with edited inputs is refused); and
 ``vectors.txt``, ``vectors.memh`` and the packed files must be byte for byte what the
 generator writes from those arrays, so every form of the set says the same.
 """
@@ -30,7 +31,7 @@ from .._codec import code_dtype
 from ._cases import MAX_RANDOM_ELEMENTS
 from ._files import HEADER, MAX_HEADER_BYTES, SET_FILES, header_digest, sha256
 from ._flags import FLAGS
-from ._generate import SCHEMA_VERSION, Settings, cast_inputs, set_files, set_layout
+from ._generate import SCHEMA_VERSION, Settings, cast_inputs, decode_inputs, set_files, set_layout
 from ._geometry import geometry
 from ._layout import Layout
 
@@ -75,8 +76,9 @@ def load(path: Path | str) -> LoadedSet:
     Raises:
         GoldenSetError: for a missing, unreadable or malformed header, an unknown schema
             version, a file that is missing, not a plain file of the set's directory, or does
-            not match its size and SHA-256, arrays that do not fit the layout, or text and
-            packed files that say something else than ``vectors.npz``.
+            not match its size and SHA-256, arrays that do not fit the layout, inputs other
+            than the ones its settings generate, or text and packed files that say
+            something else than ``vectors.npz``.
     """
     path = Path(path)
     hpath = path / HEADER
@@ -356,21 +358,21 @@ def _check_member(z: zipfile.ZipFile, f: Any, lines: int) -> None:
 
 
 def _check_inputs(header: dict, st: Settings, cols: dict[str, np.ndarray]) -> None:
-    """Refuse a cast set whose inputs are not the ones its settings generate.
+    """Refuse a set whose inputs are not the ones its settings generate.
 
-    The inputs of a cast set are a function of its settings (datatype, level, seed, count,
-    input dtype, round mode): they are generated again and compared word for word, so a set
-    cut down, reordered or with edited inputs is refused, and so is a ``cases`` entry that
-    does not describe them.
+    The inputs of a set are a function of its settings (cast sets: datatype, level, seed,
+    count, input dtype, round mode; decode sets: datatype and seed): they are generated
+    again and compared word for word, so a set cut down, reordered or with edited inputs is
+    refused, and so is a ``cases`` entry that does not describe them.
     """
-    if st.operation != "cast":
-        return
-    x2, rbits, lens, info = cast_inputs(st)
-    want = {"IN": np.ascontiguousarray(x2).view(cols["IN"].dtype), "RBITS": rbits, "LEN": lens}
+    if st.operation == "decode":
+        want, info = decode_inputs(st)
+    else:
+        x2, rbits, lens, info = cast_inputs(st)
+        x2 = np.ascontiguousarray(x2).view(cols["IN"].dtype)
+        want = {"IN": x2, "RBITS": rbits, "LEN": lens}
+        want = {k: v.reshape(len(x2), -1) for k, v in want.items() if v is not None}
     for name, words in want.items():
-        if words is None:
-            continue
-        words = words.reshape(len(x2), -1)
         if words.shape != cols[name].shape or not np.array_equal(words, cols[name]):
             raise _Malformed(
                 f"its {name} words are not the inputs this tcast generates for the set's "
