@@ -80,15 +80,19 @@ class TorchEngine(EngineBase):
         whole shape; a DTensor ``rbits`` needs a DTensor ``x`` sharded alike. Bits with the
         negative bit are the bits of the negated values (``_accept.resolved``).
         """
-        if isinstance(rbits, torch.Tensor) and rbits.is_neg():
-            if rbits.dtype is torch.uint32:
+        if isinstance(rbits, torch.Tensor):
+            if rbits.dtype is torch.int32:  # other dtypes are refused without a view
+                rbits = resolved(rbits)  # no-op without the negative bit
+            elif (
+                rbits.dtype is torch.uint32
+                and not torch.compiler.is_compiling()  # dynamo cannot trace is_neg
+                and rbits.is_neg()
+            ):
                 # torch negates no uint32 tensor (nor copies one with the negative bit)
                 raise SpecError(
                     "rbits is a torch.uint32 tensor with a pending negation (the negative "
                     "bit), which torch cannot apply to uint32; pass the negated bits as int32"
                 )
-            if rbits.dtype is torch.int32:  # other dtypes are refused without a view
-                rbits = resolved(rbits)
         if is_dtensor(rbits) and not (is_dtensor(x) and same_sharding(x, rbits)):
             raise SpecError(
                 "rbits is a DTensor: it must be sharded like x (a DTensor of the same mesh "
