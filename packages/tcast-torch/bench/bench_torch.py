@@ -11,6 +11,10 @@ result's tensors: values, or one code per byte plus scales). Prints the configur
 check that every way of calling gives the same bits, then a Markdown table.
 
     python packages/tcast-torch/bench/bench_torch.py [--sizes 8192,16384] [--rep 200]
+        [--casts mxfp4:virtual,mxfp4:actual] [--roundmode stochastic]
+
+``--roundmode stochastic`` times seeded stochastic rounding (seed 5; the peers round to
+nearest even, so their column is left out).
 """
 
 from __future__ import annotations
@@ -89,7 +93,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="8192,16384")
     ap.add_argument("--rep", type=int, default=200, help="do_bench repetition time, ms")
+    ap.add_argument("--casts", default=",".join(f"{n}:{m}" for n, m in CASTS))
+    ap.add_argument("--roundmode", default="even", choices=("even", "stochastic"))
     args = ap.parse_args()
+    casts = [tuple(c.split(":")) for c in args.casts.split(",")]
+    modes = {"roundmode": args.roundmode}
+    if args.roundmode == "stochastic":
+        modes["seed"] = 5
     try:
         import torchao
 
@@ -101,7 +111,10 @@ def main() -> None:
         f"{triton.__version__}; torchao {ao_version}; tcast-torch "
         f"{tcast_torch.__version__}; Python {platform.python_version()}"
     )
-    print("timing: triton.testing.do_bench median (ms); input bfloat16, torch.randn")
+    print(
+        f"timing: triton.testing.do_bench median (ms); input bfloat16, torch.randn; "
+        f"modes {modes}; casts {args.casts}"
+    )
     print(
         "same bits on special inputs, every cast: default (compiled kernels) == "
         "compile=False == inside torch.compile: ",
@@ -109,10 +122,10 @@ def main() -> None:
     )
     xs = _special(1024)
     same = []
-    for name, castmode in CASTS:
+    for name, castmode in casts:
 
         def probe(v, name=name, castmode=castmode, compile=None):
-            return tcast_torch.cast(v, name, castmode=castmode, compile=compile)
+            return tcast_torch.cast(v, name, castmode=castmode, compile=compile, **modes)
 
         torch._dynamo.reset()
         a, b = _bits(probe(xs)), _bits(probe(xs, compile=False))
@@ -132,13 +145,13 @@ def main() -> None:
         x = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
         n = x.numel()
         t_copy = _ms(lambda v: v.clone(), x, args.rep)
-        for name, castmode in CASTS:
+        for name, castmode in casts:
 
             def run(v, name=name, castmode=castmode):
-                return tcast_torch.cast(v, name, castmode=castmode)
+                return tcast_torch.cast(v, name, castmode=castmode, **modes)
 
             def plain(v, name=name, castmode=castmode):
-                return tcast_torch.cast(v, name, castmode=castmode, compile=False)
+                return tcast_torch.cast(v, name, castmode=castmode, compile=False, **modes)
 
             t_default = _ms(run, x, args.rep)
             t_plain = _ms(plain, x, args.rep)
@@ -147,7 +160,9 @@ def main() -> None:
             gbs = (x.numel() * x.element_size() + _written(run(x))) / (t_comp * 1e-3) / 1e9
             peer_ms = ratio = "—"
             fn, why = peers[name]
-            if castmode == "actual" and fn is not None:
+            if args.roundmode != "even":
+                pass  # the peers round to nearest even only
+            elif castmode == "actual" and fn is not None:
                 torch._dynamo.reset()
                 fn = _peer(name)[0]
                 t_peer = _ms(fn, x, args.rep)
