@@ -90,7 +90,7 @@ _INDUCTOR = textwrap.dedent("""
     from torch._dynamo.testing import CompileCounterWithBackend
     import tcast, tcast_torch
 
-    device = sys.argv[1]
+    device, engine = sys.argv[1], sys.argv[3]
     seeds = json.loads(sys.argv[2])
     x = torch.randn(4, 64, generator=torch.Generator().manual_seed(8)).to(device)
 
@@ -106,15 +106,16 @@ _INDUCTOR = textwrap.dedent("""
     eager(x, 5)  # the kit's rules memo: filled eagerly, never while tracing
     report = {}
     t = time.perf_counter()
-    f = torch.compile(lambda v: tcast.cast(v, "mxfp4", roundmode="stochastic", seed=5),
-                      fullgraph=True)
+    f = torch.compile(
+        lambda v: tcast.cast(v, "mxfp4", roundmode="stochastic", seed=5, engine=engine),
+        fullgraph=True)
     report["constant_seed_same"] = same(f(x), eager(x, 5))
     report["constant_seed_s"] = time.perf_counter() - t
     for castmode in ("virtual", "actual"):
         counter = CompileCounterWithBackend("inductor")
         g = torch.compile(
             lambda v, s: tcast.cast(v, "mxfp4", castmode=castmode, roundmode="stochastic",
-                                    seed=s),
+                                    seed=s, engine=engine),
             fullgraph=True, backend=counter)
         t = time.perf_counter()
         report[castmode + "_same"] = all(same(g(x, s), eager(x, s, castmode)) for s in seeds)
@@ -124,26 +125,29 @@ _INDUCTOR = textwrap.dedent("""
 """)
 
 
-# Inductor's own CPU code generation: seconds of C++ compiling, so the full tier
+# Inductor's own CPU code generation: seconds of C++ compiling, so the full tier. On CUDA
+# both engines: the torch engine's ops compiled into Triton kernels (where a float negation of
+# +0 gives +0, not -0), and the Triton engine's own kernels.
+_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
 @pytest.mark.full
 @pytest.mark.parametrize(
-    "device",
+    ("device", "engine"),
     [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
-        ),
+        ("cpu", "torch"),
+        pytest.param("cuda", "torch", marks=_CUDA),
+        pytest.param("cuda", "triton", marks=_CUDA),
     ],
 )
-def test_inductor_compiles_seeded_stochastic_casts_in_seconds(device):
+def test_inductor_compiles_seeded_stochastic_casts_in_seconds(device, engine):
     """The issue's cast compiles under Inductor (it never finished), a seed passed as an
     argument compiles twice for four seeds, and all give the eager bits. A fresh process with
     Inductor's caches off: the times are compile times, and a regression fails at the
     timeout instead of hanging the suite."""
     env = {**os.environ, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", _INDUCTOR, device, json.dumps(SEEDS)],
+        [sys.executable, "-c", _INDUCTOR, device, json.dumps(SEEDS), engine],
         capture_output=True,
         text=True,
         timeout=300,
@@ -151,9 +155,13 @@ def test_inductor_compiles_seeded_stochastic_casts_in_seconds(device):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    print(device, report)
+    print(device, engine, report)
     assert report["constant_seed_same"] and report["virtual_same"] and report["actual_same"]
-    assert report["virtual_compiles"] <= 2 and report["actual_compiles"] <= 2
+    # the first seed's graph, then one with the seed a symbol; the Triton engine passes the
+    # seed to its kernels as an int64 view (a branch at 2**63), so seeds from 2**63 on take
+    # one graph more; never one per seed
+    most = 3 if engine == "triton" else 2
+    assert report["virtual_compiles"] <= most and report["actual_compiles"] <= most
     # about 5-25 s each on two shared CPU cores; the unrolled generator never finished
     for key in ("constant_seed_s", "virtual_s", "actual_s"):
         assert report[key] < 120, (key, report[key])

@@ -261,7 +261,9 @@ def _decode_float(codes: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
     else:  # a power of two below float32's normals: two exact steps
         kc = torch.clamp_min(k, -126)
         val = (sig * pow2(kc)) * pow2(k - kc)
-    b = to_bits(torch.where(neg, -val, val))
+    # the sign as a bit, not a float negation: Triton negates floats as 0 - x, which makes
+    # -0 of a zero magnitude +0 in compiled CUDA kernels (val is never negative)
+    b = torch.where(neg, to_bits(val) | s32(0x80000000), to_bits(val))
     allones = (1 << (spec.ebits + mb)) - 1
     top = (1 << spec.ebits) - 1
     inf_bits = pick(neg, s32(0xFF800000), 0x7F800000)
