@@ -13,7 +13,6 @@ import dataclasses
 
 import pytest
 import torch
-import torch.distributed as dist
 
 import tcast
 import tcast_torch
@@ -135,21 +134,6 @@ def test_result_parts_with_the_negative_bit_are_refused_codes_are_not_numbers(na
         for upcast in (tcast.upcast, tcast_torch.upcast):
             with pytest.raises(SpecError, match=rf"CastResult.{part} has a pending negation"):
                 upcast(bad)
-
-
-@pytest.fixture(scope="module")
-def mesh(tmp_path_factory):
-    """A world of one process (gloo on the CPU, a FileStore) and its 1-D device mesh."""
-    if not dist.is_available():
-        pytest.skip("torch.distributed is not available in this torch build")
-    from torch.distributed.device_mesh import init_device_mesh
-
-    store = dist.FileStore(str(tmp_path_factory.mktemp("dist") / "store"), 1)
-    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-    try:
-        yield init_device_mesh("cpu", (1,))
-    finally:
-        dist.destroy_process_group()
 
 
 def test_dtensor_with_a_negative_bit_local_shard_casts_as_its_values(mesh):

@@ -12,7 +12,6 @@ import warnings
 
 import pytest
 import torch
-import torch.distributed as dist
 
 import tcast
 import tcast_torch
@@ -30,21 +29,6 @@ def _x() -> torch.Tensor:
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.detach().as_subclass(torch.Tensor).contiguous().view(torch.int32)
-
-
-@pytest.fixture(scope="module")
-def mesh(tmp_path_factory):
-    """A world of one process (gloo on the CPU, a FileStore) and its 1-D device mesh."""
-    if not dist.is_available():
-        pytest.skip("torch.distributed is not available in this torch build")
-    from torch.distributed.device_mesh import init_device_mesh
-
-    store = dist.FileStore(str(tmp_path_factory.mktemp("dist") / "store"), 1)
-    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-    try:
-        yield init_device_mesh("cpu", (1,))
-    finally:
-        dist.destroy_process_group()
 
 
 @pytest.mark.parametrize("placement", ["shard0", "replicate"])
