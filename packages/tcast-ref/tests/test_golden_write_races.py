@@ -182,15 +182,63 @@ def test_undoing_a_swap_never_replaces_a_file_that_appeared(tmp_path, monkeypatc
     assert (d / "vectors.txt").read_text() == "precious\n"
     kept = [p for p in tmp_path.rglob("vectors.txt") if p.read_bytes() == old_txt]
     assert len(kept) == 1 and str(kept[0].parent) in err  # the old file, kept and named
+    monkeypatch.undo()
+    assert _golden(d) == 2  # the next run: the user's file is not the set's, so DIR is refused
+    assert "'vectors.txt'" in capsys.readouterr().err
+    assert (d / "vectors.txt").read_text() == "precious\n"
 
 
-def test_a_set_left_half_swapped_by_a_killed_run_is_replaced(tmp_path):
+class _Killed(BaseException):
+    """A run killed at a chosen point (nothing of the write is undone)."""
+
+
+def test_a_set_left_half_swapped_by_a_killed_run_is_replaced(tmp_path, monkeypatch):
     d = _old_set(tmp_path)
-    (d / "header.json").unlink()  # killed after the old header moved out
-    (d / _files.PARTIAL).touch()
-    assert _golden(d) == 0
+    real = _files._move_no_replace
+
+    def killed_at_header(src, dst):
+        if dst.name == "header.json" and ".tcast-golden-tmp-" in str(src):
+            raise _Killed
+        real(src, dst)
+
+    monkeypatch.setattr(_files, "_move_no_replace", killed_at_header)
+    monkeypatch.setattr(_files, "_undo", lambda *a: ["nothing undone"])
+    with pytest.raises(_Killed):
+        _golden(d)
+    monkeypatch.undo()
+    assert (d / _files.PARTIAL).exists() and not (d / "header.json").exists()
+    assert _golden(d) == 0  # the marker records the new files the killed run moved in
     assert not (d / _files.PARTIAL).exists()
     load(d)
+
+
+def _user_file(d: Path) -> None:
+    (d / "vectors.txt").write_text("precious\n")
+
+
+def _edited(d: Path) -> None:
+    with open(d / "vectors.txt", "ab") as f:
+        f.write(b"# a note\n")
+
+
+def _empty_marker(d: Path) -> None:  # a marker that records nothing vouches for nothing
+    (d / "header.json").unlink()
+    (d / _files.PARTIAL).touch()
+
+
+def _marker_and_user_file(d: Path) -> None:  # the header vouches only for its own files
+    (d / _files.PARTIAL).touch()
+    _user_file(d)
+
+
+@pytest.mark.parametrize("change", [_user_file, _edited, _empty_marker, _marker_and_user_file])
+def test_a_file_of_a_set_name_that_is_not_the_sets_is_refused_and_kept(tmp_path, capsys, change):
+    d = _old_set(tmp_path)
+    change(d)
+    before = _tree(d)
+    assert _golden(d) == 2
+    assert "move them away" in capsys.readouterr().err
+    assert _tree(d) == before
 
 
 @pytest.mark.parametrize("extra", ["notes.txt", "packed.bin"])

@@ -14,9 +14,11 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -102,6 +104,11 @@ SET_FILES = (HEADER, "vectors.txt", "vectors.memh", "vectors.npz", "packed.bin",
 #: Written first into every directory a write fills and removed last: it marks a write in
 #: progress, so what a killed run left is recognized as this module's and nobody else's.
 PARTIAL = ".tcast-golden-partial"
+#: The next contents of a :data:`PARTIAL` marker, written in a scratch directory and moved
+#: into place whole. A marker records the name, size and SHA-256 of every file the write may
+#: leave in DIR (the old set's and the new one's), so what a killed or stuck write left is
+#: told from a file someone put there under a set file's name.
+_RECORD = ".tcast-golden-record"
 #: Scratch directories of a write in progress, inside the destination DIR:
 #: ``.tcast-golden-tmp-<pid>-<token>-<random>`` (the new set) and
 #: ``.tcast-golden-old-<pid>-<token>-<random>`` (the files of the set it replaces). Inside DIR,
@@ -128,14 +135,89 @@ def _read_small(p: Path) -> bytes:
         return f.read(MAX_HEADER_BYTES + 1)
 
 
-def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
+class _Ours(NamedTuple):
+    """A file of a set: its status and SHA-256."""
+
+    stat: os.stat_result
+    sha256: str
+
+
+#: What a set file may be: (size, SHA-256) pairs by name.
+_Records = dict[str, set[tuple[int, str]]]
+
+
+def _header_records(d: Path) -> tuple[_Records | None, str]:
+    """The files the ``header.json`` in ``d`` lists (and the header itself), when it is a set's.
+
+    Returns:
+        The records (None when the header is not a tcast set's) and why it is not.
+    """
+    why = f"its {HEADER} is not the header of a tcast golden-vector set"
+    try:
+        raw = _read_small(d / HEADER)
+        header = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_HEADER_BYTES else None
+        ours = (
+            isinstance(header, dict)
+            and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
+            and isinstance(header.get("files"), dict)
+            and set(header["files"]) <= set(SET_FILES) - {HEADER}
+            and header.get("header_sha256") == header_digest(header)
+        )
+        if not ours:
+            return None, why
+        records: _Records = {HEADER: {(len(raw), sha256(raw))}}
+        for name, meta in header["files"].items():
+            records[name] = {(int(meta["bytes"]), str(meta["sha256"]))}
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return None, why
+    return records, ""
+
+
+def _marker_records(d: Path) -> _Records:
+    """The files the :data:`PARTIAL` marker in ``d`` records (none when it records nothing)."""
+    try:
+        raw = _read_small(d / PARTIAL)
+        marker = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_HEADER_BYTES else {}
+        return {
+            name: {(int(size), str(digest)) for size, digest in pairs}
+            for name, pairs in marker["files"].items()
+            if name in SET_FILES
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return {}  # an empty or damaged marker vouches for no file
+
+
+def _hash_if(p: Path, sizes: set[int]) -> _Ours | None:
+    """``p``'s status and SHA-256 when it is a plain file of one of ``sizes`` bytes."""
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size not in sizes:
+            return None  # not hashed: a foreign file of another size is never read
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+    finally:
+        os.close(fd)
+    return _Ours(st, h.hexdigest())
+
+
+def _set_entries(d: Path, scratch: bool = False) -> tuple[dict[str, _Ours] | None, str]:
     """The entries of directory ``d`` with their status when all of them are a set's.
 
     ``d`` qualifies when it is empty, holds exactly a tcast set (a ``header.json`` whose
     digest matches, listing only names of :data:`SET_FILES`, and nothing but the files it
-    lists), or holds an interrupted write of this module (its :data:`PARTIAL` marker and
-    nothing but plain files named in :data:`SET_FILES`). This module's scratch directories
-    are left out of the entries and never disqualify ``d``.
+    lists, each of the size and SHA-256 the header gives), or holds an interrupted write of
+    this module: its :data:`PARTIAL` marker and plain files each of a name, size and SHA-256
+    the marker (written by the writer) or a valid ``header.json`` there records. A file of a
+    set's name that is not the one recorded (a hand-edited file, the user's own) disqualifies
+    ``d``: it is never the writer's to replace. This module's scratch directories are left
+    out of the entries and never disqualify ``d``. With ``scratch``, ``d`` is one of them (a
+    private ``mkdtemp`` directory of this module): with its marker, any plain files of set
+    names in it are the writer's, partial ones of a killed run included.
 
     Returns:
         The entries by name (None when ``d`` does not qualify) and why it does not.
@@ -143,31 +225,46 @@ def _set_entries(d: Path) -> tuple[dict[str, os.stat_result] | None, str]:
     entries = {p.name: p for p in d.iterdir() if not _scratch_dir(p)}
     if not entries:
         return {}, ""
+    records: _Records | None
     if PARTIAL in entries:
-        allowed = {PARTIAL, *SET_FILES}
+        records = {} if scratch else _marker_records(d)
+        if HEADER in entries and not scratch:
+            for name, pairs in (_header_records(d)[0] or {}).items():
+                records.setdefault(name, set()).update(pairs)
     elif HEADER not in entries:
         return None, f"it is not empty and has no {HEADER}"
     else:
-        try:
-            raw = _read_small(d / HEADER)
-            header = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_HEADER_BYTES else None
-            ours = (
-                isinstance(header, dict)
-                and str(header.get("semantics", "")).startswith("tcast SEMANTICS.md")
-                and isinstance(header.get("files"), dict)
-                and set(header["files"]) <= set(SET_FILES)
-                and header.get("header_sha256") == header_digest(header)
-            )
-        except (OSError, ValueError, TypeError, RecursionError):
-            ours = False
-        if not ours:
-            return None, f"its {HEADER} is not the header of a tcast golden-vector set"
-        allowed = {HEADER, *header["files"]}
+        records, why = _header_records(d)
+        if records is None:
+            return None, why
+    allowed = {PARTIAL, *SET_FILES} if PARTIAL in entries else set(records)
+    if scratch:
+        allowed.add(_RECORD)
     extra = sorted(n for n, p in entries.items() if n not in allowed or not _plain_file(p))
     if extra:
-        shown = ", ".join(quote(n) for n in extra[:5]) + (" ..." if len(extra) > 5 else "")
-        return None, f"it holds files that are not part of the set ({shown})"
-    return {n: os.lstat(p) for n, p in entries.items()}, ""
+        return None, f"it holds files that are not part of the set ({_names(extra)})"
+    ours, foreign = {}, []
+    for name, p in sorted(entries.items()):
+        if name in (PARTIAL, _RECORD) or scratch:
+            st = os.lstat(p)
+            ours[name] = _Ours(st, "")
+            continue
+        pairs = records.get(name, set())
+        got = _hash_if(p, {size for size, _ in pairs})
+        if got is None or (got.stat.st_size, got.sha256) not in pairs:
+            foreign.append(name)
+        else:
+            ours[name] = got
+    if foreign:
+        return None, (
+            f"it holds files of a set's names that are not the files the set wrote "
+            f"({_names(foreign)}: edited, or someone else's); move them away first"
+        )
+    return ours, ""
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(quote(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
 
 
 def check_destination(out: Path) -> Path:
@@ -218,10 +315,10 @@ def _clean_stale_scratch(out: Path) -> list[Path]:
         m = _scratch_dir(d)
         if m is None or _alive(int(m[2]), m[3]):
             continue
-        entries = _set_entries(d)[0]
+        entries = _set_entries(d, scratch=True)[0]
         if entries is None:
             continue  # holds something that is not ours: left alone
-        if m[1] == "old" and set(entries) - {PARTIAL}:
+        if m[1] == "old" and set(entries) - {PARTIAL, _RECORD}:
             kept.append(d)
         else:
             _remove_ours(d)
@@ -243,7 +340,7 @@ def _alive(pid: int, token: str) -> bool:
 
 def _remove_ours(d: Path) -> None:
     """Delete the set files and marker in scratch directory ``d``, then ``d`` if empty."""
-    for name in (*SET_FILES, PARTIAL):
+    for name in (*SET_FILES, PARTIAL, _RECORD):
         p = d / name
         if _plain_file(p):
             p.unlink(missing_ok=True)
@@ -321,17 +418,47 @@ def _undo(
     return stuck
 
 
-def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
+def _write_marker(out: Path, old: Path, entries: dict[str, _Ours], new: _Records) -> bool:
+    """Put a :data:`PARTIAL` marker recording the files of both sets into ``out``.
+
+    The files ``out`` holds now (``entries``, each checked to be the set's) and the new set's
+    files (``new``) are recorded, with what an existing marker recorded for files still there.
+    The marker is written in scratch directory ``old`` and moved into place whole, so no run
+    killed halfway leaves a marker that vouches for files it does not name.
+
+    Returns:
+        Whether the marker is new (no marker was there).
+    """
+    records: _Records = {n: set(pairs) for n, pairs in new.items()}
+    for name, ours in entries.items():
+        if name not in (PARTIAL, _RECORD):
+            records.setdefault(name, set()).add((ours.stat.st_size, ours.sha256))
+    body = {"files": {n: sorted([list(p) for p in pairs]) for n, pairs in records.items()}}
+    with open(old / _RECORD, "wb") as f:
+        f.write((json.dumps(body, sort_keys=True) + "\n").encode())
+        f.flush()
+        os.fsync(f.fileno())
+    if PARTIAL in entries:
+        os.replace(old / _RECORD, out / PARTIAL)  # our own marker, checked above
+        return False
+    _move_no_replace(old / _RECORD, out / PARTIAL)
+    return True
+
+
+def _swap_files(out: Path, tmp: Path, names: list[str], new: _Records) -> None:
     """Replace the set in directory ``out`` by the files ``names`` of ``tmp``, file by file.
 
     ``out`` is checked again first: it must still hold nothing but a set (a file a user added
-    while the new set was generated refuses the write, and nothing in ``out`` changes). The
-    old files move to a scratch directory (``header.json`` first, so ``out`` stops being a
-    set at once), the new ones move in (``header.json`` last), and only then are the old
-    files deleted: never a file that is not the set's, never ``out`` itself (it may be the
-    current directory, a mount point or a link's target). An error undoes every move; a file
-    that appeared in ``out`` meanwhile is never replaced: the old file it stands in the way
-    of stays in the scratch directory, which the error names.
+    while the new set was generated refuses the write, and nothing in ``out`` changes). A
+    marker recording the files of both sets (``new``: the new set's names, sizes and
+    SHA-256s) stays in ``out`` while ``out`` may hold a mix of them. The old files move to
+    a scratch directory (``header.json`` first, so ``out`` stops being a set at once), the
+    new ones move in (``header.json`` last), and only then are the old files deleted: never
+    a file that is not the set's, never ``out`` itself (it may be the current directory, a
+    mount point or a link's target). An error undoes every move; a file that appeared in
+    ``out`` meanwhile is never replaced: the old file it stands in the way of stays in the
+    scratch directory, which the error names, and the marker stays in ``out``, so the next
+    write refuses ``out`` until that file is moved away.
 
     Raises:
         FileExistsError: when ``out`` holds or gains anything that is not the set's.
@@ -348,13 +475,11 @@ def _swap_files(out: Path, tmp: Path, names: list[str]) -> None:
     moved_new: dict[str, os.stat_result] = {}
     made_marker = False
     try:
-        if PARTIAL not in entries:
-            with open(marker, "xb"):
-                made_marker = True
-        for name in sorted(set(entries) - {PARTIAL}, key=lambda n: n != HEADER):
+        made_marker = _write_marker(out, old, entries, new)
+        for name in sorted(set(entries) - {PARTIAL, _RECORD}, key=lambda n: n != HEADER):
             os.rename(out / name, old / name)
             moved_old.append(name)
-            if not _same_file(os.lstat(old / name), entries[name]):
+            if not _same_file(os.lstat(old / name), entries[name].stat):
                 raise FileExistsError(
                     f"{out / name} changed while the new set was generated; not replacing it "
                     f"(the new set is discarded; {out} is as it was)"
@@ -428,7 +553,9 @@ def _write_into(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
     tmp = _scratch(out, "tmp")
     try:
         _write_files(tmp, contents)
-        _swap_files(out, tmp, list(contents))
+        new = {n: {(m["bytes"], m["sha256"])} for n, m in header["files"].items()}
+        new[HEADER] = {(len(contents[HEADER]), sha256(contents[HEADER]))}
+        _swap_files(out, tmp, list(contents), new)
     finally:
         if tmp.is_dir() and not tmp.is_symlink():
             _remove_ours(tmp)
