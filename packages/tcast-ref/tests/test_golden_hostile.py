@@ -156,6 +156,14 @@ def _symlinked_npz(d: Path, h: dict) -> None:
     (d / "vectors.npz").symlink_to(elsewhere)
 
 
+def _directory(name: str) -> Callable[[Path, dict], None]:
+    def edit(d: Path, h: dict) -> None:
+        (d / name).unlink()
+        (d / name).mkdir()
+
+    return edit
+
+
 def _zero_len(d: Path, h: dict) -> None:
     a = _arrays(d)
     a["len"] = a["len"].copy()
@@ -257,6 +265,8 @@ TAMPERINGS = {
     "parent_path": (_outside("../../other/vectors.txt"), "files lists '../../other"),
     "absolute_path": (_outside("/etc/hostname"), "files lists '/etc/hostname'"),
     "symlink": (_symlinked_npz, "vectors.npz is not a plain file"),
+    "txt_directory": (_directory("vectors.txt"), "vectors.txt is not a plain file"),
+    "npz_directory": (_directory("vectors.npz"), "vectors.npz is not a plain file"),
     "zero_len": (_zero_len, "LEN words"),
     "all_absent": (_all_absent, "absent flags"),
     # decode sets, verified against a results file made for the tampered set (--actual), so

@@ -269,10 +269,15 @@ def _read_file(path: Path, name: str, meta: dict) -> bytes:
                 f"{path}: {name} is not a plain file; the set is damaged"
             ) from None
         raise GoldenSetError(f"{path}: cannot read {name} ({err})") from None
+    try:  # before fdopen, which refuses a directory with a raw IsADirectoryError
+        st = os.fstat(fd)
+        plain = stat.S_ISREG(st.st_mode) and not f.is_symlink()
+    except OSError:
+        plain = False
+    if not plain:
+        os.close(fd)
+        raise GoldenSetError(f"{path}: {name} is not a plain file; the set is damaged")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or f.is_symlink():
-            raise GoldenSetError(f"{path}: {name} is not a plain file; the set is damaged")
         if st.st_size != size:
             raise GoldenSetError(
                 f"{path}: {name} does not match its size in {HEADER} ({st.st_size} bytes; "
