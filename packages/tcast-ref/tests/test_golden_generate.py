@@ -186,7 +186,8 @@ def test_the_case_stream_is_word_0_at_consecutive_counters():
 
 
 # --------------------------------------------------------------------- atomicity
-def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
+@pytest.mark.parametrize("out", ["set", "new/parents/set"])
+def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch, out):
     gs = generate(Settings.of("mxfp8"))
     calls = {"n": 0}
     real = os.fsync
@@ -199,8 +200,8 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
     monkeypatch.setattr(files_mod.os, "fsync", flaky)
     with pytest.raises(OSError, match="disk full"):
-        write(gs, tmp_path / "set")
-    assert list(tmp_path.iterdir()) == []
+        write(gs, tmp_path / out)
+    assert list(tmp_path.iterdir()) == []  # the parents it created, too
 
 
 def test_a_failed_rewrite_keeps_the_old_set(tmp_path, monkeypatch):

@@ -1,9 +1,9 @@
 """`tcast verify` on sets whose header was edited and re-digested: refused, never trusted.
 
-``header_digest`` is public, so a tampered set can carry matching digests. Each tampering
-here recomputes every file's size and SHA-256 and the header's own digest, then checks that
-verify refuses the set (exit 2, a message saying why) and still checks the next set given;
-a tampered decode set is checked against its own cases as a results file (``--actual``).
+``tcast_ref.golden.header_digest`` is public, so a tampered set can carry matching digests.
+Each tampering here recomputes every file's size and SHA-256 and the header's own digest, then
+checks that verify refuses the set (exit 2, a message saying why) and still checks the next set
+given; a tampered decode set is checked against its own cases as a results file (``--actual``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from tcast.cli import main
-from tcast_ref.golden import load
-from tcast_ref.golden._files import header_bytes, header_digest, npy_bytes, npz_bytes, sha256
+from tcast_ref.golden import header_digest, load
+from tcast_ref.golden._files import header_bytes, npy_bytes, npz_bytes, sha256
 from tcast_ref.golden._generate import set_files
 
 GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden"

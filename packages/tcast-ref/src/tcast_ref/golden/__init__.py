@@ -10,6 +10,7 @@ stream only and every file is written deterministically. See ``docs/golden-vecto
 
 from ._cases import LEVELS
 from ._core import CORE
+from ._files import header_digest
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
 from ._verify import (
@@ -40,6 +41,7 @@ __all__ = [
     "describe_word",
     "engine_columns",
     "generate",
+    "header_digest",
     "load",
     "read_actual",
     "report",

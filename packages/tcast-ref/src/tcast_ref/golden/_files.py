@@ -512,13 +512,14 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
     ``header["header_sha256"]`` the digest of the header itself (without that entry). An
     existing ``out`` is replaced only under the rules of :func:`check_destination`, checked
     again when the new set is ready: a file added to ``out`` meanwhile refuses the write and
-    nothing in ``out`` changes. A missing ``out`` is created first. Its files are replaced
-    one by one (``header.json`` out first and in last), the old files deleted only after the
-    new ones are in place; every move stays inside ``out``. An error at any point leaves the
-    old set; a run killed during the final moves leaves ``out`` without ``header.json``
-    (refused by ``verify``, replaced by the next write). Scratch directories carry the
-    writer's process id; the next write to the same destination removes a killed run's
-    partial new set, and keeps the old set's files it had moved aside.
+    nothing in ``out`` changes. A missing ``out`` is created first, with its missing parents
+    (removed again, when empty, if the write fails). Its files are replaced one by one
+    (``header.json`` out first and in last), the old files deleted only after the new ones
+    are in place; every move stays inside ``out``. An error at any point leaves the old set;
+    a run killed during the final moves leaves ``out`` without ``header.json`` (refused by
+    ``verify``, replaced by the next write). Scratch directories carry the writer's process
+    id; the next write to the same destination removes a killed run's partial new set, and
+    keeps the old set's files it had moved aside.
 
     Returns:
         The scratch directories of killed runs that hold an old set's files (kept).
@@ -528,16 +529,16 @@ def write_set(out: Path, files: dict[str, bytes], header: dict) -> list[Path]:
             changed while the set was generated.
     """
     out = check_destination(out)
-    created = not os.path.lexists(out)
+    created = [d for d in (out, *out.parents) if not os.path.lexists(d)]  # deepest first
     out.mkdir(parents=True, exist_ok=True)
     try:
         return _write_into(out, files, header)
     except BaseException:
-        if created:
+        for d in created:  # made by this call and left empty: a failed write leaves nothing
             try:
-                out.rmdir()  # made by this call and left empty: a failed write leaves nothing
+                d.rmdir()
             except OSError:
-                pass  # not empty: something arrived meanwhile, left alone
+                break  # not empty: something arrived meanwhile, left alone (and its parents)
         raise
 
 

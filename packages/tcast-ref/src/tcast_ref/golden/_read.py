@@ -1,14 +1,14 @@
 """Reading a golden set from disk, trusting nothing in it.
 
-``header_digest`` is public and unkeyed: a header whose fields were edited and whose digests
-were recomputed is as intact as a generated one. So every header field that ``tcast verify``
-uses is checked for type and range; the column layout must be the one this tcast derives from
-the set's settings (an output relabelled as an input, or left out, is refused); the files must
-be plain files of the set's own names inside the set's directory, read no further than the
-sizes the header gives; the arrays of ``vectors.npz`` must fit the layout; their inputs
-must be the ones the settings generate (so a set cut down or with edited inputs is refused); and
-``vectors.txt``, ``vectors.memh`` and the packed files must be byte for byte what the
-generator writes from those arrays, so every form of the set says the same.
+``tcast_ref.golden.header_digest`` is public and unkeyed: a header whose fields were edited and
+whose digests were recomputed is as intact as a generated one. So every header field that
+``tcast verify`` uses is checked for type and range; the column layout must be the one this
+tcast derives from the set's settings (an output relabelled as an input, or left out, is
+refused); the files must be plain files of the set's own names inside the set's directory, read
+no further than the sizes the header gives; the arrays of ``vectors.npz`` must fit the layout;
+their inputs must be the ones the settings generate (so a set cut down or with edited inputs is
+refused); and ``vectors.txt``, ``vectors.memh`` and the packed files must be byte for byte what
+the generator writes from those arrays, so every form of the set says the same.
 """
 
 from __future__ import annotations

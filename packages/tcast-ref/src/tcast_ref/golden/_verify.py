@@ -19,7 +19,7 @@ from tcast import (
 from tcast.kit import cast_with
 
 from .._codec import decode
-from ..conformance._adapters import check_device
+from ..conformance import check_device
 from ._cases import INPUT_TYPES
 from ._flags import FLAGS
 from ._generate import _cast_set, _decode_set
