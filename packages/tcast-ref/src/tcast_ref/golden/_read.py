@@ -107,7 +107,7 @@ def load(path: Path | str) -> LoadedSet:
     except GoldenSetError:
         raise
     except TcastError as err:  # settings this tcast refuses (a bad code, an unknown mode)
-        raise GoldenSetError(f"{path}: malformed set: {err}") from None
+        raise GoldenSetError(f"{path}: malformed set: {err}; regenerate it") from None
     return LoadedSet(path, header, layout, columns)
 
 
@@ -128,8 +128,13 @@ def _read_header(hpath: Path) -> dict:
         header = json.loads(raw.decode("ascii"))
     except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise GoldenSetError(f"{hpath}: not valid JSON ({err}); the set is damaged") from None
-    if not isinstance(header, dict) or header.get("schema_version") != SCHEMA_VERSION:
-        got = header.get("schema_version") if isinstance(header, dict) else None
+    got = header.get("schema_version") if isinstance(header, dict) else None
+    if got is not None and (not isinstance(got, int) or isinstance(got, bool)):
+        raise GoldenSetError(
+            f"{hpath}: schema_version must be an integer, not {quote(got)}: the set is damaged; "
+            "regenerate it"
+        )
+    if not isinstance(header, dict) or got != SCHEMA_VERSION:
         raise GoldenSetError(
             f"{hpath}: schema version {quote(got)}; this tcast reads schema version "
             f"{SCHEMA_VERSION}"
