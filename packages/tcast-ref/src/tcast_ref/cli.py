@@ -235,7 +235,10 @@ def run_verify(args: argparse.Namespace) -> int:
                 status = 2
                 continue
             except TcastError as err:
-                print(f"tcast verify: {d}: {label}: {err}", file=sys.stderr)
+                # a results file's errors name it already: its path is said once
+                said = kind == "actual" and str(err).startswith(label)
+                where = f"{d}: " if said else f"{d}: {label}: "
+                print(f"tcast verify: {where}{err}", file=sys.stderr)
                 rows.append((name, lset.lines, label, "unusable"))
                 status = 2
                 continue
