@@ -145,32 +145,36 @@ def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
     Formats with more than ``_GRID_CAP`` positive values (16-bit and wider) give a sample: the
     64 smallest, the 64 largest and evenly spaced ones between (``grid_rule`` says so).
     """
+    # the codes or integers 1..count, or the sampled ones among them, made without the whole
+    # range (2**31 of them for 32-bit formats: 16 GiB as int64)
+    count = n.max_code if n.is_float else n.maxint
+    ks = _sample_indices(count) + 1 if count > _GRID_CAP else np.arange(1, count + 1)
     if n.is_float:
-        mags = np.arange(1, n.max_code + 1, dtype=np.int64)
-        if mags.size > _GRID_CAP:
-            mags = _sample(mags)
-        v = decode(mags, n).astype(np.float64)
+        v = decode(ks.astype(np.int64), n).astype(np.float64)
         v = np.unique(v[np.isfinite(v) & (v > 0)])
     else:
-        top = n.maxint
-        v = np.arange(1, top + 1, dtype=np.float64)
+        v = ks.astype(np.float64)
         if n.is_int and pow2_scale:
             v = v / float(1 << (n.bits - 2))
     return _sample(v) if v.size > _GRID_CAP else v
 
 
-def _sample(v: np.ndarray) -> np.ndarray:
-    """The 64 first, the 64 last and evenly spaced elements between (``_GRID_CAP`` in all)."""
-    idx = np.unique(
+def _sample_indices(size: int) -> np.ndarray:
+    """The 64 first, the 64 last and evenly spaced indices between (``_GRID_CAP`` in all)."""
+    return np.unique(
         np.concatenate(
             [
                 np.arange(64),
-                np.arange(v.size - 64, v.size),
-                np.linspace(0, v.size - 1, _GRID_CAP - 128).astype(np.int64),
+                np.arange(size - 64, size),
+                np.linspace(0, size - 1, _GRID_CAP - 128).astype(np.int64),
             ]
         )
     )
-    return v[idx]
+
+
+def _sample(v: np.ndarray) -> np.ndarray:
+    """The elements of ``v`` at :func:`_sample_indices`."""
+    return v[_sample_indices(v.size)]
 
 
 def grid_rule(n: NumberSpec) -> str:
