@@ -3,25 +3,53 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 import tcast_ref
 import tcast_torch
-from tcast_torch import _pieces
+from tcast_torch import _philox, _pieces
 
 CASES = [
     ("mxfp4", {}),  # the fast path (RNE, last-dimension tiles)
-    ("mxfp4", {"roundmode": "stochastic", "seed": 2**63 + 9}),  # general path, Philox
+    ("mxfp4", {"roundmode": "stochastic", "seed": 2**63 + 9}),  # general path, Philox runs
+    ("mxfp4", {"roundmode": "stochastic", "rbits": True}),  # explicit bits, cut like the rows
     ("mxfp8", {"roundmode": "trunc"}),
     ("mxint8", {"scalemode": "ceil"}),
     ("nvfp4", {}),  # two-level: one tensor scale over every piece
     ("mxfp6e3", {"roundmode": "away"}),  # 6-bit codes: packs of three bytes per four codes
+    ("uint4_Fic", {}),  # zero points, channel tiles
     ("mxfp8_2d", {"roundmode": "zero"}),  # 2-D tiles: rows are not input rows
+    ("mxfp8_2d", {"roundmode": "stochastic", "seed": 11}),  # 2-D: Philox of the rows' range
+    ("e2m1f_e8m0_t32d0", {"roundmode": "stochastic", "seed": 7}),  # rows are input columns
     ("e2m1f_e8m0_t32n2m4", {}),  # sparsity: a keep mask per piece
+    ("e2m1f_e8m0_t32n2m4", {"roundmode": "stochastic", "seed": 5}),
+    ("uint4_float32_int8_t32n2m4", {}),  # sparsity with a zero point: kept min and max
     ("e4m3fn_e8m0_t64", {"roundmode": "stochastic", "seed": 3}),  # padded tiles (96 of 128)
 ]
+
+
+@pytest.fixture
+def stage_calls(monkeypatch) -> list[slice]:
+    """Pieces of 64 elements, and the slices every element stage of the engine ran over."""
+    monkeypatch.setattr(_pieces, "PIECE", 64)
+    calls: list[slice] = []
+    real = _pieces.by_pieces
+
+    def spy(like, length, stage):
+        def counted(s: slice):
+            calls.append(s)
+            return stage(s)
+
+        return real(like, length, counted)
+
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("tcast_torch.") and getattr(mod, "by_pieces", None) is real:
+            monkeypatch.setattr(mod, "by_pieces", spy)
+    return calls
 
 
 def _raw(a) -> np.ndarray:
@@ -35,23 +63,31 @@ def _raw(a) -> np.ndarray:
 def _parts(out) -> list[np.ndarray]:
     if isinstance(out, (torch.Tensor, np.ndarray)):
         return [_raw(out)]
-    return [_raw(p) for p in (out.data, out.scale, out.tenscale, out.mask) if p is not None]
+    parts = (out.data, out.scale, out.zero, out.tenscale, out.mask)
+    return [_raw(p) for p in parts if p is not None]
 
 
 @pytest.mark.parametrize(("name", "kw"), CASES)
-def test_casts_in_pieces_give_the_reference_bits(monkeypatch, name, kw):
+def test_casts_in_pieces_give_the_reference_bits(stage_calls, name, kw):
     """Pieces of 64 elements (two to a few blocks) over a 48 x 96 input: virtual values,
-    actual codes and scales, compressed bytes as tcast_ref gives them."""
-    monkeypatch.setattr(_pieces, "PIECE", 64)
+    actual codes and scales, compressed bytes as tcast_ref gives them; the stages did run
+    in pieces."""
     x = torch.randn(48, 96, generator=torch.Generator().manual_seed(6)) * 3
     x[5, 7] = float("nan")
     x[9] = 0.0
     xn = x.numpy()
+    tkw, rkw = dict(kw), dict(kw)
+    if kw.get("rbits"):
+        bits = torch.randint(0, 2**32, x.shape, generator=torch.Generator().manual_seed(8))
+        tkw["rbits"] = bits.to(torch.uint32)
+        rkw["rbits"] = bits.numpy().astype(np.uint32)
     for castmode in ("virtual", "actual", "compress"):
-        got = tcast_torch.cast(x, name, castmode=castmode, compile=False, **kw)
-        want = tcast_ref.cast(xn, name, castmode=castmode, **kw)
+        stage_calls.clear()
+        got = tcast_torch.cast(x, name, castmode=castmode, compile=False, **tkw)
+        want = tcast_ref.cast(xn, name, castmode=castmode, **rkw)
         for g, w in zip(_parts(got), _parts(want), strict=True):
             np.testing.assert_array_equal(g, w, err_msg=f"{name} {castmode} {kw}")
+        assert any(s.start is not None for s in stage_calls), f"{name} {castmode}: one piece"
 
 
 def test_pieces_cover_every_row_once():
@@ -69,11 +105,46 @@ def test_pieces_cover_every_row_once():
         _pieces.PIECE = 96
         assert torch.equal(_pieces.by_pieces(rows, 4, stage), rows * 2)
         assert [(c.start, c.stop) for c in calls] == [(lo, lo + 12) for lo in range(0, 100, 12)]
+        assert _pieces.piece_elements(400) == 50  # an eighth of the elements
+        assert _pieces.piece_elements(8000) == 96  # at most PIECE
+        assert _pieces.piece_elements(40) == 12  # at least an eighth of PIECE
         calls.clear()
-        _pieces.PIECE = 400
-        assert _pieces.piece_elements(400) == 400 >> 3 and len(calls) == 0
         _pieces.PIECE = 1 << 20  # 400 elements: under the smallest piece
         assert torch.equal(_pieces.by_pieces(rows, 4, stage), rows * 2)
         assert calls == [slice(None)]
     finally:
         _pieces.PIECE = orig
+
+
+def test_seeded_bits_are_made_piece_by_piece(monkeypatch):
+    """A seeded stochastic cast cut into pieces asks Philox for each piece's words only,
+    never for the whole input's stream at once."""
+    monkeypatch.setattr(_pieces, "PIECE", 1 << 14)  # pieces of 2048 elements, 8 of them
+    sizes = []
+    real = _philox._stream_words
+
+    def spy(key0, key1, first, calls, device):
+        sizes.append(calls)
+        return real(key0, key1, first, calls, device)
+
+    monkeypatch.setattr(_philox, "_stream_words", spy)
+    x = torch.randn(256, 64, generator=torch.Generator().manual_seed(3))
+    for name in ("mxfp4", "mxfp8_2d"):  # a 2-D piece: two 32 x 32 tiles, one run of indices
+        sizes.clear()
+        got = tcast_torch.cast(x, name, roundmode="stochastic", seed=9, compile=False)
+        want = tcast_ref.cast(x.numpy(), name, roundmode="stochastic", seed=9)
+        np.testing.assert_array_equal(_raw(got), _raw(want), err_msg=name)
+        assert len(sizes) == 8 and max(sizes) * 4 == 2048, f"{name}: Philox calls {sizes}"
+
+
+def test_philox_gather_is_the_word_of_each_index():
+    """Indices within a compact range (taken from the stream) or scattered (one Philox call
+    each) get the word of their flat index."""
+    seed = 2**40 + 3
+    stream = _philox.philox_stream(seed, 0, 4096)
+    compact = torch.arange(1000, 1600).reshape(20, 30).flip(0)
+    scattered = torch.tensor([[4095, 0, 17], [2048, 5, 3]])
+    for index in (compact, scattered):
+        np.testing.assert_array_equal(
+            _philox.philox_gather(seed, index).numpy(), stream[index].numpy()
+        )

@@ -13,13 +13,14 @@ and 0xD2511F53 exceeds the int64 range.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
 from tcast import SpecError
 from tcast.kit import normalize_seed
 
-__all__ = ["philox_bits", "philox_stream", "random_bits"]
+__all__ = ["philox_bits", "philox_gather", "philox_stream", "random_bits"]
 
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
@@ -30,6 +31,16 @@ _MASK = 0xFFFFFFFF
 # alone and many times slower when another process shared the cores, as each small
 # multi-threaded operation waits for all of its threads.
 _CALLS = 1 << 20
+# On the CPU a piece's dozen live int64 tensors are memory the cast keeps besides its
+# input: 2**17 calls keep them at 1 MiB each (about 12 MiB in all, where 2**20 calls kept
+# about 100 MiB whatever the input's size).
+_CPU_CALLS = 1 << 17
+#: Largest flat index + 1 of the stream: the counters are int64 (``index >> 2`` of an int64).
+_END = 1 << 63
+
+
+def _calls_per_piece(device: torch.device) -> int:
+    return _CPU_CALLS if device.type == "cpu" else _CALLS
 
 
 def _check_seed(seed: object) -> int:
@@ -77,11 +88,17 @@ def _int32_pattern(word: torch.Tensor) -> torch.Tensor:
 def _stream_words(
     key0: int, key1: int, first: int, calls: int, device: torch.device
 ) -> torch.Tensor:
-    """The four int32 words of Philox calls ``first .. first + calls - 1``: (calls, 4)."""
+    """The four int32 words of Philox calls ``first .. first + calls - 1``: (calls, 4).
+
+    Internal: the arguments are not checked (``key0``, ``key1`` in [0, 2**32), ``first`` and
+    ``calls`` non-negative, ``first + calls`` at most ``2**61 + 1``); the public entry is
+    :func:`tcast_torch.random_bits`.
+    """
     words = torch.empty((calls, 4), dtype=torch.int32, device=device)
-    for lo in range(0, calls, _CALLS):
+    step = _calls_per_piece(words.device)
+    for lo in range(0, calls, step):
         call = torch.arange(
-            first + lo, first + min(lo + _CALLS, calls), dtype=torch.int64, device=device
+            first + lo, first + min(lo + step, calls), dtype=torch.int64, device=device
         )
         piece = words[lo : lo + call.numel()]
         for k, w in enumerate(_philox(call, key0, key1)):
@@ -96,11 +113,16 @@ def _stream_words_fake(key0, key1, first, calls, device):
 
 @torch.library.custom_op("tcast_torch::philox_index_words", mutates_args=())
 def _index_words(key0: int, key1: int, index: torch.Tensor) -> torch.Tensor:
-    """The int32 word of each flat element index (word ``index & 3`` of call ``index >> 2``)."""
+    """The int32 word of each flat element index (word ``index & 3`` of call ``index >> 2``).
+
+    Internal: the arguments are not checked (``key0``, ``key1`` in [0, 2**32), ``index``
+    int64 and non-negative); use :func:`tcast_torch.random_bits`.
+    """
     flat = index.reshape(-1)
     out = torch.empty(flat.shape, dtype=torch.int32, device=index.device)
-    for lo in range(0, flat.numel(), _CALLS):
-        idx = flat[lo : lo + _CALLS]
+    step = _calls_per_piece(index.device)
+    for lo in range(0, flat.numel(), step):
+        idx = flat[lo : lo + step]
         words = torch.stack(_philox(idx >> 2, key0, key1), dim=-1)
         word = torch.gather(words, -1, (idx & 3).unsqueeze(-1)).squeeze(-1)
         out[lo : lo + idx.numel()] = _int32_pattern(word)
@@ -143,12 +165,74 @@ def philox_stream(
 
     Returns:
         1-D int32 tensor of ``count`` words as two's-complement patterns.
+
+    Raises:
+        SpecError: if the seed, ``start`` or ``count`` is out of range (checked where they
+            are Python ints; a traced seed is the cast's, already checked).
     """
+    if isinstance(seed, int):
+        seed = _check_seed(seed)
+    if isinstance(start, int) and isinstance(count, int):
+        start = _check_range(start, count)
     first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
     device = torch.device("cpu") if device is None else torch.device(device)
     words = _stream_words(seed & _MASK, seed >> 32, first, end - first, device)
     skip = start & 3  # an unaligned start drops the first words of the first call
     return words.reshape(-1)[skip : skip + count]
+
+
+def _check_range(start: object, count: int) -> int:
+    """``start`` as an int, after checking that the flat indices from it lie in the stream."""
+    if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
+        raise SpecError(f"start {_cut(start)} must be a non-negative int")
+    start = int(start)
+    if start + count > _END:
+        raise SpecError(
+            f"flat indices {start} + {count} reach past 2**63: start + count must be at most 2**63"
+        )
+    return start
+
+
+def _dims(shape: object) -> tuple[int, ...]:
+    """A result shape as a tuple of ints >= 0 (any integer type; an int is one dimension)."""
+    items = (shape,) if isinstance(shape, numbers.Integral) else shape
+    try:
+        dims = tuple(items)
+        bad = any(isinstance(n, bool) or not isinstance(n, numbers.Integral) for n in dims)
+    except TypeError:
+        bad = True
+    if bad or any(int(n) < 0 for n in dims):
+        raise SpecError(
+            f"shape {_cut(shape)} must be a non-negative int or a sequence of non-negative ints"
+        )
+    return tuple(int(n) for n in dims)
+
+
+def _cut(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def philox_gather(seed: int, index: torch.Tensor) -> torch.Tensor:
+    """:func:`philox_bits` of int64 flat indices, from the stream over their range if compact.
+
+    Where the indices span at most twice their count (the block rows of 2-D tiles, a piece
+    of an input's rows), the stream over ``min .. max`` makes each Philox call once for
+    four elements; scattered indices take one call each. Same words either way.
+
+    Args:
+        seed: the seed, in [0, 2**64) (validated by the caller).
+        index: int64 tensor of flat element indices (non-negative).
+
+    Returns:
+        int32 tensor of index's shape.
+    """
+    if index.numel() == 0:
+        return torch.empty(index.shape, dtype=torch.int32, device=index.device)
+    lo, hi = int(index.min()), int(index.max())
+    if hi - lo < 2 * index.numel():
+        return philox_stream(seed, lo, hi - lo + 1, index.device)[index - lo]
+    return philox_bits(seed, index)
 
 
 def random_bits(
@@ -172,11 +256,10 @@ def random_bits(
         torch.uint32 tensor of ``shape``.
 
     Raises:
-        SpecError: if the seed or ``start`` is out of range.
+        SpecError: if the seed, the shape or ``start`` is out of range.
     """
     seed = _check_seed(seed)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-        raise SpecError(f"start {start!r} must be a non-negative int")
-    count = math.prod(shape)
-    return philox_stream(seed, start, count, device).reshape(shape).view(torch.uint32)
+    dims = _dims(shape)
+    count = math.prod(dims)
+    start = _check_range(start, count)
+    return philox_stream(seed, start, count, device).reshape(dims).view(torch.uint32)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["PIECE", "by_pieces", "piece_elements"]
+__all__ = ["PIECE", "by_pieces", "cuts", "piece_elements"]
 
 #: Elements per piece at most (4 MiB per float32 or int32 temporary).
 PIECE = 1 << 20
@@ -32,6 +32,11 @@ def piece_elements(total: int) -> int:
     region); at most ``PIECE``.
     """
     return min(PIECE, max(PIECE >> 3, total >> 3))
+
+
+def cuts(like: torch.Tensor) -> bool:
+    """Whether stages over ``like``'s rows may run in pieces: eager casts of CPU tensors."""
+    return like.device.type == "cpu" and not torch.compiler.is_compiling()
 
 
 def by_pieces(
@@ -50,7 +55,7 @@ def by_pieces(
     """
     rows = like.shape[0]
     step = max(1, piece_elements(rows * length) // max(1, length))
-    if rows <= step or like.device.type != "cpu" or torch.compiler.is_compiling():
+    if rows <= step or not cuts(like):
         return stage(slice(None))
     out = None
     for lo in range(0, rows, step):

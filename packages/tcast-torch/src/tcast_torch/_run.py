@@ -18,8 +18,8 @@ from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_code
 from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
-from ._philox import philox_stream
-from ._pieces import by_pieces
+from ._philox import philox_gather, philox_stream
+from ._pieces import by_pieces, cuts
 from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
@@ -106,7 +106,21 @@ def cast_checked(
             return out
         codes, scale, tcode = out
         return build_result(req, codes, OPS, "torch", scale=scale, tenscale=tcode)
-    return _scaled(x, req, til, random_source_bits(req, x), given)
+    # seeded bits made piece by piece where the stage is cut into pieces (eager CPU casts):
+    # a full-size int32 stream would be the largest temporary of the cast
+    seeded = req.roundmode is RoundMode.STOCHASTIC and req.seed is not None
+    rb = None if seeded and cuts(x) else random_source_bits(req, x)
+    return _scaled(x, req, til, rb, given)
+
+
+def _seeded_rows(seed: int, til: Tiling, rows: torch.Tensor, s: slice) -> torch.Tensor:
+    """The seeded random bits (int32) of the block rows ``s``, by their elements' flat index."""
+    lo, hi, _ = s.indices(rows.shape[0])
+    length = rows.shape[1]
+    if til.rows_are_runs():
+        bits = philox_stream(seed, lo * length, (hi - lo) * length, rows.device)
+        return bits.reshape(hi - lo, length)
+    return philox_gather(seed, til.row_flat_index(lo, hi, rows.device))
 
 
 def _f32_keeping_nan_sign(x: torch.Tensor) -> torch.Tensor:
@@ -219,11 +233,15 @@ def _scaled(
         out = _virtual_fast(rows, plan, rules)
     if out is None:
         rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
+        # no bits given for a seeded stochastic cast: each piece makes its own
+        seeded = rb is None and req.roundmode is RoundMode.STOCHASTIC
         n = req.dtype.nspec
 
         def stage(s: slice) -> torch.Tensor:
             p = plan.rows(s)
             rr = None if rrows is None else rrows[s]
+            if seeded:
+                rr = _seeded_rows(req.seed, til, rows, s)
             codes = encode(scaled_inputs(rows[s], p, rules), n, req.roundmode, rr, True)
             zero_out = p.nonfinite[:, None]
             if p.keep is not None:

@@ -28,6 +28,7 @@ from tcast.kit import (
 
 from ._bits import floor_log2_small, split_f32, to_bits
 from ._codec import decode, encode
+from ._pieces import by_pieces
 from ._tiles import Tiling
 
 __all__ = [
@@ -289,6 +290,26 @@ def block_stats(
     return _magnitude_bits(rows.abs().amax(-1)), None
 
 
+def _sparse_rows(rows: torch.Tensor, til: Tiling, uint: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The keep-mask of the rows and what the plan reduces of their kept elements.
+
+    Per row the amax of the kept elements, or for uint data ``(min(min, 0), max(max, 0))``
+    as two columns. In pieces of rows on the CPU: the mask's pairwise comparisons and the
+    masked rows are temporaries several times a piece's size.
+    """
+    length = rows.shape[-1]
+    keep = by_pieces(rows, length, lambda s: keep_mask(rows[s], til))
+
+    def reduce(s: slice) -> torch.Tensor:
+        kept = torch.where(keep[s], rows[s], 0.0)
+        if uint:
+            lo = torch.clamp_max(kept.amin(-1), 0.0)
+            return torch.stack((lo, torch.clamp_min(kept.amax(-1), 0.0)), dim=-1)
+        return kept.abs().amax(-1)
+
+    return keep, by_pieces(rows, length, reduce)
+
+
 def make_plan(
     rows: torch.Tensor,
     req: CastRequest,
@@ -309,12 +330,13 @@ def make_plan(
     ops = Ops(rules)
     keep = None
     if til.sparse_m:
-        keep = keep_mask(rows, til)
-        rows = torch.where(keep, rows, 0.0)
+        keep, kept_amax = _sparse_rows(rows, til, n.is_uint)
     if n.is_uint:
         # the range always holds 0 (§5.7); NaN propagates through both reductions
         if given is not None and given.hi is not None:
             lo, hi = -given.lo, given.hi
+        elif keep is not None:
+            lo, hi = kept_amax[:, 0], kept_amax[:, 1]
         else:
             lo = torch.clamp_max(rows.amin(-1), 0.0)
             hi = torch.clamp_min(rows.amax(-1), 0.0)
@@ -339,7 +361,9 @@ def make_plan(
         )
     if given is not None and given.hi is not None:
         amax = given.hi
-    elif amax is None or keep is not None:
+    elif keep is not None:
+        amax = kept_amax
+    elif amax is None:
         amax = rows.abs().amax(-1)
     nonfinite = ~torch.isfinite(amax)
     inputs = {"amax": torch.where(nonfinite, 0.0, amax)}

@@ -70,6 +70,56 @@ class Tiling(BlockLayout):
                 moved = moved.narrow(axis, 0, self.shape[d])
         return torch.movedim(moved, tuple(range(nd - k, nd)), self.dims)
 
+    def rows_are_runs(self) -> bool:
+        """Whether block row ``r`` holds the flat (C-order) indices ``r * L .. r * L + L - 1``.
+
+        True for one tile along the last dimension that divides it (``to_blocks`` is a view
+        of a contiguous tensor): the rows ``lo .. hi - 1`` are one run of flat indices.
+        """
+        nd = len(self.shape)
+        return (
+            len(self.dims) == 1
+            and self.dims[0] == nd - 1
+            and self.counts[0] * self.sizes[0] == self.shape[-1]
+        )
+
+    def row_flat_index(self, lo: int, hi: int, device: torch.device) -> torch.Tensor:
+        """The flat (C-order) index in ``shape`` of every element of block rows ``lo .. hi - 1``.
+
+        Rows are those of ``to_blocks(a).reshape(-1, block_len)``. A padding element gets the
+        index of the last element along its padded dimension: its value is a padded zero and
+        what it is given never reaches the result.
+
+        Returns:
+            int64 tensor (hi - lo, block_len).
+        """
+        nd = len(self.shape)
+        strides = [math.prod(self.shape[d + 1 :]) for d in range(nd)]
+        if not self.dims:
+            n = math.prod(self.shape)
+            j = torch.arange(max(n, 1), dtype=torch.int64, device=device)
+            return torch.clamp_max(j, max(n - 1, 0)).reshape(1, -1)[lo:hi]
+        rest = [d for d in range(nd) if d not in self.dims]
+        lead = [self.shape[d] for d in rest] + list(self.counts)
+        r = torch.arange(lo, hi, dtype=torch.int64, device=device)
+        coords = []
+        for size in reversed(lead):  # the row's index over (*rest, *counts), C order
+            coords.append(r % size)
+            r = r // size
+        coords.reverse()
+        j = torch.arange(math.prod(self.sizes), dtype=torch.int64, device=device)
+        within = [j] if len(self.sizes) == 1 else [j // self.sizes[1], j % self.sizes[1]]
+        flat = torch.zeros((hi - lo, 1), dtype=torch.int64, device=device)
+        for d, c in zip(rest, coords, strict=False):
+            flat = flat + (c * strides[d])[:, None]
+        for i, d in enumerate(self.dims):
+            c = coords[len(rest) + i]
+            pos = torch.clamp_max(
+                c[:, None] * self.sizes[i] + within[i][None, :], self.shape[d] - 1
+            )
+            flat = flat + pos * strides[d]
+        return flat
+
     def scales_from_blocks(self, s: torch.Tensor) -> torch.Tensor:
         """Per-block values (*rest, *counts) -> the scale tensor (``scale_shape``)."""
         if not self.dims:
