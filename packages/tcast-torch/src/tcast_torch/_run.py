@@ -304,6 +304,10 @@ class _ResultOps:
         return a.reshape(-1)
 
     def select(self, flat, keep, count):
+        if cuts(flat):
+            # eager CPU: a boolean index keeps the codes in C order without the int32
+            # positions below (four int32 temporaries of the input's size)
+            return flat[keep]
         # the kept codes in C order; pruned codes go to a scratch slot past the end
         pos = torch.cumsum(keep.to(torch.int32), 0) - 1
         idx = torch.where(keep, pos, count)
