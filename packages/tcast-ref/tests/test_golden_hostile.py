@@ -256,7 +256,7 @@ TAMPERINGS = {
     "input_dtype_other": (_set("input_dtype", "int8"), "'int8'; regenerate it"),
     "schema_true": (_set("schema_version", True), "schema_version must be an integer, not True"),
     "saturate_text": (_set("modes.saturate", "yes"), "modes.saturate must be bool"),
-    "float16": (_set("input_dtype", "float16"), "is not the layout"),
+    "float16": (_set("input_dtype", "float16"), "field 'IN' has bits 32, not 16"),
     "file_entry_text": (_file_entry_text, "files.vectors.txt has no 'bytes'"),
     "garbage_npz": (_garbage_npz, "vectors.npz is not a set's zip"),
     "pickled_npz": (_pickled_npz, "vectors.npz"),

@@ -220,13 +220,27 @@ def _layout(header: dict, st: Settings) -> Layout:
     given = _get(header, "layout", "fields", kind=list)
     want = [f.describe() for f in layout.fields]
     if given != want:
-        names = [f.get("name") if isinstance(f, dict) else None for f in given]
         raise _Malformed(
-            f"its layout (fields {quote(names, 120)}) is not the layout of "
-            f"{st.dtype.code} {st.operation} sets ({[f.name for f in layout.fields]}, with "
-            "their roles, widths and formats)"
+            f"its layout is not the layout of {st.dtype.code} {st.operation} sets "
+            f"({[f.name for f in layout.fields]}): {_first_difference(given, want)}"
         )
     return layout
+
+
+def _first_difference(given: list, want: list[dict]) -> str:
+    """Where the header's layout fields first differ from the derived ones, in words."""
+    if len(given) != len(want):
+        names = [f.get("name") if isinstance(f, dict) else None for f in given]
+        return f"it has {len(given)} fields {quote(names, 120)}, the set {len(want)}"
+    for g, w in zip(given, want, strict=True):
+        if g == w:
+            continue
+        if not isinstance(g, dict):
+            return f"field {w.get('name')!r} is {quote(g)}"
+        keys = sorted(str(k) for k in set(g) | set(w) if g.get(k) != w.get(k))
+        k = keys[0]
+        return f"field {w.get('name')!r} has {k} {quote(g.get(k))}, not {quote(w.get(k))}"
+    return "the fields differ"
 
 
 def _file_names(header: dict, st: Settings) -> list[str]:
