@@ -108,13 +108,13 @@ def test_int_scale_format_is_spec_error():
 
 
 @pytest.mark.parametrize("sspec", ["e8m0_t16s2", "e8m0_t32s4", "e8m0_t0s8", "e8m0_t32s4_t32"])
-def test_subtile_is_unsupported_error(sspec):
-    with pytest.raises(UnsupportedError):
+def test_subtile_without_codebook_or_offset_is_spec_error(sspec):
+    with pytest.raises(SpecError, match="a subtile needs codebook data or an offset width"):
         datatype("int8", sspec)
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(SpecError, match="a subtile needs codebook data or an offset width"):
         datatype("e2m1f", sspec)
     # ... and the code pair spelling takes the same route
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(SpecError, match="a subtile needs codebook data or an offset width"):
         datatype(f"int8_{sspec}")
 
 

@@ -48,7 +48,8 @@ TILES = [
     "t32d-2_t32d-1",
     "t16s2",
     "t0s4",
-    "t32s16n2m4",
+    "t32s16o2",
+    "t16n2m4d0",
     "t2_t1024",
     "t32d-3_t32d-4",
 ]
@@ -120,7 +121,8 @@ def test_tile_code_canonical_spelling():
     assert TileSpec(0).code == "t0"
     assert TileSpec(16, 0, 2, 4).code == "t16n2m4"
     assert TileSpec(32, dim=0).code == "t32d0"
-    assert TileSpec(32, 4, 1, 2, -2).code == "t32s4n1m2d-2"
+    assert TileSpec(32, 4, dim=-2, offset=1).code == "t32s4o1d-2"
+    assert TileSpec(32, 0, 1, 2, -2).code == "t32n1m2d-2"
     assert str(TileSpec(8)) == "t8"
 
 

@@ -144,6 +144,7 @@ from .catalog import (
     uint8_ni,
     uint8_nic,
 )
+from .codebook import CodebookSpec
 from .combinations import (
     AXIS_SAMPLES,
     DEFAULT_SPACE,
@@ -175,7 +176,7 @@ from .modes import (
     scale_layout,
     scale_mode,
 )
-from .number import Kind, NumberSpec, Style, number
+from .number import Kind, NumberSpec, Style, codebook, number
 from .philox import check_random_source, philox4x32, random_bits
 from .scale import ScaleSpec, TileSpec, scale
 
@@ -194,6 +195,7 @@ __all__ = [
     "CastModes",
     "CastRequest",
     "CastResult",
+    "CodebookSpec",
     "CombinationSpace",
     "DataType",
     "Engine",
@@ -248,6 +250,7 @@ __all__ = [
     "cast_dual",
     "cast_mode",
     "check_random_source",
+    "codebook",
     "combinations",
     "conformance_space",
     "datatype",

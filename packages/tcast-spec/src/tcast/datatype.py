@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ._foreign import foreign_dtype
 from ._summary import datatype_summary
+from .codebook import CodebookSpec
 from .errors import SpecError, UnsupportedError
 from .number import NumberSpec, number
 from .scale import ScaleSpec, scale
@@ -20,12 +21,12 @@ class DataType:
     Two datatypes are equal when their specs are equal; the name is a label.
 
     Attributes:
-        nspec: the element number spec.
+        nspec: the element number spec (a :class:`CodebookSpec` for codebook data).
         sspec: the scale spec, or None for an unscaled cast.
         name: a display name (defaults to :attr:`code`).
     """
 
-    nspec: NumberSpec
+    nspec: NumberSpec | CodebookSpec
     sspec: ScaleSpec | None = None
     name: str = field(default="", compare=False)
 
@@ -69,6 +70,18 @@ class DataType:
         return self.tenscale is not None
 
     @property
+    def meta_bits(self) -> int:
+        """Metadata bits per subtile: the offset width ``o<B>``, or the codebook's M; else 0."""
+        if self.sspec is not None and self.sspec.offset_bits:
+            return self.sspec.offset_bits
+        return self.nspec.meta_bits if self.nspec.is_codebook else 0  # type: ignore[union-attr]
+
+    @property
+    def has_meta(self) -> bool:
+        """True when the datatype stores metadata per subtile (exponent offsets, mappings)."""
+        return self.meta_bits > 0
+
+    @property
     def summary(self) -> str:
         """One line for people: ``e2m1f elements, e8m0 scale per 32``."""
         return datatype_summary(self)
@@ -82,21 +95,22 @@ class DataType:
 
 def _validate(dt: DataType) -> None:
     n, s = dt.nspec, dt.sspec
-    if not isinstance(n, NumberSpec):
-        raise SpecError(f"nspec must be a NumberSpec, got {n!r}")
+    if not isinstance(n, (NumberSpec, CodebookSpec)):
+        raise SpecError(f"nspec must be a NumberSpec or CodebookSpec, got {n!r}")
     if s is not None and not isinstance(s, ScaleSpec):
         raise SpecError(f"sspec must be a ScaleSpec or None, got {s!r}")
     if n.is_exponent:
         raise SpecError(f"{n.code!r} is an exponent type: it can scale data but not be data")
     if s is None:
+        if n.is_codebook:
+            raise SpecError(
+                f"codebook data {n.code!r} needs a scale spec (e.g. {n.code}_e8m0_t32, or a "
+                f"tensor scale {n.code}_float32)"
+            )
         if not n.is_float:
             raise SpecError(f"{n.code!r} data needs a scale spec: only floats can be cast unscaled")
         return
-    if s.has_subtile:
-        raise UnsupportedError(
-            f"scale {s.code!r} has a subtile: subtiles belong to codebook datatypes, "
-            f"which are not supported yet"
-        )
+    _validate_subtiles(n, s)
     if n.is_uint:
         z = s.second
         if z is None or not (z.is_float or z.is_integer):
@@ -122,8 +136,41 @@ def _validate(dt: DataType) -> None:
         raise SpecError(f"two-level scaling {s.code!r} needs tiles under the tensor scale")
 
 
+def _validate_subtiles(n: NumberSpec | CodebookSpec, s: ScaleSpec) -> None:
+    if s.has_subtile and not (n.is_codebook or s.offset_bits):
+        raise SpecError(
+            f"scale {s.code!r}: a subtile needs codebook data or an offset width o<B> "
+            f"(MSFP: int8_e8m0_t16s2o1)"
+        )
+    if s.offset_bits and not (n.is_float or n.is_int):
+        what = "codebook" if n.is_codebook else n.code
+        raise SpecError(
+            f"scale {s.code!r}: exponent offsets o<B> need float or int data, not {what} "
+            f"data {n.code!r}"
+        )
+    if n.is_codebook and s.is_sparse:
+        raise SpecError(f"codebook data {n.code!r} does not mix with sparsity ({s.code!r})")
+
+
+def _split_codebook(code: str) -> tuple[str, str | None]:
+    """``(nspec code, scale code or None)`` of a datatype code whose data is a codebook.
+
+    The codebook takes ``cb...`` and the compute segment, and a third segment when that one
+    is not a number code (a label: a scale code always starts with a number code).
+    """
+    segments = code.split("_")
+    take = 2
+    if len(segments) > 2:
+        try:
+            number(segments[2])
+        except SpecError:
+            take = 3
+    rest = "_".join(segments[take:])
+    return "_".join(segments[:take]), rest or None
+
+
 def datatype(
-    nspec: str | NumberSpec | DataType,
+    nspec: str | NumberSpec | CodebookSpec | DataType,
     sspec: str | ScaleSpec | None = None,
     name: str | None = None,
 ) -> DataType:
@@ -144,12 +191,12 @@ def datatype(
 
     Raises:
         SpecError: for bad codes or an invalid combination.
-        UnsupportedError: for datatypes tcast defines but does not support yet
-            (codebooks).
+        UnsupportedError: for named datatypes of upstream tensorcast that tcast does not
+            define (:data:`tcast.NOT_YET_SUPPORTED`).
     """
     from .catalog import CATALOG, NOT_YET_SUPPORTED
 
-    foreign = None if isinstance(nspec, (str, NumberSpec)) else foreign_dtype(nspec)
+    foreign = None if isinstance(nspec, (str, NumberSpec, CodebookSpec)) else foreign_dtype(nspec)
     if foreign is not None and foreign[0] in CATALOG:
         nspec = foreign[0]  # torch.float8_e4m3fn is the catalog's float8_e4m3fn
     if isinstance(nspec, DataType):
@@ -162,6 +209,12 @@ def datatype(
             return found if name is None else DataType(found.nspec, found.sspec, name)
         if nspec in NOT_YET_SUPPORTED:
             raise UnsupportedError(f"{nspec!r}: {NOT_YET_SUPPORTED[nspec]}")
+    if isinstance(nspec, str) and nspec.startswith("cb"):
+        ncode, scode = _split_codebook(nspec)
+        if scode is not None and sspec is not None:
+            raise SpecError(f"datatype({nspec!r}, {sspec!r}): the code already has a scale")
+        given = scode if scode is not None else sspec
+        return DataType(number(ncode), None if given is None else scale(given), name or "")
     if isinstance(nspec, str) and sspec is None and "_" in nspec:
         try:
             n = number(nspec)

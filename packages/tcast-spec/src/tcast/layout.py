@@ -43,6 +43,11 @@ class BlockLayout:
         sparse: index of the sparse segment in ``dims``, or None.
         sparse_m: the sparsity group length (0 when dense).
         sparse_n: kept elements per group.
+        sub_sizes: subtile extent along each tiled dimension (the tile length where the
+            segment has no ``s<S>``).
+        meta_shape: the metadata array's shape (SEMANTICS.md §8): ``ceil(size / sub)`` along
+            tiled dimensions, the array's size elsewhere; ``()`` for a tensor scale (one
+            value) and when the datatype has no metadata (``DataType.has_meta``).
     """
 
     shape: tuple[int, ...]
@@ -52,6 +57,8 @@ class BlockLayout:
     sparse: int | None
     sparse_m: int
     sparse_n: int
+    sub_sizes: tuple[int, ...] = ()
+    meta_shape: tuple[int, ...] = ()
 
     @property
     def rest(self) -> tuple[int, ...]:
@@ -135,11 +142,23 @@ def block_layout(shape: tuple[int, ...], dtype: DataType, transpose: bool = Fals
             sparse, sm, sn = i, t.sparse_m, t.sparse_n
             size = -(-size // t.sparse_m) * t.sparse_m  # a channel pads to whole groups
         sizes.append(size)
-    scale_shape = tuple(
+    scale_shape = _counts_shape(shape, dims, sizes)
+    # a subtile moves with its segment (transposed scaling swaps the segments' dimensions)
+    subs = tuple(t.subtile or size for t, size in zip(sspec.tiles, sizes, strict=True))
+    meta_shape = _counts_shape(shape, dims, subs) if dtype.has_meta else ()
+    return BlockLayout(
+        shape, tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn, subs, meta_shape
+    )
+
+
+def _counts_shape(
+    shape: tuple[int, ...], dims: tuple[int, ...], sizes: tuple[int, ...]
+) -> tuple[int, ...]:
+    """``ceil(shape[d] / size)`` along the tiled dimensions, ``shape[d]`` elsewhere."""
+    return tuple(
         (-(-shape[d] // sizes[dims.index(d)]) if shape[d] else 0) if d in dims else shape[d]
         for d in range(len(shape))
     )
-    return BlockLayout(shape, tuple(dims), tuple(sizes), scale_shape, sparse, sm, sn)
 
 
 def blocked_refusal(dtype: DataType) -> str | None:

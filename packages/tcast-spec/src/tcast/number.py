@@ -18,9 +18,10 @@ from types import MappingProxyType
 
 from ._foreign import foreign_dtype
 from ._text import check_field, code_int, quote
+from .codebook import GIVEN_TABLES, CodebookSpec, default_label, implicit_tables
 from .errors import SpecError
 
-__all__ = ["Kind", "NumberSpec", "Style", "number"]
+__all__ = ["Kind", "NumberSpec", "Style", "codebook", "number"]
 
 
 class Kind(StrEnum):
@@ -142,6 +143,11 @@ class NumberSpec:
     def is_integer(self) -> bool:
         """True for int and uint specs."""
         return self.kind in (Kind.INT, Kind.UINT)
+
+    @property
+    def is_codebook(self) -> bool:
+        """False: a NumberSpec is not a codebook (:class:`tcast.CodebookSpec` says True)."""
+        return False
 
     @property
     def has_inf(self) -> bool:
@@ -458,28 +464,29 @@ _INT_RE = re.compile(r"(u?)int([0-9]+)")
 _P3109_RE = re.compile(r"binary8p([0-9]+)")
 
 
-def number(code: str | NumberSpec) -> NumberSpec:
-    """Parse a number code into a :class:`NumberSpec`.
+def number(code: str | NumberSpec | CodebookSpec) -> NumberSpec | CodebookSpec:
+    """Parse a number code into a :class:`NumberSpec` (or a :class:`CodebookSpec`).
 
     Accepted: ``eXmY[bZ][fn|fnuz|uz|f]`` floats, ``eXm0[bZ]`` exponent types,
     ``intK``/``uintK``, ``binary8p1``..``binary8p7``, ``float32``/``float16``/
     ``bfloat16`` and their aliases, every ml_dtypes and torch float name (with
     an optional ``torch.`` prefix; a ``float8_`` prefix is accepted before any
-    8-bit code), and the upstream tensorcast spellings. ``docs/names.md`` has
-    the table.
+    8-bit code), and the upstream tensorcast spellings. A code starting with
+    ``cb`` is a codebook, ``cb<I><M>[<desc>]_<compute>[_<label>]``, and gives a
+    :class:`CodebookSpec`. ``docs/names.md`` has the table and the grammar.
 
     Args:
-        code: the code, a NumberSpec (returned unchanged), or a torch, NumPy or ml_dtypes
-            dtype whose bits are one tcast format's (``torch.float8_e4m3fn``,
-            ``numpy.float16``, ``ml_dtypes.int4``).
+        code: the code, a NumberSpec or CodebookSpec (returned unchanged), or a torch,
+            NumPy or ml_dtypes dtype whose bits are one tcast format's
+            (``torch.float8_e4m3fn``, ``numpy.float16``, ``ml_dtypes.int4``).
 
     Returns:
-        The NumberSpec.
+        The NumberSpec, or the CodebookSpec for a ``cb`` code.
 
     Raises:
         SpecError: if ``code`` is not a valid number code; the message names it.
     """
-    if isinstance(code, NumberSpec):
+    if isinstance(code, (NumberSpec, CodebookSpec)):
         return code
     if not isinstance(code, str):
         foreign = foreign_dtype(code)
@@ -496,6 +503,8 @@ def number(code: str | NumberSpec) -> NumberSpec:
                 f"{label} has no tcast number format of the same bits (docs/names.md lists the "
                 f"torch, NumPy and ml_dtypes dtypes that have one)"
             ) from None
+    if code.startswith("cb"):
+        return _parse_codebook(code)
     text = code[len("torch.") :] if code.startswith("torch.") else code
     if text in NAMES:
         return NAMES[text]
@@ -544,6 +553,134 @@ def _parse_body(body: str, code: str) -> NumberSpec:
         f"uintK, binary8pP, float32/float16/bfloat16 or an ml_dtypes/torch name "
         f"(see docs/names.md)"
     )
+
+
+_CB_HEAD_RE = re.compile(r"cb([0-9])([0-9])([a-z0-9]*)")
+
+
+def _parse_codebook(code: str) -> CodebookSpec:
+    segments = code.split("_")
+    head = _CB_HEAD_RE.fullmatch(segments[0])
+    if head is None or not 2 <= len(segments) <= 3:
+        raise SpecError(
+            f"{quote(code)} is not a codebook code; expected cb<I><M>[<desc>]_<compute>"
+            f"[_<label>] (as cb41fi_e2m2fnuz or cb40_float32_nf4)"
+        )
+    ibits, mbits, desc = int(head[1]), int(head[2]), head[3]
+    compute = _number_of(segments[1], code)
+    label = segments[2] if len(segments) == 3 else ""
+    try:
+        if label:
+            _check_label(label)
+        if desc:
+            return CodebookSpec(
+                ibits,
+                mbits,
+                compute,
+                implicit_tables(ibits, mbits, desc, compute),
+                desc,
+                label,
+                True,
+            )
+        if not label:
+            raise SpecError("a codebook code needs a description or the label of given tables")
+        if label not in GIVEN_TABLES:
+            raise SpecError(
+                f"the tables of codebook {label!r} are unknown: build it with "
+                f"tcast.codebook(tables, compute)"
+            )
+        i, m, ccode, tables = GIVEN_TABLES[label]
+        if (i, m, number(ccode)) != (ibits, mbits, compute):
+            raise SpecError(
+                f"codebook {label!r} is cb{i}{m}_{ccode}_{label}, not "
+                f"cb{ibits}{mbits}_{compute.code}_{label}"
+            )
+        return CodebookSpec(ibits, mbits, compute, tables, "", label, False)
+    except SpecError as err:
+        raise SpecError(f"{quote(code)}: {err}") from None
+
+
+def _number_of(seg: str, code: str) -> NumberSpec:
+    try:
+        spec = number(seg)
+    except SpecError as err:
+        raise SpecError(f"{quote(code)}: the compute format: {err}") from None
+    if not isinstance(spec, NumberSpec):
+        raise SpecError(f"{quote(code)}: the compute format must be a float or int")
+    return spec
+
+
+def _check_label(label: str) -> None:
+    try:
+        number(label)
+    except SpecError:
+        return
+    raise SpecError(f"codebook label {quote(label)} is a number code; choose another name")
+
+
+def codebook(
+    tables: object,
+    compute: str | NumberSpec,
+    label: str = "",
+    symmetric: bool = False,
+) -> CodebookSpec:
+    """Build a codebook of given tables.
+
+    ``I`` and ``M`` come from the shape: ``2**M`` mappings of ``2**I`` entries each.
+
+    Args:
+        tables: one sequence of numbers (one mapping) or a sequence of ``2**M`` of them.
+        compute: the float or int format every entry is a value of (a code or NumberSpec).
+        label: the name in the code ``cb<I><M>_<compute>_<label>``; by default ``t`` and 8
+            hex digits of the tables' SHA-256.
+        symmetric: True for the sign-magnitude layout (``0, v_1..v_P, -0, -v_1..-v_P``);
+            otherwise each mapping is strictly ascending.
+
+    Returns:
+        The CodebookSpec.
+
+    Raises:
+        SpecError: for a shape that is not ``2**M x 2**I`` (I in 2..8, M in 0..4), an entry
+            that is not finite or not a value of ``compute``, or a mapping out of order.
+    """
+    c = number(compute) if isinstance(compute, str) else compute
+    if not isinstance(c, NumberSpec):
+        raise SpecError(f"codebook compute must be a float or int code or NumberSpec, got {c!r}")
+    rows = _rows(tables)
+    widths = []
+    for n, what in ((len(rows), "mappings"), (len(rows[0]) if rows else 0, "entries")):
+        if n < 1 or n & (n - 1):
+            raise SpecError(f"codebook tables: the number of {what} {n} is not a power of two")
+        widths.append(n.bit_length() - 1)
+    if not isinstance(label, str):
+        raise SpecError(f"codebook label must be a str, got {quote(label)}")
+    if label:
+        _check_label(label)
+    return CodebookSpec(widths[1], widths[0], c, rows, "", label or default_label(rows), symmetric)
+
+
+def _rows(tables: object) -> tuple[tuple[float, ...], ...]:
+    def entry(v: object) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
+            raise SpecError(f"codebook entries are numbers, got {quote(v)}")
+        f = float(v)
+        if isinstance(v, Fraction) and f != v:
+            raise SpecError(f"codebook entry {v} is not a float")
+        return f
+
+    if isinstance(tables, (str, bytes)) or not hasattr(tables, "__len__"):
+        raise SpecError(f"codebook tables must be a sequence, got {quote(tables)}")
+    items = list(tables)  # type: ignore[call-overload]
+    if items and not hasattr(items[0], "__len__"):
+        items = [items]  # one mapping
+    rows = []
+    for row in items:
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
+            raise SpecError(f"codebook tables must be sequences of numbers, got {quote(row)}")
+        rows.append(tuple(entry(v) for v in row))
+    if len({len(r) for r in rows}) > 1:
+        raise SpecError("codebook tables: every mapping needs the same number of entries")
+    return tuple(rows)
 
 
 def _leading_zero(*parts: str | None) -> bool:

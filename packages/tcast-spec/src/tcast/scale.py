@@ -3,7 +3,7 @@
 Grammar (segments joined by ``_``)::
 
     <scale nspec> [_<second nspec>] [_<tile>] [_<tile>]
-    tile := t[<T>][s<S>][n<N>m<M>][d<D>]
+    tile := t[<T>][s<S>[o<B>]][n<N>m<M>][d<D>]
 
 * zero tiles: one scale for the whole tensor; one tile: 1-D tiles along one
   dimension (the last unless ``d<D>`` says otherwise); two tiles: 2-D tiles, the
@@ -11,7 +11,12 @@ Grammar (segments joined by ``_``)::
   (again unless ``d<D>``).
 * ``T`` is a power of two in 2..1024; ``t`` or ``t0`` is a channel: the tile spans
   the whole dimension. A 2-D tile has at most one channel segment.
-* ``s<S>`` is a subtile (codebook datatypes; not yet supported by any engine).
+* ``s<S>`` is a subtile: ``S`` a power of two, ``2 <= S < T`` (any power of two >= 2 for
+  a channel). Codebook datatypes choose a mapping per subtile; ``o<B>`` (``B`` in 1..4,
+  only after ``s<S>``) gives each subtile a ``B``-bit exponent offset (MSFP:
+  ``int8_e8m0_t16s2o1``). In a 2-D tile at most one segment carries ``o<B>`` (the offset
+  belongs to the 2-D subtile); a segment without ``s<S>`` spans its whole tile. Subtiles
+  and sparsity do not mix.
 * ``n<N>m<M>``: keep the N largest magnitudes of every M consecutive elements
   along that dimension (at most one segment may be sparse).
 * ``d<D>``: the dimension, Python-style (``d0`` first, ``d-1`` last, ``d-2`` ...).
@@ -25,7 +30,7 @@ not ``float8_e4m3fn``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._text import check_field, code_int, quote
 from .errors import SpecError
@@ -33,8 +38,13 @@ from .number import NumberSpec, number
 
 __all__ = ["ScaleSpec", "TileSpec", "scale"]
 
-_TILE_RE = re.compile(r"t([0-9]*)(?:s([0-9]+))?(?:n([0-9]+)m([0-9]+))?(?:d(-?[0-9]+))?")
+_TILE_RE = re.compile(
+    # o<B> is matched without s<S> too, so that TileSpec says what is missing
+    r"t([0-9]*)(?:s([0-9]+))?(?:o([0-9]+))?(?:n([0-9]+)m([0-9]+))?(?:d(-?[0-9]+))?"
+)
 _MAX_TILE = 1024
+#: The widest subtile exponent offset (``o4``).
+MAX_OFFSET_BITS = 4
 
 
 @dataclass(frozen=True)
@@ -44,10 +54,13 @@ class TileSpec:
     Attributes:
         size: tile length, a power of two in 2..1024, or 0 for a channel
             (the whole dimension).
-        subtile: subtile length (0: none); used by codebook datatypes only.
+        subtile: subtile length (0: none): codebook mappings and exponent offsets are
+            chosen per subtile.
         sparse_n: kept elements per sparsity group (0: dense).
         sparse_m: sparsity group length (0: dense).
         dim: the dimension (Python-style index), or None for the default.
+        offset: width in bits of each subtile's exponent offset (0: none; 1..4, only
+            with a subtile).
     """
 
     size: int = 0
@@ -55,6 +68,7 @@ class TileSpec:
     sparse_n: int = 0
     sparse_m: int = 0
     dim: int | None = None
+    offset: int = 0
 
     def __post_init__(self) -> None:
         _validate_tile(self)
@@ -71,10 +85,12 @@ class TileSpec:
 
     @property
     def code(self) -> str:
-        """The canonical segment code (``t32``, ``t0``, ``t16n2m4``, ``t32d0``)."""
+        """The canonical segment code (``t32``, ``t0``, ``t16n2m4``, ``t32d0``, ``t16s2o1``)."""
         out = f"t{self.size}"
         if self.subtile:
             out += f"s{self.subtile}"
+        if self.offset:
+            out += f"o{self.offset}"
         if self.is_sparse:
             out += f"n{self.sparse_n}m{self.sparse_m}"
         if self.dim is not None:
@@ -93,7 +109,7 @@ def _is_pow2(v: int) -> bool:
 
 
 def _validate_tile(t: TileSpec) -> None:
-    for name in ("size", "subtile", "sparse_n", "sparse_m"):
+    for name in ("size", "subtile", "sparse_n", "sparse_m", "offset"):
         value = getattr(t, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise SpecError(f"tile {name} must be a non-negative int, got {quote(value)}")
@@ -107,7 +123,19 @@ def _validate_tile(t: TileSpec) -> None:
     if t.subtile and not (
         _is_pow2(t.subtile) and t.subtile >= 2 and (t.size == 0 or t.subtile < t.size)
     ):
-        raise SpecError(f"subtile {t.subtile} must be a power of two >= 2 below tile {t.size}")
+        below = "" if t.size == 0 else f" below tile {t.size}"
+        raise SpecError(f"subtile s{t.subtile} must be a power of two >= 2{below}")
+    if t.offset and not t.subtile:
+        raise SpecError(
+            f"offset width o{t.offset} needs a subtile before it (t<T>s<S>o<B>, as t16s2o1)"
+        )
+    if t.offset > MAX_OFFSET_BITS:
+        raise SpecError(f"offset width o{t.offset} must be in 1..{MAX_OFFSET_BITS} bits")
+    if t.subtile and (t.sparse_n or t.sparse_m):
+        raise SpecError(
+            f"subtile s{t.subtile} and sparsity n{t.sparse_n}m{t.sparse_m} do not mix "
+            f"(subtiles with sparsity are not defined)"
+        )
     if bool(t.sparse_n) != bool(t.sparse_m):
         raise SpecError("sparsity needs both n<N> and m<M>")
     if t.sparse_m:
@@ -140,7 +168,7 @@ class ScaleSpec:
         # and `t32` are one spec with one canonical code.
         defaults = (-1,) if len(self.tiles) == 1 else (-2, -1)
         tiles = tuple(
-            TileSpec(t.size, t.subtile, t.sparse_n, t.sparse_m, None) if t.dim == d else t
+            replace(t, dim=None) if t.dim == d else t
             for t, d in zip(self.tiles, defaults, strict=False)
         )
         object.__setattr__(self, "tiles", tiles)
@@ -162,8 +190,18 @@ class ScaleSpec:
 
     @property
     def has_subtile(self) -> bool:
-        """True when a segment names a subtile (codebook datatypes)."""
+        """True when a segment names a subtile (codebook mappings or exponent offsets)."""
         return any(t.subtile for t in self.tiles)
+
+    @property
+    def offset_bits(self) -> int:
+        """Width of each subtile's exponent offset (``B`` of ``o<B>``), 0 when none."""
+        return max((t.offset for t in self.tiles), default=0)
+
+    @property
+    def subtile_sizes(self) -> tuple[int, ...]:
+        """Per segment: its subtile length ``S``, or 0 where the subtile is the whole tile."""
+        return tuple(t.subtile for t in self.tiles)
 
     def dims(self, ndim: int, transpose: bool = False) -> tuple[int, ...]:
         """The non-negative dimension of each tile segment for an array of ``ndim`` dims.
@@ -243,6 +281,13 @@ def _validate_scale(s: ScaleSpec) -> None:
             raise SpecError(f"both tile segments fall on dimension {da}")
     if sum(t.is_sparse for t in s.tiles) > 1:
         raise SpecError("at most one tile segment may carry sparsity")
+    if sum(bool(t.offset) for t in s.tiles) > 1:
+        raise SpecError(
+            "at most one tile segment may carry an offset width o<B> (the offset belongs "
+            "to the 2-D subtile as a whole)"
+        )
+    if any(t.subtile for t in s.tiles) and any(t.is_sparse for t in s.tiles):
+        raise SpecError("subtiles and sparsity do not mix on one scale (not defined)")
 
 
 def scale(code: str | ScaleSpec) -> ScaleSpec:
@@ -297,12 +342,17 @@ def _tile(m: re.Match[str], seg: str, code: str) -> TileSpec:
         return code_int(g)
 
     try:
+        if m[2] is not None and num(m[2]) == 0:
+            raise SpecError("subtile s0 must be a power of two >= 2 (leave s<S> out for none)")
+        if m[3] is not None and num(m[3]) == 0:
+            raise SpecError(f"offset width o0 must be in 1..{MAX_OFFSET_BITS} bits")
         return TileSpec(
             size=num(m[1]),
             subtile=num(m[2]),
-            sparse_n=num(m[3]),
-            sparse_m=num(m[4]),
-            dim=None if m[5] is None else num(m[5]),
+            sparse_n=num(m[4]),
+            sparse_m=num(m[5]),
+            dim=None if m[6] is None else num(m[6]),
+            offset=num(m[3]),
         )
     except SpecError as err:
         where = "" if seg == code else f" segment {quote(seg)}:"
