@@ -8,16 +8,31 @@ against, value by value and block by block.
 * :func:`cast_block`: one block of float32 values into a scaled datatype.
 * :func:`cast_array`: a whole small array: tiling, sparsity groups, Philox bits,
   the virtual result in the input dtype, and packing (:func:`pack_codes`).
+* :func:`subtile_indices`: the subtiles that share one metadata code (§5.8).
+* :func:`subtile_offset`: the exponent offset of one subtile (§5.8, MSFP).
+* :func:`round_to_table`, :func:`mapping_error`, :func:`choose_mapping`: codebook
+  rounding and mapping choice (§5.9).
+* :func:`upcast`: the float32 values of a result's stored parts (§8).
 * :func:`exponent_scale`: the power-of-two scale rule of every scale mode.
 * :func:`philox4x32` / :func:`random_bits`: the documented random bits for a seed.
 """
 
 from ..philox import philox4x32, random_bits
-from ._array import INPUT_DTYPES, ArrayResult, block_indices, cast_array, to_input_dtype
+from ._array import (
+    INPUT_DTYPES,
+    ArrayResult,
+    block_indices,
+    cast_array,
+    subtile_indices,
+    to_input_dtype,
+)
 from ._block import BlockResult, cast_block, exponent_scale, sparsity_mask
+from ._codebook import choose_mapping, mapping_error, round_to_table
 from ._f32 import bits32, f32, from_bits32
+from ._msfp import subtile_offset
 from ._pack import pack_codes, pack_mask, storage_bytes, unpack_codes, unpack_mask
 from ._scalar import RBITS_WIDTH, decode, decode_exact, encode
+from ._upcast import upcast
 
 __all__ = [
     "INPUT_DTYPES",
@@ -28,19 +43,25 @@ __all__ = [
     "block_indices",
     "cast_array",
     "cast_block",
+    "choose_mapping",
     "decode",
     "decode_exact",
     "encode",
     "exponent_scale",
     "f32",
     "from_bits32",
+    "mapping_error",
     "pack_codes",
     "pack_mask",
     "philox4x32",
     "random_bits",
+    "round_to_table",
     "sparsity_mask",
     "storage_bytes",
+    "subtile_indices",
+    "subtile_offset",
     "to_input_dtype",
     "unpack_codes",
     "unpack_mask",
+    "upcast",
 ]

@@ -24,11 +24,18 @@ from ..kit._request import normalize_seed
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
 from ..philox import check_random_source, random_bits
-from ._block import cast_block, items, sparsity_mask
+from ._block import cast_block, check_codebook_mode, items, sparsity_mask
 from ._pack import pack_codes, pack_mask
 from ._scalar import decode, encode
 
-__all__ = ["INPUT_DTYPES", "ArrayResult", "block_indices", "cast_array", "to_input_dtype"]
+__all__ = [
+    "INPUT_DTYPES",
+    "ArrayResult",
+    "block_indices",
+    "cast_array",
+    "subtile_indices",
+    "to_input_dtype",
+]
 
 #: The accepted input dtypes (SEMANTICS.md §9), read-only.
 INPUT_DTYPES: Mapping[str, NumberSpec] = MappingProxyType(
@@ -75,6 +82,10 @@ class ArrayResult:
         tenscale: the tensor-scale code (two-level scaling), else None.
         mask: the keep-mask (sparsity), else None.
         bits: the element code width.
+        meta: the metadata codes (subtile offsets or mapping indices) in C order of
+            ``meta_shape``, else None (SEMANTICS.md §8).
+        meta_shape: the metadata array's shape, else None.
+        meta_bits: the metadata code width (0 without metadata).
     """
 
     shape: tuple[int, ...]
@@ -87,6 +98,9 @@ class ArrayResult:
     tenscale: int | None
     mask: tuple[bool, ...] | None
     bits: int
+    meta: tuple[int, ...] | None = None
+    meta_shape: tuple[int, ...] | None = None
+    meta_bits: int = 0
 
     def packed(self) -> bytes:
         """The compress data: the kept codes, packed (SEMANTICS.md §8)."""
@@ -96,6 +110,10 @@ class ArrayResult:
     def packed_mask(self) -> bytes | None:
         """The compress mask: eight keep-bits per byte, or None without sparsity."""
         return None if self.mask is None else pack_mask(self.mask)
+
+    def packed_meta(self) -> bytes | None:
+        """The compress metadata: the meta codes in C order packed as ``meta_bits``-bit codes."""
+        return None if self.meta is None else pack_codes(self.meta, self.meta_bits)
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
@@ -151,6 +169,73 @@ def block_indices(
         blocks.setdefault(key, []).append(sum(i * s for i, s in zip(idx, strides, strict=True)))
     keys = list(itertools.product(*(range(n) for n in scale_shape)))
     return scale_shape, [(k, blocks.get(k, [])) for k in keys]
+
+
+def subtile_indices(
+    shape: Sequence[int], dtype: DataType | str, transpose_scale: bool = False
+) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], list[int]]]]:
+    """Partition an array into subtiles, the units sharing one metadata code (SEMANTICS.md §5.8).
+
+    A segment ``t<T>s<S>`` has subtiles of ``S`` elements along its dimension (the last one of a
+    partial tile shorter); a segment without ``s`` contributes its whole tile length (a channel:
+    the whole dimension), so a codebook without subtiles has one subtile per block, and a tensor
+    scale one subtile in all.
+
+    Args:
+        shape: the array shape.
+        dtype: a scaled datatype.
+        transpose_scale: swap the two segments of a 2-D tile (subtiles move with their segment).
+
+    Returns:
+        The metadata shape (``ceil(size_d / sub_d)`` along tiled dimensions, ``size_d``
+        elsewhere; ``()`` for a tensor scale), and for each metadata position (C order) the flat
+        indices of its elements in C order.
+
+    Raises:
+        SpecError: for an unscaled datatype or a dimension the shape lacks.
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    if dt.sspec is None:
+        raise SpecError(f"{dt.name} is unscaled: it has no subtiles")
+    shape = tuple(shape)
+    nd = len(shape)
+    tiles = dt.sspec.tiles
+    if not tiles:
+        return (), [((), list(range(math.prod(shape))))]
+    dims = dt.sspec.dims(nd, transpose_scale)
+    subs = {d: (t.subtile or t.size or shape[d]) for d, t in zip(dims, tiles, strict=True)}
+    meta_shape = tuple(
+        (-(-shape[d] // subs[d]) if shape[d] else 0) if d in subs else shape[d] for d in range(nd)
+    )
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for flat, idx in enumerate(itertools.product(*(range(n) for n in shape))):
+        key = tuple(i // subs[d] if d in subs else i for d, i in enumerate(idx))
+        groups.setdefault(key, []).append(flat)
+    keys = itertools.product(*(range(n) for n in meta_shape))
+    return meta_shape, [(k, groups.get(k, [])) for k in keys]
+
+
+def _block_subtiles(
+    shape: tuple[int, ...], dt: DataType, transpose: bool, blocks: list[list[int]]
+) -> tuple[tuple[int, ...], list[list[list[int]]], list[list[int]]]:
+    """Each block's subtiles as positions in its element list, and their metadata positions.
+
+    Returns the metadata shape, per block its subtiles (positions into the block's index list,
+    each in C order) and per block the flat metadata index of each of its subtiles.
+    """
+    meta_shape, subtiles = subtile_indices(shape, dt, transpose)
+    where: dict[int, tuple[int, int]] = {}
+    for b, idx in enumerate(blocks):
+        for p, flat in enumerate(idx):
+            where[flat] = (b, p)
+    per_block: list[list[list[int]]] = [[] for _ in blocks]
+    meta_pos: list[list[int]] = [[] for _ in blocks]
+    for m, (_, idx) in enumerate(subtiles):
+        if idx:
+            b = where[idx[0]][0]
+            per_block[b].append([where[i][1] for i in idx])
+            meta_pos[b].append(m)
+    return meta_shape, per_block, meta_pos
 
 
 def _sparse_keep(
@@ -213,6 +298,7 @@ def cast_array(
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     spec_in = _input_spec(input_dtype)
     mode = round_mode(roundmode)
+    check_codebook_mode(dt, mode)
     smode = scale_mode(scalemode)
     shape = _shape(shape)
     vals = [_value(v) for v in items(values, "values must be a sequence of numbers")]
@@ -246,10 +332,16 @@ def cast_array(
         if any(math.isnan(v) for v in vals):
             tensor_amax = math.nan
     scale_shape, blocks = block_indices(shape, dt, transpose_scale)
+    grouped = dt.nspec.is_codebook or dt.sspec.offset_bits > 0
+    if grouped:
+        meta_shape, block_subs, meta_pos = _block_subtiles(
+            shape, dt, transpose_scale, [idx for _, idx in blocks]
+        )
+        meta = [0] * math.prod(meta_shape)
     scales: list[int] = []
     zeros: list[int] = []
     tcode = None
-    for _, idx in blocks:
+    for b, (_, idx) in enumerate(blocks):
         res = cast_block(
             [vals[i] for i in idx],
             dt,
@@ -258,10 +350,14 @@ def cast_array(
             rbits=None if rs is None else [rs[i] for i in idx],
             tensor_amax=tensor_amax,
             keep=None if keep is None else [keep[i] for i in idx],
+            subtiles=block_subs[b] if grouped else None,
         )
         for i, c, v in zip(idx, res.codes, res.values, strict=True):
             codes[i] = c
             out[i] = v
+        if res.meta is not None:
+            for m, code in zip(meta_pos[b], res.meta, strict=True):
+                meta[m] = code
         scales.append(res.scale)
         if res.zero is not None:
             zeros.append(res.zero)
@@ -279,6 +375,9 @@ def cast_array(
         tcode,
         None if keep is None else tuple(keep),
         dt.nspec.bits,
+        tuple(meta) if dt.meta_bits else None,
+        meta_shape if dt.meta_bits else None,
+        dt.meta_bits,
     )
 
 

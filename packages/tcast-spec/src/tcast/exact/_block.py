@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -14,6 +14,8 @@ from ..kit._rules import element_max
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, _floor_log2
 from . import _f32
+from ._codebook import choose_mapping
+from ._msfp import subtile_offset
 from ._scalar import _check_rbits, decode, encode, round_magnitude
 
 __all__ = ["BlockResult", "cast_block", "exponent_scale", "sparsity_mask"]
@@ -33,6 +35,9 @@ class BlockResult:
         zero: the zero-point code (uint data), else None.
         tenscale: the tensor-scale code (two-level scaling), else None.
         mask: True where an element is kept (sparsity), else None.
+        meta: one metadata code per subtile (an exponent offset, SEMANTICS.md §5.8, or a
+            mapping index, §5.9), in the order of the subtiles; None when the datatype has
+            no metadata.
     """
 
     codes: tuple[int, ...]
@@ -41,6 +46,7 @@ class BlockResult:
     zero: int | None = None
     tenscale: int | None = None
     mask: tuple[bool, ...] | None = None
+    meta: tuple[int, ...] | None = None
 
 
 def items(xs: object, what: str) -> list:
@@ -158,6 +164,7 @@ def cast_block(
     saturate: bool = True,
     tensor_amax: float | None = None,
     keep: Sequence[bool] | None = None,
+    subtiles: Sequence[Sequence[int]] | None = None,
 ) -> BlockResult:
     """Cast one block of float32 values exactly.
 
@@ -175,19 +182,27 @@ def cast_block(
         tensor_amax: two-level scaling: the whole tensor's amax (default: the block's).
         keep: sparsity: the keep-mask, when the caller forms the groups itself
             (:func:`cast_array` does, along the sparse dimension); default: runs of M.
+        subtiles: datatypes with metadata (subtile offsets, codebooks): the block's
+            subtiles, each a list of positions in ``xs`` in the subtile's C order
+            (:func:`cast_array` forms them from the tile geometry); default: runs of S
+            consecutive elements for a 1-D subtile of length S, the whole block in the
+            order of ``xs`` for a codebook without subtiles.
 
     Returns:
-        The codes, decoded values and scale codes.
+        The codes, decoded values, scale codes and metadata.
 
     Raises:
-        SpecError: for bad inputs or modes.
+        SpecError: for bad inputs or modes (stochastic rounding of a codebook datatype
+            among them).
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     mode = round_mode(roundmode)
     smode = scale_mode(scalemode)
     vals = _check_inputs(xs)
-    rs = _check_block_rbits(mode, rbits, len(vals))
     n, s = dt.nspec, dt.sspec
+    check_codebook_mode(dt, mode)
+    rs = _check_block_rbits(mode, rbits, len(vals))
+    groups = _subtiles(dt, subtiles, len(vals))
     if tensor_amax is not None and not dt.is_multiscale:
         raise SpecError(f"tensor_amax is for two-level datatypes; {dt.name} has one scale level")
     if s is None:
@@ -214,7 +229,7 @@ def cast_block(
     if n.is_uint:
         res = _uint_block(vals, kept, finite, dt, mode, rs)
     else:
-        res = _signed_block(vals, kept, finite, dt, mode, smode, rs, tensor_amax)
+        res = _signed_block(vals, kept, finite, dt, mode, smode, rs, tensor_amax, groups)
     if mask is None:
         return res
     codes = tuple(c if k else 0 for c, k in zip(res.codes, mask, strict=True))
@@ -223,6 +238,19 @@ def cast_block(
     nan_block = res.scale == s.scale.nan_code
     values = tuple(v if k or nan_block else 0.0 for v, k in zip(res.values, mask, strict=True))
     return BlockResult(codes, values, res.scale, res.zero, res.tenscale, mask)
+
+
+def check_codebook_mode(dt: DataType, mode: RoundMode) -> None:
+    """Refuse stochastic rounding of a codebook datatype (SEMANTICS.md §5.9).
+
+    Raises:
+        SpecError: naming the datatype and the modes to use instead.
+    """
+    if dt.nspec.is_codebook and mode is RoundMode.STOCHASTIC:
+        raise SpecError(
+            f"stochastic rounding is not defined for codebook datatypes such as {dt.name} "
+            f"(their entries are not evenly spaced): use even, away, zero or trunc"
+        )
 
 
 def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) -> list:
@@ -236,8 +264,58 @@ def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) 
     return [None] * size
 
 
+def _subtiles(
+    dt: DataType, subtiles: Sequence[Sequence[int]] | None, size: int
+) -> list[list[int]] | None:
+    """The block's subtiles as lists of positions (None for datatypes without them)."""
+    s = dt.sspec
+    has_groups = dt.nspec.is_codebook or (s is not None and s.offset_bits > 0)
+    if not has_groups:
+        if subtiles is not None:
+            raise SpecError(f"subtiles are for datatypes with metadata; {dt.name} has none")
+        return None
+    if subtiles is None:
+        assert s is not None  # codebooks and offsets are scaled (the datatype checks it)
+        sizes = [k for k in s.subtile_sizes if k]
+        if not sizes:
+            return [list(range(size))]
+        if len(s.tiles) != 1:
+            raise SpecError(
+                f"{dt.name} has 2-D subtiles: pass subtiles= (tcast.exact.cast_array forms them)"
+            )
+        return [list(range(i, min(i + sizes[0], size))) for i in range(0, size, sizes[0])]
+    groups = [
+        [_position(p, size) for p in items(g, "each subtile must be a sequence of positions")]
+        for g in items(subtiles, "subtiles must be a sequence of position sequences")
+    ]
+    seen = sorted(p for g in groups for p in g)
+    if seen != list(range(size)) or any(not g for g in groups):
+        raise SpecError(
+            f"subtiles must hold every position 0..{size - 1} once, in non-empty subtiles"
+        )
+    return groups
+
+
+def _position(p: object, size: int) -> int:
+    if isinstance(p, int) and not isinstance(p, bool) and 0 <= p < size:
+        return p
+    raise SpecError(f"a subtile position must be an int in 0..{size - 1}, got {quote(p)}")
+
+
 def _nan_block(size: int, **scales: int | None) -> BlockResult:
     return BlockResult((0,) * size, (_NAN,) * size, **scales)
+
+
+@dataclass(frozen=True)
+class _Elements:
+    """How a block's (non-codebook) elements encode and decode once its scale is known.
+
+    ``encode(x', r)`` gives the element code of a scaled input, ``decode(code)`` its value in
+    the scaled domain (value = fl32(decode(code) * X), X the decode multiplier).
+    """
+
+    encode: Callable[[float, int | None], int]
+    decode: Callable[[int], float]
 
 
 def _signed_block(
@@ -249,10 +327,12 @@ def _signed_block(
     smode: ScaleMode,
     rs: list,
     tensor_amax: float | None,
+    groups: list[list[int]] | None,
 ) -> BlockResult:
     n, s = dt.nspec, dt.sspec
     assert s is not None
     snum = s.scale
+    meta_zeros = None if groups is None or not dt.meta_bits else (0,) * len(groups)
     amax = max((abs(x) for x in kept), default=0.0) if finite else _NAN
     tcode = None
     if dt.is_multiscale:
@@ -265,12 +345,14 @@ def _signed_block(
         if t_amax == t_amax and t_amax < 0:
             raise SpecError(f"tensor_amax {quote(tensor_amax)} must not be negative")
         if not math.isfinite(t_amax):
-            return _nan_block(len(vals), scale=snum.nan_code, tenscale=tspec.nan_code)
+            return _nan_block(
+                len(vals), scale=snum.nan_code, tenscale=tspec.nan_code, meta=meta_zeros
+            )
         # M_S and M as float32 operands (maxint of a wide int rounds: SEMANTICS.md §0)
         denom = _f32.mul(_f32.f32(snum.max_value), _f32.f32(element_max(n, False)))
         tcode = _float_scale(_f32.div(t_amax, denom), tspec)
     if not finite:
-        return _nan_block(len(vals), scale=snum.nan_code, tenscale=tcode)
+        return _nan_block(len(vals), scale=snum.nan_code, tenscale=tcode, meta=meta_zeros)
 
     if snum.is_exponent:
         elem_max = element_max(n, True)
@@ -281,42 +363,92 @@ def _signed_block(
             code = min(max(e + snum.bias, 0), snum.max_code)
         scale_val = decode(code, snum)
         recip = _f32.f32(1 / Fraction(scale_val))  # a power of two: exact
-        codes, values = [], []
-        for x, r in zip(vals, rs, strict=True):
-            xs = _f32.mul(x, recip)
-            if n.is_int:
-                fixed = 1 << (n.bits - 2)
-                c = encode(_f32.mul(xs, float(fixed)), n, mode, r)
-                q = decode(c, n)
-                v = _f32.mul(_f32.f32(Fraction(q) / fixed, negative_zero=False), scale_val)
-            else:
-                c = encode(xs, n, mode, r)
-                v = _f32.mul(decode(c, n), scale_val)
-            codes.append(c)
-            values.append(v)
-        return BlockResult(tuple(codes), tuple(values), code)
-
-    # float scale: s = amax / max, clamped to the normal range and rounded (RNE).
-    elem_max = _f32.f32(element_max(n, False))
-    if dt.is_multiscale:
-        tval = decode(tcode, dt.tenscale)
-        code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
-        sval = decode(code, snum)
-        # The encode multiplier is kept finite: with a tiny tensor scale and a tiny
-        # tile scale the float32 reciprocal would overflow, and 0 * Inf is NaN.
-        recip = min(_f32.div(_f32.div(1.0, tval), sval), _f32.F32_MAX)
-        dec = _f32.mul(tval, sval)
+        dec = scale_val
     else:
-        code = _float_scale(_f32.div(amax, elem_max), snum)
-        sval = decode(code, snum)
-        recip = _f32.div(1.0, sval)
-        dec = sval
-    codes, values = [], []
-    for x, r in zip(vals, rs, strict=True):
-        c = encode(_f32.mul(x, recip), n, mode, r)
-        codes.append(c)
-        values.append(_f32.mul(decode(c, n), dec))
-    return BlockResult(tuple(codes), tuple(values), code, None, tcode)
+        # float scale: s = amax / max, clamped to the normal range and rounded (RNE).
+        elem_max = _f32.f32(element_max(n, False))
+        if dt.is_multiscale:
+            tval = decode(tcode, dt.tenscale)
+            code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
+            sval = decode(code, snum)
+            # The encode multiplier is kept finite: with a tiny tensor scale and a tiny
+            # tile scale the float32 reciprocal would overflow, and 0 * Inf is NaN.
+            recip = min(_f32.div(_f32.div(1.0, tval), sval), _f32.F32_MAX)
+            dec = _f32.mul(tval, sval)
+        else:
+            code = _float_scale(_f32.div(amax, elem_max), snum)
+            sval = decode(code, snum)
+            recip = _f32.div(1.0, sval)
+            dec = sval
+    scaled = [_f32.mul(x, recip) for x in vals]
+    if n.is_codebook:
+        assert groups is not None  # every codebook block has its mapping groups
+        codes, values, meta = _codebook_elements(scaled, groups, n, mode, dec)
+    else:
+        elements = _elements(n, snum.is_exponent, mode)
+        if groups is None:
+            codes = [elements.encode(xs, r) for xs, r in zip(scaled, rs, strict=True)]
+            values = [_f32.mul(elements.decode(c), dec) for c in codes]
+            return BlockResult(tuple(codes), tuple(values), code, None, tcode)
+        emax = _floor_log2(element_max(n, snum.is_exponent))
+        codes, values, meta = _offset_elements(
+            scaled, groups, emax, s.offset_bits, rs, elements, dec
+        )
+    return BlockResult(
+        tuple(codes), tuple(values), code, None, tcode, None, tuple(meta) if dt.meta_bits else None
+    )
+
+
+def _elements(n: NumberSpec, exponent_scale: bool, mode: RoundMode) -> _Elements:
+    if n.is_int and exponent_scale:
+        # MXINT: fixed point with K-2 fraction bits (SEMANTICS.md §5.4)
+        fixed = 1 << (n.bits - 2)
+        return _Elements(
+            lambda x, r: encode(_f32.mul(x, float(fixed)), n, mode, r),
+            lambda c: _f32.f32(Fraction(decode(c, n)) / fixed, negative_zero=False),
+        )
+    return _Elements(lambda x, r: encode(x, n, mode, r), lambda c: decode(c, n))
+
+
+def _offset_elements(
+    scaled: list[float],
+    groups: list[list[int]],
+    emax: int,
+    offset_bits: int,
+    rs: list,
+    elements: _Elements,
+    multiplier: float,
+) -> tuple[list[int], list[float], list[int]]:
+    """Codes, values and offsets of a block with subtile exponent offsets (SEMANTICS.md §5.8)."""
+    codes = [0] * len(scaled)
+    values = [0.0] * len(scaled)
+    meta = []
+    for g in groups:
+        d = subtile_offset([scaled[i] for i in g], emax, offset_bits)
+        up, down = float(1 << d), float(Fraction(1, 1 << d))
+        for i in g:
+            c = elements.encode(_f32.mul(scaled[i], up), rs[i])
+            codes[i] = c
+            values[i] = _f32.mul(_f32.mul(elements.decode(c), down), multiplier)
+        meta.append(d)
+    return codes, values, meta
+
+
+def _codebook_elements(
+    scaled: list[float], groups: list[list[int]], n, mode: RoundMode, multiplier: float
+) -> tuple[list[int], list[float], list[int]]:
+    """Codes, values and mapping indices of a codebook block (SEMANTICS.md §5.9)."""
+    codes = [0] * len(scaled)
+    values = [0.0] * len(scaled)
+    meta = []
+    for g in groups:
+        m, cs = choose_mapping([scaled[i] for i in g], n.tables, n.symmetric, mode)
+        table = n.tables[m]
+        for i, c in zip(g, cs, strict=True):
+            codes[i] = c
+            values[i] = _f32.mul(table[c], multiplier)
+        meta.append(m)
+    return codes, values, meta
 
 
 def _uint_block(
