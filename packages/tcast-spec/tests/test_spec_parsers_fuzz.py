@@ -1,8 +1,8 @@
 """Fuzzing the three parsers: any text gives a spec or a SpecError, never a crash.
 
 tcast.number and tcast.scale may only raise SpecError; tcast.datatype may also
-raise UnsupportedError (subtiles, NOT_YET_SUPPORTED names). Whatever parses
-round-trips through its canonical code.
+raise UnsupportedError (NOT_YET_SUPPORTED names). Whatever parses round-trips
+through its canonical code.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import tcast
 from tcast import (
     NOT_YET_SUPPORTED,
+    CodebookSpec,
     DataType,
     NumberSpec,
     ScaleSpec,
@@ -99,7 +100,7 @@ def check_number(text: str) -> None:
         spec = number(text)
     except SpecError:
         return
-    assert isinstance(spec, NumberSpec)
+    assert isinstance(spec, (NumberSpec, CodebookSpec))
     assert number(spec.code) == spec
     assert number(spec.code).code == spec.code
     assert text.isascii(), f"non-ASCII text {text!r} accepted as {spec.code!r}"
