@@ -3,8 +3,10 @@
 A scaled cast views the array as a matrix of blocks (one row per block, see
 ``_tiles``) and runs two passes over pieces of at most ``CHUNK`` elements:
 the first reduces each row to its amax (or range) and sparsity mask, the
-second encodes and decodes the elements with the row's scale. Peak extra
-memory is the output plus a few chunk-sized temporaries.
+second encodes and decodes the elements with the row's scale (datatypes with
+metadata: each subtile's exponent offset or codebook mapping too, ``_meta``;
+their pieces hold whole subtiles, or whole blocks where the metadata is per
+block). Peak extra memory is the output plus a few chunk-sized temporaries.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tcast.kit import (
 )
 
 from ._codec import code_dtype, decode, encode, floor_log2, round_even_values, split_f32
+from ._meta import MetaRule, decode_units, encode_units, meta_rule
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 from ._tiles import Tiling, from_layout, tiling
@@ -428,6 +431,11 @@ def run_cast(x: np.ndarray, req: CastRequest) -> np.ndarray | CastResult:
     """Cast a checked request (``RefEngine.run``)."""
     if req.roundmode is not RoundMode.STOCHASTIC:
         rb = None
+    elif req.dtype.nspec.is_codebook:
+        raise SpecError(
+            f"stochastic rounding is not defined for codebook datatypes (their entries are not "
+            f"evenly spaced) such as {req.dtype.name}: use even, away, zero or trunc"
+        )
     else:
         rb = req.rbits if req.seed is None else _SeedBits(req.seed)
     # float32 overflow to Inf is part of the semantics (§0), not an accident to warn about
@@ -502,9 +510,21 @@ def _scaled(x, req: CastRequest, til: Tiling, rb):
     pops = _PieceOps(req.dtype, req.rules, ws)
     virtual = req.virtual
     out = np.empty(rows.shape, x.dtype if virtual else code_dtype(req.dtype.nspec.bits))
-    fast = virtual and req.roundmode is RoundMode.EVEN
-    for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
+    mrule = meta_rule(req.dtype, req.rules, til, shape)
+    meta = None if mrule is None else np.zeros((rows.shape[0], mrule.units.count), np.uint8)
+    keep_meta = req.dtype.has_meta
+    group = _group(til, rows.shape[1]) if mrule is None else mrule.units.group
+    fast = virtual and req.roundmode is RoundMode.EVEN and mrule is None
+    for rs, cs in _pieces(rows.shape[0], rows.shape[1], group):
         chunk = _f32_piece(rows, rs, cs, ws)
+        if mrule is not None:
+            if seed_bits is not None:
+                start = rs.start * rows.shape[1] + cs.start
+                bits = seed_bits.flat(start, chunk.size).reshape(chunk.shape)
+            else:
+                bits = None if rrows is None else rrows[rs, cs]
+            out[rs, cs] = _meta_piece(chunk, plan, rs, cs, req, bits, pops, mrule, meta)
+            continue
         if fast:
             v = _virtual_piece_fast(chunk, plan, rs, cs, req, pops)
             if v is not None:
@@ -534,6 +554,7 @@ def _scaled(x, req: CastRequest, til: Tiling, rb):
         mask = np.asarray(
             til.from_blocks(plan.keep.reshape(*counts, plan.keep.shape[-1])), order="C"
         )
+    meta = mrule.units.meta_from_blocks(meta, til.meta_shape) if keep_meta else None
     return build_result(
         req,
         np.asarray(full, order="C"),
@@ -543,7 +564,26 @@ def _scaled(x, req: CastRequest, til: Tiling, rb):
         zero=zero,
         tenscale=tens,
         mask=mask,
+        meta=meta,
     )
+
+
+def _meta_piece(chunk, plan, rs, cs, req, rbits, pops, rule: MetaRule, meta) -> np.ndarray:
+    """Codes (actual, compress) or values (virtual) of a piece with metadata (§5.8, §5.9).
+
+    Writes the piece's metadata codes into ``meta`` (rows x units), 0 in non-finite blocks.
+    """
+    xs = _scaled_inputs(chunk, plan, rs, req, pops)
+    real = None if rule.real is None else rule.real[rs, cs]
+    codes, q, m = encode_units(xs, rule, req.dtype.nspec, req.roundmode, rbits, real)
+    nonfinite = plan.nonfinite[rs]
+    if nonfinite.any():
+        m[nonfinite] = 0
+        codes = np.where(nonfinite[:, None], 0, codes)
+    meta[rs, rule.units.unit_slice(cs)] = m
+    if not req.virtual:
+        return codes
+    return _finish(_element_values(q, plan, rs, req.rules, pops), plan, rs, cs)
 
 
 # ----------------------------------------------------------------- results
@@ -616,10 +656,10 @@ def run_upcast(result: CastResult) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if dt.sspec is None:
             return decode(codes, dt.nspec)
-        return _upcast_scaled(result, cast_rules(dt), codes, parts.mask)
+        return _upcast_scaled(result, cast_rules(dt), codes, parts.mask, parts.meta)
 
 
-def _upcast_scaled(result, rules, codes, mask):
+def _upcast_scaled(result, rules, codes, mask, meta=None):
     dt = result.dtype
     til = tiling(tuple(result.shape), dt, result.transpose_scale)
     snum = dt.sspec.scale
@@ -640,6 +680,19 @@ def _upcast_scaled(result, rules, codes, mask):
     plan = _Plan(scale, None, None, nonfinite, dec, out.get("zval"), dec, keep)
     pops = _PieceOps(dt, rules, Workspace())
     vals = np.empty(rows.shape, np.float32)
-    for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
-        vals[rs, cs] = _decode_piece(rows[rs, cs], plan, rs, cs, rules, pops)
+    mrule = meta_rule(dt, rules, til, tuple(result.shape), padded_rows=False)
+    if mrule is None:
+        for rs, cs in _pieces(rows.shape[0], rows.shape[1], _group(til, rows.shape[1])):
+            vals[rs, cs] = _decode_piece(rows[rs, cs], plan, rs, cs, rules, pops)
+    else:
+        units = mrule.units
+        if meta is None:  # one mapping (a codebook with meta_bits 0)
+            mrows = np.zeros((rows.shape[0], units.count), np.uint8)
+        else:
+            mrows = units.meta_to_blocks(meta, til.meta_shape)
+        for rs, cs in _pieces(rows.shape[0], rows.shape[1], units.group):
+            piece = rows[rs, cs]
+            m = mrows[rs, units.unit_slice(cs)]
+            q = decode_units(piece, m, mrule, dt.nspec)
+            vals[rs, cs] = _finish(_element_values(q, plan, rs, rules, pops), plan, rs, cs)
     return np.asarray(til.from_blocks(vals.reshape(blocks.shape)), order="C")

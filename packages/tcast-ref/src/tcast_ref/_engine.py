@@ -16,7 +16,7 @@ from ._cast import OPS, check_rbits, run_cast, run_upcast
 __all__ = ["RefEngine", "engine"]
 
 #: The array parts of a CastResult.
-_PARTS = ("data", "scale", "zero", "tenscale", "mask")
+_PARTS = ("data", "scale", "zero", "tenscale", "mask", "meta")
 
 
 class RefEngine(EngineBase):
@@ -28,6 +28,7 @@ class RefEngine(EngineBase):
     array_what = "NumPy arrays"
     array_one = "a NumPy array"
     result_ops = OPS
+    subtiles_and_codebooks = True
 
     def refusal(self, a: np.ndarray) -> str | None:
         """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""

@@ -8,6 +8,8 @@ best and comes later), so padding is invisible in the result.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tcast import BlockLayout, DataType, block_layout
@@ -107,4 +109,4 @@ def tiling(shape: tuple[int, ...], dtype: DataType, transpose: bool = False) -> 
 
 def from_layout(b: BlockLayout) -> Tiling:
     """The Tiling of a block layout (a request's ``layout``)."""
-    return Tiling(b.shape, b.dims, b.sizes, b.scale_shape, b.sparse, b.sparse_m, b.sparse_n)
+    return Tiling(**{f.name: getattr(b, f.name) for f in dataclasses.fields(b)})

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: The parts of a CastResult that hold arrays, in the order they are checked.
-PARTS = ("data", "scale", "zero", "tenscale", "mask")
+PARTS = ("data", "scale", "zero", "tenscale", "mask", "meta")
 
 
 def code_dtype_name(bits: int) -> str:
@@ -100,8 +100,10 @@ def result_form(
     tensor scale: shape ``()``). Compress data is the packed stream of the kept codes: a 1-D
     uint8 array of exactly the bytes they need, the unused high bits of its last byte 0.
     A keep-mask is bool in the array's shape (actual) or packed eight per byte (compress),
-    and keeps as many elements as the sparsity groups do. Blocked scales and zero points
-    (§8.1) have the padded blocked shape instead of the scale shape.
+    and keeps as many elements as the sparsity groups do. Metadata (a datatype with
+    ``meta_bits > 0``) is uint8 in the layout's ``meta_shape`` (actual) or the packed stream
+    of its ``meta_bits``-bit codes in C order (compress), whatever the scale layout. Blocked
+    scales and zero points (§8.1) have the padded blocked shape instead of the scale shape.
 
     Raises:
         SpecError: for a tile segment naming a dimension ``shape`` lacks, or the blocked
@@ -138,6 +140,19 @@ def result_form(
         forms["zero"] = _codes(dtype.zero.code, dtype.zero.bits, scale_shape)
     if dtype.tenscale is not None:
         forms["tenscale"] = _codes(dtype.tenscale.code, dtype.tenscale.bits, ())
+    mbits = dtype.meta_bits
+    if mbits and castmode is CastMode.ACTUAL:
+        forms["meta"] = PartForm(
+            f"metadata codes of {mbits} bits", "uint8", layout.meta_shape, code_bits=mbits
+        )
+    elif mbits:
+        mcount = math.prod(layout.meta_shape)
+        forms["meta"] = PartForm(
+            f"metadata codes of {mbits} bits packed",
+            "uint8",
+            (-(-mcount * mbits // 8),),
+            tail_bits=mcount * mbits % 8,
+        )
     if sparse and castmode is CastMode.ACTUAL:
         forms["mask"] = PartForm("a keep-mask", "bool", shape, kept=kept)
     elif sparse:
@@ -161,8 +176,6 @@ def _form_of(result: CastResult) -> dict[str, PartForm]:
             f"CastResult.transpose_scale must be True or False, got {result.transpose_scale!r}"
         )
     shape = result_shape(result.shape)
-    if result.meta is not None:
-        raise SpecError(f"a {dt.name} CastResult must not have meta (codebooks come later)")
     layout = getattr(result, "scale_layout", ScaleLayout.PLAIN)
     if not isinstance(layout, ScaleLayout):
         raise SpecError(
@@ -245,7 +258,8 @@ def check_result_parts(
         arr, form = getattr(result, part), forms.get(part)
         if form is None:
             if arr is not None:
-                raise SpecError(f"a {name} CastResult must not have {part}")
+                why = f": {name} has no metadata (meta_bits 0)" if part == "meta" else ""
+                raise SpecError(f"a {name} CastResult must not have {part}{why}")
             continue
         if arr is None:
             raise SpecError(f"a {name} CastResult needs {part} ({form.what})")

@@ -102,6 +102,7 @@ def build_result(
     zero: Any = None,
     tenscale: Any = None,
     mask: Any = None,
+    meta: Any = None,
     packed: bool = False,
     scale_blocked: bool = False,
 ) -> CastResult:
@@ -116,6 +117,10 @@ def build_result(
         zero: zero-point codes in the scale shape (uint data).
         tenscale: the tensor-scale code, a 0-d array (two-level scaling).
         mask: the keep-mask in the input's shape (sparsity).
+        meta: the metadata codes in the layout's ``meta_shape`` (datatypes with
+            ``meta_bits > 0``: subtile exponent offsets, codebook mapping indices); kept
+            plain (actual: uint8, compress: packed with ``meta_bits`` bits each, C order)
+            whatever the scale layout.
         packed: ``codes`` already is the compress byte stream (§8) of a dense datatype, as
             an engine's kernel wrote it (``ceil(n * bits / 8)`` bytes, 1-D uint8), not
             packed again.
@@ -134,6 +139,11 @@ def build_result(
         zero = ops.unsigned(zero, dt.zero.bits)
     if tenscale is not None:
         tenscale = ops.unsigned(tenscale, dt.tenscale.bits)
+    if meta is not None:
+        if req.castmode is CastMode.COMPRESS:
+            meta = ops.pack_codes(ops.flatten(meta), dt.meta_bits)
+        else:
+            meta = ops.unsigned(meta, 8)
     blocked = req.blocked
     if blocked is not None and not scale_blocked:
         scale = to_blocked(scale, blocked, ops)
@@ -157,7 +167,7 @@ def build_result(
         zero=zero,
         tenscale=tenscale,
         mask=mask,
-        meta=None,
+        meta=meta,
         dtype=dt,
         shape=req.shape,
         castmode=req.castmode,
@@ -170,18 +180,20 @@ def build_result(
 
 
 class UpcastParts:
-    """The element codes and keep-mask of a checked result, unpacked into its shape.
+    """The element codes, keep-mask and metadata of a checked result, unpacked.
 
     Attributes:
         codes: one code per element, in the result's shape.
         mask: the keep-mask in the result's shape (sparsity), else None.
+        meta: the metadata codes in the layout's ``meta_shape`` (uint8), else None.
     """
 
-    __slots__ = ("codes", "mask")
+    __slots__ = ("codes", "mask", "meta")
 
-    def __init__(self, codes: Any, mask: Any) -> None:
+    def __init__(self, codes: Any, mask: Any, meta: Any = None) -> None:
         self.codes = codes
         self.mask = mask
+        self.meta = meta
 
 
 def upcast_parts(result: CastResult, ops: ArrayOps) -> UpcastParts:
@@ -193,8 +205,11 @@ def upcast_parts(result: CastResult, ops: ArrayOps) -> UpcastParts:
     dt, shape = result.dtype, tuple(result.shape)
     bits = dt.nspec.bits
     count = math.prod(shape)
-    mask = result.mask
+    mask, meta = result.mask, result.meta
     if result.castmode is CastMode.COMPRESS:
+        if meta is not None:
+            mshape = block_layout(shape, dt, result.transpose_scale).meta_shape
+            meta = ops.reshape(ops.unpack_codes(meta, dt.meta_bits, math.prod(mshape)), mshape)
         if mask is not None:
             keep = ops.unpack_mask(mask, count)
             kept = block_layout(shape, dt, result.transpose_scale).kept_count
@@ -202,5 +217,5 @@ def upcast_parts(result: CastResult, ops: ArrayOps) -> UpcastParts:
             mask = ops.reshape(keep, shape)
         else:
             codes = ops.unpack_codes(result.data, bits, count)
-        return UpcastParts(ops.reshape(codes, shape), mask)
-    return UpcastParts(ops.reshape(result.data, shape), mask)
+        return UpcastParts(ops.reshape(codes, shape), mask, meta)
+    return UpcastParts(ops.reshape(result.data, shape), mask, meta)

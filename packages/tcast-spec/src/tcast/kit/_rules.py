@@ -77,9 +77,11 @@ def nan_keeps_sign(n: NumberSpec) -> bool:
     """Whether the virtual result of an input NaN keeps its sign (SEMANTICS.md §4.2, §7).
 
     Formats with one unsigned NaN (fnuz, P3109) give +NaN; every other format keeps the sign
-    (through a signed NaN code, or through the input when the format has no NaN).
+    (through a signed NaN code, or through the input when the format has no NaN). A codebook
+    has no style (and no NaN code): it keeps the sign.
     """
-    return n.style is not Style.FNUZ and n.style is not Style.UZ
+    style = getattr(n, "style", None)
+    return style is not Style.FNUZ and style is not Style.UZ
 
 
 def sig24(value: float) -> tuple[int, int]:
