@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import zlib
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from tcast import DataType, NumberSpec, SpecError, exact
+
+from ._meta_blocks import META_PATTERNS, codebook_points, meta_block_values
 
 __all__ = [
     "EXACT_MAX_ELEMENTS",
@@ -182,6 +186,8 @@ def _grid(dt: DataType) -> _Grid:
 @functools.lru_cache(maxsize=1024)
 def _grid_of(n: NumberSpec, fixed_point: bool) -> _Grid:
     """:func:`_grid` of element format ``n`` (cached: exact arithmetic on every pair)."""
+    if n.is_codebook:
+        return _codebook_grid(n)
     unit = Fraction(1)
     if fixed_point:
         unit = Fraction(1, 1 << (n.bits - 2))  # MXINT fixed point (SEMANTICS.md §5.4)
@@ -212,6 +218,18 @@ def _grid_of(n: NumberSpec, fixed_point: bool) -> _Grid:
     above = [top + u / 2, top + u, top + 3 * u / 2, (top + nxt) / 2, nxt - u / 4]
     above = [a for a in above if a > top]
     return _Grid(top, emax, tuple(ties), tuple(sorted(set(points))), tuple(above))
+
+
+def _codebook_grid(n: Any) -> _Grid:
+    """A codebook's grid: every mapping's entries, the ties between each one's neighbours."""
+    mags = codebook_points(n)
+    top = Fraction(n.max_value)
+    ties = sorted({(a + b) / 2 for m in mags for a, b in itertools.pairwise(m)})
+    points = sorted({v for m in mags for v in m})
+    gap = top - points[-2] if len(points) > 1 else top
+    nxt = Fraction(2) ** (n.emax + 1)
+    above = [a for a in (top + gap / 2, top + gap, (top + nxt) / 2) if top < a < nxt]
+    return _Grid(top, n.emax, tuple(ties), tuple(points), tuple(above))
 
 
 def _scaled(v: Fraction, k: int) -> np.float32:
@@ -379,21 +397,37 @@ def _fill(
     if blocks is None:
         if name == "tiny":
             vals = _block_values(_grid(dt), 5, size, rng, idt)
-        elif dt.sspec is None or name == "edge":
+        elif dt.sspec is None or (name == "edge" and not dt.nspec.is_codebook):
             vals = _unscaled_values(dt, start, size, idt)
         else:
             vals = list((rng.standard_normal(size) * 4).astype(np.float32))
         out[:] = vals
     else:
         g = _grid(dt)
+        extra = _meta_kind(dt)
         for j, idx in enumerate(blocks):
             pattern = {"special": 6, "tiny": 5}.get(name, first + j)
+            if extra and pattern % (_N_PATTERNS + len(extra)) >= _N_PATTERNS:
+                # in block order: groups of a subtile's length stay together
+                which = pattern % (_N_PATTERNS + len(extra)) - _N_PATTERNS
+                vals = meta_block_values(dt, which, len(idx), g.top, g.emax, g.ties, rng)
+                out[np.array(idx, np.int64)] = np.array(vals, np.float32)
+                continue
             vals = np.array(_block_values(g, pattern, len(idx), rng, idt), np.float32)
             out[np.array(idx, np.int64)[rng.permutation(len(idx))]] = vals
     out = (out * _signs(rng, size)).astype(np.float32)
     if name == "special":
         _place_specials(out, blocks, first, rng)
     return out
+
+
+def _meta_kind(dt: DataType) -> tuple[str, ...]:
+    """The battery patterns a datatype with metadata adds (none for others)."""
+    if dt.sspec is None:
+        return ()
+    if dt.nspec.is_codebook:
+        return META_PATTERNS["mapping"]
+    return META_PATTERNS["offset"] if dt.sspec.offset_bits else ()
 
 
 def _place_specials(out: np.ndarray, blocks, first: int, rng) -> None:

@@ -8,6 +8,7 @@ come from the set's Philox stream (``_random.Stream``) only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -25,12 +26,14 @@ __all__ = [
     "LEVELS",
     "PARTIAL_PATTERNS",
     "TilePlan",
+    "codebook_magnitudes",
     "element_max",
     "exhaustive_inputs",
     "partial_extents",
     "partial_inputs",
     "positive_grid",
     "tile_inputs",
+    "tile_pool",
     "unscaled_inputs",
 ]
 
@@ -145,6 +148,8 @@ def positive_grid(n: NumberSpec, pow2_scale: bool = False) -> np.ndarray:
     Formats with more than ``_GRID_CAP`` positive values (16-bit and wider) give a sample: the
     64 smallest, the 64 largest and evenly spaced ones between (``grid_rule`` says so).
     """
+    if n.is_codebook:
+        return np.unique(np.concatenate(codebook_magnitudes(n)))[1:]
     # the codes or integers 1..count, or the sampled ones among them, made without the whole
     # range (2**31 of them for 32-bit formats: 16 GiB as int64)
     count = n.max_code if n.is_float else n.maxint
@@ -177,8 +182,33 @@ def _sample(v: np.ndarray) -> np.ndarray:
     return v[_sample_indices(v.size)]
 
 
+def codebook_magnitudes(n: Any) -> list[np.ndarray]:
+    """Per mapping of a codebook, the distinct magnitudes of its entries, ascending, 0 first."""
+    return [np.unique(np.abs(np.array((0.0, *t), np.float64))) for t in n.tables]
+
+
+def tile_pool(n: NumberSpec, pow2_scale: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The positive grid of a tile set and the pool its fill values come from.
+
+    The pool is the grid followed by the midpoints between neighbouring grid values (and
+    between 0 and the smallest); for a codebook, the midpoints of each mapping's own
+    magnitudes (the ties of its table), not of the union.
+    """
+    grid = positive_grid(n, pow2_scale)
+    if not n.is_codebook:
+        return grid, np.concatenate([grid, _midpoints(grid)])
+    mids = np.unique(np.concatenate([(m[1:] + m[:-1]) / 2 for m in codebook_magnitudes(n)]))
+    return grid, np.concatenate([grid, mids])
+
+
 def grid_rule(n: NumberSpec) -> str:
     """How the grid of ``n`` was taken (for the header)."""
+    if n.is_codebook:
+        return (
+            "every positive entry magnitude of every mapping; the fill pool adds each "
+            "mapping's midpoints (the ties between its neighbouring entries, and between 0 "
+            "and its smallest)"
+        )
     count = n.max_code if n.is_float else n.maxint
     if count > _GRID_CAP:
         return (
@@ -191,7 +221,7 @@ def grid_rule(n: NumberSpec) -> str:
 def element_max(dt: DataType) -> float:
     """M: the largest element magnitude (ints under an exponent scale: fixed point)."""
     n = dt.nspec
-    if n.is_float:
+    if n.is_float or n.is_codebook:
         return float(n.max_value)
     if n.is_int and dt.sspec is not None and dt.sspec.scale.is_exponent:
         return float(Fraction(n.maxint, 1 << (n.bits - 2)))
@@ -377,23 +407,33 @@ def tile_plan(dt: DataType, idt: str, level: str, count: int) -> TilePlan:
 
 
 def tile_inputs(
-    dt: DataType, size: int, idt: str, plan: TilePlan, rng: Stream, bar: Any = None
+    dt: DataType,
+    size: int,
+    idt: str,
+    plan: TilePlan,
+    rng: Stream,
+    bar: Any = None,
+    special: Callable[[str, int, Stream], np.ndarray] | None = None,
 ) -> np.ndarray:
     """Tiles of ``size`` elements (one per row) in the input dtype, following ``plan``.
 
-    ``bar`` (a progress bar: ``update(n)``) advances by one per tile made.
+    ``bar`` (a progress bar: ``update(n)``) advances by one per tile made. ``special``
+    makes the tiles of patterns that are not in :data:`PATTERNS` (the subtile and codebook
+    patterns) from the pattern, the scale position and the stream.
     """
     n = dt.nspec
     pow2 = dt.sspec.scale.is_exponent
-    grid = positive_grid(n, pow2)
+    grid, pool = tile_pool(n, pow2)
     m = element_max(dt)
     gap = grid[-1] - grid[-2] if grid.size > 1 else grid[-1]
-    pool = np.concatenate([grid, _midpoints(grid)])
     elog = int(np.floor(np.log2(m)))
     rows = []
     for k in plan.exponents:
         for pat in plan.patterns:
-            rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng, plan.reach))
+            if pat not in PATTERNS and special is not None:
+                rows.append(special(pat, k, rng))
+            else:
+                rows.append(_tile(pat, k, size, m, gap, elog, pool, idt, rng, plan.reach))
             if bar is not None:
                 bar.update(1)
     signs = rng.signs(size)
@@ -544,11 +584,9 @@ def partial_inputs(
     Returns:
         The lines (input dtype) and the extents (uint16, one column per tile segment).
     """
-    n = dt.nspec
-    grid = positive_grid(n, dt.sspec.scale.is_exponent)
+    grid, pool = tile_pool(dt.nspec, dt.sspec.scale.is_exponent)
     m = element_max(dt)
     gap = grid[-1] - grid[-2] if grid.size > 1 else grid[-1]
-    pool = np.concatenate([grid, _midpoints(grid)])
     elog = int(np.floor(np.log2(m)))
     size = int(np.prod(tile_shape))
     rows, lens = [], []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from tcast import CastMode, DataType, NumberSpec, RoundMode, ScaleMode
+from typing import Any
+
+from tcast import CastMode, DataType, NumberSpec, RoundMode, ScaleMode, exact
 from tcast.cli import format_value
 
-__all__ = ["datatype_description", "number_description", "policies"]
+__all__ = ["codebook_description", "datatype_description", "number_description", "policies"]
 
 _STYLES = {
     "ieee": "IEEE 754: Inf = exponent all-ones and mantissa 0, NaN = exponent all-ones and "
@@ -17,8 +19,53 @@ _STYLES = {
 }
 
 
+def codebook_description(n: Any) -> dict:
+    """Every fact of a codebook element format, its tables included.
+
+    Each mapping's entries are listed in code (index) order three ways: as codes of the
+    compute format, as float32 bit patterns (what a decoder multiplies by the scale) and as
+    exact text, so a testbench needs nothing but the header.
+    """
+    half = 1 << (n.bits - 1)
+    tables = []
+    for m, table in enumerate(n.tables):
+        tables.append(
+            {
+                "mapping": m,
+                "compute_codes": [f"0x{exact.encode(v, n.compute):X}" for v in table],
+                "float32": [f"0x{exact.bits32(v):08X}" for v in table],
+                "values": [format_value(v) for v in table],
+            }
+        )
+    return {
+        "code": n.code,
+        "kind": "codebook",
+        "bits": n.bits,
+        "index_bits": n.index_bits,
+        "meta_bits": n.meta_bits,
+        "mappings": n.mappings,
+        "description": n.desc,
+        "label": n.label,
+        "symmetric": n.symmetric,
+        "layout": (
+            f"code c = s * {half} + k: s the sign (the top bit), k in 0..{half - 1}; k = 0 is "
+            "zero (+0 for s = 0, -0 for s = 1), k >= 1 the k-th positive entry of the mapping "
+            "in ascending order; value (-1)^s * v_k (SEMANTICS.md 5.9)"
+            if n.symmetric
+            else "code = index into the mapping's table; entries strictly ascending "
+            "(SEMANTICS.md 5.9)"
+        ),
+        "max": format_value(float(n.max_value)),
+        "emax": n.emax,
+        "compute": number_description(n.compute),
+        "tables": tables,
+    }
+
+
 def number_description(n: NumberSpec) -> dict:
     """Every field of a number format, values as exact text."""
+    if n.is_codebook:
+        return codebook_description(n)
     out = {
         "code": n.code,
         "kind": n.kind.value,
@@ -59,30 +106,61 @@ def number_description(n: NumberSpec) -> dict:
     return out
 
 
+def _tile_description(t: Any, subtiles: bool) -> dict:
+    out = {
+        "code": t.code,
+        "size": t.size,
+        "channel": t.is_channel,
+        "dim": t.dim,
+        "sparse_n": t.sparse_n,
+        "sparse_m": t.sparse_m,
+    }
+    if subtiles:  # only where the datatype has them: other sets' headers stay as they were
+        out["subtile"] = t.subtile
+        out["offset_bits"] = t.offset
+    return out
+
+
+def _meta_description(dt: DataType) -> dict:
+    """The metadata of a datatype with subtile offsets or codebook mappings."""
+    ss = dt.sspec
+    sizes = list(ss.subtile_sizes) if ss.tiles else []
+    if dt.nspec.is_codebook:
+        kind, meaning = (
+            "mapping",
+            "the index of the codebook mapping (table) chosen for the subtile: the one of "
+            "least squared error, ties to the lowest index (SEMANTICS.md 5.9)",
+        )
+    else:
+        kind, meaning = (
+            "offset",
+            "the subtile's exponent offset d in 0..2^B - 1: its elements encode "
+            "fl32(x' * 2^d) and decode fl32(fl32(dec(code) * 2^-d) * X) (SEMANTICS.md 5.8)",
+        )
+    return {
+        "format": kind,
+        "bits": dt.meta_bits,
+        "subtile_sizes": sizes,
+        "subtile_sizes_rule": "per tile segment: the subtile's extent (0: the whole tile)",
+        "meaning": meaning,
+    }
+
+
 def datatype_description(dt: DataType) -> dict:
     """The datatype: element format, scale formats and tiles."""
     ss = dt.sspec
-    return {
+    out = {
         "name": dt.name or dt.code,
         "code": dt.code,
         "element": number_description(dt.nspec),
         "scale": None if ss is None else number_description(ss.scale),
         "zero_point": None if dt.zero is None else number_description(dt.zero),
         "tensor_scale": None if dt.tenscale is None else number_description(dt.tenscale),
-        "tiles": None
-        if ss is None
-        else [
-            {
-                "code": t.code,
-                "size": t.size,
-                "channel": t.is_channel,
-                "dim": t.dim,
-                "sparse_n": t.sparse_n,
-                "sparse_m": t.sparse_m,
-            }
-            for t in ss.tiles
-        ],
+        "tiles": None if ss is None else [_tile_description(t, ss.has_subtile) for t in ss.tiles],
     }
+    if dt.meta_bits:
+        out["meta"] = _meta_description(dt)
+    return out
 
 
 def policies(
@@ -154,6 +232,42 @@ def policies(
                 "r = min(fl32(fl32(1 / t) / s), FLT_MAX); element encode(fl32(x * r)); "
                 "value fl32(dec(code) * fl32(t * s)); the tensor is lines_per_tensor "
                 "consecutive lines (5.6; torchao nvfp4_quantize numerics)"
+            )
+        if ss.offset_bits:
+            p["subtile_offset"] = (
+                "per subtile: x' = the element's scaled input fl32(x * multiplier) as above; "
+                "a = max |x'| over the subtile; d = 2^B - 1 if a = 0, else clamp(emax - "
+                "floor_log2(a), 0, 2^B - 1) (emax: the element format's under this scale); code "
+                "= encode(fl32(x' * 2^d)) with the round mode, saturating to +-M; value = "
+                "fl32(fl32(dec(code) * 2^-d) * X); a non-finite block has every offset 0 (5.8)"
+            )
+        if n.is_codebook:
+            p["codebook_scale"] = (
+                "the scale rules above with the element format's M = the codebook's largest "
+                "|entry|, emax = floor_log2(M), precision = the compute format's (5.9)"
+            )
+            p["codebook_rounding"] = (
+                "the scaled input t = fl32(x * multiplier) rounds to the mapping's table by "
+                "exact comparison: "
+                + (
+                    "|t| among 0 = v_0 < v_1 < ... < v_P, the sign of t reapplied (-0 and "
+                    "negatives rounding to 0 give the -0 code); ties: even = the even k, away "
+                    "= the larger magnitude, zero = the smaller; trunc = the largest v_k <= "
+                    "|t|; above v_P: v_P"
+                    if n.symmetric
+                    else "the nearest entry on the signed line; ties: even = the even index, "
+                    "away = the larger magnitude, zero = the smaller; trunc = the neighbour "
+                    "nearer zero; beyond the first or last entry: that entry"
+                )
+                + " (5.9)"
+            )
+            p["codebook_mapping"] = (
+                "per subtile (per block without subtiles), for each mapping j in index order: "
+                "E_j = sum over the subtile's elements in C order of fl32(fl32(q - t)^2), "
+                "accumulated acc = fl32(acc + term) from +0; the chosen mapping is the first "
+                "j with E_j < every earlier E (ties: the lowest index); codes index the chosen "
+                "mapping's table, META holds its index; value = fl32(table[m][code] * X); a "
+                "non-finite block has META 0 (5.9)"
             )
         if dt.zero is not None:
             p["zero_point"] = (

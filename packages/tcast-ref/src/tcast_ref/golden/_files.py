@@ -100,7 +100,15 @@ def header_digest(header: dict) -> str:
 
 #: Every file name a set may hold. A header listing any other name is not a tcast set's, so
 #: a hand-edited header can never make the writer replace (or verify read) another file.
-SET_FILES = (HEADER, "vectors.txt", "vectors.memh", "vectors.npz", "packed.bin", "packed_mask.bin")
+SET_FILES = (
+    HEADER,
+    "vectors.txt",
+    "vectors.memh",
+    "vectors.npz",
+    "packed.bin",
+    "packed_mask.bin",
+    "packed_meta.bin",
+)
 #: Written first into every directory a write fills and removed last: it marks a write in
 #: progress, so what a killed run left is recognized as this module's and nobody else's.
 PARTIAL = ".tcast-golden-partial"

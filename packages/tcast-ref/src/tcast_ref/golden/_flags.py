@@ -54,13 +54,32 @@ _DOCS = {
 }
 
 
-def flag_docs() -> dict:
-    """Flag names, bits and definitions, as written into ``header.json``."""
-    return {name: {"bit": f"0x{bit:02X}", "meaning": _DOCS[name]} for name, bit in FLAGS.items()}
+#: What the flags mean for codebook elements (added to the definitions of codebook sets).
+_CODEBOOK_DOCS = {
+    "underflow": " (codebook elements: the entry decodes to 0)",
+    "overflow": " (codebook elements: the code of the last entry of a symmetric table, "
+    "k = 2^(I-1) - 1 with either sign, or the first or last index of an ascending given "
+    "table, and x beyond d)",
+}
+
+
+def flag_docs(dt: DataType | None = None) -> dict:
+    """Flag names, bits and definitions, as written into ``header.json`` (for ``dt``'s sets)."""
+    cb = dt is not None and dt.nspec.is_codebook
+    return {
+        name: {
+            "bit": f"0x{bit:02X}",
+            "meaning": _DOCS[name] + (_CODEBOOK_DOCS.get(name, "") if cb else ""),
+        }
+        for name, bit in FLAGS.items()
+    }
 
 
 def _magnitude_is_max(codes: np.ndarray, n: NumberSpec) -> np.ndarray:
     c = codes.astype(np.int64)
+    if n.is_codebook:  # symmetric tables: sign bit on top, the largest magnitude k = P
+        half = 1 << (n.bits - 1)
+        return (c & (half - 1)) == half - 1
     if n.is_float:
         return (c & (n.sign_bit - 1)) == n.max_code
     if n.is_int:
@@ -106,8 +125,9 @@ def flags(
             tiny = dd == 0
         underflow = inexact & (x != 0) & tiny
         c = codes.astype(np.int64)
-        if n.is_uint:
-            beyond = ((c == n.max_code) & (x > dd)) | ((c == 0) & (x < dd))
+        if n.is_uint or (n.is_codebook and not n.symmetric):  # ascending: both ends
+            top = (1 << n.bits) - 1 if n.is_codebook else n.max_code
+            beyond = ((c == top) & (x > dd)) | ((c == 0) & (x < dd))
         else:
             beyond = _magnitude_is_max(codes, n) & (np.abs(x) > np.abs(dd))
         overflow = finite & (~np.isfinite(dd) | beyond)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from ._files import npz_bytes, sha256, write_set
 from ._flags import FLAGS, flag_docs, flags
 from ._geometry import Geometry, geometry
 from ._layout import Field, Layout
+from ._meta_cases import meta_patterns, meta_tile_maker
 from ._progress import progress
 from ._random import Stream
 
@@ -176,6 +177,7 @@ class _Cast:
     zero: np.ndarray | None = None
     tenscale: np.ndarray | None = None
     mask: np.ndarray | None = None
+    meta: np.ndarray | None = None
     nanblock: np.ndarray | None = None
 
 
@@ -248,6 +250,9 @@ def run_cast(
                         g, np.asarray(res.tenscale).reshape(()), np.asarray(res.tenscale).dtype
                     ),
                     mask=None if mask is None else geo.from_array(mask, ext),
+                    meta=None
+                    if not geo.meta_count or want_virtual
+                    else geo.meta_from_array(_meta_of(res, geo.meta_shape(arr.shape, ext)), ext),
                 )
             )
             bar.update(g)
@@ -280,6 +285,15 @@ def _codes_of(res: CastResult, shape: tuple[int, ...]) -> tuple[np.ndarray, np.n
     return codes.reshape(shape), keep.reshape(shape)
 
 
+def _meta_of(res: CastResult, shape: tuple[int, ...]) -> np.ndarray:
+    """The metadata words of an actual or compress result, in ``shape`` (C order)."""
+    meta = np.asarray(res.meta)
+    if res.castmode is CastMode.COMPRESS:
+        count = int(np.prod(shape, dtype=np.int64))
+        meta = unpack_codes(meta.reshape(-1), res.dtype.meta_bits, count)
+    return meta.astype(np.uint8).reshape(shape)
+
+
 def _f32(x: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):  # signaling NaN inputs widen quietly
         return x.astype(np.float32)
@@ -307,12 +321,19 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
             fields.append(Field("TENSCALE", 1, dt.tenscale.bits, "output", dt.tenscale.code))
         if dt.sspec.is_sparse:
             fields.append(Field("MASK", (t + 31) // 32, min(t, 32), "output", "mask"))
+        if geo.meta_count:
+            fields.append(Field("META", geo.meta_count, dt.meta_bits, "output", meta_format(dt)))
     if virtual:
         fields.append(Field("OUT", t, INPUT_TYPES[st.input_dtype][2], "output", st.input_dtype))
     else:
         fields.append(Field("OUT", t, dt.nspec.bits, "output", dt.nspec.code))
     fields.append(Field("FLAGS", t, 8, "output", "flags8"))
     return Layout(tuple(fields))
+
+
+def meta_format(dt: DataType) -> str:
+    """What a META word holds: ``offset`` (subtile exponent offsets) or ``mapping`` (codebook)."""
+    return "mapping" if dt.nspec.is_codebook else "offset"
 
 
 def _mask_words(mask: np.ndarray) -> np.ndarray:
@@ -388,9 +409,14 @@ def cast_inputs(
                 f"{MAX_RANDOM_ELEMENTS // geo.size} for {dt.code}"
             )
         plan = tile_plan(dt, st.input_dtype, st.level, count)
+        extra = meta_patterns(dt)  # the subtile and codebook patterns, after the others
+        if extra:
+            repeat = len(plan.patterns) // len(PATTERNS)
+            plan = replace(plan, patterns=plan.patterns + tuple(extra) * repeat)
+        special = meta_tile_maker(dt, geo, st.input_dtype) if extra else None
         n_tiles = len(plan.exponents) * len(plan.patterns) + plan.random
         with progress(n_tiles, f"inputs {dt.code}", quiet) as bar:  # tiles, not lines
-            x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng, bar)
+            x2 = tile_inputs(dt, geo.size, st.input_dtype, plan, rng, bar, special)
         if dt.is_multiscale:
             # a NaN/Inf anywhere makes the whole tensor non-finite (5.6): such tiles go last,
             # into tensors of their own, after random finite tiles that complete the last
@@ -401,7 +427,7 @@ def cast_inputs(
             x2 = np.concatenate([x2[~bad], filler, x2[bad]])
         info["inputs"] = {
             "scale_positions_k": list(plan.exponents),
-            "patterns": {p: PATTERNS[p] for p in dict.fromkeys(plan.patterns)},
+            "patterns": {p: {**PATTERNS, **extra}[p] for p in dict.fromkeys(plan.patterns)},
             "single_tiles": SINGLE_TILES,
             "tiles_per_position": len(plan.patterns),
             "random_tiles": plan.random,
@@ -487,6 +513,8 @@ def _columns(
             cols["TENSCALE"] = res.tenscale.reshape(n_lines, 1)
         if keep is not None:
             cols["MASK"] = _mask_words(keep)
+        if res.meta is not None:
+            cols["META"] = res.meta.reshape(n_lines, -1).astype(np.uint8)
     if st.castmode is CastMode.VIRTUAL:
         cols["OUT"] = np.ascontiguousarray(res.virtual.reshape(n_lines, -1)).view(ubits)
     else:
@@ -541,6 +569,12 @@ def decode_inputs(st: Settings) -> tuple[dict[str, np.ndarray], dict]:
     """
     dt = st.dtype
     n, s, second = dt.nspec, dt.sspec.scale, dt.sspec.second
+    if n.is_codebook or dt.meta_bits:
+        raise UnsupportedError(
+            f"exhaustive decode sets of {dt.code} are not generated: its values depend on "
+            "the subtile metadata and the codebook tables (the header of a level 1 or 2 set "
+            "lists them); use --level 1 or 2"
+        )
     if s.bits > 16:
         raise UnsupportedError(
             f"exhaustive decode of {dt.code} needs a scale format of at most 16 bits to "
@@ -686,6 +720,9 @@ def set_files(
             codes = codes[keep]
             extra["packed_mask.bin"] = pack_mask(keep).tobytes()
         extra["packed.bin"] = pack_codes(codes, st.dtype.nspec.bits).tobytes()
+        if "META" in cols:
+            meta = cols["META"].reshape(-1)
+            extra["packed_meta.bin"] = pack_codes(meta, st.dtype.meta_bits).tobytes()
     return _file_bytes(layout, cols, st, quiet, extra)
 
 
@@ -752,7 +789,7 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "significant",
             "npz": "one array per field, named in lower case, shape (lines, count)",
         },
-        "flags": flag_docs() if "FLAGS" in cols else None,
+        "flags": flag_docs(dt) if "FLAGS" in cols else None,
         "digests": {
             "outputs_sha256": sha256(
                 np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"])

@@ -37,6 +37,8 @@ class Geometry:
         tile_dims: the array dimensions of the tile segments.
         count_dim: the array dimension enumerating lines.
         lines_per_tensor: lines per cast call (None: all lines in one call).
+        sub_shape: the extent of a subtile along each tile segment (the tile's where a
+            segment has none), or None when the datatype has no metadata.
     """
 
     kind: str
@@ -45,6 +47,7 @@ class Geometry:
     tile_dims: tuple[int, ...]
     count_dim: int
     lines_per_tensor: int | None
+    sub_shape: tuple[int, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -103,13 +106,71 @@ class Geometry:
             out &= idx < lim
         return out.reshape(g, -1)
 
+    @property
+    def meta_grid(self) -> tuple[int, ...]:
+        """Subtiles of a whole line along each tile segment (``()``: no metadata)."""
+        if self.sub_shape is None:
+            return ()
+        return tuple(-(-t // s) for t, s in zip(self.tile_shape, self.sub_shape, strict=True))
+
+    @property
+    def meta_count(self) -> int:
+        """Metadata words per line: one per subtile (0: no metadata)."""
+        return prod(self.meta_grid) if self.sub_shape is not None else 0
+
+    def meta_extent(self, extent: tuple[int, ...] | None) -> tuple[int, ...]:
+        """Subtiles along each tile segment of a line of ``extent`` (None: a whole line)."""
+        ext = self.tile_shape if extent is None else extent
+        return tuple(-(-e // s) for e, s in zip(ext, self.sub_shape, strict=True))
+
+    def meta_shape(self, shape: tuple[int, ...], extent: tuple[int, ...] | None) -> tuple:
+        """The metadata shape of a cast array ``shape`` (lines of ``extent``), C order."""
+        if self.kind == "tensor":
+            return ()
+        out = list(shape)
+        for d, n in zip(self.tile_dims, self.meta_extent(extent), strict=True):
+            out[d] = n
+        return tuple(out)
+
+    def meta_from_array(self, m: np.ndarray, extent: tuple[int, ...] | None = None) -> np.ndarray:
+        """A cast's metadata (its ``meta_shape``) -> (G, meta_count) words per line.
+
+        Subtiles beyond a partial tile's extent are absent: their words are 0.
+        """
+        m = np.asarray(m)
+        if self.kind == "tensor":
+            return m.reshape(1, -1)
+        dst = list(range(1 + len(self.tile_dims)))
+        moved = np.moveaxis(m, [self.count_dim, *self.tile_dims], dst)
+        g = moved.shape[0]
+        grid = self.meta_grid
+        have = self.meta_extent(extent)
+        full = np.zeros((g, *grid), m.dtype)
+        full[(slice(None), *(slice(0, e) for e in have))] = moved.reshape(g, *have)
+        return full.reshape(g, -1)
+
+    def meta_live(self, extents: np.ndarray | None, lines: int) -> np.ndarray:
+        """(G, meta_count) bool: which subtiles of each line hold a present element.
+
+        From the (G, segments) extents of the lines (the LEN column; None: whole lines).
+        """
+        grid = self.meta_grid
+        if extents is None or self.kind == "tensor":
+            return np.ones((lines, self.meta_count), bool)
+        out = np.ones((lines, *grid), bool)
+        for axis, (n, s) in enumerate(zip(grid, self.sub_shape, strict=True)):
+            idx = np.arange(n).reshape([1] * (axis + 1) + [n] + [1] * (len(grid) - axis - 1))
+            lim = extents[:, axis].astype(np.int64).reshape([lines] + [1] * len(grid))
+            out &= idx * s < lim
+        return out.reshape(lines, -1)
+
     def scales_from_array(self, s: np.ndarray) -> np.ndarray:
         """A scale array of the cast (one scale per block) -> (G,) per line."""
         return np.asarray(s).reshape(-1)
 
     def describe(self) -> dict:
         """The geometry as it appears in ``header.json``."""
-        return {
+        out = {
             "kind": self.kind,
             "elements_per_line": self.size,
             "tile_shape": list(self.tile_shape),
@@ -132,6 +193,16 @@ class Geometry:
                 "whichever array dimension it lies on: tile_dims)"
             ),
         }
+        if self.sub_shape is not None:
+            out["subtile_shape"] = list(self.sub_shape)
+            out["meta_per_line"] = self.meta_count
+            out["meta_order"] = (
+                "one META word per subtile, in C order of the subtile grid "
+                f"{list(self.meta_grid)} (subtile j along a segment holds its elements "
+                "[j*S, (j+1)*S)); a subtile with no present element (beyond LEN) is absent: "
+                "META 0, not compared"
+            )
+        return out
 
 
 def geometry(dt: DataType) -> Geometry:
@@ -139,8 +210,9 @@ def geometry(dt: DataType) -> Geometry:
     ss = dt.sspec
     if ss is None:
         return Geometry("unscaled", (1,), 1, (), 0, None)
-    if ss.is_tensor:
-        return Geometry("tensor", (TENSOR_LENGTH,), 1, (0,), 0, 1)
+    if ss.is_tensor:  # one block: metadata, if any, is one word per line
+        sub = (TENSOR_LENGTH,) if dt.meta_bits else None
+        return Geometry("tensor", (TENSOR_LENGTH,), 1, (0,), 0, 1, sub)
     per = LINES_PER_TENSOR if dt.is_multiscale else None
     wanted = [t.dim for t in ss.tiles if t.dim is not None]
     need = max([2 if len(ss.tiles) == 1 else 3] + [d + 1 if d >= 0 else -d for d in wanted])
@@ -149,4 +221,7 @@ def geometry(dt: DataType) -> Geometry:
     shape = tuple(CHANNEL_LENGTH if t.is_channel else t.size for t in ss.tiles)
     count = next(d for d in range(rank) if d not in dims)
     kind = "tile2d" if len(ss.tiles) == 2 else "channel" if ss.tiles[0].is_channel else "tile1d"
-    return Geometry(kind, shape, rank, dims, count, per)
+    sub = None
+    if dt.meta_bits:
+        sub = tuple(s or t for s, t in zip(ss.subtile_sizes, shape, strict=True))
+    return Geometry(kind, shape, rank, dims, count, per, sub)

@@ -268,6 +268,8 @@ def _file_names(header: dict, st: Settings) -> list[str]:
         want.add("packed.bin")
         if st.dtype.sspec is not None and st.dtype.sspec.is_sparse:
             want.add("packed_mask.bin")
+        if set_layout(st).field("META") is not None:
+            want.add("packed_meta.bin")
     if set(files) != want:
         raise _Malformed(f"files lists {sorted(files)}; this set has {sorted(want)}")
     return sorted(files)
@@ -421,3 +423,7 @@ def _check_values(st: Settings, layout: Layout, cols: dict[str, np.ndarray]) -> 
         want = np.zeros_like(absent) if lens is None else ~geo.live(lens.astype(np.int64))
         if not np.array_equal(absent, want):
             raise _Malformed("the absent flags do not mark exactly the elements beyond LEN")
+    if "META" in cols:
+        gone = ~geo.meta_live(lens, len(cols["META"]))
+        if cols["META"][gone].any():
+            raise _Malformed("a META word of a subtile beyond LEN is not 0")

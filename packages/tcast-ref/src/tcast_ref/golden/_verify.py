@@ -23,6 +23,7 @@ from ..conformance import check_device
 from ._cases import INPUT_TYPES
 from ._flags import FLAGS
 from ._generate import _cast_set, _decode_set
+from ._geometry import geometry
 from ._layout import Field, Layout
 from ._progress import progress
 from ._read import GoldenSetError, LoadedSet, load
@@ -385,6 +386,14 @@ def _nan_codes(fmt: str, width: int) -> np.ndarray | None:
     return np.isnan(decode(np.arange(1 << spec.bits, dtype=np.int64), spec))
 
 
+def _absent_subtiles(lset: LoadedSet) -> np.ndarray | None:
+    """(lines, META count) bool: subtiles beyond a partial tile's extent (None: no META)."""
+    if lset.layout.field("META") is None:
+        return None
+    lens = lset.columns.get("LEN")
+    return ~geometry(lset.settings().dtype).meta_live(lens, lset.lines)
+
+
 def _is_nan32(w: np.ndarray) -> np.ndarray:
     return (w & 0x7FFFFFFF) > 0x7F800000
 
@@ -411,6 +420,7 @@ def compare(
     absent = None
     if "FLAGS" in lset.columns:
         absent = (lset.columns["FLAGS"].astype(np.int64) & FLAGS["absent"]) != 0
+    skipped = {"OUT": absent, "FLAGS": absent, "META": _absent_subtiles(lset)}
     fields = [
         f
         for f in lset.layout.fields
@@ -426,9 +436,9 @@ def compare(
             exp = lset.columns[f.name].reshape(lset.lines, f.count).astype(np.uint64)
             obs = np.asarray(observed[f.name]).reshape(lset.lines, f.count).astype(np.uint64)
             diff = obs != exp
-            skip = absent is not None and f.name in ("OUT", "FLAGS")
-            if skip:
-                diff &= ~absent
+            gone = skipped.get(f.name)
+            if gone is not None:
+                diff &= ~gone
             if not strict_nan:
                 if f.bits == 32 and f.format == "float32":
                     diff &= ~(_is_nan32(obs) & _is_nan32(exp))
@@ -438,7 +448,7 @@ def compare(
                         m = np.uint64(table.size - 1)
                         both = table[(obs & m).astype(np.intp)] & table[(exp & m).astype(np.intp)]
                         diff &= ~both
-            compared += diff.size - (int(absent.sum()) if skip else 0)
+            compared += diff.size - (0 if gone is None else int(gone.sum()))
             for line, idx in zip(*np.nonzero(diff), strict=True):
                 out.append(
                     Mismatch(
@@ -459,9 +469,11 @@ def describe_word(value: int, fmt: str) -> str:
         return "|".join(names) or "none"
     if fmt == "mask":
         return f"{value:b}"
-    if fmt in ("uint32", "extent"):
+    if fmt in ("uint32", "extent", "offset", "mapping"):
         return str(value)
     spec = number(fmt)
+    if spec.is_codebook:  # the entry's value depends on the mapping (META): the index alone
+        return f"{value:0{spec.bits}b} = index {value}"
     if spec.is_float:
         s = value >> (spec.bits - 1)
         e = (value >> spec.mbits) & ((1 << spec.ebits) - 1)
