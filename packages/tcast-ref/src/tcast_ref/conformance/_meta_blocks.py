@@ -62,8 +62,7 @@ def tie_pair(n: Any) -> tuple[Fraction, Fraction] | None:
     """
     mags = codebook_points(n)
     cands = sorted(
-        {v for m in mags for v in m}
-        | {(a + b) / 2 for m in mags for a, b in itertools.pairwise(m)}
+        {v for m in mags for v in m} | {(a + b) / 2 for m in mags for a, b in itertools.pairwise(m)}
     )
 
     def err(c: Fraction, m: tuple[Fraction, ...]) -> Fraction:
