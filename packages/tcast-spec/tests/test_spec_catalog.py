@@ -15,6 +15,7 @@ from tcast import (
     CATALOG,
     DESCRIPTIONS,
     NOT_YET_SUPPORTED,
+    PREVIEW_CATALOG,
     DataType,
     SpecError,
     UnsupportedError,
@@ -45,8 +46,9 @@ def test_primary_names_unique_and_name_equals_key():
         assert alias not in PRIMARY, alias
         assert CATALOG[alias] is CATALOG[primary], alias
         assert CATALOG[alias].name == primary
-    assert set(DESCRIPTIONS) == set(PRIMARY)
+    assert set(DESCRIPTIONS) == set(PRIMARY) | set(PREVIEW_CATALOG)
     assert not set(CATALOG) & set(NOT_YET_SUPPORTED)
+    assert not set(CATALOG) & set(PREVIEW_CATALOG)
 
 
 def test_primary_names_denote_distinct_datatypes_except_documented_twins():
@@ -319,6 +321,8 @@ def test_every_upstream_name_is_in_catalog_or_not_yet_supported():
         if name in NOT_YET_SUPPORTED:
             with pytest.raises(UnsupportedError):
                 datatype(name)
+        elif name in PREVIEW_CATALOG:
+            assert datatype(name) is PREVIEW_CATALOG[name]
         elif name in CATALOG:
             assert datatype(name) is CATALOG[name]
         else:
@@ -326,12 +330,24 @@ def test_every_upstream_name_is_in_catalog_or_not_yet_supported():
     assert not missing, missing
 
 
-def test_not_yet_supported_names():
-    assert set(NOT_YET_SUPPORTED) == {"mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4"}
-    for name in NOT_YET_SUPPORTED:
-        with pytest.raises(UnsupportedError):
-            datatype(name)
-        assert not hasattr(tcast, name)
+def test_msfp_and_codebook_names_are_preview_catalog_entries():
+    assert not NOT_YET_SUPPORTED
+    assert {n: dt.code for n, dt in PREVIEW_CATALOG.items()} == {
+        "mx9": "int8_e8m0_t16s2o1",
+        "mx6": "int5_e8m0_t16s2o1",
+        "mx4": "int3_e8m0_t16s2o1",
+        "mxfi4": "cb41fi_e2m2fnuz_e8m0_t32s4",
+        "mxfp4m": "cb41f01_e2m2fnuz_e8m0_t32s4",
+        "mxfp4e": "cb42fe0123_e3m2fnuz_e8m0_t32s8",
+        "mxfp4f4": "cb42f1346_e2m3fnuz_e8m0_t32s8",
+        "nf4": "cb40_float32_nf4_float32_t64",
+    }
+    for name, dt in PREVIEW_CATALOG.items():
+        assert datatype(name) is dt and getattr(tcast, name) is dt and dt.name == name
+        assert datatype(dt.code) == dt
+    # not (yet) in the conformance space
+    space = set(tcast.conformance_space())
+    assert not space & set(PREVIEW_CATALOG.values())
 
 
 # ------------------------------------------------------------- combinations

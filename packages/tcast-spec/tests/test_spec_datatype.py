@@ -10,8 +10,6 @@ from tcast import (
     NOT_YET_SUPPORTED,
     DataType,
     SpecError,
-    TcastError,
-    UnsupportedError,
     datatype,
     number,
     scale,
@@ -118,14 +116,14 @@ def test_subtile_without_codebook_or_offset_is_spec_error(sspec):
         datatype(f"int8_{sspec}")
 
 
-@pytest.mark.parametrize("name", sorted(NOT_YET_SUPPORTED))
-def test_not_yet_supported_names_raise_unsupported(name):
-    with pytest.raises(UnsupportedError) as info:
-        datatype(name)
-    assert name in str(info.value)
-    assert isinstance(info.value, TcastError)
-    assert not isinstance(info.value, SpecError)
-    assert name not in CATALOG
+@pytest.mark.parametrize(
+    ("name", "meta_bits"),
+    [("mx9", 1), ("mx6", 1), ("mx4", 1), ("mxfi4", 1), ("mxfp4m", 1), ("mxfp4e", 2), ("nf4", 0)],
+)
+def test_named_msfp_and_codebook_datatypes_resolve(name, meta_bits):
+    dt = datatype(name)
+    assert dt.name == name and dt.meta_bits == meta_bits
+    assert name not in CATALOG and name not in NOT_YET_SUPPORTED
 
 
 def test_non_spec_inputs_are_spec_errors():

@@ -48,7 +48,8 @@ from typing import Any, NoReturn
 
 from ._text import QUOTE_LIMIT, quote
 from ._version import __version__
-from .catalog import ALIASES, CATALOG, DESCRIPTIONS, NOT_YET_SUPPORTED
+from .catalog import ALIASES, CATALOG, DESCRIPTIONS, NOT_YET_SUPPORTED, PREVIEW_CATALOG
+from .codebook import CodebookSpec
 from .datatype import DataType, datatype
 from .errors import SpecError, TcastError, UnsupportedError
 from .exact import decode
@@ -366,6 +367,8 @@ def _tile_parts(tile: TileSpec) -> str:
     text = "channel (the whole dimension)" if tile.is_channel else f"{tile.size} elements"
     if tile.subtile:
         text += f", subtile {tile.subtile}"
+    if tile.offset:
+        text += f", a {tile.offset}-bit exponent offset per subtile"
     if tile.is_sparse:
         text += f", sparsity: keep the {tile.sparse_n} largest of every {tile.sparse_m}"
     return text
@@ -393,6 +396,8 @@ def tile_summary(sspec: ScaleSpec) -> str:
         extras = []
         if tile.subtile:
             extras.append(f"subtile {tile.subtile}")
+        if tile.offset:
+            extras.append(f"{tile.offset}-bit offset")
         if tile.is_sparse:
             extras.append(f"keep {tile.sparse_n} of {tile.sparse_m}")
         extra = f" ({', '.join(extras)})" if extras else ""
@@ -457,6 +462,53 @@ def _catalog_names_equal(dt: DataType) -> list[str]:
     return [name for name in primary_names() if CATALOG[name] == dt]
 
 
+def _codebook_summary(cb: CodebookSpec) -> str:
+    kind = f"implicit '{cb.desc}'" if cb.desc else f"given tables '{cb.label}'"
+    return (
+        f"{cb.code} (codebook, {kind}: {cb.bits}-bit indices into {cb.mappings} "
+        f"mapping{'s' * (cb.mappings > 1)} of {1 << cb.bits} {cb.compute.code} values, "
+        f"{cb.meta_bits} metadata bits, max {format_value(cb.maxfloat)})"
+    )
+
+
+def _codebook_block(cb: CodebookSpec, indent: str = "") -> list[str]:
+    """The compute format, then each mapping: one row per index (code in hex, value)."""
+    out = [f"{indent}compute: {number_summary(cb.compute)}"]
+    layout = "sign-magnitude (code s*2^(I-1)+k)" if cb.symmetric else "ascending"
+    out.append(f"{indent}layout: {layout}")
+    bits = cb.compute.bits
+    for m in range(cb.mappings):
+        out.append(f"{indent}mapping {m}: index, {cb.compute.code} code, value")
+        out += [
+            f"{indent}{_INDENT}{i:>3}  {_hex(cb.entry_code(m, i), bits)}  {format_value(v)}"
+            for i, v in enumerate(cb.tables[m])
+        ]
+    return out
+
+
+def _bit_layout_lines(dt: DataType) -> list[str]:
+    """Bits per block and per value of a datatype with subtiles or a codebook."""
+    s = dt.sspec
+    if s is None or s.is_tensor or any(t.is_channel for t in s.tiles):
+        return []  # the block is a whole tensor or dimension: no fixed bits per value
+    block = math.prod(t.size for t in s.tiles)
+    subtiles = math.prod(t.size // (t.subtile or t.size) for t in s.tiles)
+    ebits = dt.nspec.bits
+    total = s.scale.bits + dt.meta_bits * subtiles + block * ebits
+    what = "offset" if s.offset_bits else "mapping"
+    meta = f"{dt.meta_bits} {what} bit{'s' * (dt.meta_bits > 1)} per subtile x {subtiles}"
+    rows = [
+        ("element bits", str(ebits)),
+        ("scale bits per tile", f"{s.scale.bits} (tile of {block})"),
+        ("metadata", meta if dt.meta_bits else "none"),
+        ("bits per value", f"{format_value(total / block)} = ({s.scale.bits} + "
+         f"{dt.meta_bits} x {subtiles} + {block} x {ebits}) / {block}"),
+    ]  # fmt: skip
+    if dt.tenscale is not None:
+        rows.append(("tensor scale", f"{dt.tenscale.bits} bits per tensor, not counted"))
+    return ["bit layout:", *_fields(rows, _INDENT)]
+
+
 def _datatype_lines(dt: DataType, asked: str, in_catalog: bool) -> list[str]:
     title = dt.name if dt.name == asked else f"{dt.name} (you asked for {asked})"
     rows = [("datatype", title), ("code", dt.code)]
@@ -466,12 +518,18 @@ def _datatype_lines(dt: DataType, asked: str, in_catalog: bool) -> list[str]:
     else:
         rows.append(("catalog names", ", ".join(_catalog_names_equal(dt)) or "none"))
     out = _fields(rows)
-    out.append(f"element: {number_summary(dt.nspec)}")
-    out += _number_block(dt.nspec, _INDENT)
+    if isinstance(dt.nspec, CodebookSpec):
+        out.append(f"element: {_codebook_summary(dt.nspec)}")
+        out += _codebook_block(dt.nspec, _INDENT)
+    else:
+        out.append(f"element: {number_summary(dt.nspec)}")
+        out += _number_block(dt.nspec, _INDENT)
     if dt.sspec is None:
         out.append("scale: none (unscaled)")
     else:
         out += _scale_lines(dt.sspec, dt.nspec)
+        if dt.has_meta or dt.nspec.is_codebook:
+            out += _bit_layout_lines(dt)
         n = dt.nspec
         if n.is_int and dt.sspec.scale.is_exponent:
             frac = n.bits - 2
@@ -483,8 +541,10 @@ def _datatype_lines(dt: DataType, asked: str, in_catalog: bool) -> list[str]:
     return out
 
 
-def _number_lines(spec: NumberSpec, asked: str) -> list[str]:
+def _number_lines(spec: NumberSpec | CodebookSpec, asked: str) -> list[str]:
     out = [f"number: {spec.code}" + ("" if spec.code == asked else f" (you asked for {asked})")]
+    if isinstance(spec, CodebookSpec):
+        return [*out, f"{_INDENT}{_codebook_summary(spec)}", *_codebook_block(spec, _INDENT)]
     bare = asked.removeprefix("torch.")
     if bare in NAMES and bare != spec.code:
         out.append(f"note: {bare} is an ml_dtypes/torch/upstream name for {spec.code}")
@@ -501,7 +561,7 @@ def _number_lines(spec: NumberSpec, asked: str) -> list[str]:
 def _suggest(token: str) -> str:
     if len(token) > QUOTE_LIMIT:
         return ""  # nothing that long is close to a name
-    names = list(dict.fromkeys([*CATALOG, *NOT_YET_SUPPORTED, *NAMES]))
+    names = list(dict.fromkeys([*CATALOG, *PREVIEW_CATALOG, *NOT_YET_SUPPORTED, *NAMES]))
     close = difflib.get_close_matches(token, names, n=3, cutoff=0.75)
     return f"\n  did you mean: {', '.join(close)}?" if close else ""
 
@@ -529,8 +589,9 @@ def info_text(token: str) -> str:
             why each reading failed.
         UnsupportedError: for a name tcast knows but does not support yet.
     """
-    if token in CATALOG:
-        return "\n".join(_datatype_lines(CATALOG[token], token, True)) + "\n"
+    if token in CATALOG or token in PREVIEW_CATALOG:
+        dt = CATALOG[token] if token in CATALOG else PREVIEW_CATALOG[token]
+        return "\n".join(_datatype_lines(dt, token, True)) + "\n"
     if token in NOT_YET_SUPPORTED:
         raise UnsupportedError(f"{token!r} is not supported yet: {NOT_YET_SUPPORTED[token]}")
     errors: list[tuple[str, str]] = []
@@ -559,8 +620,9 @@ def info_text(token: str) -> str:
 def catalog_text() -> str:
     """The text ``tcast info --catalog`` prints.
 
-    One line per primary catalog name (name, code, description, aliases), then
-    the names of upstream datatypes that are not supported yet, with the reason.
+    One line per primary catalog name (name, code, description, aliases), then the
+    MSFP and codebook datatypes (:data:`tcast.PREVIEW_CATALOG`), then the names of
+    upstream datatypes that are not supported yet (if any), with the reason.
 
     Returns:
         The text, ending with a newline.
@@ -574,9 +636,15 @@ def catalog_text() -> str:
     w1 = max(len(r[1]) for r in rows)
     out = [f"catalog ({len(rows)} datatypes; name, code, description):"]
     out += [f"{_INDENT}{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
-    out.append(f"not yet supported ({len(NOT_YET_SUPPORTED)}):")
-    wn = max(len(n) for n in NOT_YET_SUPPORTED)
-    out += [f"{_INDENT}{n:<{wn}}  {why}" for n, why in NOT_YET_SUPPORTED.items()]
+    preview = [(n, dt.code, DESCRIPTIONS.get(n, "")) for n, dt in PREVIEW_CATALOG.items()]
+    out.append(f"subtile offsets and codebooks ({len(preview)}; not in the conformance space yet):")
+    w0 = max(len(r[0]) for r in preview)
+    w1 = max(len(r[1]) for r in preview)
+    out += [f"{_INDENT}{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in preview]
+    if NOT_YET_SUPPORTED:
+        out.append(f"not yet supported ({len(NOT_YET_SUPPORTED)}):")
+        wn = max(len(n) for n in NOT_YET_SUPPORTED)
+        out += [f"{_INDENT}{n:<{wn}}  {why}" for n, why in NOT_YET_SUPPORTED.items()]
     return "\n".join(out) + "\n"
 
 

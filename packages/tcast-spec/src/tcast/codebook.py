@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import pairwise
+from math import copysign
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -340,6 +341,28 @@ class CodebookSpec:
     def precision(self) -> int:
         """The compute format's precision (scale mode option3 reads it)."""
         return self.compute.precision
+
+    def entry_code(self, mapping: int, index: int) -> int:
+        """The compute format's code of ``tables[mapping][index]``.
+
+        A float's sign bit and magnitude code (``-0.0`` keeps the sign bit where the format
+        has a negative zero, else it is code 0); an int's two's complement in its width.
+
+        Raises:
+            SpecError: for a mapping or index out of range.
+        """
+        for name, v, n in (("mapping", mapping, self.mappings), ("index", index, 1 << self.bits)):
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
+                raise SpecError(f"codebook {self.code}: {name} {quote(v)} is not in 0..{n - 1}")
+        v = self.tables[mapping][index]
+        c = self.compute
+        mag = _magnitude_index(c, abs(Fraction(v)))
+        if mag is None:  # unreachable: every entry was checked to be a value of c
+            raise SpecError(f"codebook {self.code}: {v!r} is not a value of {c.code}")
+        if c.is_int:
+            return (-mag if v < 0 else mag) & ((1 << c.bits) - 1)
+        negative = copysign(1.0, v) < 0 and (v != 0 or c.has_negzero)
+        return (c.sign_bit if negative else 0) | mag
 
     @property
     def is_codebook(self) -> bool:

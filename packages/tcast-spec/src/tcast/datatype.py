@@ -194,7 +194,7 @@ def datatype(
         UnsupportedError: for named datatypes of upstream tensorcast that tcast does not
             define (:data:`tcast.NOT_YET_SUPPORTED`).
     """
-    from .catalog import CATALOG, NOT_YET_SUPPORTED
+    from .catalog import CATALOG, NOT_YET_SUPPORTED, PREVIEW_CATALOG
 
     foreign = None if isinstance(nspec, (str, NumberSpec, CodebookSpec)) else foreign_dtype(nspec)
     if foreign is not None and foreign[0] in CATALOG:
@@ -204,8 +204,8 @@ def datatype(
             raise SpecError("datatype(DataType, sspec): a DataType already has its scale spec")
         return nspec if name is None else DataType(nspec.nspec, nspec.sspec, name)
     if isinstance(nspec, str) and sspec is None:
-        if nspec in CATALOG:
-            found = CATALOG[nspec]
+        if nspec in CATALOG or nspec in PREVIEW_CATALOG:
+            found = CATALOG[nspec] if nspec in CATALOG else PREVIEW_CATALOG[nspec]
             return found if name is None else DataType(found.nspec, found.sspec, name)
         if nspec in NOT_YET_SUPPORTED:
             raise UnsupportedError(f"{nspec!r}: {NOT_YET_SUPPORTED[nspec]}")
