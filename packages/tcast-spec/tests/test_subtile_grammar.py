@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcast import SpecError, TileSpec, block_layout, datatype, scale
+import tcast
+import tcast.engine as engine_mod
+from tcast import (
+    CastModes,
+    EngineBase,
+    SpecError,
+    TileSpec,
+    UnsupportedError,
+    block_layout,
+    datatype,
+    scale,
+)
 
 
 def test_canonical_code_writes_subtile_then_offset():
@@ -141,3 +154,81 @@ def test_block_layout_sub_sizes_and_meta_shape(code, shape, transpose, sub_sizes
     lay = block_layout(shape, datatype(code), transpose)
     assert lay.sub_sizes == sub_sizes
     assert lay.meta_shape == meta_shape
+
+
+# --------------------------------------------------------------------- engines
+class _Kit(EngineBase):
+    name = "kit"
+
+
+@pytest.mark.parametrize(
+    ("name", "plain"),
+    [("mx9", False), ("mxfi4", False), ("nf4", False), ("mxfp4", True), ("nvfp4", True)],
+)
+def test_enginebase_refuses_subtiles_and_codebooks_unless_it_implements_them(name, plain):
+    modes = CastModes()
+    assert _Kit().supports(datatype(name), modes) is plain
+    able = type("Able", (_Kit,), {"subtiles_and_codebooks": True})()
+    assert able.supports(datatype(name), modes) is True
+
+
+@dataclass
+class _Fake:
+    name: str
+    kind: type
+    codebooks: bool
+
+    def accepts(self, x):
+        return isinstance(x, self.kind)
+
+    priority: int = 0
+
+    def supports(self, dtype, modes):
+        return self.codebooks or not (dtype.has_meta or dtype.nspec.is_codebook)
+
+    def request(self, x, dtype, modes, seed, rbits):
+        raise AssertionError("the front door refuses before a request")
+
+    cast = upcast = request
+
+
+@dataclass
+class _Point:
+    name: str
+    obj: object
+    value: str = "fake:engine"
+
+    def load(self):
+        return self.obj
+
+
+@pytest.fixture
+def two_engines(monkeypatch):
+    """'lists' takes lists and no codebooks; 'tuples' takes tuples and casts everything."""
+    eps = [
+        _Point("lists", _Fake("lists", list, False)),
+        _Point("tuples", _Fake("tuples", tuple, True)),
+    ]
+    groups = {tcast.ENTRY_POINT_GROUP: eps, tcast.ARRAYS_GROUP: []}
+    monkeypatch.setattr(engine_mod, "entry_points", lambda group: groups[group])
+    tcast.refresh_engines()
+    yield
+    monkeypatch.undo()
+    tcast.refresh_engines()
+
+
+def test_front_door_names_the_engine_that_casts_a_refused_datatype(two_engines):
+    with pytest.raises(UnsupportedError) as info:
+        tcast.cast([1.0, 2.0], "mx9")
+    text = str(info.value)
+    assert text.startswith("no engine (lists) supports mx9 with")
+    assert text.endswith(
+        "; mx9 is cast by the 'tuples' engine (its arrays): "
+        "tcast.cast(x as one of its arrays, 'mx9', ...)"
+    )
+    with pytest.raises(UnsupportedError, match="nf4 is cast by the 'tuples' engine"):
+        tcast.cast([1.0], "nf4", engine="lists")
+    # nothing else casts it: no hint
+    with pytest.raises(UnsupportedError) as info:
+        tcast.cast((1.0,), "mx9", engine="lists")
+    assert "is cast by" not in str(info.value)

@@ -88,7 +88,10 @@ def select_engine(
             raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
         for dt in (dtype, also):
             if dt is not None and not eng.supports(dt, modes):
-                raise UnsupportedError(f"engine {engine!r} does not support {dt.name} with {modes}")
+                raise UnsupportedError(
+                    f"engine {engine!r} does not support {dt.name} with {modes}"
+                    f"{_elsewhere(x, dt, modes, {engine.partition(':')[0]})}"
+                )
         return eng
     takers = [e for e in engines_for(x) if e.accepts(x)]
     if not takers:
@@ -98,7 +101,9 @@ def select_engine(
     ]
     if not able:
         names = ", ".join(e.name for e in takers)
-        raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}")
+        missing = dtype if not all(e.supports(dtype, modes) for e in takers) else also
+        hint = "" if missing is None else _elsewhere(x, missing, modes, {e.name for e in takers})
+        raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}{hint}")
     best = _first_of_highest(able)
     if _refuses(best, x):
         # an engine that takes x's type but not x as it is (the Triton engine and a DTensor)
@@ -107,6 +112,39 @@ def select_engine(
         if willing:
             best = _first_of_highest(willing)
     return best
+
+
+def _elsewhere(x: Any, dtype: DataType, modes: CastModes, tried: set[str]) -> str:
+    """Where a refused request would run: an installed engine for other arrays that supports it.
+
+    Only on the way to an error: it loads the engines not yet tried (importing their
+    array libraries). Returns ``''`` when none supports the request.
+    """
+    for name in engine_names():
+        if name in tried or failure(name) is not None:
+            continue
+        eng = load_engine(name)
+        if eng is None or not eng.supports(dtype, modes):
+            continue
+        what = getattr(eng, "array_what", "its arrays")
+        return (
+            f"; {dtype.name} is cast by the {name!r} engine ({what}): "
+            f"tcast.cast({_converted(x, eng)}, {dtype.name!r}, ...)"
+        )
+    return ""
+
+
+def _converted(x: Any, eng: Engine) -> str:
+    """How to hand ``x`` to ``eng``: ``x.cpu().numpy()`` from torch to NumPy, say."""
+    types = getattr(eng, "array_type", ())
+    first = types[0] if isinstance(types, tuple) and types else types
+    target = getattr(first, "__module__", "").split(".")[0]
+    source = type(x).__module__.split(".")[0]
+    if source == "torch" and target == "numpy":
+        return "x.cpu().numpy()"
+    if source == "numpy" and target == "torch":
+        return "torch.from_numpy(x)"
+    return f"x as {getattr(eng, 'array_one', 'one of its arrays')}"
 
 
 def _first_of_highest(engines: list[Engine]) -> Engine:

@@ -59,7 +59,9 @@ class TritonEngine(EngineBase):
 
         Unscaled datatypes, tensor scales and one or two tile segments along any dimensions
         (channels, ``transpose_scale``), dense or N-of-M sparse, every element format, scale
-        format, round, scale and cast mode. Subtiles (codebooks) are refused.
+        format, round, scale and cast mode. Subtiles (exponent offsets) and codebook data
+        are refused: ``EngineBase.supports`` refuses them (``subtiles_and_codebooks`` is
+        False), and ``tiled_supported`` does not cover them.
         """
         return super().supports(dtype, modes) and tiled_supported(dtype)
 

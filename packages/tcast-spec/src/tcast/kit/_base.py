@@ -69,6 +69,9 @@ class EngineBase:
         array_what: how messages name those arrays ("NumPy arrays").
         array_one: how messages name one of them ("a NumPy array").
         result_ops: the engine's array operations for CastResults (build, check, unpack).
+        subtiles_and_codebooks: whether the engine implements subtiles (exponent offsets,
+            SEMANTICS.md §5.8) and codebook data (§5.9); :meth:`supports` refuses them
+            when False.
     """
 
     name: str = ""
@@ -77,6 +80,7 @@ class EngineBase:
     array_what: str = "arrays"
     array_one: str = "an array"
     result_ops: ArrayOps | None = None
+    subtiles_and_codebooks: bool = False
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -84,8 +88,14 @@ class EngineBase:
         return isinstance(x, self.array_type)
 
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
-        """Every valid datatype under every mode (override to refuse some)."""
-        return isinstance(dtype, DataType) and isinstance(modes, CastModes)
+        """Every valid datatype under every mode (override to refuse some).
+
+        Subtiles and codebook data only where :attr:`subtiles_and_codebooks` is True.
+        """
+        if not (isinstance(dtype, DataType) and isinstance(modes, CastModes)):
+            return False
+        has_subtile = dtype.sspec is not None and dtype.sspec.has_subtile
+        return self.subtiles_and_codebooks or not (has_subtile or dtype.nspec.is_codebook)
 
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
