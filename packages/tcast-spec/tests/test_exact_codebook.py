@@ -409,3 +409,34 @@ def test_upcast_reads_the_mapping_from_meta():
     r = cast_array([5.0, 7.0, 3.0, -5.0, 0.5, 1.5, -0.5, 6.0], (8,), MXFI4)
     swapped = dataclasses.replace(r, meta=(0, 1))
     assert upcast(swapped, MXFI4) == (3.0, 6.0, 1.5, -3.0, 1.0, 3.0, -1.0, 7.0)
+
+
+@pytest.mark.parametrize(
+    ("amax", "mode", "scale"),
+    [
+        # mxfi4: M = 7, emax 2, tau = 7/4; e = E - 2 (+1): code 125 (+1); E = 0 here
+        (f32(1.8), "floor", 125),
+        (f32(1.8), "ceil", 126),
+        (f32(1.8), "midmax", 125),  # bump iff sigma > (7/4 + 2) / 2 = 1.875
+        (1.875, "midmax", 125),
+        (f32(1.8), "topbinade", 126),  # bump iff sigma > 1.75
+        (f32(1.8), "option3", 125),  # e2m2fnuz precision 3: 1.8 -> 1.75
+        (1.875, "option3", 126),  # a tie of 1.75 (odd) and 2.0: to 2.0, bump
+    ],
+)
+def test_codebook_scale_modes_use_max_value_and_the_compute_precision(amax, mode, scale):
+    r = cast_block([amax, 0.0, 0.0, 0.0], MXFI4, scalemode=mode)
+    assert r.scale == scale
+
+
+def test_cast_block_subtiles_argument_is_a_partition_of_positions():
+    r = cast_block([0.5, 5.0, 1.5, 7.0], MXFI4, subtiles=[[0, 2], [1, 3]])
+    assert r.meta == (0, 1)  # (0.5, 1.5): e2m1 exact; (5, 7): int4 exact
+    with pytest.raises(tcast.SpecError, match=r"every position 0\.\.3 once"):
+        cast_block([0.5, 5.0, 1.5, 7.0], MXFI4, subtiles=[[0, 2], [1]])
+    with pytest.raises(tcast.SpecError, match="a subtile position must be an int"):
+        cast_block([0.5, 5.0], MXFI4, subtiles=[[0, 1.0]])
+    with pytest.raises(tcast.SpecError, match="pass subtiles="):
+        cast_block([0.5] * 4, "cb41fi_e2m2fnuz_e8m0_t4s2_t4s2")
+    with pytest.raises(tcast.SpecError, match="has none"):
+        cast_block([0.5] * 4, "e2m1f_e8m0_t32", subtiles=[[0, 1, 2, 3]])

@@ -133,7 +133,7 @@ def test_msfp_every_magnitude_class_of_a_pair(code, m):
 )
 def test_msfp_offset_pair_rounding_up_to_2E_saturates(code, m, x, value):
     # amax 1.5: E = 0; the pair (x, 0) is below 1: d = 1, and rounds up to 2**E = 1.0,
-    # which m magnitude bits cannot hold (Quark gives 1.0)
+    # which m magnitude bits cannot hold
     r = cast_block([1.5, 0.0, x, 0.0], code)
     assert r.meta == (0, 1)
     assert r.values[2] == value
@@ -153,8 +153,7 @@ def test_msfp_zero_subtile_takes_the_largest_offset():
 def test_msfp_subnormal_amax_block_uses_the_exact_binade():
     # amax 2**-127 (a float32 subnormal): E = -127, e8m0 code 0 (X = 2**-127), x' = x * 2**127.
     # Pair 1 = (2**-128 + 2**-134, 0): x' = 1/2 + 2**-7 < 1, d = 1, 65/64 * 1/2 * 2**-127
-    # = 65 * 2**-134: the input itself. (Quark: exponent field 0 -> -127 for all, no offset,
-    # step 2**-133: 32.5 -> 32, value 2**-128.)
+    # = 65 * 2**-134: the input itself. (Quark flushes float32 subnormals to zero.)
     x = 2.0**-128 + 2.0**-134
     r = cast_block([2.0**-127, 0.0, x, 0.0], MX9)
     assert r.scale == 0
