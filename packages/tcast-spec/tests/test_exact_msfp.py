@@ -328,3 +328,24 @@ def test_upcast_of_stored_parts_equals_the_virtual_result(code, shape, transpose
     r = cast_array(xs, shape, code, transpose_scale=transpose)
     assert upcast(r, code, transpose_scale=transpose) == r.values
     assert len(set(r.meta)) > 1
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "transpose", "meta_shape"),
+    [
+        (MX9, (5,), False, (3,)),  # ceil(5 / 2)
+        (MX9, (3, 20), False, (3, 10)),
+        ("int8_e8m0_t16s2o1d0", (20, 3), False, (10, 3)),
+        ("e4m3fn_bfloat16_t0s4o2", (3, 10), False, (3, 3)),  # a channel: ceil(10 / 4)
+        ("int8_e8m0_t4s2o1_t8", (6, 10), False, (3, 2)),  # 2 x 8 subtiles
+        ("int8_e8m0_t4s2o1_t8", (6, 10), True, (1, 5)),  # 8 x 2 subtiles
+        ("cb41fi_e2m2fnuz_e8m0", (3, 5), False, ()),  # a tensor scale: one mapping
+        ("cb41fi_e2m2fnuz_e8m0_t32", (3, 40), False, (3, 2)),  # no s: one per block
+    ],
+)
+def test_metadata_shape_agrees_with_the_block_layout(code, shape, transpose, meta_shape):
+    assert subtile_indices(shape, code, transpose)[0] == meta_shape
+    lay = tcast.layout.block_layout(shape, tcast.datatype(code), transpose)
+    assert lay.meta_shape == meta_shape
+    r = cast_array([0.0] * math.prod(shape), shape, code, transpose_scale=transpose)
+    assert r.meta_shape == meta_shape and len(r.meta) == math.prod(meta_shape)
