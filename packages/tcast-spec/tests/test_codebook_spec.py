@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import tcast
 from tcast import CodebookSpec, DataType, NumberSpec, SpecError, codebook, datatype, number
+from tcast.cli import info_text
 
 E2M1 = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
@@ -312,3 +314,42 @@ def test_codebook_codes_round_trip(ncode, label, scode):
     dt = datatype(f"{ncode}{label}_{scode}")
     assert isinstance(dt, DataType)
     assert dt.code == f"{ncode}{label}_{scode}" and datatype(dt.code) == dt
+
+
+# ------------------------------------------------------------------ the docs
+NAMES_MD = Path(__file__).resolve().parents[3] / "docs" / "names.md"
+
+
+def test_names_md_codebook_examples_parse_as_written():
+    if not NAMES_MD.exists():
+        pytest.skip("docs/ is not beside this checkout")
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in NAMES_MD.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `cb")
+    ]
+    assert len(rows) >= 7
+    for code, m, entries, _meaning in rows:
+        cb = number(code.strip("`"))
+        assert str(cb.meta_bits) == m, code
+        written = [tuple(float(v) for v in part.split()) for part in entries.split("/")]
+        assert positives(cb) == written, code
+
+
+def test_tcast_info_prints_each_mapping_index_compute_code_and_value():
+    text = info_text("cb31ie_int5")
+    lines = text.splitlines()
+    start = lines.index("  mapping 1: index, int5 code, value")
+    assert [line.split() for line in lines[start + 1 : start + 9]] == [
+        ["0", "0x00", "0"],
+        ["1", "0x02", "2"],
+        ["2", "0x04", "4"],
+        ["3", "0x06", "6"],
+        ["4", "0x00", "-0"],
+        ["5", "0x1E", "-2"],
+        ["6", "0x1C", "-4"],
+        ["7", "0x1A", "-6"],
+    ]
+    nf4 = info_text("nf4")
+    assert "      1  0xBF3239B1  -0.6961928009986877" in nf4
+    assert "bits per value:      4.5 = (32 + 0 x 1 + 64 x 4) / 64" in nf4

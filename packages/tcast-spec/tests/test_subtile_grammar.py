@@ -20,6 +20,7 @@ from tcast import (
     datatype,
     scale,
 )
+from tcast.cli import info_text
 
 
 def test_canonical_code_writes_subtile_then_offset():
@@ -232,3 +233,29 @@ def test_front_door_names_the_engine_that_casts_a_refused_datatype(two_engines):
     with pytest.raises(UnsupportedError) as info:
         tcast.cast((1.0,), "mx9", engine="lists")
     assert "is cast by" not in str(info.value)
+
+
+_TILE16 = ["8 (tile of 16)", "1 offset bit per subtile x 8"]
+
+
+@pytest.mark.parametrize(
+    ("name", "layout"),
+    [
+        ("mx9", ["8", *_TILE16, "9 = (8 + 1 x 8 + 16 x 8) / 16"]),
+        ("mx6", ["5", *_TILE16, "6 = (8 + 1 x 8 + 16 x 5) / 16"]),
+        ("mx4", ["3", *_TILE16, "4 = (8 + 1 x 8 + 16 x 3) / 16"]),
+        (
+            "mxfp4e",
+            [
+                "4",
+                "8 (tile of 32)",
+                "2 mapping bits per subtile x 4",
+                "4.5 = (8 + 2 x 4 + 32 x 4) / 32",
+            ],
+        ),
+    ],
+)
+def test_tcast_info_prints_the_bit_layout(name, layout):
+    lines = info_text(name).splitlines()
+    start = lines.index("bit layout:")
+    assert [line.split(":", 1)[1].strip() for line in lines[start + 1 : start + 5]] == layout
