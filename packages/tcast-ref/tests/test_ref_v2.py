@@ -29,6 +29,7 @@ import pytest
 
 import tcast
 import tcast_ref
+import tcast_ref._cast
 from tcast import CastMode, SpecError, UnsupportedError, exact
 from tcast.kit import element_max, result_form
 
@@ -287,6 +288,23 @@ def test_grammar_variants_match_exact(code, shape, modes):
     check(x.astype(np.float32), tcast.datatype(code), **modes)
 
 
+@pytest.mark.parametrize(
+    ("code", "shape", "modes"),
+    [
+        ("int8_e8m0_t0s2o1", (3, 37), {"roundmode": "stochastic", "seed": 3}),
+        ("cb41fi_e2m2fnuz_e8m0_t0s4", (3, 37), {}),
+        ("cb41fi_e2m2fnuz_e8m0_t8s2_t8s4", (9, 20), {"transpose_scale": True}),
+        ("cb41fi_e2m2fnuz_e8m0", (5, 7), {}),
+    ],
+)
+def test_pieces_cut_on_subtile_boundaries_match_exact(monkeypatch, code, shape, modes):
+    """Rows longer than a piece are cut on whole subtiles (blocks, where the meta is per block)."""
+    monkeypatch.setattr(tcast_ref._cast, "CHUNK", 16)
+    rng = np.random.default_rng(len(code))
+    x = rng.standard_normal(shape) * np.exp2(rng.integers(-5, 5, shape))
+    check(x.astype(np.float32), tcast.datatype(code), **modes)
+
+
 @pytest.mark.parametrize(("name", "in_dtype"), [("mx6", "float16"), ("mxfp4m", "bfloat16")])
 def test_sixteen_bit_inputs_match_exact(name, in_dtype):
     dt = tcast.datatype(NAMED[name])
@@ -416,3 +434,23 @@ def test_transposed_2d_subtiles_visit_their_elements_in_the_arrays_c_order():
         # every unit ascends (C order), and the units cover the block once
         assert all(np.all(np.diff(u) > 0) for u in units.reshape(-1, 8))
         assert sorted(units[0].reshape(-1).tolist()) == sorted(rows[0].tolist())
+
+
+# ------------------------------------------------------------------ cast_dual
+@pytest.mark.parametrize("castmode", ["virtual", "actual", "compress"])
+@pytest.mark.parametrize("name", ["mx9", "mxfp4e"])
+def test_cast_dual_keeps_offsets_and_transposes_meta(name, castmode):
+    """The column cast keeps o<B> with its tile; a transposed result is xᵀ's row cast."""
+    x = np.random.default_rng(11).standard_normal((24, 40)).astype(np.float32)
+    dt = tcast.datatype(name)
+    cols_dt = tcast.kit.column_datatype(dt)
+    assert cols_dt.meta_bits == dt.meta_bits
+    for transposed, want_x, want_dt in ((False, x, cols_dt), (True, x.T.copy(), dt)):
+        _, second = tcast_ref.cast_dual(x, dt, castmode=castmode, transposed=transposed)
+        want = tcast_ref.cast(want_x, want_dt, castmode=castmode)
+        if castmode == "virtual":
+            np.testing.assert_array_equal(_raw(second), _raw(want))
+            continue
+        for part in ("data", "scale", "meta"):
+            np.testing.assert_array_equal(getattr(second, part), getattr(want, part), part)
+        np.testing.assert_array_equal(_raw(tcast_ref.upcast(second)), _raw(tcast_ref.upcast(want)))

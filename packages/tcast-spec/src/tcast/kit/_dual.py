@@ -18,7 +18,6 @@ from ..datatype import DataType
 from ..engine import CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, ScaleLayout
-from ..scale import TileSpec
 from ._blocked import require_ops
 from ._request import CastRequest, make_request, normalize_args
 from ._results import build_result
@@ -71,7 +70,7 @@ def _column(dtype: DataType) -> DataType:
             f"(as mxfp8, nvfp4, int8_e8m0_t32, e4m3fn_float32_t0), not {dtype.name}"
         )
     t = ss.tiles[0]
-    tile = TileSpec(t.size, t.subtile, t.sparse_n, t.sparse_m, -2)
+    tile = dataclasses.replace(t, dim=-2)  # subtile, offset and sparsity stay with the tile
     return DataType(dtype.nspec, dataclasses.replace(ss, tiles=(tile,)))
 
 
@@ -151,6 +150,7 @@ def dual_by_casts(
         zero=None if r.zero is None else ops.permute(r.zero, order),
         tenscale=r.tenscale,
         mask=None if r.mask is None else ops.permute(r.mask, order),
+        meta=None if r.meta is None else ops.permute(r.meta, order),
     )
     return first, second
 
