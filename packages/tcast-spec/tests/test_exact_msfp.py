@@ -349,3 +349,23 @@ def test_metadata_shape_agrees_with_the_block_layout(code, shape, transpose, met
     assert lay.meta_shape == meta_shape
     r = cast_array([0.0] * math.prod(shape), shape, code, transpose_scale=transpose)
     assert r.meta_shape == meta_shape and len(r.meta) == math.prod(meta_shape)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "e4m3fn",
+        "e4m3fn_e8m0_t32",
+        "e2m1f_e4m3fn_float32_t16",
+        "uint8_float32_uint8_t0",
+        "int4_e8m0_t32n2m4",
+        "e5m2_float32_t8_t4",
+    ],
+)
+def test_upcast_of_datatypes_without_metadata_equals_the_virtual_result(code):
+    # the same decode for every datatype: NaN blocks, pruned elements, zero points, 2-D tiles
+    xs = [f32((-1) ** i * ((i * 5) % 13) * 2.0 ** (-(i % 4))) for i in range(48)]
+    xs[40] = NAN
+    r = cast_array(xs, (4, 12), code)
+    got = upcast(r, code)
+    assert [struct.pack("<f", v) for v in got] == [struct.pack("<f", v) for v in r.values]

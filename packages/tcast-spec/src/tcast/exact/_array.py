@@ -2,9 +2,10 @@
 
 This is the array-level form of SEMANTICS.md: it partitions an N-d array into
 blocks (§5.1: tensor, channel, 1-D and 2-D tiles along any dimensions, partial
-tiles, transposed scaling), forms sparsity groups along the sparse dimension
-(§6), draws the Philox bits by flat index (§3.3), casts every block with
-:func:`cast_block`, rounds the virtual result to the input dtype (§7) and packs
+tiles, transposed scaling) and subtiles (§5.8), forms sparsity groups along the
+sparse dimension (§6), draws the Philox bits by flat index (§3.3), casts every
+block with :func:`cast_block`, gathers the metadata of subtile offsets and codebook
+mappings (§5.8, §5.9), rounds the virtual result to the input dtype (§7) and packs
 compress results (§8). Engines are checked against it on small arrays.
 """
 
@@ -290,10 +291,12 @@ def cast_array(
         transpose_scale: swap the two tile segments.
 
     Returns:
-        The ArrayResult.
+        The ArrayResult (with the metadata in C order of its ``meta_shape`` for datatypes
+        that have it).
 
     Raises:
-        SpecError: for bad arguments (including seed together with rbits).
+        SpecError: for bad arguments (including seed together with rbits, and stochastic
+            rounding of a codebook datatype).
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     spec_in = _input_spec(input_dtype)
