@@ -440,3 +440,15 @@ def test_cast_block_subtiles_argument_is_a_partition_of_positions():
         cast_block([0.5] * 4, "cb41fi_e2m2fnuz_e8m0_t4s2_t4s2")
     with pytest.raises(tcast.SpecError, match="has none"):
         cast_block([0.5] * 4, "e2m1f_e8m0_t32", subtiles=[[0, 1, 2, 3]])
+
+
+def test_upcast_refuses_parts_that_do_not_fit_the_datatype():
+    r = cast_array([5.0, 7.0, 3.0, -5.0, 0.5, 1.5, -0.5, 6.0], (8,), MXFI4)
+    with pytest.raises(tcast.SpecError, match="needs 2 metadata codes"):
+        upcast(dataclasses.replace(r, meta=(1,)), MXFI4)
+    with pytest.raises(tcast.SpecError, match="does not fit in 1 bits"):
+        upcast(dataclasses.replace(r, meta=(2, 0)), MXFI4)
+    with pytest.raises(tcast.SpecError, match="do not fill shape"):
+        upcast(dataclasses.replace(r, codes=r.codes[:7]), MXFI4)
+    with pytest.raises(tcast.SpecError, match="scale codes for the 1 blocks"):
+        upcast(dataclasses.replace(r, scale=(127, 127)), MXFI4)

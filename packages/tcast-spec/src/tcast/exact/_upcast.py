@@ -48,8 +48,14 @@ def upcast(
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     n, s = dt.nspec, dt.sspec
     codes = result.codes
+    if len(codes) != math.prod(result.shape):
+        raise SpecError(f"{len(codes)} element codes do not fill shape {result.shape}")
     if s is None:
         return tuple(decode(c, n) for c in codes)
+    if n.is_uint and (result.zero is None or len(result.zero) != len(result.scale or ())):
+        raise SpecError(f"a result of {dt.name} needs one zero-point code per scale code")
+    if result.mask is not None and len(result.mask) != len(codes):
+        raise SpecError(f"the mask has {len(result.mask)} flags for {len(codes)} elements")
     if result.scale is None:
         raise SpecError(f"a result of {dt.name} needs its scale codes")
     _, blocks = block_indices(result.shape, dt, transpose_scale)
