@@ -336,6 +336,20 @@ def test_catalog_md_is_up_to_date():
         assert f"| `{name}` |" in text
 
 
+def test_v2_formats_codebook_picture_is_up_to_date():
+    path = DOCS / "gen_codebook_picture.py"
+    if not path.exists():
+        pytest.skip("docs/ is not beside this checkout")
+    spec = importlib.util.spec_from_file_location("tcast_docs_gen_codebook_picture", path)
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    page = gen.PAGE.read_text(encoding="utf-8")
+    assert gen.update(page, gen.render()) == page, (
+        "docs/v2-formats.md is stale: run .venv/bin/python docs/gen_codebook_picture.py"
+    )
+
+
 _STYLE_COLUMN = {"ieee": "", "fn": "fn", "fnuz": "fnuz", "uz": "uz", "f": "f"}
 
 
