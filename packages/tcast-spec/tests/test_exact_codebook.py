@@ -452,3 +452,23 @@ def test_upcast_refuses_parts_that_do_not_fit_the_datatype():
         upcast(dataclasses.replace(r, codes=r.codes[:7]), MXFI4)
     with pytest.raises(tcast.SpecError, match="scale codes for the 1 blocks"):
         upcast(dataclasses.replace(r, scale=(127, 127)), MXFI4)
+
+
+def test_a_cast_sums_a_2d_subtile_in_c_order_whatever_the_block_order():
+    # Given tables (ascending; 8192 makes M = 8192 so that the float32 scale is 1):
+    # B (mapping 0) = (-4096 + 2**-11, 0, 4096, 8192), A (mapping 1) = (-4096, 1, 4096, 8192).
+    # One 2 x 2 tile [[0, -8192], [0, 0]], one mapping per tile. A's terms in C order are
+    # 1, 2**24, 1, 1: 1 + 2**24 ties to 2**24, then 2**24 twice: E_A = 2**24 < E_B = 2**24 + 4
+    # (B: (4096 + 2**-11)**2 -> 2**24 + 4, zeros elsewhere), so A. Column order (the order in
+    # which transpose_scale lists the block) would give 1 + 1 + 2**24 + 1 = 2**24 + 4 (ties to
+    # the even significand), equal to E_B: B.
+    b = (-4096.0 + 2.0**-11, 0.0, 4096.0, 8192.0)
+    a = (-4096.0, 1.0, 4096.0, 8192.0)
+    cb = tcast.codebook((b, a), "float32", label="order")
+    dt = tcast.DataType(cb, tcast.scale("float32_t2_t2"))
+    for transpose in (False, True):
+        r = cast_array([0.0, -8192.0, 0.0, 0.0], (2, 2), dt, transpose_scale=transpose)
+        assert r.scale == (0x3F800000,)
+        assert r.meta == (1,)
+        assert r.codes == (1, 0, 1, 1)
+        assert r.values == (1.0, -4096.0, 1.0, 1.0)
