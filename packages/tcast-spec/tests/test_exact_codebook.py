@@ -472,3 +472,19 @@ def test_a_cast_sums_a_2d_subtile_in_c_order_whatever_the_block_order():
         assert r.meta == (1,)
         assert r.codes == (1, 0, 1, 1)
         assert r.values == (1.0, -4096.0, 1.0, 1.0)
+
+
+def test_given_table_with_minus_zero_saturation_and_trunc_in_a_cast():
+    # table (-1, -0.0, 0.25, 0.5): M = 1; amax 1 -> float32 scale 1. 1.0 is above the last
+    # entry: 0.5 (saturation); -0.1 rounds to the -0.0 entry, which decodes to -0.0;
+    # 0.375 ties 0.25 (index 2) / 0.5 (index 3): even index 2; trunc sends 0.375 to 0.25 and
+    # -0.75 to -0.0 (the smallest entry >= t), even -0.75 ties -1 / -0.0 to index 0.
+    cb = tcast.codebook(((-1.0, -0.0, 0.25, 0.5),), "float32", label="mz")
+    dt = tcast.DataType(cb, tcast.scale("float32_t4"))
+    xs = [1.0, f32(-0.1), 0.375, -0.75]
+    r = cast_array(xs, (4,), dt)
+    assert r.codes == (3, 1, 2, 0)
+    assert r.values[0] == 0.5 and r.values[2] == 0.25 and r.values[3] == -1.0
+    assert r.values[1] == 0.0 and neg(r.values[1])
+    r = cast_array(xs, (4,), dt, roundmode="trunc")
+    assert r.codes == (3, 1, 2, 1)
