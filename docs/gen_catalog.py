@@ -83,9 +83,9 @@ _PREVIEW = """\
 MSFP (MX9, MX6, MX4: a per-subtile exponent offset, `s<S>o<B>`) and codebook datatypes
 (each element an index into a table; a mapping chosen per subtile). `tcast.datatype(name)`
 and `tcast.mx9` find them like any name above, but they are listed in
-`tcast.PREVIEW_CATALOG`, not `tcast.CATALOG`, and are not in the conformance space yet:
-the reference engine casts them (`tcast.cast(x.numpy(), "mx9")`); other engines refuse
-them in `supports()`. [names.md](names.md) has the grammar; `tcast info NAME` prints the
+`tcast.PREVIEW_CATALOG`, not `tcast.CATALOG`, until every engine implements them: the
+reference engine casts them (`tcast.cast(x.numpy(), "mx9")`); other engines refuse them
+in `supports()`. [names.md](names.md) has the grammar; `tcast info NAME` prints the
 tables and the bits per value.
 """
 

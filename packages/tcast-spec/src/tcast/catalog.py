@@ -12,9 +12,9 @@ along the last dimension.
 
 The datatypes with subtile exponent offsets (MSFP) and codebooks are named in
 :data:`PREVIEW_CATALOG`: ``datatype("mx9")`` and ``tcast.mx9`` find them like any
-catalog name, but they stay out of :data:`CATALOG`, which the conformance suite
-and engines' catalog-wide tests walk, until every engine implements them (the
-reference engine does: ``tcast.cast(x.numpy(), "mx9")``).
+catalog name, but they stay out of :data:`CATALOG`, which engines' catalog-wide
+tests and the catalog part of the conformance space walk, until every engine
+implements them (the reference engine does: ``tcast.cast(x.numpy(), "mx9")``).
 """
 
 from __future__ import annotations
@@ -479,7 +479,7 @@ _CATALOG.update({alias: _CATALOG[primary] for alias, primary in _ALIASES.items()
 #: Every catalog name (aliases included) to its datatype (read-only).
 CATALOG: Mapping[str, DataType] = MappingProxyType(_CATALOG)
 #: Named MSFP and codebook datatypes (read-only): found by :func:`tcast.datatype` like
-#: catalog names, kept out of :data:`CATALOG` (and the conformance space) for now.
+#: catalog names, kept out of :data:`CATALOG` until every engine implements them.
 PREVIEW_CATALOG: Mapping[str, DataType] = MappingProxyType(
     {dt.name: dt for dt in (mx9, mx6, mx4, mxfi4, mxfp4m, mxfp4e, mxfp4f4, nf4)}
 )

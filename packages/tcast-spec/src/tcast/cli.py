@@ -637,7 +637,7 @@ def catalog_text() -> str:
     out = [f"catalog ({len(rows)} datatypes; name, code, description):"]
     out += [f"{_INDENT}{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
     preview = [(n, dt.code, DESCRIPTIONS.get(n, "")) for n, dt in PREVIEW_CATALOG.items()]
-    out.append(f"subtile offsets and codebooks ({len(preview)}; not in the conformance space yet):")
+    out.append(f"subtile offsets and codebooks ({len(preview)}; the reference engine casts them):")
     w0 = max(len(r[0]) for r in preview)
     w1 = max(len(r[1]) for r in preview)
     out += [f"{_INDENT}{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in preview]
