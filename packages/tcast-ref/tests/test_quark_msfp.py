@@ -23,7 +23,8 @@ The two differ in three stated rules (SEMANTICS.md §11), each with a named test
 
 Everywhere else the values are equal bit for bit after the sign-of-zero rule: seeded random
 tiles and adversarial ones (binade boundaries of the pair offset, ties at both steps, values
-rounding up to the next power of two, extreme block exponents, partial tiles and pairs).
+rounding up to the next power of two, extreme block exponents, partial tiles and pairs, blocks
+along dimension 0, float16 and bfloat16 inputs).
 Quark's ``block_size`` is passed as 16, the MSFP block (``k1``).
 """
 
@@ -292,6 +293,36 @@ def test_column_blocks_equal_quark_bit_for_bit(name):
     code = tcast.datatype(name).code + "d0"
     want = _stated_sign_of_zero(_quark(x, name, axis=0))
     _assert_same_bits(x, _tcast(x, code), want, code)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("input_dtype", ["float16", "bfloat16"])
+def test_16_bit_inputs_equal_quark_bit_for_bit(name, input_dtype):
+    # Quark reads the exponent field of the input dtype and flushes its subnormals; tcast casts
+    # the inputs exactly in float32 and rounds the values to the input dtype (exact here)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    np_dtype = np.float16 if input_dtype == "float16" else ml_dtypes.bfloat16
+    smallest_normal = 2.0**-14 if input_dtype == "float16" else SMALLEST_NORMAL
+    rng = np.random.default_rng(5)
+    rows, cols = 8, 5 * BLOCK + 7
+    low, high = (-8, 12) if input_dtype == "float16" else (-90, 100)
+    block_exp = np.repeat(rng.integers(low, high, size=(rows, 6)), BLOCK, axis=1)[:, :cols]
+    pair_exp = np.repeat(rng.integers(-6, 1, size=(rows, cols // PAIR + 1)), PAIR, axis=1)
+    x = (rng.standard_normal((rows, cols)) * np.exp2(block_exp + pair_exp[:, :cols])).astype(
+        np_dtype
+    )
+    x = np.where(np.abs(x.astype(np.float32)) < smallest_normal, 0, x).astype(np_dtype)
+    out = FAKE_QUANTIZE(
+        torch.from_numpy(x.astype(np.float32)).to(getattr(torch, input_dtype)),
+        axis=-1,
+        block_size=BLOCK,
+        quant_bit=QUANT_BIT[name],
+        sub_block_size=PAIR,
+    )
+    want = _stated_sign_of_zero(out.float().numpy())
+    got = tcast.cast(x, name)
+    assert got.dtype == x.dtype
+    _assert_same_bits(x.astype(np.float32), got.astype(np.float32), want, f"{name} {input_dtype}")
 
 
 @pytest.mark.parametrize("name", NAMES)
