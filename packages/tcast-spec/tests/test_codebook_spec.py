@@ -353,3 +353,19 @@ def test_tcast_info_prints_each_mapping_index_compute_code_and_value():
     nf4 = info_text("nf4")
     assert "      1  0xBF3239B1  -0.6961928009986877" in nf4
     assert "bits per value:      4.5 = (32 + 0 x 1 + 64 x 4) / 64" in nf4
+
+
+def test_named_tables_are_read_only_and_entry_code_checks_its_range():
+    from tcast.codebook import GIVEN_TABLES
+
+    for table in (tcast.PREVIEW_CATALOG, GIVEN_TABLES):
+        with pytest.raises(TypeError):
+            table["nf4"] = None  # type: ignore[index]
+    cb = number("cb31ie_int5")
+    with pytest.raises(SpecError, match=r"index 8 is not in 0\.\.7"):
+        cb.entry_code(0, 8)
+    with pytest.raises(SpecError, match=r"mapping 2 is not in 0\.\.1"):
+        cb.entry_code(2, 0)
+    # -0.0 keeps the sign bit only where the compute format has a negative zero
+    assert number("cb30f_e2m1f").entry_code(0, 4) == 0x8
+    assert number("cb30f_e2m1fnuz").entry_code(0, 4) == 0x0
