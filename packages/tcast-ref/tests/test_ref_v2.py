@@ -324,6 +324,21 @@ def test_given_tables_without_zero_ignore_the_padding_of_partial_tiles():
     assert got.meta.tolist() == [[0, 0, 1, 1]]
 
 
+@pytest.mark.parametrize("roundmode", DETERMINISTIC)
+def test_given_table_midpoints_beyond_float64_and_equal_magnitude_ties_match_exact(roundmode):
+    """A midpoint float64 cannot hold (2**-60 and 1: 0.5 + 2**-61) is no tie for t = 0.5;
+    t = +-0 between -0.5 and 0.5 ties at equal magnitudes: the even index in every mode."""
+    far = tcast.codebook([[-1.0, 2.0**-60, 1.0, 2.0]], "float32", label="far")
+    pm = tcast.codebook([[-2.0, -0.5, 0.5, 2.0]], "float32", label="pm")
+    x = np.array([[2.0, 0.5, -0.5, 0.75, 0.0, -0.0, -1.25, 1.25]], np.float32)
+    for cb, want in ((far, 1), (pm, 2)):
+        dt = tcast.datatype(cb, "e8m0_t8")
+        check(x, dt, roundmode=roundmode)
+        got = tcast_ref.cast(x, dt, castmode="actual", roundmode=roundmode)
+        if roundmode != "trunc":
+            assert got.data[0, 1 if cb is far else 4] == want
+
+
 def test_blocked_scale_layout_leaves_meta_plain():
     dt = tcast.datatype(NAMED["mxfp4e"])
     x = adversarial(dt, 5)

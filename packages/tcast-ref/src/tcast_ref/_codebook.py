@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tcast import RoundMode, UnsupportedError
+from tcast import CodebookSpec, RoundMode, UnsupportedError
 
 __all__ = ["Book", "book", "choose_mapping", "round_to_table", "unit_errors"]
 
@@ -73,7 +73,7 @@ def _mid_floor(a: float, b: float) -> tuple[float, bool]:
 
 
 @lru_cache(maxsize=64)
-def book(spec) -> Book:
+def book(spec: CodebookSpec) -> Book:
     """The arrays of a :class:`tcast.CodebookSpec` (memoized).
 
     Raises:

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tcast import RoundMode
+from tcast import CodebookSpec, DataType, NumberSpec, RoundMode
 from tcast.kit import CastRules
 
 from ._codebook import Book, book, choose_mapping
@@ -25,20 +25,12 @@ from ._offsets import pow2, subtile_offsets
 from ._subtiles import Units
 from ._tiles import Tiling
 
-__all__ = ["MetaRule", "decode_units", "encode_units", "meta_rule", "sub_sizes"]
+__all__ = ["MetaRule", "decode_units", "encode_units", "meta_rule"]
 
 
 def _floor_log2(v: Fraction) -> int:
     e = v.numerator.bit_length() - v.denominator.bit_length()
     return e - 1 if Fraction(2) ** e > v else e
-
-
-def sub_sizes(til: Tiling, dtype) -> tuple[int, ...]:
-    """The unit extent along each tiled dimension (the tile length where a segment has none)."""
-    subs = getattr(til, "sub_sizes", None)
-    if subs:
-        return tuple(subs)
-    return tuple(t.subtile or size for t, size in zip(dtype.sspec.tiles, til.sizes, strict=True))
 
 
 @dataclass(frozen=True)
@@ -63,19 +55,18 @@ class MetaRule:
 
 
 def meta_rule(
-    dtype, rules: CastRules, til: Tiling, shape: tuple[int, ...], padded_rows: bool = True
+    dtype: DataType, rules: CastRules, til: Tiling, shape: tuple[int, ...], padded_rows: bool = True
 ) -> MetaRule | None:
     """The metadata rule of a scaled datatype, or None when it has none.
 
     ``padded_rows``: build ``real`` (an array of the input's size, bool) when needed.
     """
     n, s = dtype.nspec, dtype.sspec
-    is_book = bool(getattr(n, "is_codebook", False))
-    bits = getattr(s, "offset_bits", 0) if s is not None else 0
-    if not is_book and not bits:
+    bits = s.offset_bits
+    if not n.is_codebook and not bits:
         return None
-    units = Units(til, sub_sizes(til, dtype))
-    if is_book:
+    units = Units(til, til.sub_sizes)
+    if n.is_codebook:
         b = book(n)
         real = None
         if padded_rows and not b.zero_safe and til.padded:
@@ -91,7 +82,7 @@ def meta_rule(
 def encode_units(
     xs: np.ndarray,
     rule: MetaRule,
-    n,
+    n: NumberSpec | CodebookSpec,
     mode: RoundMode,
     rbits: np.ndarray | None,
     real: np.ndarray | None = None,
@@ -128,7 +119,9 @@ def encode_units(
     return units.from_units(codes, cols), units.from_units(q, cols), meta
 
 
-def decode_units(codes: np.ndarray, meta: np.ndarray, rule: MetaRule, n) -> np.ndarray:
+def decode_units(
+    codes: np.ndarray, meta: np.ndarray, rule: MetaRule, n: NumberSpec | CodebookSpec
+) -> np.ndarray:
     """Scaled-domain values of stored codes (R, C) with their units' metadata (R, units)."""
     cols = codes.shape[1]
     per = rule.units.per_element(meta, cols)
