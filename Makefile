@@ -14,6 +14,9 @@ venv: $(STAMP)
 $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	# AMD Quark, a test-only oracle for MX6/MX9: only its pure-PyTorch emulation is used, and
+	# its declared dependencies (pyarrow, pandas, onnx, datasets...) would add ~700 MB.
+	$(PY) -m pip install --quiet --no-deps amd-quark==0.13
 	touch $(STAMP)
 
 # The main job: the core golden-vector sets (level 1) into ./out, every installed engine
