@@ -7,8 +7,10 @@ the compute format worked out on paper), never computed by the code under test.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
 import struct
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -369,3 +371,100 @@ def test_named_tables_are_read_only_and_entry_code_checks_its_range():
     # -0.0 keeps the sign bit only where the compute format has a negative zero
     assert number("cb30f_e2m1f").entry_code(0, 4) == 0x8
     assert number("cb30f_e2m1fnuz").entry_code(0, 4) == 0x0
+
+
+# ------------------------------------------------------------ hostile input
+def test_a_description_counts_its_mappings_before_building_any_table(monkeypatch):
+    # A code of thousands of offset digits must fail at once on its count, not build a table
+    # per digit first (that took seconds per thousand digits).
+    def no_tables(*args, **kwargs):
+        raise AssertionError("a table was built for a description of the wrong count")
+
+    module = importlib.import_module("tcast.codebook")  # tcast.codebook is the function
+    monkeypatch.setattr(module, "_clause_mappings", no_tables)
+    for code in ("cb81i" + "0" * 3000 + "e0123_float32", "cb41" + "f" * 3000 + "_e2m3fnuz"):
+        with pytest.raises(SpecError, match=r"describes \d+ mappings, metadata bits 1 need 2"):
+            number(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "cb40_float32_" + "9" * 300,
+        "cb40_float32_" + "a" * 300,
+        "cb41p1" + "9" * 300 + "_e2m3fnuz",
+        "cb41f" + "9" * 300 + "_e2m3fnuz",
+        "cb41fi_e2m2fnuz_" + "x" * 300,
+        "cb41fi_e2m2fnuz_" + "x" * 300 + "_e8m0_t32s4",
+    ],
+)
+def test_messages_about_long_codes_quote_them_cut(code):
+    for parse in (number, datatype):
+        with pytest.raises(SpecError) as info:
+            parse(code)
+        assert len(str(info.value)) < 400, str(info.value)[:100]
+
+
+def test_a_label_has_at_most_32_characters():
+    table = [0.0, 1.0, 2.0, 3.0]
+    assert codebook(table, "int4", label="a" * 32).label == "a" * 32
+    with pytest.raises(SpecError, match="at most 32 characters"):
+        codebook(table, "int4", label="a" * 33)
+    with pytest.raises(SpecError, match="at most 32 characters"):
+        number("cb41fi_e2m2fnuz_" + "x" * 33)
+
+
+def test_given_tables_take_any_real_number_type_whose_value_is_a_float():
+    np = pytest.importorskip("numpy")
+    want = (-1.0, -0.5, 0.0, 1.0)
+    for tables in (
+        np.array(want, dtype=np.float32),
+        np.array([want], dtype=np.float16),
+        [np.float32(-1), np.int64(0), Fraction(1, 2), 1],
+    ):
+        got = codebook(tables, "float32", label="x")
+        assert got.tables[0][::3] == (-1.0, 1.0) and all(type(v) is float for v in got.tables[0])
+    assert codebook(np.array([-1, 0, 1, 2], dtype=np.int8), "int4").tables == (
+        (-1.0, 0.0, 1.0, 2.0),
+    )
+    for bad, message in (
+        ([np.bool_(True), 1.0, 2.0, 3.0], "codebook entries are numbers"),
+        ([0, 1, 2, 10**400], "is not a float"),  # float() overflows
+        ([0, 1, 2, 2**60 + 1], "is not a float"),  # float() would round it to 2**60
+        ([0, 1, 2, Fraction(1, 3)], "is not a float"),
+    ):
+        with pytest.raises(SpecError, match=message):
+            codebook(bad, "float32")
+
+
+def test_tables_differing_only_in_the_sign_of_a_zero_are_different_codebooks():
+    plus = codebook([-1.0, 0.0, 0.5, 1.0], "float32", label="z")
+    minus = codebook([-1.0, -0.0, 0.5, 1.0], "float32", label="z")
+    assert minus.entry_code(0, 1) != plus.entry_code(0, 1)
+    assert plus != minus and len({plus, minus}) == 2
+    assert plus == codebook([-1.0, 0.0, 0.5, 1.0], "float32", label="z")
+    assert hash(plus) == hash(codebook([-1.0, 0.0, 0.5, 1.0], "float32", label="z"))
+
+
+def test_every_entry_is_a_float32_value():
+    # int32 has values float32 cannot hold; tables of them are refused, wherever they come from
+    for code in ("cb40s_int32", "cb40i0_int32", "cb80s_int32"):
+        with pytest.raises(SpecError, match="is not a float32 value"):
+            number(code)
+    with pytest.raises(SpecError, match=r"33554433\.0 is not a float32 value"):
+        codebook([0.0, 1.0, 2.0, 2.0**25 + 1], "int32")
+    # multiples of 2**28 are float32 values: the i pattern at the top of int32 is 2**28 * k
+    assert positives(number("cb40i_int32")) == [tuple(float(k << 28) for k in range(1, 8))]
+    assert number("cb40s_int25").max_value == 2**24 - 1
+
+
+def test_specs_pickle_and_copy_to_equal_specs():
+    import copy
+    import pickle
+
+    specs = [number(code) for code in IMPLICIT]
+    specs.append(codebook([-1.0, -0.0, 0.5, 1.0], "float32", label="z"))
+    specs.extend(datatype(name) for name in ("mx9", "mxfi4", "mxfp4f4", "nf4"))
+    for spec in specs:
+        for back in (pickle.loads(pickle.dumps(spec)), copy.deepcopy(spec)):
+            assert back == spec and hash(back) == hash(spec) and back.code == spec.code

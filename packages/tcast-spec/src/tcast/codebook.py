@@ -30,7 +30,7 @@ from math import copysign
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ._text import quote
+from ._text import QUOTE_LIMIT, quote
 from .errors import SpecError
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GIVEN_TABLES",
+    "MAX_LABEL",
     "NF4_VALUES",
     "CodebookSpec",
     "default_label",
@@ -71,6 +72,8 @@ GIVEN_TABLES: Mapping[str, tuple[int, int, str, tuple[tuple[float, ...], ...]]] 
     {"nf4": (4, 0, "float32", (NF4_VALUES,))}
 )
 
+#: The longest codebook label: a name, short enough for every code and message that shows it.
+MAX_LABEL = 32
 _LABEL_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CLAUSE_RE = re.compile(r"([fi])([0-9]*)(?:e([0-9]*))?|([ps])(?:([0-9])([0-9]*))?")
 _MIN_INDEX_BITS, _MAX_INDEX_BITS = 2, 8
@@ -87,6 +90,15 @@ def _floor_log2(v: Fraction) -> int:
     e = num.bit_length() - den.bit_length()
     fits = (den << e) <= num if e >= 0 else den <= (num << -e)
     return e if fits else e - 1
+
+
+def _is_float32(v: float) -> bool:
+    """Whether the finite float ``v`` is a float32 value (24 significant bits, 2**-149 up)."""
+    if v == 0:
+        return True
+    a = abs(Fraction(v))
+    e = _floor_log2(a)
+    return e <= 127 and (a / _pow2(max(e, -126) - 23)).denominator == 1
 
 
 # ------------------------------------------------------- the compute number line
@@ -125,7 +137,7 @@ def _base_values(kind: str, ibits: int, clause: str) -> list[Fraction]:
         return [Fraction(k) * _pow2(2 - ibits) for k in range(1, p + 1)]
     if not 3 <= ibits <= 5:
         raise SpecError(
-            f"clause {clause!r}: 'f' patterns are e2m0, e2m1 or e2m2 (index bits 3..5), "
+            f"clause {quote(clause)}: 'f' patterns are e2m0, e2m1 or e2m2 (index bits 3..5), "
             f"not {ibits} index bits"
         )
     mb = ibits - 3  # sign, two exponent bits, the rest mantissa: e2m0, e2m1, e2m2
@@ -149,21 +161,22 @@ def _placed_indices(base: list[Fraction], c: NumberSpec, clause: str) -> list[in
         if all(i is not None for i in idx):
             return idx  # type: ignore[return-value]
     raise SpecError(
-        f"clause {clause!r}: its base values are not all values of {c.code} at any one power of two"
+        f"clause {quote(clause)}: its base values are not all values of {c.code} at any one "
+        f"power of two"
     )
 
 
 def _digits(text: str, what: str, clause: str, most: int = 9) -> list[int]:
     out = [int(ch) for ch in text]
     if any(d > most for d in out):
-        raise SpecError(f"clause {clause!r}: {what} are digits 0..{most}, got {text!r}")
+        raise SpecError(f"clause {quote(clause)}: {what} are digits 0..{most}, got {quote(text)}")
     return out
 
 
 def _mapping(c: NumberSpec, indices: list[int], clause: str, number: int) -> list[Fraction]:
     if min(indices) < 1:
         raise SpecError(
-            f"clause {clause!r}, mapping {number}: it reaches below the smallest nonzero "
+            f"clause {quote(clause)}, mapping {number}: it reaches below the smallest nonzero "
             f"value of {c.code} (index {min(indices)}); use a smaller offset"
         )
     return [_index_value(c, j) for j in sorted(indices)]
@@ -190,14 +203,14 @@ def _clause_mappings(
                 scaled = [v / _pow2(e) for v in values]
                 if any(_magnitude_index(c, v) is None for v in scaled):
                     raise SpecError(
-                        f"clause {clause!r}, mapping {first + len(out)}: its values divided "
+                        f"clause {quote(clause)}, mapping {first + len(out)}: its values divided "
                         f"by 2**{e} are not all values of {c.code}"
                     )
                 out.append(scaled)
         return out
     interval = 1 if m[5] is None else int(m[5])
     if interval < 1:
-        raise SpecError(f"clause {clause!r}: the interval is a digit 1..9, got 0")
+        raise SpecError(f"clause {quote(clause)}: the interval is a digit 1..9, got 0")
     offsets = _digits(m[6] or "", "offsets", clause) or [0]
     if m[4] == "p":  # decrements g, g+1, g+2, ...
         dist = [j * interval + j * (j - 1) // 2 for j in range(p)]
@@ -231,7 +244,7 @@ def implicit_tables(
     _check_compute(compute)
     if not desc:
         raise SpecError("an implicit codebook needs a description (f, i, p or s clauses)")
-    mappings: list[list[Fraction]] = []
+    clauses = []
     pos = 0
     while pos < len(desc):
         m = _CLAUSE_RE.match(desc, pos)
@@ -240,15 +253,32 @@ def implicit_tables(
                 f"codebook description {quote(desc)}: {quote(desc[pos:])} is not a clause "
                 f"(f[<offsets>][e[<eoffsets>]], i[...], p<interval>[<offsets>], s<interval>[...])"
             )
-        mappings.extend(_clause_mappings(m, index_bits, compute, len(mappings)))
+        if m[3]:
+            _digits(m[3], "exponent offsets", m[0], _MAX_EOFFSET)
+        clauses.append(m)
         pos = m.end()
-    if len(mappings) != 1 << meta_bits:
+    # The count is checked before any table is built: a long description costs no more
+    # than reading it.
+    count = sum(_clause_count(m) for m in clauses)
+    if count != 1 << meta_bits:
         code = f"cb{index_bits}{meta_bits}{desc}_{compute.code}"
+        shown = code if len(code) <= QUOTE_LIMIT else quote(code)
         raise SpecError(
-            f"{code} describes {len(mappings)} mapping{'s' * (len(mappings) != 1)}, metadata "
+            f"{shown} describes {count} mapping{'s' * (count != 1)}, metadata "
             f"bits {meta_bits} need {1 << meta_bits}"
         )
+    mappings: list[list[Fraction]] = []
+    for m in clauses:
+        mappings.extend(_clause_mappings(m, index_bits, compute, len(mappings)))
     return tuple(_symmetric_row(values) for values in mappings)
+
+
+def _clause_count(m: re.Match[str]) -> int:
+    """How many mappings a clause gives: its offsets times its eoffsets (bare: one; e: two)."""
+    if m[1]:
+        eoffsets = 1 if m[3] is None else len(m[3]) or 2
+        return max(len(m[2]), 1) * eoffsets
+    return max(len(m[6] or ""), 1)
 
 
 def _symmetric_row(values: list[Fraction]) -> tuple[float, ...]:
@@ -267,7 +297,7 @@ def default_label(tables: tuple[tuple[float, ...], ...]) -> str:
     return "t" + hashlib.sha256(text.encode("ascii")).hexdigest()[:8]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CodebookSpec:
     """A codebook element format: ``2**M`` tables of ``2**I`` compute values.
 
@@ -280,7 +310,7 @@ class CodebookSpec:
         compute: the float or int format (at most 32 bits) every entry is a value of.
         tables: ``2**M`` mappings of ``2**I`` floats each, in element code order.
         desc: the implicit description, ``''`` for given tables.
-        label: ``''`` or a name (letters and digits, a letter first).
+        label: ``''`` or a name (letters and digits, a letter first, at most 32 characters).
         symmetric: True for the sign-magnitude layout of implicit codebooks.
     """
 
@@ -304,6 +334,19 @@ class CodebookSpec:
         m = max(abs(Fraction(v)) for row in self.tables for v in row)
         # two ints, not a Fraction, as NumberSpec keeps its maximum (torch.compile)
         object.__setattr__(self, "_max_ratio", (m.numerator, m.denominator))
+        # Equality and hash see the tables' bits: 0.0 == -0.0 as floats, but a -0.0 entry
+        # decodes to -0.0, so tables differing only there are different codebooks.
+        bits = tuple(tuple(float.hex(v) for v in row) for row in self.tables)
+        key = (self.index_bits, self.meta_bits, self.compute, bits, self.desc, self.label)
+        object.__setattr__(self, "_key", (*key, self.symmetric))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CodebookSpec):
+            return NotImplemented
+        return self.__dict__["_key"] == other.__dict__["_key"]
+
+    def __hash__(self) -> int:
+        return hash(self.__dict__["_key"])
 
     @property
     def code(self) -> str:
@@ -411,9 +454,10 @@ def _validate(cb: CodebookSpec) -> None:
     for name in ("desc", "label"):
         if not isinstance(getattr(cb, name), str):
             raise SpecError(f"codebook {name} must be a str, got {quote(getattr(cb, name))}")
-    if cb.label and not _LABEL_RE.fullmatch(cb.label):
+    if cb.label and not (_LABEL_RE.fullmatch(cb.label) and len(cb.label) <= MAX_LABEL):
         raise SpecError(
-            f"codebook label {quote(cb.label)} must be letters and digits, a letter first"
+            f"codebook label {quote(cb.label)} must be letters and digits, a letter first, "
+            f"at most {MAX_LABEL} characters"
         )
     if not isinstance(cb.symmetric, bool):
         raise SpecError(f"codebook symmetric must be a bool, got {quote(cb.symmetric)}")
@@ -438,14 +482,21 @@ def _validate(cb: CodebookSpec) -> None:
                 raise SpecError(
                     f"codebook mapping {m}, index {i}: {v!r} is not a value of {c.code}"
                 )
+            if not _is_float32(v):
+                # engines hold tables in float32, and the mapping error takes the entries
+                # as float32 operands (SEMANTICS.md §5.9): wide ints reach past 2**24
+                raise SpecError(
+                    f"codebook mapping {m}, index {i}: {v!r} is not a float32 value (every "
+                    f"entry must be one; {c.code} values above 2**24 mostly are not)"
+                )
         _check_order(row, m, cb.symmetric)
     if all(v == 0 for row in tables for v in row):
         raise SpecError("codebook tables need a nonzero entry")
     if cb.desc:
         if not cb.symmetric:
-            raise SpecError(f"implicit codebook {cb.desc!r} has the symmetric layout")
+            raise SpecError(f"implicit codebook {quote(cb.desc)} has the symmetric layout")
         if implicit_tables(cb.index_bits, cb.meta_bits, cb.desc, c) != tables:
-            raise SpecError(f"codebook tables differ from those description {cb.desc!r} gives")
+            raise SpecError(f"codebook tables differ from those description {quote(cb.desc)} gives")
     elif not cb.label:
         raise SpecError("a codebook of given tables needs a label")
 

@@ -9,6 +9,7 @@ accepted spelling and what it means).
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -586,7 +587,7 @@ def _parse_codebook(code: str) -> CodebookSpec:
             raise SpecError("a codebook code needs a description or the label of given tables")
         if label not in GIVEN_TABLES:
             raise SpecError(
-                f"the tables of codebook {label!r} are unknown: build it with "
+                f"the tables of codebook {quote(label)} are unknown: build it with "
                 f"tcast.codebook(tables, compute)"
             )
         i, m, ccode, tables = GIVEN_TABLES[label]
@@ -661,11 +662,18 @@ def codebook(
 
 def _rows(tables: object) -> tuple[tuple[float, ...], ...]:
     def entry(v: object) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
+        # Any real number type (NumPy's scalars included) whose value is a float exactly;
+        # bools are flags, not entries.
+        if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
             raise SpecError(f"codebook entries are numbers, got {quote(v)}")
-        f = float(v)
-        if isinstance(v, Fraction) and f != v:
-            raise SpecError(f"codebook entry {v} is not a float")
+        try:
+            f = float(v)
+        except (OverflowError, TypeError, ValueError):
+            raise SpecError(f"codebook entry {quote(v)} is not a float") from None
+        if f == f and abs(f) != float("inf"):
+            exact = int(v) == f if isinstance(v, numbers.Integral) else v == f
+            if not exact:
+                raise SpecError(f"codebook entry {quote(v)} is not a float")
         return f
 
     if isinstance(tables, (str, bytes)) or not hasattr(tables, "__len__"):
