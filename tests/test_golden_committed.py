@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from tcast.cli import main
-from tcast_ref.golden import CORE, Settings, generate, write
+from tcast_ref.golden import CORE, METADATA_SETS, Settings, generate, write
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def test_the_core_sets_are_committed():
-    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted(CORE)
+    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted(CORE + METADATA_SETS)
 
 
-@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("name", CORE + METADATA_SETS)
 def test_regenerating_gives_the_committed_bytes(tmp_path, name):
     write(generate(Settings.of(name)), tmp_path / name)
     new, old = tmp_path / name, GOLDEN / name
@@ -53,8 +53,15 @@ def test_every_installed_engine_passes_every_committed_set(capsys):
     assert {"ref", "torch"} <= {r[2] for r in ran}
 
 
+def test_the_reference_engine_passes_every_set_with_metadata(capsys):
+    """The MSFP and codebook sets: the engines that implement them (``ref``) match them."""
+    assert main(["verify", *(str(GOLDEN / n) for n in METADATA_SETS), "--quiet"]) == 0
+    rows = [r.split() for r in capsys.readouterr().out.splitlines()[2:]]
+    assert len(rows) == len(METADATA_SETS) and all(r[-1] == "0" for r in rows)
+
+
 def test_the_committed_files_are_intact(capsys):
-    for n in CORE:
+    for n in CORE + METADATA_SETS:
         d = GOLDEN / n
         assert main(["verify", str(d), "--actual", str(d / "vectors.txt")]) == 0
         assert main(["verify", str(d), "--actual", str(d / "vectors.memh")]) == 0

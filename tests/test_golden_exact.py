@@ -2,7 +2,10 @@
 
 Every line of every committed set (no sampling: about 6 s on one core) is recast with
 ``tcast.exact.cast_array`` (pure Python, fractions) from its IN words, and its expected
-outputs must be the exact model's bit for bit: OUT codes, SCALE and TENSCALE. The arrays are
+outputs must be the exact model's bit for bit: OUT codes, SCALE, TENSCALE and META (one word
+per subtile: exponent offsets, codebook mappings). The sets with subtile metadata are checked
+on every eighth tensor (and every partial tile) by default, about 4 s, and on every line under
+``-m full``. The arrays are
 rebuilt from the header's documented geometry only (tcast_ref is not used): an unscaled set is
 one vector; each line of a 1-D tile set is one block along the last dimension, cast as an
 array of its LEN elements (partial tiles included); under a tensor scale over tile scales
@@ -47,11 +50,32 @@ def _tensors(lens: np.ndarray, per: int | None) -> list[tuple[int, int]]:
 
 
 def test_every_core_set_is_committed():
-    assert len(SETS) == 11
+    assert len(SETS) == 18
+    assert {s for s in SETS if "META" in _load(s)[1]} == set(META_SETS)
 
 
-@pytest.mark.parametrize("name", SETS)
+#: The committed sets with subtile metadata (MSFP offsets, codebook mappings).
+META_SETS = ("mx4", "mx6", "mx9", "mxfi4", "mxfp4e", "mxfp4f4", "mxfp4m")
+
+
+@pytest.mark.parametrize("name", [s for s in SETS if s not in META_SETS])
 def test_committed_set_equals_the_exact_model(name):
+    _check_set(name, every=1)
+
+
+@pytest.mark.parametrize("name", META_SETS)
+def test_committed_set_with_metadata_equals_the_exact_model_sampled(name):
+    _check_set(name, every=8)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", META_SETS)
+def test_committed_set_with_metadata_equals_the_exact_model(name):
+    _check_set(name, every=1)
+
+
+def _check_set(name: str, every: int) -> None:
+    """Recast the set's tensors (every ``every``-th whole-tile tensor, every partial one)."""
     header, cols = _load(name)
     assert header["input_dtype"] == "float32" and header["operation"] == "cast"
     dt = datatype(header["datatype"]["code"])
@@ -70,8 +94,10 @@ def test_committed_set_equals_the_exact_model(name):
     assert lens.min() >= 1 and lens.max() == geo["elements_per_line"]
     per = geo["lines_per_tensor"] if dt.is_multiscale else 1
     checked = 0
-    for lo, hi in _tensors(lens, per):
+    for i, (lo, hi) in enumerate(_tensors(lens, per)):
         n = lens[lo]
+        if i % every and n == geo["elements_per_line"]:
+            continue
         rows = x[lo:hi, :n]
         r = exact.cast_array(rows.reshape(-1).tolist(), rows.shape, dt, **kw)
         codes = np.array(r.codes, np.int64).reshape(rows.shape)
@@ -80,8 +106,15 @@ def test_committed_set_equals_the_exact_model(name):
         assert list(r.scale) == cols["SCALE"][lo:hi, 0].tolist(), f"{name} cases {lo + 1}-{hi}"
         if dt.is_multiscale:
             assert (cols["TENSCALE"][lo:hi, 0] == r.tenscale).all(), f"{name} case {lo + 1}"
+        if "META" in cols:  # one word per subtile of the line, 1-D subtiles of length S
+            sub = header["datatype"]["meta"]["subtile_sizes"][0]
+            live = -(-n // sub)
+            meta = np.array(r.meta, np.int64).reshape(hi - lo, live)
+            assert (meta == cols["META"][lo:hi, :live]).all(), f"{name} case {lo + 1} META"
+            assert not cols["META"][lo:hi, live:].any(), f"{name} case {lo + 1}: absent META"
         checked += hi - lo
-    assert checked == len(lens)
+    assert checked == len(lens) or every > 1
+    assert every == 1 or checked > len(lens) // (2 * every)
     absent = np.arange(x.shape[1])[None, :] >= lens[:, None]
     assert absent.any(), "the set holds partial tiles"
     assert (cols["OUT"][absent] == 0).all() and (cols["IN"][absent] == 0).all()

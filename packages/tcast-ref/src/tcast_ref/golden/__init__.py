@@ -9,7 +9,7 @@ stream only and every file is written deterministically. See ``docs/golden-vecto
 """
 
 from ._cases import LEVELS
-from ._core import CORE
+from ._core import CORE, METADATA_SETS
 from ._files import header_digest
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
@@ -30,6 +30,7 @@ __all__ = [
     "CORE",
     "FLAGS",
     "LEVELS",
+    "METADATA_SETS",
     "SCHEMA_VERSION",
     "EngineUnavailableError",
     "GoldenSet",

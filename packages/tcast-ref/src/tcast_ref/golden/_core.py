@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CORE"]
+__all__ = ["CORE", "METADATA_SETS"]
 
 #: Core datatypes at level 1 with default options (actual cast, even, floor, seed 0, float32).
 CORE = (
@@ -18,3 +18,9 @@ CORE = (
     "float8_e4m3fnuz",
     "float8_e5m2fnuz",
 )
+
+#: Datatypes with subtile metadata (MSFP exponent offsets, codebook mappings), level 1 with
+#: default options: committed under ``tests/golden/`` beside the core sets and verified with
+#: the reference engine. ``--core`` and ``make run`` (every installed engine) leave them out
+#: while other engines refuse them.
+METADATA_SETS = ("mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4")
