@@ -218,6 +218,7 @@ def test_codebook_meta_bits():
         ("cb40i_int8_e4m3fn", "codebook label 'e4m3fn' is a number code"),
         ("cb40i_int8_lab_x", "is not a codebook code"),
         ("cb4", "is not a codebook code"),
+        ("cb41fi_e2m2fnuz_", "the label after the compute format is empty"),
         ("cbX0i_int8", "is not a codebook code"),
     ],
 )
@@ -278,6 +279,7 @@ def test_constructor_checks_tables_against_the_description():
         ("cb41fi_e2m2fnuz_e8m0_t32s4o1", "exponent offsets o<B> need float or int data"),
         ("cb41fi_e2m2fnuz_e8m0_float32_t32", "two-level scaling"),
         ("cb41fi_e2m2fnuz_e4m3fn_float32", "needs tiles under the tensor scale"),
+        ("cb41fi_e2m2fnuz__e8m0_t32s4", "the label after the compute format is empty"),
     ],
 )
 def test_codebook_datatype_refusals(code, message):

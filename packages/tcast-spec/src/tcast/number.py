@@ -571,6 +571,8 @@ def _parse_codebook(code: str) -> CodebookSpec:
     compute = _number_of(segments[1], code)
     label = segments[2] if len(segments) == 3 else ""
     try:
+        if len(segments) == 3 and not label:
+            raise SpecError("the label after the compute format is empty (leave out its '_')")
         if label:
             _check_label(label)
         if desc:
