@@ -153,6 +153,18 @@ AXIS_SAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "e4m3fn_e8m0_t32_t0", "e2m1f_e8m0_t8_t4", "int8_e8m0_t16d1_t16d0",
     )),
     ("sparsity patterns", ("e4m3fn_e8m0_t16n1m2", "e2m1f_e8m0_t32n4m8", "int8_float32_t16n2m8")),
+    ("subtile exponent offsets: MSFP, widths o1..o3, float data, 2-D subtiles, float scales", (
+        "int8_e8m0_t16s2o1", "int5_e8m0_t16s2o1", "int3_e8m0_t16s2o1", "int8_e8m0_t16s2o2",
+        "int4_e8m0_t32s4o3", "e2m1f_e8m0_t32s8o1", "int8_e8m0_t8s2o1_t8s4",
+        "int8_float32_t16s2o1", "int8_bfloat16_float32_t16s2o1",
+    )),
+    ("codebooks: the named ones, patterns f i p s e, a given table, two-level, subtiles", (
+        "cb41fi_e2m2fnuz_e8m0_t32s4", "cb41f01_e2m2fnuz_e8m0_t32s4",
+        "cb42fe0123_e3m2fnuz_e8m0_t32s8", "cb42f1346_e2m3fnuz_e8m0_t32s8",
+        "cb41p1p2_e2m3fnuz_e8m0_t32s8", "cb41s1s2_e2m3fnuz_e8m0_t32s8", "cb31ie_int5_e8m0_t16s2",
+        "cb40_float32_nf4_float32_t64", "cb41fi_e2m2fnuz_e4m3fn_float32_t32s4",
+        "cb41fi_e2m2fnuz_e8m0_t8s2_t8s4", "cb41fi_e2m2fnuz_e8m0_t32",
+    )),
 )
 # fmt: on
 

@@ -105,6 +105,13 @@ def compare(
         else:
             d = _diff("actual mask", mask, want.mask)
             out += [d] if d else []
+        meta = None if r.meta is None else np.asarray(r.meta)
+        if meta is not None and meta.dtype != np.uint8:
+            out.append(f"actual meta: dtype {meta.dtype}, expected uint8")
+        else:
+            got_meta = None if meta is None else meta.astype(np.uint64)
+            d = _diff("actual meta", got_meta, want.meta)
+            out += [d] if d else []
     else:
         data = np.asarray(r.data)
         if data.dtype != np.uint8 or data.ndim != 1:
@@ -114,6 +121,9 @@ def compare(
         pm = None if r.mask is None else np.asarray(r.mask, np.uint8).tobytes()
         if pm != want.packed_mask:
             out.append(f"compress mask: {pm!r} != expected {want.packed_mask!r}")
+        pmeta = None if r.meta is None else np.asarray(r.meta, np.uint8).tobytes()
+        if pmeta != want.packed_meta:
+            out.append(f"compress meta: {pmeta!r} != expected {want.packed_meta!r}")
     sbits = dt.sspec.scale.bits if dt.sspec is not None else 0
     scale, err = _codes("scale", r.scale, sbits)
     out += [err] if err else []
@@ -189,7 +199,7 @@ def _result_to_numpy(r: tcast.CastResult, adapter: Adapter) -> tcast.CastResult:
         zero=conv(r.zero),
         tenscale=conv(r.tenscale),
         mask=conv(r.mask),
-        meta=r.meta,
+        meta=conv(r.meta),
         dtype=r.dtype,
         shape=tuple(r.shape),
         castmode=r.castmode,

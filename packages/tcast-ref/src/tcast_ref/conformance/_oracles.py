@@ -32,6 +32,8 @@ class Expected:
         mask: the keep-mask (bool, the input's shape), or None.
         packed: the compress data.
         packed_mask: the compress mask, or None.
+        meta: the metadata codes (uint64, the metadata shape), or None.
+        packed_meta: the compress metadata, or None.
     """
 
     error: type[Exception] | None = None
@@ -44,6 +46,8 @@ class Expected:
     mask: np.ndarray | None = None
     packed: bytes = b""
     packed_mask: bytes | None = None
+    meta: np.ndarray | None = None
+    packed_meta: bytes | None = None
 
 
 def cast_kwargs(case: Case, entry: Entry) -> dict[str, Any]:
@@ -94,6 +98,8 @@ class ExactOracle:
             mask=None if r.mask is None else np.array(r.mask, bool).reshape(shape),
             packed=r.packed(),
             packed_mask=r.packed_mask(),
+            meta=None if r.meta is None else np.array(r.meta, np.uint64).reshape(r.meta_shape),
+            packed_meta=r.packed_meta(),
         )
 
 
@@ -134,6 +140,8 @@ class RefOracle:
             mask=None if a.mask is None else np.asarray(a.mask, bool),
             packed=np.asarray(c.data, np.uint8).tobytes(),
             packed_mask=None if c.mask is None else np.asarray(c.mask, np.uint8).tobytes(),
+            meta=u64(a.meta),
+            packed_meta=None if c.meta is None else np.asarray(c.meta, np.uint8).tobytes(),
         )
 
 

@@ -124,12 +124,22 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
 
 @dataclass
 class ItemResult:
-    """What one item gave: checks, the per-datatype count, and the failures (in order)."""
+    """What one item gave: checks, the per-datatype count, and the failures (in order).
+
+    Attributes:
+        datatype: the datatype's code.
+        checks: casts compared with the oracle, and requests checked to be refused.
+        mismatches: the checks that failed.
+        failures: what failed, in order.
+        compared: casts compared with the oracle (0: the engine supports no case of the
+            datatype, which the report calls ``unsupported`` when its refusals are right).
+    """
 
     datatype: str
     checks: int = 0
     mismatches: int = 0
     failures: list[Failure] = field(default_factory=list)
+    compared: int = 0
 
 
 def _check_item(engine: Any, adapter: Adapter, item: Item) -> ItemResult:
@@ -140,7 +150,11 @@ def _check_item(engine: Any, adapter: Adapter, item: Item) -> ItemResult:
     refused = check_refusals(engine, adapter, [item.dtype])
     failures = res.failures + empty.failures + refused.failures
     return ItemResult(
-        item.dtype.code, res.checks + empty.checks + refused.checks, len(failures), failures
+        item.dtype.code,
+        res.checks + empty.checks + refused.checks,
+        len(failures),
+        failures,
+        res.checks + empty.checks,
     )
 
 

@@ -316,7 +316,8 @@ class _EngineArrays:
         if not isinstance(out, CastResult):
             return self._numpy(out)
         conv = {
-            k: self._numpy(getattr(out, k)) for k in ("data", "scale", "zero", "tenscale", "mask")
+            k: self._numpy(getattr(out, k))
+            for k in ("data", "scale", "zero", "tenscale", "mask", "meta")
         }
         res = replace(out, **conv)
         res.extra = {**out.extra, "_native": out}
@@ -327,7 +328,7 @@ class _EngineArrays:
         if native is None:
             conv = {
                 k: self._native(getattr(result, k))
-                for k in ("data", "scale", "zero", "tenscale", "mask")
+                for k in ("data", "scale", "zero", "tenscale", "mask", "meta")
             }
             native = replace(result, **conv, engine=self.engine.name)
         return self._numpy(self.engine.upcast(native))
