@@ -165,6 +165,19 @@ def test_given_symmetric_table_keeps_negative_zero():
     assert math.copysign(1.0, cb.tables[0][2]) == -1.0 and cb.symmetric
 
 
+@pytest.mark.parametrize(
+    "table",
+    [
+        [-0.0, 1.0, 0.0, -1.0],  # the zeros swapped: a positive input would decode to -0.0
+        [0.0, 1.0, 0.0, -1.0],  # the sign code's zero is +0.0
+        [-0.0, 1.0, -0.0, -1.0],
+    ],
+)
+def test_a_symmetric_table_has_plus_zero_at_code_0_and_minus_zero_at_the_sign_code(table):
+    with pytest.raises(SpecError, match=r"symmetric layout is 0\.0, v_1\.\.v_P, -0\.0"):
+        codebook(table, "float32", label="sym", symmetric=True)
+
+
 # ------------------------------------------------------------ datatype codes
 @pytest.mark.parametrize(
     ("code", "ncode", "scode"),
@@ -238,7 +251,7 @@ def test_bad_codebook_codes_raise_spec_error_naming_the_part(code, message):
         ([0.0, math.nan, 1.0, 2.0], "float32", {}, "index 1: nan is not a finite float"),
         ([1.0, 0.0, 2.0, 3.0], "int4", {}, "given tables are strictly ascending by value"),
         ([-0.0, 0.0, 2.0, 3.0], "int4", {}, "given tables are strictly ascending by value"),
-        ([0.0, 1.0, 0.0, 1.0], "int4", {"symmetric": True}, "the symmetric layout is 0"),
+        ([0.0, 1.0, -0.0, 1.0], "int4", {"symmetric": True}, "the symmetric layout is 0"),
         ([0.0, 2.0, 1.0, 3.0] * 2, "int4", {"symmetric": True}, "the symmetric layout is 0"),
         ([0.0, 0.0, -0.0, -0.0], "int4", {"symmetric": True}, "must increase"),
         ([True, 1.0], "int4", {}, "codebook entries are numbers, got True"),

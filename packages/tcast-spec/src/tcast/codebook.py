@@ -511,9 +511,11 @@ def _check_order(row: tuple[float, ...], m: int, symmetric: bool) -> None:
         return
     half = len(row) // 2
     pos, neg = row[:half], row[half:]
-    if pos[0] != 0 or neg[0] != 0 or any(n != -p for p, n in zip(pos[1:], neg[1:], strict=True)):
+    # the zeros by their bits: code 0 decodes to +0.0 and code 2**(I-1) to -0.0
+    zeros = float.hex(pos[0]) == float.hex(0.0) and float.hex(neg[0]) == float.hex(-0.0)
+    if not zeros or any(n != -p for p, n in zip(pos[1:], neg[1:], strict=True)):
         raise SpecError(
-            f"codebook mapping {m}: the symmetric layout is 0, v_1..v_P, -0, -v_1..-v_P"
+            f"codebook mapping {m}: the symmetric layout is 0.0, v_1..v_P, -0.0, -v_1..-v_P"
         )
     if any(a >= b for a, b in pairwise(pos)):
         raise SpecError(f"codebook mapping {m}: entries 0 < v_1 < ... < v_P must increase")
