@@ -495,3 +495,15 @@ def test_given_table_with_minus_zero_saturation_and_trunc_in_a_cast():
     assert r.values[1] == 0.0 and neg(r.values[1])
     r = cast_array(xs, (4,), dt, roundmode="trunc")
     assert r.codes == (3, 1, 2, 1)
+
+
+def test_mapping_errors_overflowing_to_inf_keep_the_lowest_index():
+    # cb41f10: mapping 0 is e2m1 (max 6), mapping 1 the top of e2m2fnuz (max 7). A float16
+    # scale clamps at 65504, so 2**100 scales to t = 2**100 / 65504 (about 1.9e25): both
+    # errors (6 - t)**2 and (7 - t)**2 overflow float32 to Inf. Exactly, mapping 1 is nearer;
+    # Inf < Inf is false, so mapping 0 stays: code 7 (6.0), value 6 * 65504.
+    r = cast_block([2.0**100, 1.0], "cb41f10_e2m2fnuz_float16_t16")
+    assert r.scale == 0x7BFF  # 65504
+    assert r.meta == (0,)
+    assert r.codes == (7, 0)
+    assert bits(r.values) == bits((393024.0, 0.0))
