@@ -507,3 +507,17 @@ def test_mapping_errors_overflowing_to_inf_keep_the_lowest_index():
     assert r.meta == (0,)
     assert r.codes == (7, 0)
     assert bits(r.values) == bits((393024.0, 0.0))
+
+
+def test_all_zero_block_of_given_tables_rounds_zero_like_any_input():
+    # No 0 entry: mapping 0 (-1, -0.5, 0.5, 1) ties 0 between indices 1 and 2 and takes the
+    # even index 2 (0.5), error 4 * 0.25 = 1; mapping 1 (-2, -1, 0.25, 1) takes 0.25, error
+    # 4 * 0.0625 = 0.25: mapping 1, codes 2, values 0.25 * 2**-127 (scale code 0) = 2**-129.
+    cb = tcast.codebook([[-1.0, -0.5, 0.5, 1.0], [-2.0, -1.0, 0.25, 1.0]], "float32", label="nz")
+    r = cast_block([0.0, -0.0, 0.0, -0.0], tcast.DataType(cb, tcast.scale("e8m0_t4")))
+    assert r.scale == 0 and r.meta == (1,) and r.codes == (2, 2, 2, 2)
+    assert bits(r.values) == bits([2.0**-129] * 4)
+    # NF4's 0 entry (index 7) is +0.0: a -0.0 input decodes to +0.0, the entry's sign
+    r = cast_block([-0.0, 0.0], "nf4")
+    assert r.codes == (7, 7) and r.meta is None
+    assert bits(r.values) == bits((0.0, 0.0))
