@@ -155,6 +155,15 @@ def test_msfp_zero_subtile_takes_the_largest_offset():
     assert r.scale == 0 and r.meta == (1,) and r.codes == (0, 0)
 
 
+def test_zero_subtile_of_float_data_keeps_the_minus_zero_code():
+    # amax 1.0: e2m1 emax 2, scale 2**-2 (code 125), x' = 4.0 (code 6), d = 0; the zero
+    # subtile (-0.0, 0.0) takes d = 1 and codes 0x8 (e2m1's -0) and 0, values -0.0 and +0.0
+    r = cast_block([1.0, 0.0, -0.0, 0.0], "e2m1f_e8m0_t32s2o1")
+    assert r.scale == 125 and r.meta == (0, 1)
+    assert r.codes == (6, 0, 8, 0)
+    assert bits(r.values) == bits((1.0, 0.0, -0.0, 0.0))
+
+
 def test_msfp_subnormal_amax_block_uses_the_exact_binade():
     # amax 2**-127 (a float32 subnormal): E = -127, e8m0 code 0 (X = 2**-127), x' = x * 2**127.
     # Pair 1 = (2**-128 + 2**-134, 0): x' = 1/2 + 2**-7 < 1, d = 1, 65/64 * 1/2 * 2**-127
