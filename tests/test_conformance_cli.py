@@ -114,6 +114,27 @@ def test_smoke_tier_passes_with_a_json_report(capsys, tmp_path):
     assert row.split()[-4:] == [str(len(codes)), str(e["cases"]), "0", "pass"]
 
 
+def test_datatypes_an_engine_refuses_are_reported_unsupported_not_failed():
+    """MSFP and codebook datatypes on an engine without them (the reference engine with
+    ``subtiles_and_codebooks`` off, as every other engine has it): supports() refuses them,
+    the casts raise UnsupportedError, and the report says unsupported, not pass or fail;
+    the reference engine itself passes the same item."""
+    import tcast_ref
+
+    class WithoutSubtiles(type(tcast_ref.engine)):
+        subtiles_and_codebooks = False
+
+    refusing = WithoutSubtiles()
+    dt = tcast.datatype("int8_e8m0_t16s2o1")
+    item = conf.Item(dt, (conf.Case(dt, tcast.RoundMode.EVEN),))
+    for engine, want in ((refusing, "unsupported"), (tcast_ref.engine, "pass")):
+        run = conf.run_engine("ref", [item], quiet=True, loaded=(engine, conf.numpy_adapter()))
+        (r,) = run.results
+        assert r.mismatches == 0 and r.failures == []
+        data = conf.Report("smoke", None, [run], {}).engine_data(run)
+        assert data["datatypes"][dt.code]["result"] == want
+
+
 def test_an_engine_variant_runs_by_its_name(capsys, tmp_path):
     report = tmp_path / "r.json"
     status, out, _ = _main(
