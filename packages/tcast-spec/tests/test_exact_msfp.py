@@ -164,6 +164,19 @@ def test_zero_subtile_of_float_data_keeps_the_minus_zero_code():
     assert bits(r.values) == bits((1.0, 0.0, -0.0, 0.0))
 
 
+def test_offsets_of_float_data_saturate_above_m():
+    # amax 6: scale 1 (code 127), x' = x. The pair (3.9, 0) has a = 3.9 < 4 = 2**emax: d = 1,
+    # and 7.8 saturates to e2m1's 6 (code 7): 6 / 2 = 3.0. Without offsets 3.9 rounds to 4.
+    x = f32(3.9)
+    r = cast_block([6.0, 0.0, x, 0.0], "e2m1f_e8m0_t32s2o1")
+    assert r.meta == (0, 1) and r.codes == (7, 0, 7, 0)
+    assert bits(r.values) == bits((6.0, 0.0, 3.0, 0.0))
+    assert cast_block([6.0, 0.0, x, 0.0], "e2m1f_e8m0_t32").values[2] == 4.0
+    # e4m3fn (M = 448): 255 gets d = 1, 510 saturates to 448, value 224 (256 without offsets)
+    r = cast_block([448.0, 0.0, 255.0, 0.0], "e4m3fn_e8m0_t32s2o1")
+    assert r.meta == (0, 1) and r.codes[2] == 0x7E and r.values[2] == 224.0
+
+
 def test_msfp_subnormal_amax_block_uses_the_exact_binade():
     # amax 2**-127 (a float32 subnormal): E = -127, e8m0 code 0 (X = 2**-127), x' = x * 2**127.
     # Pair 1 = (2**-128 + 2**-134, 0): x' = 1/2 + 2**-7 < 1, d = 1, 65/64 * 1/2 * 2**-127
