@@ -36,6 +36,12 @@ number_like = st.one_of(
     ),
     st.from_regex(r"(torch\.)?u?int[0-9]{1,2}", fullmatch=True),
     st.from_regex(r"binary8p[0-9]{1,2}", fullmatch=True),
+    # codebooks: clauses, offsets and eoffsets, compute formats, labels (nf4's tables known)
+    st.from_regex(
+        r"cb[0-9]{2}([fips][0-9]{0,3}(e[0-9]{0,2})?){0,3}"
+        r"_(e2m[1-3]fnuz|e2m3|e3m2fnuz|int[2-9]|int32|float32)(_[a-z][a-z0-9]{0,3}|_nf4)?",
+        fullmatch=True,
+    ),
     st.sampled_from(
         [
             "float32",
@@ -48,12 +54,22 @@ number_like = st.one_of(
             "float6_e3m2fn",
             "fp8n",
             "bf8",
+            "cb41fi_e2m2fnuz",
+            "cb42f1346_e2m3fnuz",
+            "cb41p1p2_e2m3fnuz_lab",
+            "cb40_float32_nf4",
+            "cb51ie_e2m3",
+            "cb30s2_int8",
         ]
     ),
 )
 tile_like = st.one_of(
-    st.from_regex(r"t[0-9]{0,4}(s[0-9]{1,2})?(n[0-9]m[0-9]{1,2})?(d-?[0-9])?", fullmatch=True),
-    st.from_regex(r"t(|0|2|4|8|16|32|64|1024)(s[24])?(n[1-3]m[248])?(d-?[0-3])?", fullmatch=True),
+    st.from_regex(
+        r"t[0-9]{0,4}(s[0-9]{1,2}(o[0-9])?)?(n[0-9]m[0-9]{1,2})?(d-?[0-9])?", fullmatch=True
+    ),
+    st.from_regex(
+        r"t(|0|2|4|8|16|32|64|1024)(s[24](o[1-5])?)?(n[1-3]m[248])?(d-?[0-3])?", fullmatch=True
+    ),
 )
 scale_number = st.one_of(
     st.sampled_from(
