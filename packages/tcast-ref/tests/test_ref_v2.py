@@ -447,6 +447,26 @@ def test_transposed_2d_subtiles_visit_their_elements_in_the_arrays_c_order():
         assert sorted(units[0].reshape(-1).tolist()) == sorted(rows[0].tolist())
 
 
+def test_a_cast_sums_a_2d_block_in_c_order_under_transposed_scaling():
+    """The order of the error sum chooses the mapping here (worked by hand).
+
+    Ascending tables B = (-4096 + 2**-11, 0, 4096, 8192), A = (-4096, 1, 4096, 8192) (M = 8192:
+    the float32 scale is 1), one 2 x 2 tile [[0, -8192], [0, 0]]. A's terms in C order are
+    1, 2**24, 1, 1: 1 + 2**24 ties back to 2**24, so E_A = 2**24 < E_B = 2**24 + 4 (B's one
+    term, (4096 + 2**-11)**2 rounded): A. The transposed block lists the elements column by
+    column, 1 + 1 + 2**24 + 1 = 2**24 + 4 = E_B, which would keep B.
+    """
+    b = (-4096.0 + 2.0**-11, 0.0, 4096.0, 8192.0)
+    a = (-4096.0, 1.0, 4096.0, 8192.0)
+    dt = tcast.datatype(tcast.codebook((b, a), "float32", label="order"), "float32_t2_t2")
+    x = np.array([[0.0, -8192.0], [0.0, 0.0]], np.float32)
+    for transpose in (False, True):
+        got = tcast_ref.cast(x, dt, castmode="actual", transpose_scale=transpose)
+        assert got.meta.tolist() == [[1]]
+        assert got.data.tolist() == [[1, 0], [1, 1]]
+        check(x, dt, transpose_scale=transpose)
+
+
 # ------------------------------------------------------------------ cast_dual
 @pytest.mark.parametrize("castmode", ["virtual", "actual", "compress"])
 @pytest.mark.parametrize("name", ["mx9", "mxfp4e"])
