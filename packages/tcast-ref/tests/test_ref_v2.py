@@ -485,3 +485,12 @@ def test_cast_dual_keeps_offsets_and_transposes_meta(name, castmode):
         for part in ("data", "scale", "meta"):
             np.testing.assert_array_equal(getattr(second, part), getattr(want, part), part)
         np.testing.assert_array_equal(_raw(tcast_ref.upcast(second)), _raw(tcast_ref.upcast(want)))
+
+
+def test_a_masked_array_as_metadata_is_refused_like_every_other_part():
+    """SEMANTICS §9: a MaskedArray part would lose its mask; meta is a part like the others."""
+    x = np.linspace(-1.0, 1.0, 32, dtype=np.float32).reshape(1, 32)
+    r = tcast.cast(x, "mx9", castmode="actual")
+    bad = dataclasses.replace(r, meta=np.ma.MaskedArray(r.meta))
+    with pytest.raises(tcast.UnsupportedError, match=r"CastResult\.meta"):
+        tcast.upcast(bad)

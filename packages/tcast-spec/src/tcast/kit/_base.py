@@ -190,7 +190,7 @@ class EngineBase:
         ops = self.result_ops
         if ops is None:
             raise NotImplementedError(f"{self.label} sets no result_ops (tcast.kit.ArrayOps)")
-        for part in ("data", "scale", "zero", "tenscale", "mask"):
+        for part in ("data", "scale", "zero", "tenscale", "mask", "meta"):
             a = getattr(result, part)
             if isinstance(a, self.array_type):
                 self.check_array(a, f"CastResult.{part}")
