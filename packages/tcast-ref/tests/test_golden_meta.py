@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 import tcast
-from tcast import UnsupportedError
+from tcast import CastMode, CastResult, UnsupportedError, exact
 from tcast.cli import main
 from tcast_ref.golden import GoldenSetError, Settings, generate, header_digest, load
 from tcast_ref.golden._describe import datatype_description
 from tcast_ref.golden._files import header_bytes, npz_bytes, sha256
 from tcast_ref.golden._flags import flags
-from tcast_ref.golden._generate import cast_layout, set_files
+from tcast_ref.golden._generate import _cast_set, cast_layout, set_files
 from tcast_ref.golden._geometry import geometry
 
 GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden"
@@ -245,6 +245,17 @@ def test_compress_sets_pack_the_meta_words():
         ]
 
 
+def test_compress_sets_pack_3_and_5_bit_codes_as_a_dense_stream():
+    # mx4 (int3) and mx6 (int5): element i in stream bits [w*i, w*i + w), stream bit j is
+    # bit j mod 8 of byte j / 8 (SEMANTICS.md 8)
+    for code, bits in (("int3_e8m0_t16s2o1", 3), ("int5_e8m0_t16s2o1", 5)):
+        gs = generate(Settings.of(code, castmode="compress", count=1))
+        out = gs.columns["OUT"].reshape(-1).astype(np.int64)
+        stream = ((out[:, None] >> np.arange(bits)) & 1).astype(np.uint8).reshape(-1)
+        assert gs.files["packed.bin"] == np.packbits(stream, bitorder="little").tobytes()
+        assert len(gs.files["packed.bin"]) == -(-out.size * bits // 8)
+
+
 def test_exhaustive_decode_sets_of_meta_datatypes_are_refused():
     with pytest.raises(UnsupportedError, match="use --level 1 or 2"):
         generate(Settings.of(MX9, level="exhaustive"))
@@ -275,3 +286,62 @@ def test_committed_mx9_set_holds_the_offset_edge_cases():
 def test_committed_codebook_sets_choose_every_mapping(name, mappings):
     c = _columns(name)
     assert set(np.unique(c["META"]).tolist()) == set(range(mappings))
+
+
+# ------------------------------------------------------------------ the pipeline, exactly
+class _ExactEngine:
+    """``tcast.exact`` behind the golden generator's engine interface (no tcast_ref cast)."""
+
+    def cast_numpy(self, x, dt, *, castmode, rbits, roundmode, scalemode, saturate):
+        rb = None if rbits is None else np.asarray(rbits).reshape(-1).tolist()
+        r = exact.cast_array(
+            np.asarray(x, np.float32).reshape(-1).tolist(),
+            x.shape,
+            dt,
+            roundmode=roundmode,
+            scalemode=scalemode,
+            saturate=saturate,
+            rbits=rb,
+        )
+        res = CastResult(
+            data=np.array(r.codes, np.uint32).reshape(x.shape).astype(np.uint8),
+            scale=np.array(r.scale, np.uint32).reshape(r.scale_shape),
+            zero=None,
+            tenscale=None if r.tenscale is None else np.array(r.tenscale, np.uint32),
+            mask=None,
+            meta=None if r.meta is None else np.array(r.meta, np.uint8).reshape(r.meta_shape),
+            dtype=dt,
+            shape=x.shape,
+            castmode=CastMode.ACTUAL,
+            input_dtype="float32",
+            engine="exact",
+        )
+        res.extra = {"values": np.array(r.values, np.float32).reshape(x.shape)}
+        return res
+
+    def upcast_numpy(self, res):
+        return res.extra["values"]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize(
+    "code",
+    [
+        "int8_e8m0_t8s2o1_t8s4",  # 2-D subtiles
+        "int8_bfloat16_float32_t16s2o1",  # offsets under a tensor over tile scales
+        "cb41fi_e2m2fnuz_e4m3fn_float32_t32s4",  # a two-level codebook
+        "cb41fi_e2m2fnuz_e8m0_t8s2_t8s4",  # a codebook's 2-D subtiles
+        "cb31ie_int5_e8m0_t16s2",  # an int compute type
+    ],
+)
+def test_a_set_of_a_grammar_variant_is_the_exact_models(code):
+    """Every output column of a level 1 set (META placement of 2-D and partial subtiles, two-level
+    tensors) recomputed through the same geometry with ``tcast.exact`` as the engine."""
+    st = Settings.of(code, count=8)
+    gs = generate(st)
+    x2 = np.ascontiguousarray(gs.columns["IN"]).view(np.float32)
+    _, cols, _ = _cast_set(st, True, _ExactEngine(), x2, None, gs.columns.get("LEN"))
+    for f in gs.layout.fields:
+        if f.role == "output":
+            want = np.asarray(cols[f.name]).reshape(gs.columns[f.name].shape)
+            assert np.array_equal(want, gs.columns[f.name]), f.name
