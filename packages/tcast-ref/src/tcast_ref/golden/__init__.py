@@ -14,6 +14,7 @@ from ._files import header_digest
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
 from ._verify import (
+    EngineRefusesError,
     EngineUnavailableError,
     GoldenSetError,
     LoadedSet,
@@ -32,6 +33,7 @@ __all__ = [
     "LEVELS",
     "METADATA_SETS",
     "SCHEMA_VERSION",
+    "EngineRefusesError",
     "EngineUnavailableError",
     "GoldenSet",
     "GoldenSetError",

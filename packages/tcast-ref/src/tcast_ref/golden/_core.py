@@ -4,6 +4,11 @@ from __future__ import annotations
 
 __all__ = ["CORE", "METADATA_SETS"]
 
+#: Datatypes with subtile metadata (MSFP exponent offsets, codebook mappings), level 1 with
+#: default options; engines that do not implement them refuse them, and ``tcast verify --engine
+#: all`` reports such an engine as not supporting the set.
+METADATA_SETS = ("mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4")
+
 #: Core datatypes at level 1 with default options (actual cast, even, floor, seed 0, float32).
 CORE = (
     "mxfp8",
@@ -17,10 +22,5 @@ CORE = (
     "float8_e5m2",
     "float8_e4m3fnuz",
     "float8_e5m2fnuz",
+    *METADATA_SETS,
 )
-
-#: Datatypes with subtile metadata (MSFP exponent offsets, codebook mappings), level 1 with
-#: default options: committed under ``tests/golden/`` beside the core sets and verified with
-#: the reference engine. ``--core`` and ``make run`` (every installed engine) leave them out
-#: while other engines refuse them.
-METADATA_SETS = ("mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4")

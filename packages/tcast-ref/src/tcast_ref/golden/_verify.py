@@ -29,6 +29,7 @@ from ._progress import progress
 from ._read import GoldenSetError, LoadedSet, load
 
 __all__ = [
+    "EngineRefusesError",
     "GoldenSetError",
     "LoadedSet",
     "Mismatch",
@@ -209,6 +210,10 @@ class EngineUnavailableError(GoldenSetError):
     """The engine loaded but takes no array type this machine can make (e.g. no GPU)."""
 
 
+class EngineRefusesError(UnsupportedError):
+    """The engine's ``supports`` refuses the set's datatype or modes (it does not cast them)."""
+
+
 class _EngineArrays:
     """Calls an engine with NumPy or torch arrays and returns NumPy results.
 
@@ -300,8 +305,10 @@ class _EngineArrays:
     ) -> Any:
         modes = CastModes.of(castmode, roundmode, scalemode, saturate, False)
         if not self.engine.supports(dt, modes):
-            raise UnsupportedError(
-                f"engine {self.engine.name!r} does not support {dt.code} under {modes}"
+            raise EngineRefusesError(
+                f"engine {self.engine.name!r} does not support {dt.code} (castmode "
+                f"{modes.castmode.value}, roundmode {modes.roundmode.value}, scalemode "
+                f"{modes.scalemode.value}): its supports() refuses it"
             )
         out = cast_with(
             self.engine,
@@ -349,7 +356,7 @@ def engine_columns(
     Raises:
         GoldenSetError: when the engine is not installed or takes no array type we have
             (``EngineUnavailableError`` for the latter).
-        UnsupportedError: when the engine does not support the set's datatype and modes.
+        EngineRefusesError: when the engine does not support the set's datatype and modes.
     """
     loaded = load_engines()
     if name not in loaded.engines:
