@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
 import pytest
 import torch
 
+import tcast
 import tcast_ref
 import tcast_torch
 from tcast_torch import _philox, _pieces
@@ -148,3 +150,52 @@ def test_philox_gather_is_the_word_of_each_index():
         np.testing.assert_array_equal(
             _philox.philox_gather(seed, index).numpy(), stream[index].numpy()
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("mxfp8_2d", (70, 96)),  # 2-D tiles, padded rows
+        ("e2m1f_e8m0_t32d0", (3, 40, 5)),  # column tiles: rows are input columns
+        ("e4m3fn_e8m0_t64", (4, 2, 96)),  # padded tiles along the last dimension
+        ("uint4_Fic", (6, 10)),  # channel tiles
+        ("e4m3fn_e8m0_t16_t16", (2, 33, 40)),  # 2-D tiles after a batch dimension
+    ],
+)
+def test_boxes_hold_the_block_rows_in_order(name, shape):
+    """The boxes of every piece size make, one after another, exactly the block rows of
+    the whole tensor (padding included)."""
+    til = tcast_torch._tiles.tiling(shape, tcast.datatype(name))
+    a = torch.arange(1, math.prod(shape) + 1, dtype=torch.float32).reshape(shape)
+    whole = til.to_blocks(a).reshape(-1, til.block_len)
+    for rows in (1, 2, 3, 7, whole.shape[0]):
+        boxes = til.boxes(rows)
+        assert [lo for lo, _, _ in boxes] == [0] + [hi for _, hi, _ in boxes[:-1]]
+        assert boxes[-1][1] == whole.shape[0]
+        for lo, hi, box in boxes:
+            got = til.within(box).to_blocks(a[box]).reshape(-1, til.block_len)
+            assert torch.equal(got, whole[lo:hi]), f"{name} {rows} rows: box {box}"
+
+
+def test_two_d_tiles_make_no_block_copy_of_the_input(monkeypatch):
+    """Eager CPU casts of 2-D tiles make their block rows from boxes of the input, one piece
+    at a time: no tensor of the input's size is cut into blocks, and every cast mode gives
+    tcast_ref's bits."""
+    monkeypatch.setattr(_pieces, "PIECE", 1 << 12)  # boxes of 32 input rows
+    sizes = []
+    real = tcast_torch._tiles.Tiling.to_blocks
+
+    def spy(self, a):
+        sizes.append(a.numel())
+        return real(self, a)
+
+    monkeypatch.setattr(tcast_torch._tiles.Tiling, "to_blocks", spy)
+    x = torch.randn(256, 96, generator=torch.Generator().manual_seed(4))
+    for castmode, kw in [("virtual", {}), ("actual", {"roundmode": "stochastic", "seed": 3})]:
+        for mode in (castmode, "compress"):
+            sizes.clear()
+            got = tcast_torch.cast(x, "mxfp8_2d", castmode=mode, compile=False, **kw)
+            want = tcast_ref.cast(x.numpy(), "mxfp8_2d", castmode=mode, **kw)
+            for g, w in zip(_parts(got), _parts(want), strict=True):
+                np.testing.assert_array_equal(g, w, err_msg=f"{mode} {kw}")
+            assert sizes and max(sizes) <= x.numel() // 8, f"{mode} {kw}: blocks of {sizes}"

@@ -19,7 +19,7 @@ from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import philox_gather, philox_stream
-from ._pieces import by_pieces, cuts
+from ._pieces import BlockRows, by_blocks, cuts
 from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
@@ -113,7 +113,7 @@ def cast_checked(
     return _scaled(x, req, til, rb, given)
 
 
-def _seeded_rows(seed: int, til: Tiling, rows: torch.Tensor, s: slice) -> torch.Tensor:
+def _seeded_rows(seed: int, til: Tiling, rows: BlockRows, s: slice) -> torch.Tensor:
     """The seeded random bits (int32) of the block rows ``s``, by their elements' flat index."""
     lo, hi, _ = s.indices(rows.shape[0])
     length = rows.shape[1]
@@ -184,10 +184,13 @@ def _finish(v: torch.Tensor, plan: Plan, q: torch.Tensor | None = None) -> torch
     return to_f32(b)
 
 
-def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor | None:
-    """Round-to-nearest-even virtual values without forming codes, or None.
+def _virtual_fast(
+    rows: BlockRows, plan: Plan, rules: CastRules, dtype: torch.dtype
+) -> torch.Tensor | None:
+    """Round-to-nearest-even virtual values (``dtype``) without forming codes, or None.
 
-    Same bits as decoding the codes (checked by the tests over every combination).
+    Same bits as decoding the codes (checked by the tests over every combination). The
+    values are in the input's layout (:func:`by_blocks`).
     """
     n = rules.dtype.nspec
     if n.is_integer and n.bits > 24:
@@ -204,9 +207,10 @@ def _virtual_fast(rows: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Ten
             v = torch.where(v == 0, 0.0, v)  # integers have no -0
         else:
             v = _element_values(round_even_values(xs, n), p, rules)
-        return _finish(v, p)  # a finite block's rounded values are never NaN
+        # a finite block's rounded values are never NaN
+        return to_input_dtype(_finish(v, p), dtype)
 
-    return by_pieces(rows, rows.shape[1], stage)
+    return by_blocks(rows, stage)
 
 
 def _decode_rows(codes: torch.Tensor, plan: Plan, rules: CastRules) -> torch.Tensor:
@@ -222,17 +226,17 @@ def _scaled(
     rb: torch.Tensor | None,
     given: Given | None = None,
 ):
-    blocks = til.to_blocks(x.to(torch.float32))
-    length = blocks.shape[-1]
-    rows = blocks.reshape(-1, length)
+    # block rows made piece by piece from boxes of x where they are not a view of it (2-D
+    # and column tiles on the CPU): a whole copy would be as large as the input
+    rows = BlockRows(x, til, torch.float32)
     plan = make_plan(rows, req, til, given=given)
     virtual = req.virtual
     rules = req.rules
-    out = None
+    full = None
     if virtual and req.roundmode is RoundMode.EVEN:
-        out = _virtual_fast(rows, plan, rules)
-    if out is None:
-        rrows = None if rb is None else til.to_blocks(rb).reshape(rows.shape)
+        full = _virtual_fast(rows, plan, rules, x.dtype)
+    if full is None:
+        rrows = None if rb is None else BlockRows(rb, til)
         # no bits given for a seeded stochastic cast: each piece makes its own
         seeded = rb is None and req.roundmode is RoundMode.STOCHASTIC
         n = req.dtype.nspec
@@ -248,15 +252,14 @@ def _scaled(
                 zero_out = zero_out | ~p.keep
             codes = torch.where(zero_out, 0, codes)
             if virtual:
-                return _decode_rows(codes, p, rules)
+                return to_input_dtype(_decode_rows(codes, p, rules), x.dtype)
             # codes of up to 8 bits narrowed to their stored uint8 piece by piece (the result
             # operations take uint8 codes as they are; wider ones stay int32 patterns)
             return unsigned_codes(codes, n.bits) if n.bits <= 8 else codes
 
-        out = by_pieces(rows, length, stage)
-    full = til.from_blocks(out.reshape(blocks.shape))
+        full = by_blocks(rows, stage)
     if virtual:
-        return to_input_dtype(full, x.dtype).contiguous()
+        return full.contiguous()
     counts = til.scale_counts_shape
     zero = mask = None
     if plan.zero is not None:

@@ -28,7 +28,7 @@ from tcast.kit import (
 
 from ._bits import floor_log2_small, split_f32, to_bits
 from ._codec import decode, encode
-from ._pieces import by_pieces
+from ._pieces import BlockRows, by_pieces
 from ._tiles import Tiling
 
 __all__ = [
@@ -290,7 +290,9 @@ def block_stats(
     return _magnitude_bits(rows.abs().amax(-1)), None
 
 
-def _sparse_rows(rows: torch.Tensor, til: Tiling, uint: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def _sparse_rows(
+    rows: torch.Tensor | BlockRows, til: Tiling, uint: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The keep-mask of the rows and what the plan reduces of their kept elements.
 
     Per row the amax of the kept elements, or for uint data ``(min(min, 0), max(max, 0))``
@@ -310,8 +312,13 @@ def _sparse_rows(rows: torch.Tensor, til: Tiling, uint: bool) -> tuple[torch.Ten
     return keep, by_pieces(rows, length, reduce)
 
 
+def _reduced(rows: torch.Tensor | BlockRows, reduce) -> torch.Tensor:
+    """``reduce`` of every row, in pieces of rows on the CPU (no temporary of the input's size)."""
+    return by_pieces(rows, rows.shape[1], lambda s: reduce(rows[s]))
+
+
 def make_plan(
-    rows: torch.Tensor,
+    rows: torch.Tensor | BlockRows,
     req: CastRequest,
     til: Tiling,
     *,
@@ -338,8 +345,8 @@ def make_plan(
         elif keep is not None:
             lo, hi = kept_amax[:, 0], kept_amax[:, 1]
         else:
-            lo = torch.clamp_max(rows.amin(-1), 0.0)
-            hi = torch.clamp_min(rows.amax(-1), 0.0)
+            lo = _reduced(rows, lambda r: torch.clamp_max(r.amin(-1), 0.0))
+            hi = _reduced(rows, lambda r: torch.clamp_min(r.amax(-1), 0.0))
         nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
         out = run_recipe(
             rules.scale,
@@ -364,7 +371,7 @@ def make_plan(
     elif keep is not None:
         amax = kept_amax
     elif amax is None:
-        amax = rows.abs().amax(-1)
+        amax = _reduced(rows, lambda r: r.abs().amax(-1))
     nonfinite = ~torch.isfinite(amax)
     inputs = {"amax": torch.where(nonfinite, 0.0, amax)}
     all_bad = None

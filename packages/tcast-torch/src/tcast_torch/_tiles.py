@@ -9,6 +9,8 @@ invisible in the result. Everything here depends on shapes only (static under
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from collections.abc import Callable
 
@@ -82,6 +84,60 @@ class Tiling(BlockLayout):
             and self.dims[0] == nd - 1
             and self.counts[0] * self.sizes[0] == self.shape[-1]
         )
+
+    def boxes(self, rows: int) -> list[tuple[int, int, tuple[slice, ...]]]:
+        """Pieces of at most about ``rows`` block rows, each the blocks of one box of the input.
+
+        Block rows enumerate ``(*rest, *counts)`` in C order. A piece fixes the indices before
+        some level and takes a range of the index at that level (the first level whose inner
+        indices make at most ``rows`` rows; a range of whole tiles where the level is a tiled
+        dimension) and every index after it: its rows are ``within(box).to_blocks(a[box])``,
+        padding included, where ``box`` is a basic-slicing view of the input.
+
+        Args:
+            rows: block rows per piece wanted (at least one level's inner rows are taken).
+
+        Returns:
+            ``(first row, end row, box)`` per piece, in row order; a box has a slice per
+            dimension.
+        """
+        nd = len(self.shape)
+        order = [d for d in range(nd) if d not in self.dims] + list(self.dims)
+        lead = list(self.rest) + list(self.counts)
+        unit = [1] * (nd - len(self.dims)) + list(self.sizes)
+        inner = [math.prod(lead[j + 1 :]) for j in range(len(lead))]
+        k = next((j for j in range(len(lead)) if inner[j] <= rows), len(lead) - 1)
+        step = max(1, rows // inner[k])
+
+        def span(j: int, lo: int, hi: int) -> slice:
+            d = order[j]
+            return slice(lo * unit[j], min(hi * unit[j], self.shape[d]))
+
+        out = []
+        for outer in itertools.product(*(range(n) for n in lead[:k])):
+            box = [slice(None)] * nd
+            base = 0
+            for j, i in enumerate(outer):
+                box[order[j]] = span(j, i, i + 1)
+                base = base * lead[j] + i
+            base *= lead[k]
+            for lo in range(0, lead[k], step):
+                hi = min(lo + step, lead[k])
+                box[order[k]] = span(k, lo, hi)
+                out.append(((base + lo) * inner[k], (base + hi) * inner[k], tuple(box)))
+        return out
+
+    def within(self, box: tuple[slice, ...]) -> Tiling:
+        """The tiling of a box of the input that :meth:`boxes` gives (its tiles stay whole).
+
+        The box's shape and scale shape; the other fields are the whole tiling's.
+        """
+        shape = tuple(len(range(*s.indices(n))) for s, n in zip(box, self.shape, strict=True))
+        scale_shape = tuple(
+            -(-n // self.sizes[self.dims.index(d)]) if d in self.dims else n
+            for d, n in enumerate(shape)
+        )
+        return dataclasses.replace(self, shape=shape, scale_shape=scale_shape)
 
     def row_flat_index(self, lo: int, hi: int, device: torch.device) -> torch.Tensor:
         """The flat (C-order) index in ``shape`` of every element of block rows ``lo .. hi - 1``.
