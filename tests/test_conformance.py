@@ -368,6 +368,63 @@ def test_battery_holds_the_named_edge_values():
     assert any(a / 2.0 ** np.floor(np.log2(a)) > 127 / 64 for a in mi)  # above max
 
 
+def test_conformance_space_holds_the_subtile_and_codebook_axes():
+    """The named MSFP and codebook datatypes, offset widths o1..o3, 1-D and 2-D subtiles,
+    float-scaled and two-level offsets, every implicit pattern kind, a two-level codebook and
+    the given NF4 table: after the other datatypes, in a fixed order."""
+    space = DTYPES
+    names = ("mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4", "nf4")
+    assert {tcast.datatype(n) for n in names} <= set(space)
+    meta = [
+        dt
+        for dt in space
+        if dt.sspec is not None and (dt.sspec.has_subtile or dt.nspec.is_codebook)
+    ]
+    assert space[-len(meta) :] == meta  # the last axis samples
+    offsets = [dt for dt in meta if dt.sspec.offset_bits]
+    assert {dt.sspec.offset_bits for dt in offsets} == {1, 2, 3}
+    assert any(len(dt.sspec.tiles) == 2 for dt in offsets)
+    assert any(not dt.sspec.scale.is_exponent for dt in offsets)
+    assert any(dt.is_multiscale for dt in offsets) and any(dt.nspec.is_float for dt in offsets)
+    books = [dt for dt in meta if dt.nspec.is_codebook]
+    kinds = {c for dt in books for c in dt.nspec.desc if c in "fipse"}
+    assert kinds == set("fipse")
+    assert any(dt.is_multiscale for dt in books) and any(len(dt.sspec.tiles) == 2 for dt in books)
+    assert any(not dt.nspec.symmetric for dt in books)  # a given table
+
+
+def _blocks_of(dt, entries):
+    """(block values as float32, the entry's input dtype) of every block of ``entries``."""
+    for e in entries:
+        x = e.x.astype(np.float32).reshape(-1)
+        for _, idx in tcast.exact.block_indices(e.x.shape, dt)[1]:
+            yield x[idx], e.x.dtype
+
+
+def test_battery_of_subtile_datatypes_holds_offset_and_mapping_edges():
+    """mx9: a block whose amax is 127/64 * 2^k holding the largest float32 below 2^(k-d),
+    which rounds up to the binade edge of offset d; mxfp4m: a block holding 0.5 * 2^k and
+    0.75 * 2^k beside each other, whose squared errors tie between its two mappings."""
+    mx9 = tcast.datatype("mx9")
+    edge = False
+    for b, idt in _blocks_of(mx9, cb.battery(mx9)):
+        a = np.abs(b[np.isfinite(b)])
+        if a.size < 2 or a.max() == 0:
+            continue
+        k = np.floor(np.log2(a.max()))
+        top = np.asarray(np.float32(2.0**k)).astype(idt)
+        below = np.float32(np.nextafter(top, np.zeros((), idt)))  # rounds up under offset 1
+        edge |= bool(a.max() == np.float32(127 / 64 * 2.0**k) and (a == below).any())
+    assert edge
+    m4 = tcast.datatype("mxfp4m")
+    tie = False
+    for b, _ in _blocks_of(m4, cb.battery(m4)):
+        a = np.abs(b).astype(np.float64)
+        if np.isfinite(a).all():
+            tie |= bool(((a[:-1] > 0) & (a[:-1] * 3 == a[1:] * 2)).any())
+    assert tie
+
+
 def _adapter_samples():
     nan = np.float32(np.nan)
     f32 = np.array([0, -0.0, 1, -nan, nan, np.inf, -np.inf, 2.0**-149], np.float32)

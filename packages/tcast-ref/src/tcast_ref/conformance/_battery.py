@@ -410,7 +410,7 @@ def _fill(
             if extra and pattern % (_N_PATTERNS + len(extra)) >= _N_PATTERNS:
                 # in block order: groups of a subtile's length stay together
                 which = pattern % (_N_PATTERNS + len(extra)) - _N_PATTERNS
-                vals = meta_block_values(dt, which, len(idx), g.top, g.emax, g.ties, rng)
+                vals = meta_block_values(dt, which, len(idx), g.top, g.emax, g.ties, rng, idt)
                 out[np.array(idx, np.int64)] = np.array(vals, np.float32)
                 continue
             vals = np.array(_block_values(g, pattern, len(idx), rng, idt), np.float32)

@@ -95,6 +95,7 @@ def meta_block_values(
     emax: int,
     ties: tuple[Fraction, ...],
     rng: np.random.Generator,
+    idt: np.dtype,
 ) -> list:
     """The values (block order) of metadata pattern ``which`` for a block of ``size``.
 
@@ -106,6 +107,7 @@ def meta_block_values(
         emax: floor_log2(M).
         ties: midpoints of neighbouring element values (relative to a unit scale).
         rng: the entry's generator.
+        idt: the entry's input dtype (a value just below an edge is its neighbour there).
     """
     k = int(rng.integers(-6, 7))
     s = max(subtile_length(dt), 1)
@@ -120,12 +122,13 @@ def meta_block_values(
     if dt.nspec.is_codebook:
         mags = codebook_points(dt.nspec)
         common = sorted(set.intersection(*(set(m) for m in mags)))
-        for g in groups:
-            if which == 0:  # ties between mappings, or every value exact everywhere
+        for gi, g in enumerate(groups):
+            if which == 0:  # ties between mappings (odd groups, some even ones), or every
+                # value exact everywhere; the pair last, clear of the amax at element 0
                 vals = pick(common, len(g), two**k)
                 pair = tie_pair(dt.nspec)
-                if pair is not None and len(g) >= 2 and rng.integers(2):
-                    vals[0], vals[1] = _f32(pair[0] * two**k), _f32(pair[1] * two**k)
+                if pair is not None and len(g) >= 2 and (gi % 2 or rng.integers(2)):
+                    vals[-2], vals[-1] = _f32(pair[0] * two**k), _f32(pair[1] * two**k)
             elif which == 1:  # one mapping's entries and the ties between them
                 m = mags[int(rng.integers(len(mags)))]
                 pool = list(m[1:]) + [(a + b) / 2 for a, b in itertools.pairwise(m)]
@@ -146,7 +149,9 @@ def meta_block_values(
                 d = 1 + int(rng.integers(max(top_offset, 1)))
                 vals = pick(list(ties), len(g), two ** (k - d))
                 edge = two ** (emax + k + 1 - d)
-                vals[0] = np.nextafter(_f32(edge), np.float32(0))
+                with np.errstate(over="ignore"):
+                    w = np.asarray(_f32(edge)).astype(idt)
+                    vals[0] = np.float32(np.nextafter(w, np.zeros((), idt)))
             else:  # all zero, at 2^k, or 2^-12 lower
                 kind = int(rng.integers(3))
                 vals = (
