@@ -4,7 +4,7 @@ Every line of every committed set (no sampling: about 6 s on one core) is recast
 ``tcast.exact.cast_array`` (pure Python, fractions) from its IN words, and its expected
 outputs must be the exact model's bit for bit: OUT codes, SCALE, TENSCALE and META (one word
 per subtile: exponent offsets, codebook mappings). The sets with subtile metadata are checked
-on every eighth tensor (and every partial tile) by default, about 4 s, and on every line under
+on every eighth tensor (and every partial tile) by default, about 2 s, and on every line under
 ``-m full``. The arrays are
 rebuilt from the header's documented geometry only (tcast_ref is not used): an unscaled set is
 one vector; each line of a 1-D tile set is one block along the last dimension, cast as an
