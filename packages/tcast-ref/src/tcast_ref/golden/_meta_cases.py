@@ -46,10 +46,10 @@ OFFSET_PATTERNS = {
 #: Patterns of codebook datatypes.
 CODEBOOK_PATTERNS = {
     "codebook_mapping_ties": "amax = M*2^k; in each other subtile either two values u, w "
-    "whose squared errors tie between two mappings (u exact in one with error e in the "
-    "other, w the reverse: first such pair of the lowest mappings) and the rest values "
-    "exact in every mapping, or only values exact in every mapping (every error 0): the "
-    "lowest index wins",
+    "whose squared errors add up to the same in two mappings (u exact in one mapping and w in "
+    "the other; or, where no such pair exists, u equally far from both and w = 0: the first "
+    "such values of the lowest two mappings) and the rest values exact in every mapping, or "
+    "only values exact in every mapping (every error 0): the lowest index wins",
     "codebook_entry_ties": "amax = M*2^k; each other subtile takes one mapping (drawn) and "
     "holds its entries and the midpoints between them (ties between entries) at 2^k, "
     "random signs",
