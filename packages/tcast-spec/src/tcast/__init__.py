@@ -9,6 +9,7 @@ in SEMANTICS.md beside this package.
 """
 
 from . import exact, kit
+from ._lookup import datatype
 from ._version import __version__
 from .api import cast, cast_dual, select_engine, upcast
 from .catalog import (
@@ -162,7 +163,7 @@ from .combinations import (
     combinations,
     conformance_space,
 )
-from .datatype import DataType, datatype
+from .datatype import DataType
 from .engine import (
     ARRAYS_GROUP,
     ENTRY_POINT_GROUP,

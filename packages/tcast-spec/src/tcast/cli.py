@@ -46,11 +46,12 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, NoReturn
 
+from ._lookup import datatype
 from ._text import QUOTE_LIMIT, quote
 from ._version import __version__
 from .catalog import ALIASES, CATALOG, DESCRIPTIONS, NOT_YET_SUPPORTED, PREVIEW_CATALOG
 from .codebook import CodebookSpec
-from .datatype import DataType, datatype
+from .datatype import DataType
 from .errors import SpecError, TcastError, UnsupportedError
 from .exact import decode
 from .number import NAMES, Kind, NumberSpec, Style, number

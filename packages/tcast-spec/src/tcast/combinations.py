@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ._lookup import datatype
 from .catalog import ALIASES, CATALOG
-from .datatype import DataType, datatype
+from .datatype import DataType
 from .errors import SpecError
 from .number import number
 from .scale import scale

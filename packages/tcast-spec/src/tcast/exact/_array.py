@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from .._lookup import datatype
 from .._text import quote
-from ..datatype import DataType, datatype
+from ..datatype import DataType
 from ..errors import SpecError
 from ..kit._request import normalize_seed
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode

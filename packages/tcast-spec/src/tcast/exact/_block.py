@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .._lookup import datatype
 from .._text import quote
-from ..datatype import DataType, datatype
+from ..datatype import DataType
 from ..errors import SpecError
 from ..kit._rules import element_max
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode

@@ -11,7 +11,8 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from ..datatype import DataType, datatype
+from .._lookup import datatype
+from ..datatype import DataType
 from ..errors import SpecError
 from . import _f32
 from ._array import ArrayResult, block_indices, subtile_indices

@@ -11,7 +11,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from ..datatype import DataType, datatype
+from .._lookup import datatype
+from ..datatype import DataType
 from ..engine import CastModes
 from ..errors import SpecError, UnsupportedError
 from ..layout import BlockedScales, BlockLayout, block_layout, blocked_refusal, blocked_scales
