@@ -21,20 +21,22 @@ from ._tiles import Tiling
 
 __all__ = ["PIECE", "BlockRows", "by_blocks", "by_pieces", "cuts", "piece_elements"]
 
-#: Elements per piece at most (4 MiB per float32 or int32 temporary).
-PIECE = 1 << 20
+#: Elements per piece at most (1 MiB per float32 or int32 temporary).
+PIECE = 1 << 18
 
 
 def piece_elements(total: int) -> int:
     """Elements per piece of a stage over ``total`` elements.
 
-    An eighth of them, so that the temporaries stay under the input's size at every size;
-    at least ``PIECE / 8``: each operation of a piece is a parallel region whose threads
-    wait for each other, and with another process on the cores, pieces of 2**16 elements
-    made a 2**20-element cast a hundred times slower (a thread off its core stalls every
-    region); at most ``PIECE``.
+    A 32nd of them: an eager element stage keeps about 27 temporaries of a piece's size
+    (int32 bit operations, the Philox words of a seeded cast; measured as peak memory
+    growth), so a piece of a 32nd keeps them under the input's size. At most ``PIECE``:
+    from there the temporaries are a fixed 27 MiB, and larger pieces are no faster. At
+    least ``PIECE / 8``: every operation of a piece has a fixed cost (dispatch, a parallel
+    region whose threads wait for each other), which smaller pieces would pay more often;
+    inputs under 2**20 elements take fewer than 32 pieces.
     """
-    return min(PIECE, max(PIECE >> 3, total >> 3))
+    return min(PIECE, max(PIECE >> 3, total >> 5))
 
 
 def cuts(like: torch.Tensor) -> bool:
