@@ -5,6 +5,9 @@
   power-of-two scale rule as two integers (:class:`ExponentScaleRule`), and the float-scale,
   two-level, zero-point, element and upcast arithmetic as ordered float32 steps
   (:class:`Recipe`, evaluated by :func:`run_recipe` with an engine's array operations);
+* :func:`special_codes`: per element format, round mode and ``saturate``, the codes of
+  overflowing, infinite, NaN and zero inputs and which codes decode to ±Inf or NaN
+  (:class:`SpecialCodes`);
 * :func:`build_result` / :func:`upcast_parts`: CastResult assembly and unpacking;
   :func:`to_blocked` / :func:`from_blocked`: scales in the blocked GEMM layout (§8.1);
 * :func:`run_dual` and :func:`dual_by_casts`: ``tcast.cast_dual``'s rules (row and column
@@ -77,6 +80,7 @@ from ._shards import (
     part_grid_starts,
     shard_blocks,
 )
+from ._specials import SpecialCodes, special_codes
 
 __all__ = [
     "F32_MAX",
@@ -92,6 +96,7 @@ __all__ = [
     "Recipe",
     "RecipeOps",
     "ShardBlocks",
+    "SpecialCodes",
     "Step",
     "UpcastParts",
     "as_datatype",
@@ -129,6 +134,7 @@ __all__ = [
     "scale_bounds",
     "shard_blocks",
     "sig24",
+    "special_codes",
     "to_blocked",
     "transposed_request",
     "upcast_parts",
