@@ -164,7 +164,7 @@ def test_fake_shapes_follow_the_kit(device):
     u8 = torch.uint8
     assert shapes[:2] == [((300, 200), u8), ((384, 8), u8)]  # rows: 300 x 7 scales, blocked
     assert shapes[5:7] == [((200, 300), u8), ((256, 12), u8)]  # xᵀ: 200 x 10 scales
-    assert _ops._modes_of("actual/even/floor/1/0/blocked").scale_layout is tcast.ScaleLayout.BLOCKED
+    assert _ops.modes_of("actual/even/floor/1/0/blocked").scale_layout is tcast.ScaleLayout.BLOCKED
 
 
 @pytest.mark.parametrize("grad", ["ste", "saturate"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +10,6 @@ import torch
 from tcast import CastModes, CastResult, DataType, UnsupportedError
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch._accept import is_dtensor, resolved, tensor_refusal
-from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._engine import engine as torch_engine
 from tcast_torch._shards import (
     cast_dtensor,
@@ -21,10 +19,14 @@ from tcast_torch._shards import (
     upcast_dtensor,
 )
 
-from ._launch import interpreting, run_cast, tensor_maxima, tiled_supported
+from ._cast_launch import run_cast, tiled_supported
+from ._device import on_device
+from ._launch import interpreting, tensor_maxima
 from ._launch_dual import run_dual
-from ._ops import cast_traced, dual_traced
+from ._local import TRITON_LOCAL
+from ._ops import dual_traced
 from ._pack import OPS
+from ._plain import cast_eager, cast_plain
 from ._upcast import run_upcast
 
 __all__ = ["TritonEngine", "engine"]
@@ -126,35 +128,22 @@ class TritonEngine(EngineBase):
         Gradients as ``tcast_torch`` gives them (``grad``: ``"ste"`` or ``"saturate"``,
         ``tcast_torch._autograd``) around the Triton kernels' values. While Dynamo traces,
         the kernels are reached through the ``tcast_triton::cast`` custom op (``_ops``).
-        A DTensor is cast shard by shard (``tcast_torch._shards``, this engine's kernels on
-        each window: ``_local``), eagerly. A pending negation is applied first
-        (``tcast_torch._accept.resolved``).
+        A plain tensor is cast by ``_plain.cast_plain``. A DTensor is cast shard by shard
+        (``tcast_torch._shards``, this engine's kernels on each window: ``_local``), eagerly.
+        A pending negation is applied first (``tcast_torch._accept.resolved``).
         """
         x = resolved(x)
         if is_dtensor(x):
-            from ._local import TRITON_LOCAL
-
             return cast_dtensor(x, request, TRITON_LOCAL, grad)
-        if request.virtual and x.requires_grad and torch.is_grad_enabled():
-            return virtual_with_grad(x, request, grad, False, run=self._run_values)
-        return self._run_values(x, request)
-
-    def _run_values(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        if torch.compiler.is_compiling():
-            return cast_traced(x, request)
-        return self.run_eager(x, request)
+        return cast_plain(x, request, grad)
 
     def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        """The cast by the Triton kernels (``_launch.run_cast``), outside any trace.
+        """The cast by the Triton kernels, outside any trace (``_plain.cast_eager``).
 
         Empty inputs, and the rare shapes whose grid would pass CUDA's 2**31 - 1 programs
         (``_launch.MAX_PROGRAMS``), are cast by ``tcast_torch`` (the same bits).
         """
-        out = None
-        if x.numel():
-            with _on(x):
-                out = run_cast(x, request)
-        return _relabel(torch_engine.run(x, request)) if out is None else out
+        return cast_eager(x, request)
 
     def cast_dual(
         self,
@@ -197,7 +186,7 @@ class TritonEngine(EngineBase):
         """:meth:`cast_dual` outside any trace."""
         out = None
         if x.numel():
-            with _on(x):
+            with on_device(x):
                 out = run_dual(x, rows, cols, transposed)
                 if out is None and rows.dtype.is_multiscale:
                     return self._dual_shared_amax(x, rows, cols, transposed)
@@ -226,27 +215,12 @@ class TritonEngine(EngineBase):
         2-D tiles, several tile segments and sparsity, and parts on a device the kernels
         cannot read, are decoded by ``tcast_torch`` (the same bits).
         """
-        with _on(result.data):
+        with on_device(result.data):
             out = run_upcast(result)
         return torch_engine.run_upcast(result) if out is None else out
 
     def __repr__(self) -> str:
         return "tcast_triton.engine"
-
-
-def _on(t: torch.Tensor):
-    """Make ``t``'s GPU current (Triton launches on the current device); else nothing."""
-    if t.is_cuda and t.device.index != torch.cuda.current_device():
-        return torch.cuda.device(t.device)
-    return contextlib.nullcontext()
-
-
-def _relabel(out: torch.Tensor | CastResult) -> torch.Tensor | CastResult:
-    if isinstance(out, CastResult):
-        import dataclasses
-
-        return dataclasses.replace(out, engine="triton")
-    return out
 
 
 #: The engine instance (the entry point loads this).

@@ -27,11 +27,11 @@ from ._pack import OPS
 from ._scales import SK_EXP, SK_UEXP, SK_UFLOAT
 
 __all__ = [
+    "bits_of",
     "interpreting",
-    "run_cast",
+    "run_cast_1d",
     "tensor_maxima",
     "tile_stats",
-    "tiled_supported",
     "uses_nd",
 ]
 
@@ -55,18 +55,6 @@ def interpreting() -> bool:
     so a later change could not take effect anyway.
     """
     return INTERPRETING
-
-
-def tiled_supported(dt: DataType) -> bool:
-    """Whether the kernels cast this scaled datatype.
-
-    At most one dense tile segment (``_cast_tiles``), or two segments or sparsity
-    (``_launch_2d``); no subtiles (codebooks).
-    """
-    from ._launch_2d import nd_supported
-
-    ss = dt.sspec
-    return ss is None or (len(ss.tiles) <= 1 and not ss.is_sparse) or nd_supported(dt)
 
 
 def _code_bytes(bits: int) -> int:
@@ -96,44 +84,25 @@ MAX_PROGRAMS = 2**31 - 1
 MAX_GRID_Y = 65535
 
 
+def bits_of(xc: torch.Tensor) -> torch.Tensor:
+    """A contiguous input as the kernels read it: float32 as it is, 16-bit floats as int16."""
+    return xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+
+
 def uses_nd(req: CastRequest) -> bool:
     """Whether ``req`` is cast by the N-d kernel (``_launch_2d``: 2-D tiles, sparsity)."""
     ss = req.dtype.sspec
     return req.layout is not None and (len(ss.tiles) > 1 or ss.is_sparse)
 
 
-def run_cast(
-    x: torch.Tensor, req: CastRequest, given: torch.Tensor | None = None
-) -> torch.Tensor | CastResult | None:
-    """The cast of a checked request on a CUDA tensor (or a CPU one under the interpreter).
-
-    ``given``: block statistics from elsewhere (a DTensor shard's window, ``_local``), an
-    int32 buffer: ``[tensor maxima (3)]`` replaces the tensor-amax pass (two-level and
-    tensor scales); ``[3 + 3 * tiles]`` (as :func:`tile_stats` writes it, the first three
-    as before) replaces every tile's statistics too (not for :func:`uses_nd` requests).
-
-    None (nothing launched) when a kernel would need more than :data:`MAX_PROGRAMS` programs.
-    """
-    xc = x.contiguous()
-    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
-    if uses_nd(req):
-        from ._launch_2d import run_cast_nd  # 2-D tiles and sparsity: the N-d kernel
-
-        launch = run_cast_nd
-    else:
-        launch = _run_cast_1d
-    if INTERPRETING:
-        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
-
-        with numpy.errstate(all="ignore"):
-            return launch(xc, xin, req, given)
-    return launch(xc, xin, req, given)
-
-
-def _run_cast_1d(
+def run_cast_1d(
     xc: torch.Tensor, xin: torch.Tensor, req: CastRequest, given: torch.Tensor | None = None
 ):
-    """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment)."""
+    """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment).
+
+    ``xin``: ``xc``'s bits as the kernels read them (:func:`bits_of`); ``given`` and the
+    result as ``_cast_launch.run_cast`` takes and gives them.
+    """
     rs, seed, rb = _random_source(req, xc)
     build = _unscaled_plan if req.layout is None else _tiled_plan
     extra: tuple = (word_aligned(xc),)
@@ -741,7 +710,7 @@ def scaled_parts(
 
     ``zero`` and the tensor scale are None where the datatype has none; ``stats`` holds the
     tensor's magnitude maxima after the amax pass (the scale buffer, unread, without one),
-    or is ``given`` (block statistics from elsewhere, see :func:`run_cast`) with no pass.
+    or is ``given`` (block statistics from elsewhere, see ``_cast_launch.run_cast``) with no pass.
     """
     dev = xc.device
     count = max(plan.scale_count, 1)

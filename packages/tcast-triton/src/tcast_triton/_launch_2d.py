@@ -190,7 +190,7 @@ def run_cast_nd(
         xc: the input, contiguous.
         xin: its bits (an int16 view of 16-bit inputs; ``xc`` itself for float32).
         req: the request.
-        given: the tensor maxima from elsewhere (``_launch.run_cast``; three only: this
+        given: the tensor maxima from elsewhere (``_cast_launch.run_cast``; three only: this
             kernel takes no given tile statistics), or None.
     """
     rs, seed, rb = _random_source(req, xc)

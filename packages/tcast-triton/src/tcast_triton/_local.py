@@ -8,7 +8,7 @@ this module is the array work, by the Triton kernels:
   negative magnitude bits ``lo`` (``mx = max(hi, lo)`` there). In a ``BlockStats``:
   ``hi`` is ``mx`` (uint data: ``hi``), ``lo`` uint's ``lo``, ``tamax`` the tensor's
   ``mx``. Each is a maximum over elements, so an integer MAX over the shards gives the
-  whole block's, which the kernels then read instead of their own (``_launch.run_cast``'s
+  whole block's, which the kernels then read instead of their own (``_cast_launch.run_cast``'s
   ``given``): the statistics of a tiled window by ``_kernels._tile_stats``, of a tensor
   scale and two-level scaling's tensor amax by the amax pass;
 * requests of the N-d kernel (2-D tiles, sparsity; ``_launch.uses_nd``), which reads no
@@ -25,11 +25,16 @@ import torch
 
 from tcast import CastResult
 from tcast.kit import CastRequest
+from tcast_torch._accept import resolved
 from tcast_torch._autograd import virtual_with_grad
 from tcast_torch._local import TORCH_LOCAL, given_rows
 from tcast_torch._shards import BlockStats
 
-from ._launch import run_cast, tensor_maxima, tile_stats, uses_nd
+from ._cast_launch import run_cast
+from ._device import on_device
+from ._fallback import relabel
+from ._launch import tensor_maxima, tile_stats, uses_nd
+from ._plain import cast_plain
 
 __all__ = ["TRITON_LOCAL"]
 
@@ -48,7 +53,7 @@ class _TritonLocal:
         if blocks and uses_nd(req):
             return TORCH_LOCAL.stats(window, req, blocks)
         u = req.dtype.nspec.is_uint
-        with _on(window), torch.no_grad():
+        with on_device(window), torch.no_grad():
             if not layout.dims:  # a tensor scale: the one block is the tensor
                 m = tensor_maxima(window, req)
                 shape = tuple(layout.scale_shape)
@@ -75,24 +80,22 @@ class _TritonLocal:
     def cast(
         self, window: torch.Tensor, req: CastRequest, stats: BlockStats | None, grad: str
     ) -> torch.Tensor | CastResult:
-        """The cast of the window with these statistics (None: its own)."""
-        from ._engine import engine
-
+        """The cast of the window with these statistics (None: its own, as the engine casts)."""
         if stats is None:
-            return engine.run_grad(window, req, grad)
+            return cast_plain(resolved(window), req, grad)
         if stats.hi is not None and uses_nd(req):
-            return _relabel(TORCH_LOCAL.cast(window, req, stats, grad))
+            return relabel(TORCH_LOCAL.cast(window, req, stats, grad))
         given = _given_buffer(stats, req)
 
         def values(v: torch.Tensor, r: CastRequest) -> torch.Tensor | CastResult:
             out = None
             if v.numel():
-                with _on(v):
+                with on_device(v):
                     out = run_cast(v, r, given)
             if out is None:  # empty, or a grid past CUDA's limit: the same bits by torch
                 with torch.no_grad():
                     out = TORCH_LOCAL.cast(v.detach(), r, _torch_stats(v, r, stats), "ste")
-                return _relabel(out)
+                return relabel(out)
             return out
 
         if req.virtual and window.requires_grad and torch.is_grad_enabled():
@@ -105,7 +108,7 @@ class _TritonLocal:
 
 
 def _given_buffer(stats: BlockStats, req: CastRequest) -> torch.Tensor:
-    """The kernels' ``given`` buffer (``_launch.run_cast``) of the reduced statistics."""
+    """The kernels' ``given`` buffer (``_cast_launch.run_cast``) of the reduced statistics."""
     u = req.dtype.nspec.is_uint
     if stats.hi is None:  # the tensor amax alone (two-level scaling, no block cut)
         t = stats.tamax.reshape(1)
@@ -141,20 +144,6 @@ def _torch_stats(window: torch.Tensor, req: CastRequest, stats: BlockStats) -> B
     hi = torch.where(nan, fill, stats.hi)
     lo = torch.where(nan, fill, stats.lo)
     return BlockStats(hi, lo, stats.tamax)
-
-
-def _relabel(out: torch.Tensor | CastResult) -> torch.Tensor | CastResult:
-    """A result of this engine's cast says so (``tcast.upcast`` comes back here)."""
-    from ._engine import _relabel as relabel
-
-    return relabel(out)
-
-
-def _on(t: torch.Tensor):
-    """Make ``t``'s GPU current (Triton launches on the current device); else nothing."""
-    from ._engine import _on as on
-
-    return on(t)
 
 
 #: The Triton engine's LocalCast.

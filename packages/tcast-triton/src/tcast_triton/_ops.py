@@ -1,11 +1,12 @@
-"""The Triton engine as ``torch.library`` custom ops: casts inside ``torch.compile``.
+"""Casts while Dynamo traces, through the ``torch.library`` custom ops, and the ops' arguments.
 
 Dynamo cannot trace a Triton launch through the engine's Python (plans, caches, the launch
 objects of ``_fastlaunch``), so while it traces, ``TritonEngine.run`` and ``cast_dual`` call
-these ops instead: ``tcast_triton::cast`` and ``tcast_triton::cast_dual`` take the input, the
-datatype's code, the modes as one string, the seed and the random bits, run the engine's
-eager path, and return the result's tensors (a fresh empty tensor for a part the datatype
-lacks). Their fake (meta) implementations give the output shapes and dtypes from the kit's
+the ops instead (:func:`cast_traced`, :func:`dual_traced`): ``tcast_triton::cast`` and
+``tcast_triton::cast_dual`` (defined in ``_op_defs``) take the input, the datatype's code, the
+modes as one string, the seed and the random bits, run the engine's eager path, and return the
+result's tensors (a fresh empty tensor for a part the datatype lacks; :data:`PARTS`). Their
+fake (meta) implementations give the output shapes and dtypes from the kit's
 ``result_form``, so a compiled graph holds one opaque node per cast and no graph break.
 
 Every argument but the tensors is a compile-time constant of the graph, except the seed:
@@ -14,6 +15,9 @@ sees a second value, so a new seed per step does not recompile. Symbols are int6
 of 2**63 or more reaches the compiled function as a constant (right bits, one recompile per
 such seed); ``quantize_model``'s derived seeds are 64-bit hashes, so half of them are. Outside
 a trace the engine runs its Python directly (no op dispatch in eager calls).
+
+This module writes the arguments and reads the results; ``_op_defs`` reads the arguments (the
+inverse functions here) and writes the results. It does not import the engine, which calls it.
 """
 
 from __future__ import annotations
@@ -22,24 +26,29 @@ from typing import Any
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, datatype
-from tcast.kit import CastRequest, column_datatype, result_form, transposed_request
+from tcast import CastModes, CastResult, DataType, datatype
+from tcast.kit import CastRequest, result_form, transposed_request
 
-__all__ = ["cast_traced", "dual_traced"]
+__all__ = [
+    "PARTS",
+    "cast_traced",
+    "dtype_of",
+    "dual_traced",
+    "modes_of",
+    "modes_text",
+    "seed_arg",
+    "seed_of",
+]
 
-_DTYPES = {
-    "uint8": torch.uint8,
-    "uint16": torch.uint16,
-    "uint32": torch.uint32,
-    "bool": torch.bool,
-}
-_PARTS = ("data", "scale", "zero", "tenscale", "mask")
+#: The result's parts, in the order the ops return them.
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
 # datatypes and modes by their strings, inside the ops only (never traced)
 _SEEN_DTYPES: dict[str, DataType] = {}
 _SEEN_MODES: dict[str, CastModes] = {}
 
 
-def _modes_text(m: CastModes) -> str:
+def modes_text(m: CastModes) -> str:
+    """The modes as the ops' one string: ``castmode/roundmode/scalemode/sat/tr/layout``."""
     return "/".join(
         (
             m.castmode.value,
@@ -52,7 +61,8 @@ def _modes_text(m: CastModes) -> str:
     )
 
 
-def _modes_of(text: str) -> CastModes:
+def modes_of(text: str) -> CastModes:
+    """The modes of :func:`modes_text`'s string (one object per string)."""
     m = _SEEN_MODES.get(text)
     if m is None:
         cm, rm, sm, sat, tr, lay = text.split("/")
@@ -60,95 +70,24 @@ def _modes_of(text: str) -> CastModes:
     return m
 
 
-def _dtype_of(code: str) -> DataType:
+def dtype_of(code: str) -> DataType:
+    """The datatype of a code (one object per code)."""
     dt = _SEEN_DTYPES.get(code)
     if dt is None:
         dt = _SEEN_DTYPES[code] = datatype(code)
     return dt
 
 
-def _seed_arg(seed: int | None) -> int | None:
+def seed_arg(seed: int | None) -> int | None:
     """The 64-bit seed as an int64 (two's complement)."""
     if seed is None:
         return None
     return seed - (1 << 64) if seed >= 1 << 63 else seed
 
 
-def _seed_of(arg: int | None) -> int | None:
+def seed_of(arg: int | None) -> int | None:
+    """The 64-bit seed of :func:`seed_arg`'s int64."""
     return None if arg is None else arg % (1 << 64)
-
-
-def _engine():
-    from ._engine import engine
-
-    return engine
-
-
-def _tensors(out: Any, like: torch.Tensor) -> list[torch.Tensor]:
-    """A virtual tensor, or a result's parts with fresh empty tensors for missing ones."""
-    if isinstance(out, torch.Tensor):
-        return [out]
-    return [
-        p if p is not None else like.new_empty(0, dtype=torch.uint8)
-        for p in (getattr(out, name) for name in _PARTS)
-    ]
-
-
-def _fake_parts(dt: DataType, shape: tuple[int, ...], m: CastModes, like: torch.Tensor):
-    """Empty tensors of a result's parts (``result_form``), placeholders for missing ones."""
-    if m.castmode is CastMode.VIRTUAL:
-        return [like.new_empty(shape)]
-    forms = result_form(dt, shape, m.castmode, m.transpose_scale, m.scale_layout)
-    out = []
-    for name in _PARTS:
-        f = forms.get(name)
-        if f is None:
-            out.append(like.new_empty(0, dtype=torch.uint8))
-        else:
-            out.append(like.new_empty(f.shape, dtype=_DTYPES[f.dtype]))
-    return out
-
-
-@torch.library.custom_op("tcast_triton::cast", mutates_args=())
-def _cast_op(
-    x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
-) -> list[torch.Tensor]:
-    eng = _engine()
-    req = eng.request(x, _dtype_of(code), _modes_of(modes), _seed_of(seed), rbits)
-    return _tensors(eng.run(x, req), x)
-
-
-@_cast_op.register_fake
-def _(x, code, modes, seed, rbits):
-    return _fake_parts(_dtype_of(code), tuple(x.shape), _modes_of(modes), x)
-
-
-@torch.library.custom_op("tcast_triton::cast_dual", mutates_args=())
-def _dual_op(
-    x: torch.Tensor,
-    code: str,
-    modes: str,
-    seed: int | None,
-    rbits: torch.Tensor | None,
-    transposed: bool,
-) -> list[torch.Tensor]:
-    eng = _engine()
-    dt, m = _dtype_of(code), _modes_of(modes)
-    rows = eng.request(x, dt, m, _seed_of(seed), rbits)
-    cols = eng.request(x, column_datatype(dt), m, _seed_of(seed), rbits)
-    a, b = eng.cast_dual_eager(x, rows, cols, transposed)
-    return _tensors(a, x) + _tensors(b, x)
-
-
-@_dual_op.register_fake
-def _(x, code, modes, seed, rbits, transposed):
-    dt, m = _dtype_of(code), _modes_of(modes)
-    shape = tuple(x.shape)
-    if transposed:
-        second = (dt, (*shape[:-2], shape[-1], shape[-2]))
-    else:
-        second = (column_datatype(dt), shape)
-    return _fake_parts(dt, shape, m, x) + _fake_parts(*second, m, x)
 
 
 def _result(req: CastRequest, parts: list[torch.Tensor]) -> torch.Tensor | CastResult:
@@ -157,7 +96,7 @@ def _result(req: CastRequest, parts: list[torch.Tensor]) -> torch.Tensor | CastR
         return parts[0]
     dt = req.dtype
     forms = result_form(dt, req.shape, req.castmode, req.transpose_scale, req.modes.scale_layout)
-    have = {name: (p if name in forms else None) for name, p in zip(_PARTS, parts, strict=True)}
+    have = {name: (p if name in forms else None) for name, p in zip(PARTS, parts, strict=True)}
     return CastResult(
         data=have["data"],
         scale=have["scale"],
@@ -179,7 +118,7 @@ def _result(req: CastRequest, parts: list[torch.Tensor]) -> torch.Tensor | CastR
 def cast_traced(x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
     """The cast of a checked request through ``tcast_triton::cast`` (while Dynamo traces)."""
     parts = torch.ops.tcast_triton.cast(
-        x, req.dtype.code, _modes_text(req.modes), _seed_arg(req.seed), req.rbits
+        x, req.dtype.code, modes_text(req.modes), seed_arg(req.seed), req.rbits
     )
     return _result(req, parts)
 
@@ -191,11 +130,11 @@ def dual_traced(
     parts = torch.ops.tcast_triton.cast_dual(
         x,
         rows.dtype.code,
-        _modes_text(rows.modes),
-        _seed_arg(rows.seed),
+        modes_text(rows.modes),
+        seed_arg(rows.seed),
         rows.rbits,
         transposed,
     )
     second = transposed_request(rows, cols) if transposed else cols
-    k = 1 if rows.virtual else len(_PARTS)
+    k = 1 if rows.virtual else len(PARTS)
     return _result(rows, parts[:k]), _result(second, parts[k:])
