@@ -353,6 +353,27 @@ def test_blocked_scale_layout_leaves_meta_plain():
     assert plain.meta.shape == (6, 6)
 
 
+def test_a_scaled_input_overflowing_float32_saturates_to_the_largest_entry():
+    """t = fl32(x * r) can overflow to Inf (§5.9): it lies above v_P and saturates.
+
+    The s pattern on bfloat16 puts v_P at bfloat16's largest value M = 0x7F7F. A block maximum
+    of 1.05 * M / 2**10 gives the e5m3 scale 2**-10 (1.05 rounds to 1.0 in three mantissa
+    bits: code 5 << 3 = 40), so t = 1.05 * M overflows float32. Both mappings then have the
+    error Inf and mapping 0 stays; the code is P = 7 and the value M * 2**-10.
+    """
+    dt = tcast.datatype("cb41ss2_bfloat16_e5m3_t8s4")
+    top = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    x = np.zeros((1, 8), np.float32)
+    x[0, 0] = top * 1.05 / 1024
+    x[0, 5] = -top * 1.05 / 1024
+    got = tcast_ref.cast(x, dt, castmode="actual")
+    assert got.data.tolist() == [[7, 0, 0, 0, 0, 15, 0, 0]]
+    assert got.scale.tolist() == [[40]] and got.meta.tolist() == [[0, 0]]
+    want = np.float32([top / 1024, 0, 0, 0, 0, -top / 1024, 0, 0])
+    np.testing.assert_array_equal(_raw(tcast_ref.cast(x, dt)), _raw(want[None]))
+    check(x, dt)
+
+
 # ------------------------------------------------------------------ refusals
 def test_stochastic_rounding_of_a_codebook_is_a_spec_error_naming_it():
     x = np.ones((2, 32), np.float32)

@@ -75,7 +75,8 @@ def round_to_table(t: float, table: Sequence[float], symmetric: bool, mode: Roun
     """The code (table index) a finite scaled input rounds to (SEMANTICS.md §5.9).
 
     Args:
-        t: the scaled input, a finite float32 value (its sign bit counts: -0.0 is negative).
+        t: the scaled input, a float32 value (its sign bit counts: -0.0 is negative; ±Inf,
+            a product ``fl32(x * r)`` that overflowed, saturates).
         table: one mapping's entries in code order.
         symmetric: the implicit layout (code ``s * 2**(I-1) + k``, entry k = 0 a zero, k >= 1
             the k-th positive magnitude, s the sign); else an ascending table.
@@ -90,15 +91,20 @@ def round_to_table(t: float, table: Sequence[float], symmetric: bool, mode: Roun
         >= t for t < 0), saturating to the first or last entry.
 
     Raises:
-        SpecError: for stochastic rounding (not defined for codebooks) or a non-finite t.
+        SpecError: for stochastic rounding (not defined for codebooks) or a NaN t.
     """
     if mode is RoundMode.STOCHASTIC:
         raise SpecError(
             "stochastic rounding is not defined for codebook datatypes (their entries are not "
             "evenly spaced): use even, away, zero or trunc"
         )
-    if not math.isfinite(t):
-        raise SpecError(f"a codebook rounds finite values only, got {t!r}")
+    if math.isnan(t):
+        raise SpecError(f"a codebook rounds numbers only, got {t!r}")
+    if math.isinf(t):  # fl32(x * r) overflowed: above every entry, it saturates
+        if symmetric:
+            half = len(table) // 2
+            return (half if t < 0 else 0) + half - 1
+        return 0 if t < 0 else len(table) - 1
     if symmetric:
         return _round_symmetric(t, table, mode)
     return _round_ascending(t, table, mode)
