@@ -245,6 +245,17 @@ def test_compress_sets_pack_the_meta_words():
         ]
 
 
+def test_the_packing_policy_covers_every_code_width_and_the_meta_stream():
+    """The header alone says how packed.bin holds 5-bit codes and packed_meta.bin its words."""
+    rule = generate(Settings.of("int5_e8m0_t16s2o1", castmode="compress", count=0)).header
+    rule = rule["policies"]["packing"]
+    assert "codes of 1 to 8 bits form one little-endian bit stream" in rule
+    assert "packed_meta.bin: the META words of every line in line order" in rule
+    assert "absent subtiles' 0 included" in rule
+    plain = generate(Settings.of("mxfp4", castmode="compress", count=0)).header["policies"]
+    assert "packed_meta.bin" not in plain["packing"]
+
+
 def test_compress_sets_pack_3_and_5_bit_codes_as_a_dense_stream():
     # mx4 (int3) and mx6 (int5): element i in stream bits [w*i, w*i + w), stream bit j is
     # bit j mod 8 of byte j / 8 (SEMANTICS.md 8)

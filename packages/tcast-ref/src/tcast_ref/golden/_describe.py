@@ -290,10 +290,16 @@ def policies(
         )
     if castmode is CastMode.COMPRESS:
         p["packing"] = (
-            "little-endian over the kept codes in line order: 4-bit element 2i in the low "
-            "nibble of byte i; 2-bit four per byte from the low bits; 3- and 6-bit as a dense "
-            "bit stream (element i in stream bits [w*i, w*i+w), stream bit j = bit j mod 8 of "
-            "byte j/8); 9..16-bit codes 2 bytes little-endian, 17..32-bit 4 bytes; unused high "
-            "bits 0; masks 8 per byte, first element in the lowest bit, 1 = kept (8)"
+            "packed.bin holds the kept codes in line order: codes of 1 to 8 bits form one "
+            "little-endian bit stream (code i of width w in stream bits [w*i, w*i+w), stream "
+            "bit j = bit j mod 8 of byte j/8: 4-bit element 2i in the low nibble of byte i, "
+            "2-bit four per byte from the low bits, 3-, 5-, 6- and 7-bit codes across byte "
+            "boundaries); 9..16-bit codes 2 bytes little-endian, 17..32-bit 4 bytes; unused "
+            "high bits 0; masks 8 per byte, first element in the lowest bit, 1 = kept (8)"
         )
+        if dt.meta_bits:
+            p["packing"] += (
+                "; packed_meta.bin: the META words of every line in line order (absent "
+                f"subtiles' 0 included), {dt.meta_bits} bits each, in the same bit stream"
+            )
     return p
