@@ -374,6 +374,27 @@ def test_a_scaled_input_overflowing_float32_saturates_to_the_largest_entry():
     check(x, dt)
 
 
+def test_an_offset_of_a_scaled_input_overflowing_float32_is_zero():
+    """x' = fl32(x * r) can overflow to Inf (§5.8): it lies above every binade, d = 0.
+
+    bfloat16 data (M = 0x7F7F) under an e4m3 scale: a block maximum of 1.05 * M / 2**6 gives
+    the scale 2**-6 (code 1 << 3 = 8), so x' = 1.05 * M overflows float32 and saturates to
+    M (code 0x7F7F) with offset 0; -3 * 2**-6 shares its subtile (x' = -3: code 0xC040).
+    The second subtile's largest x' is 1.0: d = clamp(127 - 0, 0, 1) = 1.
+    """
+    dt = tcast.datatype("bfloat16_e4m3_t8s4o1")
+    top = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    x = np.zeros((1, 8), np.float32)
+    x[0, :2] = top * 1.05 / 64, -3.0 / 64
+    x[0, 5] = 1.0 / 64
+    got = tcast_ref.cast(x, dt, castmode="actual")
+    assert got.data.tolist() == [[0x7F7F, 0xC040, 0, 0, 0, 0x4000, 0, 0]]
+    assert got.scale.tolist() == [[8]] and got.meta.tolist() == [[0, 1]]
+    want = np.float32([top / 64, -3.0 / 64, 0, 0, 0, 1.0 / 64, 0, 0])
+    np.testing.assert_array_equal(_raw(tcast_ref.cast(x, dt)), _raw(want[None]))
+    check(x, dt)
+
+
 # ------------------------------------------------------------------ refusals
 def test_stochastic_rounding_of_a_codebook_is_a_spec_error_naming_it():
     x = np.ones((2, 32), np.float32)

@@ -24,7 +24,8 @@ def subtile_offset(scaled: Sequence[float], emax: int, offset_bits: int) -> int:
     ``clamp(emax - floor_log2(a), 0, 2**B - 1)`` (exact, from the bits).
 
     Args:
-        scaled: the subtile's scaled inputs ``x'`` (finite float32 values).
+        scaled: the subtile's scaled inputs ``x'`` (float32 values; ±Inf, a product
+            ``fl32(x * r)`` that overflowed, gives d = 0).
         emax: ``floor_log2`` of the element maximum under the block's scale (MXINT: 0).
         offset_bits: the offset width B (1..4).
 
@@ -32,15 +33,17 @@ def subtile_offset(scaled: Sequence[float], emax: int, offset_bits: int) -> int:
         The offset d in ``[0, 2**B - 1]``.
 
     Raises:
-        SpecError: for a non-finite input or an offset width outside 1..4.
+        SpecError: for a NaN input or an offset width outside 1..4.
     """
     if not (isinstance(offset_bits, int) and 1 <= offset_bits <= 4):
         raise SpecError(f"an offset width is 1..4 bits, not {offset_bits!r}")
     top = (1 << offset_bits) - 1
     a = 0.0
     for x in scaled:
-        if not math.isfinite(x):
+        if math.isnan(x):
             raise SpecError(f"subtile offsets are for finite blocks, got {x!r}")
+        if math.isinf(x):  # fl32(x * r) overflowed: above every binade
+            return 0
         a = max(a, abs(x))
     if a == 0:
         return top
