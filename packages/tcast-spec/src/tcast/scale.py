@@ -196,7 +196,12 @@ class ScaleSpec:
     @property
     def offset_bits(self) -> int:
         """Width of each subtile's exponent offset (``B`` of ``o<B>``), 0 when none."""
-        return max((t.offset for t in self.tiles), default=0)
+        # a loop, not max(generator, default=0): dynamo (torch 2.13) cannot trace the latter
+        bits = 0
+        for t in self.tiles:
+            if t.offset > bits:
+                bits = t.offset
+        return bits
 
     @property
     def subtile_sizes(self) -> tuple[int, ...]:
