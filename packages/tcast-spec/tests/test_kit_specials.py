@@ -136,7 +136,8 @@ def test_float_pairs_are_one_code_with_or_without_the_sign_bit(n: tcast.NumberSp
         for saturate in (True, False):
             sc = special_codes(n, mode, saturate)
             for pair in (sc.overflow, sc.inf, sc.nan, sc.zero):
-                assert pair[1] == pair[0] or sc.takes_sign(pair)
+                assert sc.takes_sign(pair) != (pair[1] == pair[0])
+                assert not sc.takes_sign(pair) or pair[0] < sc.sign_bit
 
 
 def test_decode_fields_do_not_depend_on_the_encode_modes() -> None:
@@ -158,3 +159,14 @@ def test_a_code_names_its_spec_and_a_codebook_is_refused() -> None:
         special_codes(tcast.codebook([-1, 0, 1, 2], "int3", label="mine"))
     with pytest.raises(SpecError):
         special_codes("e4m3fn", "sideways")
+
+
+def test_the_memo_is_keyed_by_the_arguments_as_given() -> None:
+    """A truthy saturate that is not a bool is not a memo key: it cannot stand for False."""
+    n = tcast.number("e3m3")  # used by no other test here: nothing memoized yet
+    assert special_codes(n, RoundMode.EVEN, 1).saturate is True
+    assert special_codes(n, RoundMode.EVEN, False).saturate is False
+    assert special_codes(n, RoundMode.EVEN, False).overflow == (n.inf_code, n.inf_code | 0x40)
+    a = special_codes(n, RoundMode.TRUNC, False)
+    assert special_codes(n, RoundMode.TRUNC, False) is a
+    assert special_codes(n, RoundMode.TRUNC, False, remember=False) == a

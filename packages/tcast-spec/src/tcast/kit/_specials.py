@@ -73,8 +73,13 @@ class SpecialCodes:
     unsigned_nan: int | None
 
     def takes_sign(self, pair: tuple[int, int]) -> bool:
-        """Whether ``pair`` is a code and that code with the sign bit set (floats only)."""
-        return self.sign_bit != 0 and pair[1] == pair[0] | self.sign_bit
+        """Whether ``pair`` is a code without the sign bit and that code with it (floats only).
+
+        False for a pair of one code (the unsigned NaN of fnuz and uz formats is the −0
+        code: it has the sign bit for either sign).
+        """
+        sb = self.sign_bit
+        return sb != 0 and not pair[0] & sb and pair[1] == pair[0] | sb
 
     def decoded(self, code: int) -> float | None:
         """The special value ``code`` decodes to (``±inf``, ``±nan``), or None for a number.
@@ -168,19 +173,30 @@ def _integer_codes(n: NumberSpec) -> dict:
     )
 
 
+# records by (spec, round mode, saturate): at most 10 per spec an engine casts to
+_MEMO: dict[tuple[NumberSpec, RoundMode, bool], SpecialCodes] = {}
+
+
 def special_codes(
-    nspec: NumberSpec | str, roundmode: RoundMode | str = RoundMode.EVEN, saturate: bool = True
+    nspec: NumberSpec | str,
+    roundmode: RoundMode | str = RoundMode.EVEN,
+    saturate: bool = True,
+    *,
+    remember: bool = True,
 ) -> SpecialCodes:
     """The special codes of ``nspec`` encoded under ``roundmode`` and ``saturate``.
 
-    Not memoized: a few integer operations, so engines may call it while ``torch.compile``
-    traces them. The decode fields depend on ``nspec`` alone.
+    Memoized for a spec, mode enum and bool given as such. ``remember=False`` computes the
+    record without reading or storing the memo: engines pass it while ``torch.compile``
+    traces them, where a store is a side effect the compiler must replay (as for
+    :func:`cast_rules`). The decode fields depend on ``nspec`` alone.
 
     Args:
         nspec: a float, exponent, int or uint number spec or its code (codebooks have no
             special codes).
         roundmode: the round mode (enum or name); only ``trunc`` changes a code (overflow).
         saturate: overflow to ±max (True) or, IEEE-style, to Inf / NaN (False).
+        remember: use the memo.
 
     Returns:
         The record.
@@ -188,6 +204,13 @@ def special_codes(
     Raises:
         SpecError: for an unknown round mode or spec code, or a codebook.
     """
+    key = None
+    if remember and type(nspec) is NumberSpec and type(roundmode) is RoundMode:
+        if type(saturate) is bool:
+            key = (nspec, roundmode, saturate)
+            found = _MEMO.get(key)
+            if found is not None:
+                return found
     if isinstance(nspec, str):
         nspec = number(nspec)
     if not isinstance(nspec, NumberSpec):
@@ -202,4 +225,7 @@ def special_codes(
         fields = _exponent_codes(nspec, saturate)
     else:
         fields = _integer_codes(nspec)
-    return SpecialCodes(nspec, mode, bool(saturate), **fields)
+    record = SpecialCodes(nspec, mode, bool(saturate), **fields)
+    if key is not None:
+        _MEMO[key] = record
+    return record
