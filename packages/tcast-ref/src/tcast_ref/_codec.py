@@ -12,7 +12,8 @@ from functools import lru_cache
 import ml_dtypes
 import numpy as np
 
-from tcast import Kind, NumberSpec, RoundMode, SpecError, Style, number, round_mode
+from tcast import Kind, NumberSpec, RoundMode, SpecError, number, round_mode
+from tcast.kit import SpecialCodes, special_codes
 
 from ._work import Workspace
 
@@ -154,9 +155,12 @@ def _encode_int_even(x: np.ndarray, spec: NumberSpec) -> np.ndarray:
     lo = 0 if spec.is_uint else -spec.maxint
     v = np.clip(np.rint(x), lo, spec.maxint)
     nan = np.isnan(v)
-    if nan.any():
-        v = np.where(nan, 0, v)
+    has_nan = nan.any()
+    if has_nan:
+        v = np.where(nan, 0, v)  # a placeholder: NaN's code is set below
     out = v.astype(np.int32) & np.int32((1 << spec.bits) - 1)
+    if has_nan:
+        out = np.where(nan, _signed(np.signbit(x), special_codes(spec).nan), out)
     return out.astype(code_dtype(spec.bits))
 
 
@@ -194,7 +198,8 @@ def _encode_native(
     """Round to nearest even through the compiled ml_dtypes/NumPy conversion.
 
     Then the tcast rules it does not share: saturation (clip first: only values that
-    overflow change), canonical NaN codes, and code 0 for NaN in finite-only formats.
+    overflow change) and the NaN codes of ``tcast.kit.special_codes`` (canonical, and 0 in
+    finite-only formats).
     The conversions are checked against the exact model over every float16/bfloat16 input.
     """
     native = _native_type(spec)
@@ -212,14 +217,16 @@ def _encode_native_checked(x, spec, native, saturate, ws):
     np.copyto(codes.view(native), x, casting="unsafe")
     nan = np.isnan(x)
     if nan.any():
-        neg = np.signbit(x)
-        if spec.has_nan:
-            signed = spec.style in (Style.IEEE, Style.FN)
-            nan_code = np.where(neg & signed, spec.nan_code | spec.sign_bit, spec.nan_code)
-        else:
-            nan_code = 0
+        nan_code = _signed(np.signbit(x), special_codes(spec, RoundMode.EVEN, saturate).nan)
         codes = np.where(nan, nan_code, codes).astype(codes.dtype)
     return codes
+
+
+def _signed(neg: np.ndarray, pair: tuple[int, int]) -> np.ndarray | np.int64:
+    """The code of a ``SpecialCodes`` pair for each element's sign."""
+    if pair[0] == pair[1]:
+        return np.int64(pair[0])
+    return np.where(neg, np.int64(pair[1]), np.int64(pair[0]))
 
 
 def _encode_float(x, spec, mode, rbits, saturate):
@@ -241,37 +248,19 @@ def _encode_float(x, spec, mode, rbits, saturate):
     code = (((g + base) << mb) + nq.astype(np.int64)).astype(np.int64)
     code = np.where(nq == 0, 0, code)
     over = code > spec.max_code
-    sign = np.int64(spec.sign_bit)
-    result = np.where(neg & ((code != 0) | spec.has_negzero), code | sign, code)
-    # Overflow of a finite input, and infinite inputs (SEMANTICS.md §4.1).
-    finite_max = np.int64(spec.max_code)
-    if saturate or not (spec.has_inf or spec.has_nan):
-        over_code = inf_code = finite_max
-    else:
-        inf_code = np.int64(spec.inf_code if spec.has_inf else spec.nan_code)
-        over_code = finite_max if mode is RoundMode.TRUNC else inf_code
-    # The single NaN of fnuz/uz formats carries the sign bit itself.
-    single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
-
-    def with_sign(c: np.int64) -> np.ndarray:
-        if single_nan and c == spec.nan_code:
-            return np.full(x.shape, c)
-        return np.where(neg, c | sign, c)
-
-    result = np.where(over, with_sign(over_code), result)
-    result = np.where(inf, with_sign(inf_code), result)
-    if spec.has_nan:
-        nan_code = np.int64(spec.nan_code)
-        signed = spec.style in (Style.IEEE, Style.FN)
-        result = np.where(nan, np.where(neg & signed, nan_code | sign, nan_code), result)
-    else:
-        result = np.where(nan, 0, result)
+    sc = special_codes(spec, mode, saturate)
+    sign = np.int64(sc.sign_bit)
+    # a zero magnitude takes the sign only where the format has -0 (SEMANTICS.md §4.2)
+    result = np.where(neg & ((code != 0) | sc.takes_sign(sc.zero)), code | sign, code)
+    # Overflow of a finite input, infinite inputs and NaN (SEMANTICS.md §4.1, §4.2).
+    result = np.where(over, _signed(neg, sc.overflow), result)
+    result = np.where(inf, _signed(neg, sc.inf), result)
+    result = np.where(nan, _signed(neg, sc.nan), result)
     return result.astype(np.uint32)
 
 
 def _encode_int(x, spec, mode, rbits):
     neg, nan, inf, s, q = split_f32(x)
-    maxint = np.int64(spec.maxint)
     zero = s == 0
     e = np.where(zero, 0, floor_log2(np.where(zero, 1, s)) + q)
     big = e >= 40  # far beyond 2**32: saturate before shifting
@@ -283,13 +272,14 @@ def _encode_int(x, spec, mode, rbits):
         s_int, q_int, np.zeros_like(q_int), mode, rbits, lambda n: (n & _U64(1)).astype(bool)
     )
     mag = np.minimum(nq, _U64(spec.maxint)).astype(np.int64)
-    mag = np.where(big | inf, maxint, mag)
-    mag = np.where(nan, 0, mag)
-    if spec.is_uint:
-        val = np.where(neg, 0, mag)
-    else:
-        val = np.where(neg, -mag, mag)
-    return (val & np.int64((1 << spec.bits) - 1)).astype(np.uint32)
+    val = np.where(neg, -mag, mag) & np.int64((1 << spec.bits) - 1)
+    sc = special_codes(spec, mode)
+    val = np.where(big, _signed(neg, sc.overflow), val)
+    val = np.where(inf, _signed(neg, sc.inf), val)
+    if sc.negative is not None:  # a uint: every negative input
+        val = np.where(neg, sc.negative, val)
+    val = np.where(nan, _signed(neg, sc.nan), val)
+    return val.astype(np.uint32)
 
 
 def _encode_exponent(x, spec, mode, rbits, saturate):
@@ -303,10 +293,12 @@ def _encode_exponent(x, spec, mode, rbits, saturate):
     nq, _ = _magnitude_round(s, q, e, mode, rbits, odd_of)
     code = e + spec.bias + (nq > 1).astype(np.int64)
     code = np.where(code < 0, 0, code)
-    over = code > spec.max_code
-    code = np.where(over, spec.max_code if saturate else spec.nan_code, code)
-    code = np.where(inf, spec.max_code if saturate else spec.nan_code, code)
-    code = np.where(nan | neg | zero, spec.nan_code, code)
+    sc = special_codes(spec, mode, saturate)
+    code = np.where(code > spec.max_code, sc.overflow[0], code)
+    code = np.where(inf, sc.inf[0], code)
+    code = np.where(zero, sc.zero[0], code)
+    code = np.where(nan, sc.nan[0], code)
+    code = np.where(neg, sc.negative, code)  # no negative powers of two
     return code.astype(np.uint32)
 
 
@@ -400,9 +392,10 @@ def _decode_arith(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
 
 def _decode_values(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
     nanv = np.uint32(0x7FC00000).view(np.float32)
+    sc = special_codes(spec)
     if spec.kind is Kind.EXPONENT:
         out = np.ldexp(np.float64(1.0), (codes - spec.bias).astype(np.int32)).astype(np.float32)
-        return np.where(codes == spec.nan_code, nanv, out).astype(np.float32)
+        return np.where(codes == sc.unsigned_nan, nanv, out).astype(np.float32)
     if spec.kind is Kind.INT:
         v = np.where(codes >> (spec.bits - 1) & 1, codes - (1 << spec.bits), codes)
         return v.astype(np.float32)
@@ -416,17 +409,15 @@ def _decode_values(codes: np.ndarray, spec: NumberSpec) -> np.ndarray:
     sig = np.where(field > 0, frac + (1 << spec.mbits), frac).astype(np.float64)
     val = np.ldexp(sig, (np.maximum(field, 1) - spec.bias - spec.mbits).astype(np.int32))
     val = np.where(neg, -val, val).astype(np.float32)
-    allones = (1 << (spec.ebits + spec.mbits)) - 1
-    top = (1 << spec.ebits) - 1
-    if spec.style is Style.IEEE:
-        special = field == top
-        val = np.where(special & (frac == 0), np.where(neg, -np.inf, np.inf), val)
-        val = np.where(special & (frac != 0), np.where(neg, -nanv, nanv), val)
-    elif spec.style is Style.FN:
-        val = np.where(mag == allones, np.where(neg, -nanv, nanv), val)
-    elif spec.style is Style.FNUZ:
-        val = np.where(codes == sign_bit, nanv, val)
-    elif spec.style is Style.UZ:
-        val = np.where(codes == sign_bit, nanv, val)
-        val = np.where(mag == allones, np.where(neg, -np.inf, np.inf), val)
+    return _decode_specials(codes, neg, mag, val, sc, nanv)
+
+
+def _decode_specials(codes, neg, mag, val, sc: SpecialCodes, nanv) -> np.ndarray:
+    """The codes the format reserves: ±Inf, NaN with the code's sign, the unsigned NaN."""
+    if sc.inf_magnitude is not None:
+        val = np.where(mag == sc.inf_magnitude, np.where(neg, -np.inf, np.inf), val)
+    if sc.nan_magnitude is not None:
+        val = np.where(mag >= sc.nan_magnitude, np.where(neg, -nanv, nanv), val)
+    if sc.unsigned_nan is not None:
+        val = np.where(codes == sc.unsigned_nan, nanv, val)
     return val.astype(np.float32)
