@@ -49,6 +49,9 @@ F_PCK = tl.constexpr(32)
 F_PDOWN = tl.constexpr(33)
 F_PSB = tl.constexpr(34)
 F_PSH = tl.constexpr(35)
+F_DINF = tl.constexpr(36)
+F_DNAN = tl.constexpr(37)
+F_UNAN = tl.constexpr(38)
 
 K_FLOAT = tl.constexpr(0)
 K_INT = tl.constexpr(1)
@@ -560,7 +563,7 @@ def decode(codes, F: tl.constexpr):
     """float32 values of int32 codes (canonical NaN, signed for IEEE/fn negative NaNs)."""
     if F[F_KIND] == K_EXP:
         v = pow2(codes - F[F_BIAS])
-        out = tl.where(codes == F[F_NANC], f32_of(filled(codes, NAN_BITS)), v)
+        out = tl.where(codes == F[F_UNAN], f32_of(filled(codes, NAN_BITS)), v)
     elif F[F_KIND] == K_INT:
         BITS: tl.constexpr = F[F_BITS]
         if BITS == 32:
@@ -601,21 +604,14 @@ def _decode_float(codes, F: tl.constexpr):
             val = (sig * pow2(kc)) * pow2(k - kc)
     # the sign as a bit: negation may be lowered as 0 - v, which loses -0
     b = bits_of(val) | tl.where(neg, SIGN, 0)
-    nanb = tl.where(neg, NEG_NAN_BITS, NAN_BITS)
-    infb = tl.where(neg, -8388608, 0x7F800000)  # 0xFF800000
-    STYLE: tl.constexpr = F[F_STYLE]
-    EB: tl.constexpr = F[F_EBITS]
-    ALLONES: tl.constexpr = (1 << (EB + MB)) - 1
-    TOP: tl.constexpr = (1 << EB) - 1
-    if STYLE == 0:
-        special = field == TOP
-        b = tl.where(special & (frac == 0), infb, b)
-        b = tl.where(special & (frac != 0), nanb, b)
-    elif STYLE == 1:
-        b = tl.where(mag == ALLONES, nanb, b)
-    elif STYLE == 2:
-        b = tl.where(codes == SB, NAN_BITS, b)
-    elif STYLE == 3:
-        b = tl.where(codes == SB, NAN_BITS, b)
-        b = tl.where(mag == ALLONES, infb, b)
+    # the codes the format reserves (tcast.kit.SpecialCodes): disjoint, in any order
+    DINF: tl.constexpr = F[F_DINF]
+    DNAN: tl.constexpr = F[F_DNAN]
+    UNAN: tl.constexpr = F[F_UNAN]
+    if DINF >= 0:
+        b = tl.where(mag == DINF, tl.where(neg, -8388608, 0x7F800000), b)  # 0xFF800000
+    if DNAN >= 0:
+        b = tl.where(mag >= DNAN, tl.where(neg, NEG_NAN_BITS, NAN_BITS), b)
+    if UNAN != -1:
+        b = tl.where(codes == UNAN, NAN_BITS, b)
     return f32_of(b)

@@ -3,9 +3,9 @@
 A kernel receives each format it touches (element, scale, tensor scale, zero point) as one
 ``tl.constexpr`` tuple whose fields are named by the ``F_*`` indices below, so that every
 format is a compile-time specialization and no rule is decided per element at run time.
-The overflow and NaN codes of an encode depend on the round mode and ``saturate`` and are
-resolved here, once, from SEMANTICS.md §4.1 and §4.2 (the same decisions as
-``tcast_ref._codec``), so the kernel only selects between precomputed codes.
+The special codes (overflow, Inf and NaN of an encode, which depend on the round mode and
+``saturate``; which codes decode to ±Inf or NaN) are the kit's (``tcast.kit.special_codes``),
+so the kernel only selects between precomputed codes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 
 from tcast import Kind, NumberSpec, RoundMode, Style
+from tcast.kit import special_codes
 
 from ._env import INTERPRETING
 
@@ -28,7 +29,8 @@ ROUND_CODES = {
     RoundMode.TRUNC: 3,
     RoundMode.STOCHASTIC: 4,
 }
-#: Float styles as kernel constants (the decode's special codes).
+#: Float styles as kernel constants (for reading a tuple; the kernels decode by the
+#: special-code fields).
 STYLE_CODES = {Style.IEEE: 0, Style.FN: 1, Style.FNUZ: 2, Style.UZ: 3, Style.FINITE: 4}
 
 
@@ -52,27 +54,22 @@ def fmt(
     float32's normal range, four fields of the fast nearest-even path
     (:func:`_fast_fields`), the hardware conversion (:func:`_hardware`; ``hardware=False``
     turns it off: virtual casts, where Triton mislowers the converted bytes' later use),
-    five more fast-path fields, and the six of the bfloat16-pair encoder
-    (:func:`_pair_fields`).
+    five more fast-path fields, the six of the bfloat16-pair encoder (:func:`_pair_fields`),
+    and the decode's special codes: the magnitude of ±Inf, the smallest magnitude of the
+    signed NaNs, and the unsigned NaN code (each -1: none).
+
+    The encode's special codes are those of ``tcast.kit.special_codes``: a code and whether
+    a negative input sets its sign bit (integer kernels saturate by themselves; an exponent
+    type's kernel gives the Inf code to overflow and the NaN code to zero, negative and NaN
+    inputs, which the kit's record makes equal).
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
-    over = inf = spec.max_code
-    over_signed = inf_signed = True
-    nan, nan_signed = -1, False
-    if spec.kind is Kind.FLOAT:
-        if not (saturate or not (spec.has_inf or spec.has_nan)):
-            inf = spec.inf_code if spec.has_inf else spec.nan_code
-            over = spec.max_code if mode is RoundMode.TRUNC else inf
-        single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
-        over_signed = not (single_nan and over == spec.nan_code)
-        inf_signed = not (single_nan and inf == spec.nan_code)
-        if spec.has_nan:
-            nan = spec.nan_code
-            nan_signed = spec.style in (Style.IEEE, Style.FN)
-    elif spec.kind is Kind.EXPONENT:
-        nan = spec.nan_code
-        inf = spec.max_code if saturate else spec.nan_code
+    sc = special_codes(spec, mode, saturate)
+    over, over_signed = sc.overflow[0], sc.takes_sign(sc.overflow)
+    inf, inf_signed = sc.inf[0], sc.takes_sign(sc.inf)
+    nan = sc.nan[0] if spec.has_nan else -1  # -1: NaN encodes to 0 (a virtual NaN stays NaN)
+    nan_signed = sc.takes_sign(sc.nan)
     maxint = spec.maxint if spec.is_integer else 0
     return (
         kind,
@@ -97,6 +94,9 @@ def fmt(
         _hardware(spec, mode, over, inf) if hardware else 0,
         *_fast_fields(spec)[4:],
         *_pair_fields(spec),
+        -1 if sc.inf_magnitude is None else sc.inf_magnitude,
+        -1 if sc.nan_magnitude is None else sc.nan_magnitude,
+        -1 if sc.unsigned_nan is None else _s32(sc.unsigned_nan),
     )
 
 
