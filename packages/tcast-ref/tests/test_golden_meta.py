@@ -206,6 +206,63 @@ def test_a_header_whose_meta_field_disagrees_with_the_datatype_is_refused(
     assert "malformed set" in err and said in err
 
 
+def _table_entry(h: dict) -> None:
+    h["datatype"]["element"]["tables"][1]["float32"][3] = "0x40000000"
+
+
+def _table_value(h: dict) -> None:
+    h["datatype"]["element"]["tables"][0]["values"][1] = "3"
+
+
+def _memh_range(h: dict) -> None:
+    h["layout"]["memh_ranges"][3]["lsb"] += 1
+
+
+def _mapping_rule(h: dict) -> None:
+    h["policies"]["codebook_mapping"] = "ties: the highest index"
+
+
+def _symmetric(h: dict) -> None:
+    h["datatype"]["element"]["symmetric"] = False
+
+
+def _subtile(h: dict) -> None:
+    h["datatype"]["tiles"][0]["subtile"] = 4
+
+
+def _flag_count(h: dict) -> None:
+    h["counts"]["flagged"]["inexact"] += 1
+
+
+def _outputs_digest(h: dict) -> None:
+    h["digests"]["outputs_sha256"] = "0" * 64
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _table_entry,
+        _table_value,
+        _memh_range,
+        _mapping_rule,
+        _symmetric,
+        _subtile,
+        _flag_count,
+        _outputs_digest,
+    ],
+)
+def test_a_header_whose_decoding_keys_are_forged_is_refused(tmp_path, capsys, edit):
+    """A testbench decodes with the header's tables, ranges and rules: a re-digested header
+    that says anything else than this tcast derives from the set's settings is malformed."""
+    d = _copy(tmp_path, "mxfp4e")
+    h = json.loads((d / "header.json").read_text())
+    edit(h)
+    _redigest(d, h)
+    assert main(["verify", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert "malformed set" in err and "header" in err
+
+
 def test_a_meta_word_beyond_the_extent_must_be_zero(tmp_path):
     d = _copy(tmp_path, "mx9")
     h = json.loads((d / "header.json").read_text())

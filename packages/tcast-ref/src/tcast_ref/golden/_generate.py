@@ -726,24 +726,16 @@ def set_files(
     return _file_bytes(layout, cols, st, quiet, extra)
 
 
-def generate(st: Settings, quiet: bool = True) -> GoldenSet:
-    """Generate a set in memory (nothing is written).
+def header_rules(st: Settings, layout: Layout) -> dict:
+    """The header entries that follow from a set's settings and layout alone.
 
-    Raises:
-        UnsupportedError: exhaustive decode of a datatype whose scale (more than 16 bits) or
-            size cannot be enumerated.
+    Everything a decoder reads (the formats, codebook tables, rules, column layout and bit
+    ranges, flag bits): ``tcast verify`` derives them again and refuses a header that says
+    anything else.
     """
     dt = st.dtype
-    if st.operation == "decode":
-        layout, cols, info = _decode_set(st, quiet)
-    else:
-        layout, cols, info = _cast_set(st, quiet)
-    files = set_files(st, layout, cols, quiet)
-    n_lines = next(iter(cols.values())).shape[0]
-    out_field = layout.field("OUT") or layout.field("VALUE")
-    header = {
+    return {
         "schema_version": SCHEMA_VERSION,
-        "tcast_version": tcast.__version__,
         "semantics": f"tcast SEMANTICS.md, schema version {SCHEMA_VERSION}",
         "operation": st.operation,
         "datatype": datatype_description(dt),
@@ -771,12 +763,6 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             if st.roundmode is RoundMode.STOCHASTIC
             else None,
         },
-        "cases": info,
-        "counts": {
-            "lines": int(n_lines),
-            "elements": int(n_lines * out_field.count),
-            "flagged": _flag_counts(cols.get("FLAGS")),
-        },
         "layout": {
             "fields": [f.describe() for f in layout.fields],
             "words_per_line": layout.words,
@@ -789,14 +775,46 @@ def generate(st: Settings, quiet: bool = True) -> GoldenSet:
             "significant",
             "npz": "one array per field, named in lower case, shape (lines, count)",
         },
-        "flags": flag_docs(dt) if "FLAGS" in cols else None,
+        "flags": flag_docs(dt) if layout.field("FLAGS") is not None else None,
+    }
+
+
+def header_outputs(layout: Layout, cols: dict[str, np.ndarray]) -> dict:
+    """The header entries that summarize a set's columns (counts, the outputs' digest)."""
+    out = "OUT" if "OUT" in cols else "VALUE"
+    words = np.ascontiguousarray(cols[out])
+    n_lines = words.shape[0]
+    return {
+        "counts": {
+            "lines": int(n_lines),
+            "elements": int(n_lines * layout.field(out).count),
+            "flagged": _flag_counts(cols.get("FLAGS")),
+        },
         "digests": {
             "outputs_sha256": sha256(
-                np.ascontiguousarray(cols["OUT" if "OUT" in cols else "VALUE"])
-                .astype(np.dtype(cols["OUT" if "OUT" in cols else "VALUE"].dtype).newbyteorder("<"))
-                .tobytes()
+                words.astype(np.dtype(words.dtype).newbyteorder("<")).tobytes()
             )
         },
+    }
+
+
+def generate(st: Settings, quiet: bool = True) -> GoldenSet:
+    """Generate a set in memory (nothing is written).
+
+    Raises:
+        UnsupportedError: exhaustive decode of a datatype whose scale (more than 16 bits) or
+            size cannot be enumerated.
+    """
+    if st.operation == "decode":
+        layout, cols, info = _decode_set(st, quiet)
+    else:
+        layout, cols, info = _cast_set(st, quiet)
+    files = set_files(st, layout, cols, quiet)
+    header = {
+        "tcast_version": tcast.__version__,
+        "cases": info,
+        **header_rules(st, layout),
+        **header_outputs(layout, cols),
     }
     return GoldenSet(header, layout, cols, files)
 

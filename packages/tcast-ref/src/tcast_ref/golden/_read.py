@@ -31,7 +31,16 @@ from .._codec import code_dtype
 from ._cases import MAX_RANDOM_ELEMENTS
 from ._files import HEADER, MAX_HEADER_BYTES, SET_FILES, header_digest, sha256
 from ._flags import FLAGS
-from ._generate import SCHEMA_VERSION, Settings, cast_inputs, decode_inputs, set_files, set_layout
+from ._generate import (
+    SCHEMA_VERSION,
+    Settings,
+    cast_inputs,
+    decode_inputs,
+    header_outputs,
+    header_rules,
+    set_files,
+    set_layout,
+)
 from ._geometry import geometry
 from ._layout import Layout
 
@@ -96,6 +105,7 @@ def load(path: Path | str) -> LoadedSet:
         columns = _columns(data["vectors.npz"], layout, lines)
         _check_values(st, layout, columns)
         _check_inputs(header, st, columns)
+        _check_description(header, st, layout, columns)
         for name, expected in set_files(st, layout, columns).items():
             if data[name] != expected:
                 raise _Malformed(
@@ -406,6 +416,43 @@ def _check_inputs(header: dict, st: Settings, cols: dict[str, np.ndarray]) -> No
             )
     if json.loads(json.dumps(info)) != header.get("cases"):
         raise _Malformed("its cases entry does not describe the inputs its settings generate")
+
+
+def _check_description(
+    header: dict, st: Settings, layout: Layout, cols: dict[str, np.ndarray]
+) -> None:
+    """Refuse a header whose description of the set is not the one this tcast derives.
+
+    A testbench decodes with the header alone (formats, codebook tables, rules, bit ranges,
+    flag bits, counts): each entry is derived again from the settings and the columns and
+    compared, so a re-digested header that tells another story is refused.
+    """
+    want = json.loads(json.dumps({**header_rules(st, layout), **header_outputs(layout, cols)}))
+    want["datatype"]["name"] = header["datatype"]["name"]  # any name of it: _check_name
+    for key, value in want.items():
+        where = _first_path(header.get(key), value, key)
+        if where is not None:
+            raise _Malformed(
+                f"its header's {where} is not what this tcast derives from the set's settings "
+                "and columns"
+            )
+
+
+def _first_path(given: Any, want: Any, path: str) -> str | None:
+    """The first place (a dotted path) where ``given`` differs from ``want``, or None."""
+    if given == want and type(given) is type(want):
+        return None
+    if isinstance(given, dict) and isinstance(want, dict):
+        for k in sorted(set(given) | set(want), key=str):
+            sub = _first_path(given.get(k), want.get(k), f"{path}.{k}")
+            if sub is not None:
+                return sub
+    if isinstance(given, list) and isinstance(want, list) and len(given) == len(want):
+        for i, (g, w) in enumerate(zip(given, want, strict=True)):
+            sub = _first_path(g, w, f"{path}[{i}]")
+            if sub is not None:
+                return sub
+    return path
 
 
 def _check_values(st: Settings, layout: Layout, cols: dict[str, np.ndarray]) -> None:
