@@ -117,7 +117,9 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
 
 def pack_mask(mask: torch.Tensor) -> torch.Tensor:
     """Eight keep-bits per byte, the first element in the lowest bit."""
-    return pack_codes(mask.reshape(-1).to(torch.int32), 1)
+    # the bools go as they are: each piece widens its own (an int32 copy of a whole mask is
+    # four times its size)
+    return pack_codes(mask.reshape(-1), 1)
 
 
 def unpack_mask(data: torch.Tensor, count: int) -> torch.Tensor:

@@ -19,7 +19,7 @@ from ._codec import decode, encode, round_even_applies, round_even_values
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import philox_gather, philox_stream
-from ._pieces import BlockRows, by_blocks, cuts
+from ._pieces import BlockRows, by_blocks, cuts, piece_elements
 from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
 
@@ -295,6 +295,18 @@ _ELEMENT_OPS = _ElementOps()
 
 
 # ----------------------------------------------------------------- results
+def _select_in_pieces(flat: torch.Tensor, keep: torch.Tensor, count: int) -> torch.Tensor:
+    """``flat[keep]`` (``count`` codes, C order) made over pieces of the elements."""
+    out = flat.new_empty(count)
+    step = piece_elements(flat.numel())
+    at = 0
+    for lo in range(0, flat.numel(), step):
+        kept = flat[lo : lo + step][keep[lo : lo + step]]
+        out[at : at + kept.numel()] = kept
+        at += kept.numel()
+    return out
+
+
 class _ResultOps:
     """The kit's array operations for CastResult assembly and unpacking (torch)."""
 
@@ -309,8 +321,9 @@ class _ResultOps:
     def select(self, flat, keep, count):
         if cuts(flat):
             # eager CPU: a boolean index keeps the codes in C order without the int32
-            # positions below (four int32 temporaries of the input's size)
-            return flat[keep]
+            # positions below (four int32 temporaries of the input's size), piece by piece:
+            # it makes the int64 positions of what it keeps
+            return _select_in_pieces(flat, keep, count)
         # the kept codes in C order; pruned codes go to a scratch slot past the end
         pos = torch.cumsum(keep.to(torch.int32), 0) - 1
         idx = torch.where(keep, pos, count)
