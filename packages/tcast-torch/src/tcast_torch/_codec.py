@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from tcast import Kind, NumberSpec, RoundMode, SpecError, Style, number, round_mode
+from tcast import Kind, NumberSpec, RoundMode, SpecError, number, round_mode
+from tcast.kit import SpecialCodes, special_codes
 
 from ._bits import (
     NAN_BITS,
@@ -144,36 +145,33 @@ def _encode_float(x, spec: NumberSpec, mode, rbits, saturate) -> torch.Tensor:
     code = ((g + (bias - 1 + mb)) << mb) + nq
     code = torch.where(nq == 0, 0, code)
     over = code > spec.max_code
-    sign = s32(spec.sign_bit)
-    if spec.has_negzero:
+    sc = _specials(spec, mode, saturate)
+    sign = s32(sc.sign_bit)
+    if sc.takes_sign(sc.zero):  # the format has -0 (SEMANTICS.md §4.2)
         result = torch.where(neg, code | sign, code)
     else:
         result = torch.where(neg & (code != 0), code | sign, code)
-    # Overflow of a finite input, and infinite inputs (SEMANTICS.md §4.1).
-    finite_max = spec.max_code
-    if saturate or not (spec.has_inf or spec.has_nan):
-        over_code = inf_code = finite_max
-    else:
-        inf_code = spec.inf_code if spec.has_inf else spec.nan_code
-        over_code = finite_max if mode is RoundMode.TRUNC else inf_code
-    single_nan = spec.style in (Style.FNUZ, Style.UZ) and spec.has_nan
+    # Overflow of a finite input, infinite inputs and NaN (SEMANTICS.md §4.1, §4.2).
+    result = torch.where(over, _signed(neg, sc.overflow), result)
+    result = torch.where(inf, _signed(neg, sc.inf), result)
+    return torch.where(nan, _signed(neg, sc.nan), result)
 
-    def with_sign(c: int):
-        if single_nan and c == spec.nan_code:  # the single NaN carries the sign bit itself
-            return c
-        return pick(neg, s32(c | spec.sign_bit), c)
 
-    result = torch.where(over, with_sign(over_code), result)
-    result = torch.where(inf, with_sign(inf_code), result)
-    if spec.has_nan:
-        if spec.style in (Style.IEEE, Style.FN):
-            nan_code = pick(neg, s32(spec.nan_code | spec.sign_bit), spec.nan_code)
-        else:
-            nan_code = spec.nan_code
-        result = torch.where(nan, nan_code, result)
-    else:
-        result = torch.where(nan, 0, result)
-    return result
+def _specials(
+    spec: NumberSpec, mode: RoundMode = RoundMode.EVEN, saturate: bool = True
+) -> SpecialCodes:
+    """The kit's special codes; computed afresh while torch.compile traces.
+
+    A memo store there is a side effect the compiler would have to replay.
+    """
+    return special_codes(spec, mode, saturate, remember=not torch.compiler.is_compiling())
+
+
+def _signed(neg: torch.Tensor, pair: tuple[int, int]) -> torch.Tensor | int:
+    """The code of a ``tcast.kit.SpecialCodes`` pair for each element's sign."""
+    if pair[0] == pair[1]:
+        return s32(pair[0])
+    return pick(neg, s32(pair[1]), s32(pair[0]))
 
 
 def _encode_int_even(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
@@ -187,22 +185,25 @@ def _encode_int_even(x: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
 def _encode_int(x: torch.Tensor, spec: NumberSpec, mode, rbits) -> torch.Tensor:
     _, neg, mag, _, s, q = split_f32(x)
     nan = mag > 0x7F800000
+    sc = _specials(spec, mode)
     # the integer grid: g = 0; values with q >= 0 are integers already (no rounding)
     nq = _round_at(s, torch.clamp_min(-q, 0), mode, rbits, lambda n: (n & 1) == 1)
     if spec.bits <= 24:
         maxint = spec.maxint  # < 2**24 <= any |x| with q > 0 (Inf included)
         m = torch.where(q > 0, maxint, torch.clamp_max(nq, maxint))
-        m = torch.where(nan, 0, m)
-        val = torch.where(neg, 0, m) if spec.is_uint else torch.where(neg, -m, m)
-        return val & ((1 << spec.bits) - 1)
+        if sc.negative is not None:  # a uint: every negative input
+            val = torch.where(neg, sc.negative, m)
+        else:
+            val = torch.where(neg, -m, m)
+        return torch.where(nan, _signed(neg, sc.nan), val & ((1 << spec.bits) - 1))
     # wide integers: magnitudes up to 2**32 need 64 bits (|x| >= 2**40 saturates first)
     maxint = spec.maxint
     big = (s.to(torch.int64) << torch.clamp(q, 0, 16)).clamp_max(maxint)
     m = torch.where(q > 16, maxint, torch.where(q > 0, big, nq.to(torch.int64).clamp_max(maxint)))
-    m = torch.where(nan, 0, m)
-    val = torch.where(neg, 0, m) if spec.is_uint else torch.where(neg, -m, m)
+    val = torch.where(neg, sc.negative, m) if sc.negative is not None else torch.where(neg, -m, m)
     val = val & ((1 << spec.bits) - 1)
-    return torch.where(val >= 1 << 31, val - (1 << 32), val).to(torch.int32)
+    val = torch.where(val >= 1 << 31, val - (1 << 32), val).to(torch.int32)
+    return torch.where(nan, _signed(neg, sc.nan), val)
 
 
 def _encode_exponent(x, spec: NumberSpec, mode, rbits, saturate) -> torch.Tensor:
@@ -219,9 +220,12 @@ def _encode_exponent(x, spec: NumberSpec, mode, rbits, saturate) -> torch.Tensor
     nq = _round_at(s, lg, mode, rbits, odd_of)  # candidates 2**e (nq = 1) and 2**(e+1)
     code = e + spec.bias + (nq > 1).to(torch.int32)
     code = torch.clamp_min(code, 0)
-    big = spec.max_code if saturate else spec.nan_code
-    code = torch.where((code > spec.max_code) | inf, big, code)
-    return torch.where(nan | neg | zero, spec.nan_code, code)
+    sc = _specials(spec, mode, saturate)
+    code = torch.where(code > spec.max_code, sc.overflow[0], code)
+    code = torch.where(inf, sc.inf[0], code)
+    code = torch.where(zero, sc.zero[0], code)
+    code = torch.where(nan, sc.nan[0], code)
+    return torch.where(neg, sc.negative, code)  # no negative powers of two
 
 
 def decode(codes: torch.Tensor, spec: NumberSpec | str) -> torch.Tensor:
@@ -233,7 +237,7 @@ def decode(codes: torch.Tensor, spec: NumberSpec | str) -> torch.Tensor:
     spec = number(spec)
     if spec.kind is Kind.EXPONENT:
         v = pow2(codes - spec.bias)
-        return to_f32(torch.where(codes == spec.nan_code, NAN_BITS, to_bits(v)))
+        return to_f32(torch.where(codes == _specials(spec).unsigned_nan, NAN_BITS, to_bits(v)))
     if spec.kind is Kind.INT:
         k = spec.bits
         v = codes if k == 32 else (codes << (32 - k)) >> (32 - k)  # sign extension
@@ -264,20 +268,14 @@ def _decode_float(codes: torch.Tensor, spec: NumberSpec) -> torch.Tensor:
     # the sign as a bit, not a float negation: Triton negates floats as 0 - x, which makes
     # -0 of a zero magnitude +0 in compiled CUDA kernels (val is never negative)
     b = torch.where(neg, to_bits(val) | s32(0x80000000), to_bits(val))
-    allones = (1 << (spec.ebits + mb)) - 1
-    top = (1 << spec.ebits) - 1
-    inf_bits = pick(neg, s32(0xFF800000), 0x7F800000)
-    if spec.style is Style.IEEE:
-        special = field == top
-        b = torch.where(special & (frac == 0), inf_bits, b)
-        b = torch.where(special & (frac != 0), nan_like_bits(neg), b)
-    elif spec.style is Style.FN:
-        b = torch.where(mag == allones, nan_like_bits(neg), b)
-    elif spec.style is Style.FNUZ:
-        b = torch.where(codes == s32(sign_bit), NAN_BITS, b)
-    elif spec.style is Style.UZ:
-        b = torch.where(codes == s32(sign_bit), NAN_BITS, b)
-        b = torch.where(mag == allones, inf_bits, b)
+    # the codes the format reserves (tcast.kit.SpecialCodes): disjoint, any order
+    sc = _specials(spec)
+    if sc.inf_magnitude is not None:
+        b = torch.where(mag == sc.inf_magnitude, pick(neg, s32(0xFF800000), 0x7F800000), b)
+    if sc.nan_magnitude is not None:
+        b = torch.where(mag >= sc.nan_magnitude, nan_like_bits(neg), b)
+    if sc.unsigned_nan is not None:
+        b = torch.where(codes == s32(sc.unsigned_nan), NAN_BITS, b)
     return to_f32(b)
 
 
