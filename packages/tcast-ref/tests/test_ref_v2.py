@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import random
 from fractions import Fraction
 
 import ml_dtypes
@@ -536,3 +537,151 @@ def test_a_masked_array_as_metadata_is_refused_like_every_other_part():
     bad = dataclasses.replace(r, meta=np.ma.MaskedArray(r.meta))
     with pytest.raises(tcast.UnsupportedError, match=r"CastResult\.meta"):
         tcast.upcast(bad)
+
+
+# ------------------------------------------------------------------ random grammar
+# bfloat16 twice: its largest value near float32's makes scaled inputs overflow
+_COMPUTES = ["e2m3fnuz", "e3m2fnuz", "e2m2fnuz", "e4m3fn", "e5m2", "int8", "bfloat16", "bfloat16"]
+_FLOATS = ["e2m1fn", "e2m3fn", "e3m2fn", "e4m3fn", "e5m2", "e2m1fnuz", "bfloat16", "bfloat16"]
+_SCALES = ["e8m0", "e8m0", "e4m3", "e5m3", "bfloat16", "float32", "e4m3fn"]
+
+
+def _clause(r: random.Random) -> tuple[str, int]:
+    """One implicit clause and the number of mappings it describes."""
+    kind = r.choice("fips")
+    text, offsets, eoffsets = kind, 1, 1
+    if kind in "ps" and r.random() < 0.7:
+        text += str(r.randint(1, 3))
+    if r.random() < 0.5:
+        digits = "".join(str(r.randint(0, 6)) for _ in range(r.randint(1, 3)))
+        text, offsets = text + digits, len(digits)
+    if kind in "fi" and r.random() < 0.3:
+        digits = "".join(str(r.randint(0, 3)) for _ in range(r.randint(0, 2)))
+        text, eoffsets = text + "e" + digits, len(digits) or 2
+    return text, offsets * eoffsets
+
+
+def _number(r: random.Random):
+    pick = r.random()
+    if pick < 0.3:
+        return f"int{r.randint(2, 8)}"
+    if pick < 0.45:
+        return r.choice(_FLOATS)
+    if pick < 0.55:
+        return _given(r)
+    clauses = [_clause(r) for _ in range(r.choice([1, 1, 2, 3]))]
+    n = sum(c[1] for c in clauses)
+    if n not in (1, 2, 4, 8):
+        return "cb41fi_e2m2fnuz"
+    bits = r.randint(3, 5) if any(c[0][0] == "f" for c in clauses) else r.randint(2, 6)
+    return f"cb{bits}{n.bit_length() - 1}{''.join(c[0] for c in clauses)}_{r.choice(_COMPUTES)}"
+
+
+def _given(r: random.Random):
+    """A given table of e4m3fn or int8 values, ascending or symmetric."""
+    compute = tcast.number(r.choice(["e4m3fn", "int8"]))
+    vals = sorted(
+        {float(exact.decode(c, compute)) for c in range(256)} - {math.nan, math.inf, -math.inf}
+    )
+    vals = [v for v in vals if math.isfinite(v)]
+    bits, meta = r.randint(2, 4), r.choice([0, 0, 1])
+    symmetric = r.random() < 0.4
+    tables = []
+    for _ in range(1 << meta):
+        if symmetric:
+            pos = sorted(r.sample([v for v in vals if v > 0], (1 << (bits - 1)) - 1))
+            tables.append([0.0, *pos, -0.0, *(-v for v in pos)])
+        else:
+            tables.append(sorted(r.sample(vals, 1 << bits)))
+    return tcast.codebook(tables, compute, label="fuzz", symmetric=symmetric)
+
+
+def _segment(r: random.Random, offset: bool, channel: bool = True) -> str:
+    size = r.choice([0, 8, 16, 32] if channel else [4, 8, 16])
+    subs = [2**k for k in range(1, 5) if size == 0 or 2**k < size]
+    text = f"t{size}s{r.choice(subs)}" if r.random() < 0.85 else f"t{size}"
+    if offset and "s" in text:
+        text += f"o{r.randint(1, 4)}"
+    return text
+
+
+def _datatype(r: random.Random) -> tcast.DataType | None:
+    try:
+        number = _number(r)
+    except SpecError:  # a given table the compute type cannot hold
+        return None
+    codebook = not isinstance(number, str) or number.startswith("cb")
+    scale = r.choice(_SCALES)
+    if r.random() < 0.2 and scale != "e8m0":
+        scale += "_float32"
+    if r.random() < 0.3:
+        first = _segment(r, not codebook, channel=False)
+        second = _segment(r, not codebook and "o" not in first, channel=False)
+        scale += f"_{first}_{second}"
+    else:
+        scale += f"_{_segment(r, not codebook)}"
+    try:
+        return tcast.datatype(number, scale)
+    except SpecError:
+        return None
+
+
+def _array(r: random.Random, dt: tcast.DataType) -> np.ndarray:
+    rank = max(len(dt.sspec.tiles), r.choice([1, 2, 2, 3]))
+    shape = (*(r.randint(1, 9) for _ in range(rank - 1)), r.randint(1, 40))
+    rng = np.random.default_rng(r.randrange(2**32))
+    x = rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape)) * 2.0 ** r.randint(-40, 40)
+    if dt.nspec.is_codebook and r.random() < 0.5:  # table entries: ties and exact hits
+        entries = [v for t in dt.nspec.tables for v in t]
+        x = rng.choice(entries, shape) * 2.0 ** r.randint(-3, 3)
+    if r.random() < 0.15:  # amax 5% above M times a scale: a float scale rounds down, and
+        # x' = fl32(x * r) lies above M (past float32's max where M is near it: bfloat16)
+        n = dt.nspec
+        top = n.max_value if n.is_codebook else element_max(n, dt.sspec.scale.is_exponent)
+        x = x / max(np.abs(x).max(), 1e-30) * float(top) * 1.05 * 2.0 ** -r.randint(0, 6)
+    x[rng.random(shape) < 0.1] = 0.0
+    x[rng.random(shape) < 0.05] = -0.0
+    if r.random() < 0.05:
+        x.reshape(-1)[rng.integers(x.size)] = r.choice([math.nan, math.inf, -math.inf])
+    with np.errstate(over="ignore"):
+        return x.astype(np.float32).astype(
+            _IN[r.choice(["float32", "float32", "float16", "bfloat16"])]
+        )
+
+
+def _modes(r: random.Random, x: np.ndarray) -> dict:
+    modes = {
+        "roundmode": r.choice(["even", "away", "zero", "trunc", "stochastic"]),
+        "scalemode": r.choice(["floor", "ceil", "midmax", "option3", "topbinade"]),
+        "transpose_scale": x.ndim >= 2 and r.random() < 0.4,
+    }
+    if modes["roundmode"] == "stochastic":
+        modes["seed"] = r.randrange(2**31)
+    return modes
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("seed", range(16))
+def test_random_grammar_datatypes_match_exact(seed):
+    """Random datatypes of the grammar, arrays and modes (under -m full: about a minute).
+
+    Each case draws a datatype (int or float data with offsets, implicit codebooks of random
+    clauses on random compute types, given tables, 1-D, channel and 2-D tiles, exponent,
+    float and two-level scales), a small array (partial tiles, 16-bit inputs, zeros of both
+    signs, values near float32's top so that scaled inputs overflow) and modes; codes the
+    grammar refuses are drawn again, and a codebook must refuse stochastic rounding.
+    """
+    r = random.Random(seed)
+    done = 0
+    while done < 60:
+        dt = _datatype(r)
+        if dt is None:
+            continue
+        x = _array(r, dt)
+        modes = _modes(r, x)
+        if dt.nspec.is_codebook and modes["roundmode"] == "stochastic":
+            with pytest.raises(SpecError, match="stochastic rounding is not defined"):
+                tcast_ref.cast(x, dt, **modes)
+        else:
+            check(x, dt, **modes)
+        done += 1
