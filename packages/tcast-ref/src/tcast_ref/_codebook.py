@@ -108,7 +108,7 @@ def _table(b: Book, j: int) -> _Table:
 
 
 def _round(t: np.ndarray, tab: _Table, mode: RoundMode) -> np.ndarray:
-    """Codes (int64) of finite float32 scaled inputs ``t`` rounded to one mapping."""
+    """Codes (int64) of float32 scaled inputs ``t`` (no NaN) rounded to one mapping."""
     last = tab.keys.size - 1
     if tab.symmetric:
         x = np.abs(t).astype(np.float64)
@@ -143,7 +143,9 @@ def _round(t: np.ndarray, tab: _Table, mode: RoundMode) -> np.ndarray:
 
 
 def round_to_table(t: np.ndarray, b: Book, j: int, mode: RoundMode) -> np.ndarray:
-    """Codes (int64) of finite float32 scaled inputs ``t`` rounded to mapping ``j`` of ``b``.
+    """Codes (int64) of float32 scaled inputs ``t`` rounded to mapping ``j`` of ``b``.
+
+    ``t`` holds no NaN; +-Inf (a product ``fl32(x * r)`` that overflowed) saturates.
 
     Symmetric tables: ``|t|`` to the nearest magnitude (ties: even k; away: the larger;
     zero: the smaller; trunc: the largest ``v_k <= |t|``), saturating at ``v_P``, with the
@@ -175,7 +177,8 @@ def choose_mapping(
     unit takes the first mapping whose error is strictly below every earlier one.
 
     Args:
-        tu: finite float32 scaled inputs, (R, U, L) in each unit's C order.
+        tu: float32 scaled inputs of finite blocks, (R, U, L) in each unit's C order (+-Inf
+            where ``fl32(x * r)`` overflowed: its error is +Inf in every mapping).
         b: the codebook's arrays.
         mode: even, away, zero or trunc.
         real: where ``tu`` holds real elements (padding adds no error); None when all do

@@ -18,7 +18,8 @@ def exact_floor_log2(a: np.ndarray) -> np.ndarray:
     """floor(log2 a) of positive finite float32 values, subnormals included (int64).
 
     From the bits (the significand's bit length plus the exponent), never a float log2;
-    values that are not positive and finite give some integer (callers mask them).
+    +-Inf reads as 128 (above every float32 binade); NaN and zeros give some integer
+    (callers mask them).
     """
     _, _, _, sig, q = split_f32(a)
     return floor_log2(np.where(sig == 0, 1, sig)) + q
@@ -30,8 +31,9 @@ def subtile_offsets(xu: np.ndarray, emax: int, bits: int) -> np.ndarray:
     ``2**B - 1`` for an all-zero unit, else ``clamp(emax - floor_log2(max |x'|), 0, 2**B - 1)``.
 
     Args:
-        xu: float32 scaled inputs, (R, U, L); padding is 0. Non-finite units give some
-            offset (their blocks are NaN and the caller zeroes it).
+        xu: float32 scaled inputs, (R, U, L); padding is 0. A unit holding +-Inf (a
+            product ``fl32(x * r)`` that overflowed in a finite block) gets offset 0; a NaN
+            unit some offset (its block is NaN and the caller zeroes it).
         emax: floor_log2 of the element maximum in the scaled domain of ``xu``.
         bits: the offset width B.
 
