@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import struct
 
-from tcast import Kind, NumberSpec, RoundMode, Style
-from tcast.kit import special_codes
+from tcast import Kind, NumberSpec, RoundMode, Style, UnsupportedError
+from tcast.kit import SpecialCodes, special_codes
 
 from ._env import INTERPRETING
 
@@ -62,10 +62,14 @@ def fmt(
     a negative input sets its sign bit (integer kernels saturate by themselves; an exponent
     type's kernel gives the Inf code to overflow and the NaN code to zero, negative and NaN
     inputs, which the kit's record makes equal).
+
+    Raises:
+        UnsupportedError: for special codes these kernels cannot select (none today).
     """
     kind = KIND_CODES[spec.kind]
     sb = _s32(spec.sign_bit)
     sc = special_codes(spec, mode, saturate)
+    _check_selectable(sc)
     over, over_signed = sc.overflow[0], sc.takes_sign(sc.overflow)
     inf, inf_signed = sc.inf[0], sc.takes_sign(sc.inf)
     nan = sc.nan[0] if spec.has_nan else -1  # -1: NaN encodes to 0 (a virtual NaN stays NaN)
@@ -98,6 +102,22 @@ def fmt(
         -1 if sc.nan_magnitude is None else sc.nan_magnitude,
         -1 if sc.unsigned_nan is None else _s32(sc.unsigned_nan),
     )
+
+
+def _check_selectable(sc: SpecialCodes) -> None:
+    """Refuse special codes the kernels' selections cannot express (see :func:`fmt`)."""
+    if sc.nspec.kind is Kind.FLOAT:
+        ok = all(p[0] == p[1] or sc.takes_sign(p) for p in (sc.overflow, sc.inf, sc.nan))
+    elif sc.nspec.kind is Kind.EXPONENT:
+        ok = sc.overflow[0] == sc.inf[0] and sc.nan[0] == sc.zero[0] == sc.negative
+    else:
+        ok = True
+    if not ok:
+        raise UnsupportedError(
+            f"the Triton kernels cannot encode the special codes of {sc.nspec.code!r} (they "
+            f"select one code, or one code and its sign-bit twin, per input class); cast it "
+            f"with the torch engine"
+        )
 
 
 def _hardware(spec: NumberSpec, mode: RoundMode, over: int, inf: int) -> int:
