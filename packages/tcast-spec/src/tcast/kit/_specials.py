@@ -52,11 +52,10 @@ class SpecialCodes:
         negative: formats with no negative values: the code of every negative input (its
             NaN code for an exponent type, 0 for a uint); None for signed formats.
         inf_magnitude: the magnitude that decodes to ±Inf; None when the format has no Inf.
-        nan_magnitude: the smallest magnitude of ``nan_magnitude ..`` the all-ones magnitude,
-            which decode to NaN with the code's sign; None when no signed NaN exists.
-        unsigned_nan: the one code that decodes to the positive NaN whatever its top bit
-            (the −0 code of fnuz and uz floats, the all-ones code of exponent types); None
-            when there is none.
+        nan_magnitude: the magnitudes from this one to the all-ones magnitude decode to NaN
+            with the code's sign (IEEE and fn floats); None when the format has no such NaN.
+        unsigned_nan: the one code that decodes to the positive NaN (the −0 code of fnuz and
+            uz floats, the all-ones code of exponent types); None when there is none.
     """
 
     nspec: NumberSpec
