@@ -570,10 +570,14 @@ def decode_inputs(st: Settings) -> tuple[dict[str, np.ndarray], dict]:
     dt = st.dtype
     n, s, second = dt.nspec, dt.sspec.scale, dt.sspec.second
     if n.is_codebook or dt.meta_bits:
+        what = (
+            "the codebook tables (the header of a level 1 or 2 set lists them)"
+            if n.is_codebook
+            else "the subtile exponent offsets (META words of a level 1 or 2 set)"
+        )
         raise UnsupportedError(
             f"exhaustive decode sets of {dt.code} are not generated: its values depend on "
-            "the subtile metadata and the codebook tables (the header of a level 1 or 2 set "
-            "lists them); use --level 1 or 2"
+            f"{what}; use --level 1 or 2"
         )
     if s.bits > 16:
         raise UnsupportedError(
