@@ -328,7 +328,7 @@ def test_exhaustive_decode_sets_of_meta_datatypes_are_refused():
     with pytest.raises(UnsupportedError, match="use --level 1 or 2") as offsets:
         generate(Settings.of(MX9, level="exhaustive"))
     assert "exponent offsets" in str(offsets.value) and "codebook" not in str(offsets.value)
-    with pytest.raises(UnsupportedError, match="codebook tables.*use --level 1 or 2"):
+    with pytest.raises(UnsupportedError, match=r"codebook tables.*use --level 1 or 2"):
         generate(Settings.of("cb40_float32_nf4_float32_t64", level="exhaustive"))
 
 
