@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+import tcast
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "golden-vectors.md"
 
@@ -72,3 +74,17 @@ def test_the_stated_nvfp4_line_count_and_last_tensor_match_the_committed_set():
     assert last == whole and first == (whole - 1) // per * per + 1
     assert partial["lines_per_extent"] == per == 8
     assert {"four": 4}[count] == len(partial["extents"]) == (lines - whole) // per
+
+
+def test_docs_say_quark_saturates_an_offset_pair_value_rounding_up_to_2_pow_e():
+    """Quark 0.13 clamps to 2^m - 1 as tcast does (test_quark_msfp.py checks Quark itself)."""
+    text = " ".join(DOC.read_text().split())
+    assert "Quark gives 2^E" not in text and "gives 1.0 = 2^E" not in text
+    assert "as AMD Quark 0.13 does" in text
+
+
+def test_docs_name_the_f_pattern_base_format_by_its_index_bits():
+    """`f` with I-bit indices takes e2m(I-3): I = 4 is e2m1 (1 sign, 2 exponent, 1 mantissa)."""
+    assert tcast.number("cb40f_e2m3fnuz").tables[0][1:8] == (0.5, 1, 1.5, 2, 3, 4, 6)
+    text = (ROOT / "docs" / "v2-formats.md").read_text()
+    assert "`e2m(I−3)`" in text and "e2m(I−2)" not in text
