@@ -86,5 +86,6 @@ def test_docs_say_quark_saturates_an_offset_pair_value_rounding_up_to_2_pow_e():
 def test_docs_name_the_f_pattern_base_format_by_its_index_bits():
     """`f` with I-bit indices takes e2m(I-3): I = 4 is e2m1 (1 sign, 2 exponent, 1 mantissa)."""
     assert tcast.number("cb40f_e2m3fnuz").tables[0][1:8] == (0.5, 1, 1.5, 2, 3, 4, 6)
-    text = (ROOT / "docs" / "v2-formats.md").read_text()
-    assert "`e2m(I−3)`" in text and "e2m(I−2)" not in text
+    for doc in ("docs/v2-formats.md", "packages/tcast-spec/SEMANTICS.md"):
+        text = (ROOT / doc).read_text()
+        assert "`e2m(I−3)`" in text and "e2m(I−2)" not in text, doc
