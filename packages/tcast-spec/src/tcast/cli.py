@@ -468,7 +468,7 @@ def _codebook_summary(cb: CodebookSpec) -> str:
     return (
         f"{cb.code} (codebook, {kind}: {cb.bits}-bit indices into {cb.mappings} "
         f"mapping{'s' * (cb.mappings > 1)} of {1 << cb.bits} {cb.compute.code} values, "
-        f"{cb.meta_bits} metadata bits, max {format_value(cb.maxfloat)})"
+        f"{cb.meta_bits} metadata bit{'s' * (cb.meta_bits != 1)}, max {format_value(cb.maxfloat)})"
     )
 
 

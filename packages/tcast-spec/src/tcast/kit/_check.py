@@ -143,12 +143,15 @@ def result_form(
     mbits = dtype.meta_bits
     if mbits and castmode is CastMode.ACTUAL:
         forms["meta"] = PartForm(
-            f"metadata codes of {mbits} bits", "uint8", layout.meta_shape, code_bits=mbits
+            f"metadata codes of {mbits} bit{'s' * (mbits != 1)}",
+            "uint8",
+            layout.meta_shape,
+            code_bits=mbits,
         )
     elif mbits:
         mcount = math.prod(layout.meta_shape)
         forms["meta"] = PartForm(
-            f"metadata codes of {mbits} bits packed",
+            f"metadata codes of {mbits} bit{'s' * (mbits != 1)} packed",
             "uint8",
             (-(-mcount * mbits // 8),),
             tail_bits=mcount * mbits % 8,
