@@ -242,9 +242,13 @@ def test_unknown_modes_and_bad_flags_are_a_spec_error(kw, match):
         tcast_torch.cast(_x(), "mxfp8", **kw)
 
 
-def test_codebook_datatypes_are_unsupported():
-    with pytest.raises(UnsupportedError):
-        tcast_torch.cast(_x(), "mx9")
+@pytest.mark.parametrize("name", ["mx9", "mxfi4", "nf4"])
+def test_subtile_and_codebook_datatypes_are_unsupported(name):
+    # the engine's own cast must refuse them, not cast them as if they had no metadata
+    with pytest.raises(UnsupportedError, match="reference engine"):
+        tcast_torch.cast(_x(), name)
+    with pytest.raises(UnsupportedError, match="reference engine"):
+        tcast_torch.cast(_x(), name, castmode="actual")
 
 
 def test_upcast_refuses_virtual_results_and_malformed_parts():

@@ -59,6 +59,17 @@ def cast_with(
     return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
 
+def _has_subtile_or_codebook(dtype: DataType) -> bool:
+    # loops, not any(generator): this runs while torch.compile traces a cast
+    if dtype.nspec.is_codebook:
+        return True
+    if dtype.sspec is not None:
+        for t in dtype.sspec.tiles:
+            if t.subtile:
+                return True
+    return False
+
+
 class EngineBase:
     """Shared plumbing of an engine (subclass it; see the module docstring).
 
@@ -94,8 +105,7 @@ class EngineBase:
         """
         if not (isinstance(dtype, DataType) and isinstance(modes, CastModes)):
             return False
-        has_subtile = dtype.sspec is not None and dtype.sspec.has_subtile
-        return self.subtiles_and_codebooks or not (has_subtile or dtype.nspec.is_codebook)
+        return self.subtiles_and_codebooks or not _has_subtile_or_codebook(dtype)
 
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
@@ -105,11 +115,20 @@ class EngineBase:
         Raises:
             UnsupportedError: ``x`` is not an array of this engine or of an accepted dtype,
                 or ``x`` or ``rbits`` is an array subclass or layout the engine refuses
-                (:meth:`refusal`).
+                (:meth:`refusal`), or ``dtype`` has subtiles or codebook data and the engine
+                does not set :attr:`subtiles_and_codebooks`.
             SpecError: bad rbits, or a tile segment naming a dimension ``x`` lacks.
         """
         if not self.accepts(x):
             raise UnsupportedError(f"{self.label} casts {self.array_what}, not {type(x).__name__}")
+        if not self.subtiles_and_codebooks and _has_subtile_or_codebook(dtype):
+            # an engine's own cast() builds its request here without asking supports(): an
+            # engine that does not read metadata must not cast these as if they had none
+            raise UnsupportedError(
+                f"{self.label} does not cast {dtype.name}: subtile and codebook datatypes are "
+                f"cast by engines that set subtiles_and_codebooks (the reference engine 'ref', "
+                f"on NumPy arrays)"
+            )
         self.check_array(x, "x")
         in_name = self.input_dtype(x)
         if rbits is not None:
