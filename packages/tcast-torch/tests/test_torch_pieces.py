@@ -93,8 +93,9 @@ def test_casts_in_pieces_give_the_reference_bits(stage_calls, name, kw):
 
 
 def test_pieces_cover_every_row_once():
-    """by_pieces with a short last piece: every row once and in place (twelve of 100 rows
-    a piece here), and one call when the stage fits in one piece."""
+    """by_pieces with a short last piece: every row once and in place (a 32nd of the
+    elements a piece, twelve of 100 rows here), and one call when the stage fits in one
+    piece."""
     rows = torch.arange(100 * 16, dtype=torch.int32).reshape(100, 16)
     calls = []
 
@@ -104,28 +105,31 @@ def test_pieces_cover_every_row_once():
 
     orig = _pieces.PIECE
     try:
-        _pieces.PIECE = 192  # 12 rows
+        _pieces.PIECE = 1536  # pieces of at least 192 elements: 12 rows
         assert torch.equal(_pieces.by_pieces(rows, 16, stage), rows * 2)
         assert [(c.start, c.stop) for c in calls] == [(lo, lo + 12) for lo in range(0, 100, 12)]
         calls.clear()
-        _pieces.PIECE = 1 << 14  # 1600 elements: under one piece
+        _pieces.PIECE = 1 << 18  # 1600 elements: under the smallest piece
         assert torch.equal(_pieces.by_pieces(rows, 16, stage), rows * 2)
         assert calls == [slice(None)]
     finally:
         _pieces.PIECE = orig
 
 
-def test_pieces_stay_under_the_parallel_grain_at_every_size():
-    """Pieces of 2**14 elements whatever the input's size: under torch's parallel grain of
-    32768 elements (no parallel region per operation), about 27 temporaries of 64 KiB."""
-    for log2n in (16, 20, 22, 24, 26):
-        assert _pieces.piece_elements(1 << log2n) == 1 << 14
+def test_pieces_are_a_32nd_of_the_input_between_2_15_and_2_18_elements():
+    """The temporaries of a piece (about 27 of its size) stay under the input's size from
+    2**20 elements; pieces are at most 2**18 elements and at least 2**15."""
+    assert _pieces.piece_elements(1 << 22) == 1 << 17
+    assert _pieces.piece_elements(1 << 20) == 1 << 15
+    assert _pieces.piece_elements(1 << 18) == 1 << 15
+    assert _pieces.piece_elements(1 << 24) == 1 << 18
+    assert _pieces.piece_elements(1 << 26) == 1 << 18
 
 
 def test_seeded_bits_are_made_piece_by_piece(monkeypatch):
     """A seeded stochastic cast cut into pieces asks Philox for each piece's words only,
     never for the whole input's stream at once."""
-    monkeypatch.setattr(_pieces, "PIECE", 2048)  # 8 pieces
+    monkeypatch.setattr(_pieces, "PIECE", 1 << 14)  # pieces of 2048 elements, 8 of them
     sizes = []
     real = _philox._stream_words
 

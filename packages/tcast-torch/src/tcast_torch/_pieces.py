@@ -21,24 +21,24 @@ from ._tiles import Tiling
 
 __all__ = ["PIECE", "BlockRows", "by_blocks", "by_pieces", "cuts", "piece_elements"]
 
-#: Elements per piece: under torch's parallel grain (32768 elements), so that every operation
-#: of a piece runs on the calling thread.
-PIECE = 1 << 14
+#: Elements per piece at most (1 MiB per float32 or int32 temporary).
+PIECE = 1 << 18
 
 
 def piece_elements(total: int) -> int:
-    """Elements per piece of a stage over ``total`` elements: :data:`PIECE` at every size.
+    """Elements per piece of a stage over ``total`` elements.
 
-    An eager element stage keeps about 27 temporaries of a piece's size alive (int32 bit
-    operations, the Philox words of a seeded cast; measured as peak memory growth): 64 KiB
-    each here, under 2 MiB in all, so a cast's memory is its result and per-block values.
-    Pieces under the grain make no parallel regions: on cores shared with other processes,
-    a region waits for whichever of its threads is off its core, and pieces of 2**17 to
-    2**20 elements (a region per operation) made casts 2 to 8 times slower than these. The
-    cost is intra-op threads: an eager CPU cast runs on one core (compiled casts keep
-    theirs), and the time per element is the same at every size.
+    A 32nd of them: an eager element stage keeps about 27 temporaries of a piece's size
+    (int32 bit operations, the Philox words of a seeded cast; measured as peak memory
+    growth), so a piece of a 32nd keeps them under the input's size. At most ``PIECE``:
+    from there the temporaries are a fixed 27 MiB. At least ``PIECE / 8``: every operation
+    of a piece has a fixed cost (dispatch, a parallel region whose threads wait for each
+    other); inputs under 2**20 elements take fewer than 32 pieces. On two idle cores these
+    pieces were faster than eighths of the input (up to 2**20 elements) and than pieces of
+    2**14 elements (one thread each); with several processes per core, a parallel region
+    waits for whichever thread is off its core, and pieces of 2**14 were the fastest.
     """
-    return PIECE
+    return min(PIECE, max(PIECE >> 3, total >> 5))
 
 
 def cuts(like: torch.Tensor) -> bool:
