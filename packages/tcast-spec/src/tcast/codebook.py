@@ -30,6 +30,8 @@ from math import copysign
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from ._dyadic import floor_log2 as _floor_log2
+from ._dyadic import pow2 as _pow2
 from ._text import QUOTE_LIMIT, quote
 from .errors import SpecError
 
@@ -79,17 +81,6 @@ _CLAUSE_RE = re.compile(r"([fi])([0-9]*)(?:e([0-9]*))?|([ps])(?:([0-9])([0-9]*))
 _MIN_INDEX_BITS, _MAX_INDEX_BITS = 2, 8
 _MAX_META_BITS = 4
 _MAX_EOFFSET = 3
-
-
-def _pow2(e: int) -> Fraction:
-    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
-
-
-def _floor_log2(v: Fraction) -> int:
-    num, den = v.numerator, v.denominator
-    e = num.bit_length() - den.bit_length()
-    fits = (den << e) <= num if e >= 0 else den <= (num << -e)
-    return e if fits else e - 1
 
 
 def _is_float32(v: float) -> bool:

@@ -17,6 +17,8 @@ from enum import StrEnum
 from fractions import Fraction
 from types import MappingProxyType
 
+from ._dyadic import floor_log2 as _floor_log2
+from ._dyadic import pow2 as _pow2
 from ._foreign import foreign_dtype
 from ._text import check_field, code_int, quote
 from .codebook import GIVEN_TABLES, CodebookSpec, default_label, implicit_tables
@@ -333,19 +335,6 @@ class NumberSpec:
 
     def __repr__(self) -> str:
         return f"NumberSpec({self.code!r})"
-
-
-def _pow2(e: int) -> Fraction:
-    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
-
-
-def _floor_log2(v: Fraction) -> int:
-    # Exact floor(log2 v) for v > 0 from integer bit lengths: never a float log2 (and only
-    # integer arithmetic, which torch.compile traces).
-    num, den = v.numerator, v.denominator
-    e = num.bit_length() - den.bit_length()
-    fits = (den << e) <= num if e >= 0 else den <= (num << -e)
-    return e if fits else e - 1
 
 
 def _validate(spec: NumberSpec) -> None:

@@ -7,13 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .._dyadic import floor_log2 as _floor_log2
 from .._lookup import datatype
 from .._text import quote
 from ..datatype import DataType
 from ..errors import SpecError
 from ..kit._rules import element_max
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
-from ..number import NumberSpec, _floor_log2
+from ..number import NumberSpec
 from . import _f32
 from ._codebook import choose_mapping
 from ._msfp import subtile_offset

@@ -12,7 +12,7 @@ import math
 import struct
 from fractions import Fraction
 
-from ..number import _floor_log2
+from .._dyadic import floor_log2 as _floor_log2
 
 __all__ = ["F32_MAX", "add", "bits32", "div", "f32", "from_bits32", "is_f32", "mul", "sub"]
 

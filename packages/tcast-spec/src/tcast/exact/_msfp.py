@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+from .._dyadic import floor_log2 as _floor_log2
 from ..errors import SpecError
-from ..number import _floor_log2
 
 __all__ = ["subtile_offset"]
 

@@ -6,9 +6,11 @@ import math
 import operator
 from fractions import Fraction
 
+from .._dyadic import floor_log2 as _floor_log2
+from .._dyadic import pow2 as _pow2
 from ..errors import SpecError
 from ..modes import RoundMode, round_mode
-from ..number import Kind, NumberSpec, Style, _floor_log2, _pow2, number
+from ..number import Kind, NumberSpec, Style, number
 
 __all__ = ["RBITS_WIDTH", "decode", "decode_exact", "encode", "round_magnitude"]
 
