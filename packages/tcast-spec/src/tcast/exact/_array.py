@@ -126,6 +126,34 @@ def _strides(shape: Sequence[int]) -> list[int]:
     return out[::-1]
 
 
+def _grid(
+    shape: Sequence[int], dtype: DataType | str, transpose_scale: bool, what: str, subtiles: bool
+) -> tuple[DataType, tuple[int, ...], tuple | None]:
+    """The grid of blocks (or of subtiles) of ``dtype`` over ``shape``.
+
+    Returns the datatype, the shape, and (None for a tensor scale) the tiled dimensions, the
+    unit length along each (the tile, or with ``subtiles`` the subtile where a segment has one;
+    a channel: the whole dimension) and the grid's shape: ``ceil(n / unit)`` along a tiled
+    dimension (none for an empty one), ``n`` elsewhere.
+    """
+    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    if dt.sspec is None:
+        raise SpecError(f"{dt.name} is unscaled: it has no {what}")
+    shape = tuple(shape)
+    tiles = dt.sspec.tiles
+    if not tiles:
+        return dt, shape, None
+    dims = dt.sspec.dims(len(shape), transpose_scale)
+    units = {
+        d: ((t.subtile if subtiles else 0) or t.size or shape[d])
+        for d, t in zip(dims, tiles, strict=True)
+    }
+    grid_shape = tuple(
+        (-(-n // units[d]) if n else 0) if d in units else n for d, n in enumerate(shape)
+    )
+    return dt, shape, (dims, units, grid_shape)
+
+
 def block_indices(
     shape: Sequence[int], dtype: DataType | str, transpose_scale: bool = False
 ) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], list[int]]]]:
@@ -144,20 +172,12 @@ def block_indices(
     Raises:
         SpecError: for an unscaled datatype or a dimension the shape lacks.
     """
-    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
-    if dt.sspec is None:
-        raise SpecError(f"{dt.name} is unscaled: it has no blocks")
-    shape = tuple(shape)
+    dt, shape, grid = _grid(shape, dtype, transpose_scale, "blocks", subtiles=False)
+    if grid is None:
+        return (), [((), list(range(math.prod(shape))))]
+    dims, sizes, scale_shape = grid
     nd = len(shape)
     tiles = dt.sspec.tiles
-    if not tiles:
-        return (), [((), list(range(math.prod(shape))))]
-    dims = dt.sspec.dims(nd, transpose_scale)
-    sizes = {d: (t.size or shape[d]) for d, t in zip(dims, tiles, strict=True)}
-    # ceil(n / T) scales along a tiled dimension (1 for a channel); none for an empty one
-    scale_shape = tuple(
-        (-(-shape[d] // sizes[d]) if shape[d] else 0) if d in sizes else shape[d] for d in range(nd)
-    )
     sparse_dims = [d for d, t in zip(dims, tiles, strict=True) if t.is_sparse]
     inner = sparse_dims[0] if sparse_dims else dims[-1]
     order = [d for d in range(nd) if d != inner] + [inner]
@@ -196,19 +216,10 @@ def subtile_indices(
     Raises:
         SpecError: for an unscaled datatype or a dimension the shape lacks.
     """
-    dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
-    if dt.sspec is None:
-        raise SpecError(f"{dt.name} is unscaled: it has no subtiles")
-    shape = tuple(shape)
-    nd = len(shape)
-    tiles = dt.sspec.tiles
-    if not tiles:
+    _, shape, grid = _grid(shape, dtype, transpose_scale, "subtiles", subtiles=True)
+    if grid is None:
         return (), [((), list(range(math.prod(shape))))]
-    dims = dt.sspec.dims(nd, transpose_scale)
-    subs = {d: (t.subtile or t.size or shape[d]) for d, t in zip(dims, tiles, strict=True)}
-    meta_shape = tuple(
-        (-(-shape[d] // subs[d]) if shape[d] else 0) if d in subs else shape[d] for d in range(nd)
-    )
+    _, subs, meta_shape = grid
     groups: dict[tuple[int, ...], list[int]] = {}
     for flat, idx in enumerate(itertools.product(*(range(n) for n in shape))):
         key = tuple(i // subs[d] if d in subs else i for d, i in enumerate(idx))
