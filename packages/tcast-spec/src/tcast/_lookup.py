@@ -6,6 +6,8 @@ It sits above :mod:`tcast.catalog` (it looks names up there) and :mod:`tcast.dat
 
 from __future__ import annotations
 
+import sys
+
 from ._foreign import foreign_dtype
 from .catalog import CATALOG, NOT_YET_SUPPORTED, PREVIEW_CATALOG
 from .codebook import CodebookSpec
@@ -15,6 +17,11 @@ from .number import NumberSpec, number
 from .scale import ScaleSpec, scale
 
 __all__ = ["datatype"]
+
+#: DataTypes built from text (catalog names, codes), by ``(nspec, sspec, name)``: parsing a
+#: code takes tens of microseconds, more than a small cast's kernel. Bounded: emptied when full.
+_PARSED: dict[tuple[str, str | None, str | None], DataType] = {}
+_MAX_PARSED = 4096
 
 
 def _split_codebook(code: str) -> tuple[str, str | None]:
@@ -59,6 +66,34 @@ def datatype(
         UnsupportedError: for named datatypes of upstream tensorcast that tcast does not
             define (:data:`tcast.NOT_YET_SUPPORTED`).
     """
+    if isinstance(nspec, str) and (sspec is None or isinstance(sspec, str)) and not _tracing():
+        key = (nspec, sspec, name)
+        found = _PARSED.get(key)
+        if found is None:
+            if len(_PARSED) >= _MAX_PARSED:
+                _PARSED.clear()
+            found = _PARSED[key] = _build(nspec, sspec, name)
+        return found
+    return _build(nspec, sspec, name)
+
+
+def _tracing() -> bool:
+    """Whether ``torch.compile`` is tracing this call (never imports torch).
+
+    While Dynamo traces, the cache is bypassed: a compiled function that read or filled it
+    would be guarded on the cache's contents and recompile when another datatype is parsed.
+    The uncached parse is constant-folded into the graph.
+    """
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def _build(
+    nspec: str | NumberSpec | CodebookSpec | DataType,
+    sspec: str | ScaleSpec | None,
+    name: str | None,
+) -> DataType:
+    """:func:`datatype` without the cache."""
     foreign = None if isinstance(nspec, (str, NumberSpec, CodebookSpec)) else foreign_dtype(nspec)
     if foreign is not None and foreign[0] in CATALOG:
         nspec = foreign[0]  # torch.float8_e4m3fn is the catalog's float8_e4m3fn
