@@ -1,5 +1,6 @@
-"""Rules found by review: custom biases below float32's normal range, string modes,
-piece boundaries, malformed results, and the memory bound (issue 3: <= 4x the input)."""
+"""The reference engine at the edges of its implementation: custom biases below float32's
+normal range, modes given as names, piece boundaries, malformed results, and the memory bound
+(at most 4x the input's bytes besides the output)."""
 
 import dataclasses
 import tracemalloc
@@ -138,7 +139,7 @@ def _peak(fn) -> int:
     ],
 )
 def test_peak_extra_memory_stays_within_four_times_the_input(dtype, in_dt, kw):
-    # At the issue's size (16M elements): the scratch buffers are a constant ~20 MB.
+    # 16M elements: the scratch buffers, a constant ~20 MB, are small beside the input.
     x = np.random.default_rng(0).standard_normal((4096, 4096), np.float32).astype(in_dt)
     res = None
 

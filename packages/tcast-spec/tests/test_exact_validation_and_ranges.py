@@ -1,4 +1,4 @@
-"""Input validation and range rules found by review (SEMANTICS.md §1.2, §4.3, §5.5-§5.7)."""
+"""Input validation and range rules of the exact model (SEMANTICS.md §1.2, §4.3, §5.5-§5.7)."""
 
 import itertools
 import math
