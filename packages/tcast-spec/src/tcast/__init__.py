@@ -174,10 +174,20 @@ from .engine import (
     load_engines,
     refresh_engines,
 )
-from .errors import EngineNotFoundError, SpecError, TcastError, UnsupportedError
+from .errors import (
+    ArgumentWarning,
+    EngineNotFoundError,
+    NameWarning,
+    SpecError,
+    TcastError,
+    TcastWarning,
+    UnsupportedError,
+)
 from .kit import CastRequest, EngineBase
 from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
 from .modes import (
+    ROUND_MODE_MEANINGS,
+    SCALE_MODE_MEANINGS,
     CastMode,
     RoundMode,
     ScaleLayout,
@@ -201,6 +211,9 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "NOT_YET_SUPPORTED",
     "PREVIEW_CATALOG",
+    "ROUND_MODE_MEANINGS",
+    "SCALE_MODE_MEANINGS",
+    "ArgumentWarning",
     "BlockLayout",
     "BlockedScales",
     "CastMode",
@@ -214,6 +227,7 @@ __all__ = [
     "EngineBase",
     "EngineNotFoundError",
     "Kind",
+    "NameWarning",
     "NumberSpec",
     "RoundMode",
     "ScaleLayout",
@@ -222,6 +236,7 @@ __all__ = [
     "SpecError",
     "Style",
     "TcastError",
+    "TcastWarning",
     "TileSpec",
     "UnsupportedError",
     "__version__",

@@ -7,21 +7,63 @@ It sits above :mod:`tcast.catalog` (it looks names up there) and :mod:`tcast.dat
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from ._foreign import foreign_dtype
+from ._lookalike import warn_lookalikes
+from ._similar import did_you_mean
+from ._text import quote
 from .catalog import CATALOG, NOT_YET_SUPPORTED, PREVIEW_CATALOG
 from .codebook import CodebookSpec
 from .datatype import DataType
 from .errors import SpecError, UnsupportedError
-from .number import NumberSpec, number
+from .number import NAMES, NumberSpec, number
 from .scale import ScaleSpec, scale
 
-__all__ = ["datatype"]
+__all__ = ["datatype", "known_names", "resolve_name"]
 
 #: DataTypes built from text (catalog names, codes), by ``(nspec, sspec, name)``: parsing a
 #: code takes tens of microseconds, more than a small cast's kernel. Bounded: emptied when full.
 _PARSED: dict[tuple[str, str | None, str | None], DataType] = {}
 _MAX_PARSED = 4096
+
+
+def _folded() -> Mapping[str, tuple[str, ...]]:
+    folded: dict[str, list[str]] = {}
+    for name in (*CATALOG, *PREVIEW_CATALOG, *NOT_YET_SUPPORTED):
+        folded.setdefault(name.casefold(), []).append(name)
+    return MappingProxyType({k: tuple(v) for k, v in folded.items()})
+
+
+#: Every catalog name (preview and not-yet-supported ones included) by its casefold: names
+#: are found whatever their case, unless two differ only in case (``uint8_FF``, ``uint8_ff``).
+_FOLDED = _folded()
+
+
+def known_names() -> tuple[str, ...]:
+    """Every name :func:`datatype` knows, for suggestions: catalog names and named numbers."""
+    return tuple(dict.fromkeys([*CATALOG, *PREVIEW_CATALOG, *NOT_YET_SUPPORTED, *NAMES]))
+
+
+def resolve_name(text: str) -> str | None:
+    """The catalog name ``text`` spells (exactly, else in another case), or None.
+
+    Preview and not-yet-supported names count as catalog names.
+
+    Raises:
+        SpecError: when ``text`` matches, in another case, two names that differ only in
+            case (the upstream short names: ``F`` is float32, ``f`` float16).
+    """
+    if text in CATALOG or text in PREVIEW_CATALOG or text in NOT_YET_SUPPORTED:
+        return text
+    found = _FOLDED.get(text.casefold(), ())
+    if len(found) > 1:
+        raise SpecError(
+            f"{quote(text)} matches the catalog names {', '.join(found)}, which differ only in "
+            f"case (in upstream short names F is float32, f float16): write one exactly"
+        )
+    return found[0] if found else None
 
 
 def _split_codebook(code: str) -> tuple[str, str | None]:
@@ -66,6 +108,9 @@ def datatype(
         UnsupportedError: for named datatypes of upstream tensorcast that tcast does not
             define (:data:`tcast.NOT_YET_SUPPORTED`).
     """
+    # while torch.compile traces, the cache is bypassed: a compiled function that read or
+    # filled it would be guarded on its contents and recompile when another datatype is
+    # parsed; the uncached parse is constant-folded into the graph
     if isinstance(nspec, str) and (sspec is None or isinstance(sspec, str)) and not _tracing():
         key = (nspec, sspec, name)
         found = _PARSED.get(key)
@@ -73,6 +118,8 @@ def datatype(
             if len(_PARSED) >= _MAX_PARSED:
                 _PARSED.clear()
             found = _PARSED[key] = _build(nspec, sspec, name)
+            if sspec is not None or resolve_name(nspec) is None:  # catalog names mean theirs
+                warn_lookalikes((nspec, sspec))
         return found
     return _build(nspec, sspec, name)
 
@@ -80,12 +127,12 @@ def datatype(
 def _tracing() -> bool:
     """Whether ``torch.compile`` is tracing this call (never imports torch).
 
-    While Dynamo traces, the cache is bypassed: a compiled function that read or filled it
-    would be guarded on the cache's contents and recompile when another datatype is parsed.
-    The uncached parse is constant-folded into the graph.
+    As ``tcast.kit``'s ``tracing``, which this module cannot import (the kit imports it): a
+    torch still being imported by another thread may lack ``compiler.is_compiling``.
     """
     torch = sys.modules.get("torch")
-    return torch is not None and torch.compiler.is_compiling()
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return is_compiling is not None and bool(is_compiling())
 
 
 def _build(
@@ -102,11 +149,43 @@ def _build(
             raise SpecError("datatype(DataType, sspec): a DataType already has its scale spec")
         return nspec if name is None else DataType(nspec.nspec, nspec.sspec, name)
     if isinstance(nspec, str) and sspec is None:
-        if nspec in CATALOG or nspec in PREVIEW_CATALOG:
-            found = CATALOG[nspec] if nspec in CATALOG else PREVIEW_CATALOG[nspec]
+        known = resolve_name(nspec)
+        if known is not None:
+            if known in NOT_YET_SUPPORTED:
+                raise UnsupportedError(f"{known!r}: {NOT_YET_SUPPORTED[known]}")
+            found = CATALOG[known] if known in CATALOG else PREVIEW_CATALOG[known]
             return found if name is None else DataType(found.nspec, found.sspec, name)
-        if nspec in NOT_YET_SUPPORTED:
-            raise UnsupportedError(f"{nspec!r}: {NOT_YET_SUPPORTED[nspec]}")
+        return _from_code(nspec, name)
+    return _parse(nspec, sspec, name)
+
+
+def _from_code(text: str, name: str | None) -> DataType:
+    """The datatype of a code that is no catalog name; lower-case codes in another case too.
+
+    Raises:
+        SpecError: naming ``text`` whole, why it is no code, and the nearest known names.
+    """
+    try:
+        return _parse(text, None, name)
+    except SpecError as err:
+        if text.lower() != text:
+            try:
+                return _parse(text.lower(), None, name)
+            except SpecError:
+                pass
+        raise SpecError(
+            f"{quote(text)} is neither a catalog name (tcast info --catalog lists them) nor a "
+            f"{'datatype' if '_' in text else 'number'} code: {err}"
+            f"{did_you_mean(text, known_names())}"
+        ) from None
+
+
+def _parse(
+    nspec: str | NumberSpec | CodebookSpec,
+    sspec: str | ScaleSpec | None,
+    name: str | None,
+) -> DataType:
+    """A DataType from codes or specs (no catalog name)."""
     if isinstance(nspec, str) and nspec.startswith("cb"):
         ncode, scode = _split_codebook(nspec)
         if scode is not None and sspec is not None:

@@ -8,6 +8,7 @@ request for its array, and the engine's ``cast`` runs it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ._text import quote
@@ -17,29 +18,64 @@ from .engine import (
     CastResult,
     Engine,
     _engine_name,
+    engine_array_modules,
     engine_names,
     engines_for,
     failure,
     load_engine,
 )
-from .errors import EngineNotFoundError, SpecError, UnsupportedError
+from .errors import ArgumentWarning, EngineNotFoundError, SpecError, UnsupportedError
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._request import normalize_args
-from .modes import CastMode, RoundMode, ScaleLayout, ScaleMode
+from .kit._trace import tracing
+from .modes import (
+    ROUND_MODE_MEANINGS,
+    SCALE_MODE_MEANINGS,
+    CastMode,
+    RoundMode,
+    ScaleLayout,
+    ScaleMode,
+    mode_meanings_text,
+)
 
 __all__ = ["cast", "cast_dual", "select_engine", "upcast"]
 
 # Which wheel provides an engine for arrays from which module.
 _WHEEL_FOR_MODULE = {"numpy": "tcast-ref", "torch": "tcast-torch"}
+# How to make an array of a module's from other data (a list, a float, a scalar).
+_CONVERT = {
+    "numpy": "np.asarray(x, dtype=np.float32)",
+    "torch": "torch.as_tensor(x, dtype=torch.float32)",
+}
+_ANY_ENGINE = "tcast-ref (NumPy), tcast-torch (PyTorch) or tcast-triton (GPU)"
 
 
-def _wheel_hint(x: Any) -> str:
+def _takes_no(x: Any, loaded: list[Engine]) -> str:
+    """Why no engine takes ``x`` and what to pass instead; "install" only what is missing.
+
+    ``loaded``: the engines loaded for ``x``'s library (they refused ``x`` itself).
+    """
     module = type(x).__module__.split(".")[0]
+    what = type(x).__name__ if module == "builtins" else f"{module}.{type(x).__name__}"
+    if loaded:  # engines for this library, but x is not one of their arrays (a NumPy scalar)
+        eng = loaded[0]
+        return (
+            f"no installed engine takes a {what}: engine {eng.name!r} casts "
+            f"{getattr(eng, 'array_what', 'its arrays')}; pass "
+            f"{_CONVERT.get(module, getattr(eng, 'array_one', 'one of its arrays'))}"
+        )
+    modules = engine_array_modules()
+    for name, mod in modules.items():  # registered for x's library, yet not loaded
+        if mod == module and failure(name) is not None:
+            return f"engine {name!r} takes {module} arrays but failed to load: {failure(name)}"
     wheel = _WHEEL_FOR_MODULE.get(module)
-    if wheel:
-        return f"install {wheel} (pip install {wheel})"
-    return "install an engine: tcast-ref (NumPy), tcast-torch (PyTorch) or tcast-triton (GPU)"
+    if wheel is not None:
+        return f"no installed engine takes {module} arrays: install {wheel} (pip install {wheel})"
+    ways = [_CONVERT[m] for m in dict.fromkeys(modules.values()) if m in _CONVERT]
+    if ways:
+        return f"tcast casts arrays, not a {what}: pass {' or '.join(ways)}"
+    return f"no engine is installed: install one of {_ANY_ENGINE}"
 
 
 def select_engine(
@@ -93,9 +129,10 @@ def select_engine(
                     f"{_elsewhere(x, dt, modes, {engine.partition(':')[0]})}"
                 )
         return eng
-    takers = [e for e in engines_for(x) if e.accepts(x)]
+    loaded = engines_for(x)
+    takers = [e for e in loaded if e.accepts(x)]
     if not takers:
-        raise EngineNotFoundError(f"no installed engine takes {type(x).__name__}: {_wheel_hint(x)}")
+        raise EngineNotFoundError(_takes_no(x, loaded))
     able = [
         e for e in takers if e.supports(dtype, modes) and (also is None or e.supports(also, modes))
     ]
@@ -185,12 +222,17 @@ def cast(
         dtype: a DataType or a catalog name.
         castmode: virtual (fake quantization, returns an array of x's dtype),
             actual or compress (return a :class:`CastResult`).
-        roundmode: even, away (nearest), zero, trunc or stochastic.
-        scalemode: floor, ceil, midmax, option3, topbinade (rceil).
+        roundmode: how a value between two codes is rounded (SEMANTICS.md §3.2):
+            {round modes}
+        scalemode: how a power-of-two scale is chosen (SEMANTICS.md §5.3; float scales
+            and uint data ignore it):
+            {scale modes}
         seed: stochastic rounding: seed of the Philox bits (SEMANTICS.md §3.3), any integer
             type in [0, 2**64).
         rbits: stochastic rounding: explicit 32-bit random integers, one per element.
-        saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN.
+        saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN. Scaled casts
+            always saturate: ``False`` there has no effect and issues an
+            :class:`~tcast.ArgumentWarning`.
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: actual and compress casts of one fixed-length tile segment (MX,
             NVFP4): ``"plain"`` (the scale array, SEMANTICS.md §5.1) or ``"blocked"`` (the
@@ -212,8 +254,34 @@ def cast(
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
+    _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine)
     return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
+
+
+def _with_mode_meanings(doc: str | None) -> str | None:
+    """``doc`` with the meaning of every round and scale mode in place of its placeholders."""
+    if doc is None:  # python -OO
+        return None
+    indent = " " * 12
+    return doc.replace(
+        f"{indent}{{round modes}}", mode_meanings_text(ROUND_MODE_MEANINGS, f"{indent}* ")
+    ).replace(f"{indent}{{scale modes}}", mode_meanings_text(SCALE_MODE_MEANINGS, f"{indent}* "))
+
+
+cast.__doc__ = _with_mode_meanings(cast.__doc__)
+
+
+def _warn_ignored(dt: DataType, modes: CastModes) -> None:
+    """Warn of ``saturate=False`` on a scaled datatype: its elements always saturate (§5.2)."""
+    if not modes.saturate and dt.sspec is not None and not tracing():
+        warnings.warn(
+            f"saturate=False has no effect on {dt.name}: the elements of a scaled cast always "
+            f"saturate to the element format's max (SEMANTICS.md §5.2); only unscaled casts "
+            f"overflow to Inf or NaN. Leave saturate out for scaled datatypes",
+            ArgumentWarning,
+            stacklevel=3,
+        )
 
 
 def _honoured(eng: Engine, modes: CastModes, out: Any) -> Any:
@@ -285,6 +353,7 @@ def cast_dual(
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
     )
+    _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine, also=column_datatype(dt))
     first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed)
     return _honoured(eng, modes, first), _honoured(eng, modes, second)
@@ -309,10 +378,11 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
         eng = load_engine(name)
         if eng is not None:
             return eng.upcast(result)
-    for eng in sorted(engines_for(result.data), key=lambda e: -e.priority):
+    loaded = engines_for(result.data)
+    for eng in sorted(loaded, key=lambda e: -e.priority):
         if eng.accepts(result.data):
             return eng.upcast(result)
     raise EngineNotFoundError(
         f"no installed engine can upcast a result made by {name or 'an unknown engine'}: "
-        f"{_wheel_hint(result.data)}"
+        f"{_takes_no(result.data, loaded)}"
     )

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -52,6 +53,7 @@ __all__ = [
     "CastResult",
     "Engine",
     "LoadedEngines",
+    "engine_array_modules",
     "engine_names",
     "engine_variants",
     "engines",
@@ -78,6 +80,15 @@ class CastModes:
     saturate: bool = True
     transpose_scale: bool = False
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
+
+    def __str__(self) -> str:
+        """The modes as a call writes them, defaults left out: ``castmode='actual', ...``."""
+        said = [
+            f"{f.name}={_plain(getattr(self, f.name))!r}"
+            for f in fields(self)
+            if getattr(self, f.name) != f.default
+        ]
+        return ", ".join(said) if said else "the default modes"
 
     @property
     def virtual_mode(self) -> bool:
@@ -110,6 +121,11 @@ class CastModes:
                 "cast returns values, not scales"
             )
         return cls(cm, round_mode(roundmode), scale_mode(scalemode), saturate, transpose_scale, sl)
+
+
+def _plain(value: object) -> object:
+    """A mode's value as a user writes it: the str of an enum member, else itself."""
+    return value.value if isinstance(value, StrEnum) else value
 
 
 @dataclass
@@ -379,6 +395,16 @@ def engine_names() -> tuple[str, ...]:
     """The names of the registered engines (nothing is imported)."""
     _discover()
     return tuple(sorted(_REGISTRY.points))
+
+
+def engine_array_modules() -> dict[str, str | None]:
+    """The library each registered engine takes arrays of (``tcast.engine_arrays``), by name.
+
+    ``{"ref": "numpy", "torch": "torch", ...}``; None for an engine registered without one.
+    Nothing is imported.
+    """
+    _discover()
+    return {name: _REGISTRY.arrays.get(name) for name in sorted(_REGISTRY.points)}
 
 
 def _load_for(cls: type) -> tuple[str, ...]:

@@ -9,51 +9,92 @@ member compare equal, and :func:`round_mode`, :func:`scale_mode` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from types import MappingProxyType
 
 from ._text import quote
 from .errors import SpecError
 
 __all__ = [
+    "ROUND_MODE_MEANINGS",
+    "SCALE_MODE_MEANINGS",
     "CastMode",
     "RoundMode",
     "ScaleLayout",
     "ScaleMode",
     "cast_mode",
+    "mode_meanings_text",
     "round_mode",
     "scale_layout",
     "scale_mode",
 ]
 
+#: What each round mode does and what peers call it (SEMANTICS.md §3.2): the one text that
+#: the enum's docstring, ``tcast.cast``'s docstring and the command line's help show.
+ROUND_MODE_MEANINGS: Mapping[str, str] = MappingProxyType(
+    {
+        "even": "nearest, ties to the even code (IEEE roundTiesToEven, the rounding of torch "
+        "and NumPy casts); the default",
+        "away": "nearest, ties away from zero (IEEE roundTiesToAway); alias nearest",
+        "zero": "nearest, ties toward zero (upstream tensorcast's 'zero'); not truncation, "
+        "which is trunc",
+        "trunc": "toward zero, i.e. truncation (IEEE roundTowardZero)",
+        "stochastic": "up with probability equal to the discarded fraction, from 32 random "
+        "bits per element (give seed or rbits)",
+    }
+)
+
+#: What each scale mode does and what peers call it (SEMANTICS.md §5.3; torchao's
+#: ``ScaleCalculationMode`` has FLOOR, CEIL, EVEN and RCEIL). Power-of-two scales only.
+SCALE_MODE_MEANINGS: Mapping[str, str] = MappingProxyType(
+    {
+        "floor": "2^(floor(log2 amax) - emax): OCP MX v1.0 (torchao FLOOR); the default",
+        "ceil": "2^(ceil(log2 amax) - emax) (torchao CEIL)",
+        "midmax": "floor, one binade up when the scaled amax is above the element format's "
+        "midmax (upstream tensorcast)",
+        "option3": "amax rounded to the element precision (ties to even) first, then floor: "
+        "Meta's 'option 3' (torchao EVEN)",
+        "topbinade": "floor, one binade up when the scaled amax is above the element max: "
+        "the smallest power of two s with amax / s <= max (torchao and cuBLAS RCEIL); "
+        "alias rceil",
+    }
+)
+
+
+def mode_meanings_text(meanings: Mapping[str, str], indent: str = "") -> str:
+    """One line per mode, ``name: meaning``, each starting with ``indent``."""
+    return "\n".join(f"{indent}{name}: {text}" for name, text in meanings.items())
+
 
 class RoundMode(StrEnum):
-    """How a value between two representable neighbours is rounded (SEMANTICS.md §3)."""
+    """How a value between two representable neighbours is rounded (SEMANTICS.md §3.2)."""
 
-    #: Nearest, ties to the even code (IEEE roundTiesToEven). The default.
     EVEN = "even"
-    #: Nearest, ties away from zero (IEEE roundTiesToAway). Alias: ``nearest``.
     AWAY = "away"
-    #: Nearest, ties toward zero (upstream tensorcast meaning of "zero").
     ZERO = "zero"
-    #: Toward zero (truncation, IEEE roundTowardZero).
     TRUNC = "trunc"
-    #: Stochastic: up with probability equal to the discarded fraction (32 random bits).
     STOCHASTIC = "stochastic"
 
 
-class ScaleMode(StrEnum):
-    """How a power-of-two scale is chosen from a block's amax (SEMANTICS.md §5)."""
+# the members' meanings, from the one table
+RoundMode.__doc__ = f"{RoundMode.__doc__}\n\n{mode_meanings_text(ROUND_MODE_MEANINGS, '* ')}"
 
-    #: OCP: floor(log2 amax) - emax. The default.
+
+class ScaleMode(StrEnum):
+    """How a power-of-two scale is chosen from a block's amax (SEMANTICS.md §5.3).
+
+    Float scales and uint data ignore it.
+    """
+
     FLOOR = "floor"
-    #: ceil(log2 amax) - emax.
     CEIL = "ceil"
-    #: floor, plus one when the scaled amax lies above the format's midmax.
     MIDMAX = "midmax"
-    #: Meta's "option 3": amax rounded to the element precision first, then floor.
     OPTION3 = "option3"
-    #: floor, plus one when the scaled amax lies above the format's max. Alias: ``rceil``.
     TOPBINADE = "topbinade"
+
+
+ScaleMode.__doc__ = f"{ScaleMode.__doc__}\n{mode_meanings_text(SCALE_MODE_MEANINGS, '    * ')}"
 
 
 class CastMode(StrEnum):
