@@ -16,7 +16,7 @@ venv: $(STAMP)
 $(STAMP): requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	@test -x $(PY) || { echo "==> creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	@echo "==> installing tcast-spec, tcast-ref, tcast-torch, tcast-triton (editable) and the pinned"
-	@echo "    development tools of requirements-dev.txt (torch, triton, ...): about 2 min the first time"
+	@echo "    development tools of requirements-dev.txt (torch, triton, ...): a minute or two the first time"
 	$(PY) -m pip install --progress-bar on $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	@# AMD Quark, a test-only oracle for MX6/MX9: only its pure-PyTorch emulation is used, and
 	@# its declared dependencies (pyarrow, pandas, onnx, datasets...) would add ~700 MB.
