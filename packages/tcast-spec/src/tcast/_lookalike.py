@@ -152,7 +152,7 @@ def _labels(foreigns: list[_Foreign]) -> str:
 
 def _segments(text: str) -> list[str]:
     """The number codes of a name or code: each ``_`` segment not after a ``floatN`` prefix."""
-    parts = text.split("_")
+    parts = text.removeprefix("torch.").split("_")
     return [p for i, p in enumerate(parts) if not (i and _PREFIX.fullmatch(parts[i - 1].lower()))]
 
 

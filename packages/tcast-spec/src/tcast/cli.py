@@ -6,7 +6,7 @@ Usage::
     tcast info --catalog      # every named datatype, then the names not supported yet
     tcast conformance --engine NAME [--tier smoke|fast|full] [--datatypes GLOB]
                       [--device DEV] [--jobs N] [--report FILE.json|FILE.md] [--quiet]
-    tcast --version
+    tcast --version           # tcast-spec's version and each installed engine's wheel
 
 ``tcast info X`` resolves ``X`` in this order: a catalog name or alias
 (``mxfp4``), a number code (``e4m3fn``, ``int8``, ``e8m0``, ``binary8p3``,
@@ -27,7 +27,11 @@ parsed ``argparse.Namespace`` and returns the exit status. tcast-ref plugs its
     golden = "tcast_ref.cli:register_golden"
 
 A plugin that fails to load or register is reported on stderr and skipped; it
-never hides ``tcast info``.
+never hides ``tcast info``. Without tcast-ref, ``tcast golden`` and ``tcast verify`` still
+exist and say which wheel to install.
+
+Warnings of tcast (a name that looks like a torch/ml_dtypes format but means another) print
+as ``tcast COMMAND: warning: ...`` on stderr; ``tcast info`` prints them as notes instead.
 
 ``tcast conformance`` checks installed engines against the reference (docs/conformance.md).
 Its machinery needs NumPy, so it lives in ``tcast_ref.conformance`` and is imported only
@@ -37,22 +41,25 @@ when the command runs: without tcast-ref the command says so and exits with stat
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, NoReturn
 
-from ._lookup import datatype
+from ._lookalike import lookalike_notes
+from ._lookup import datatype, known_names, resolve_name
+from ._similar import did_you_mean
 from ._text import QUOTE_LIMIT, quote
 from ._version import __version__
 from .catalog import ALIASES, CATALOG, DESCRIPTIONS, NOT_YET_SUPPORTED, PREVIEW_CATALOG
 from .codebook import CodebookSpec
 from .datatype import DataType
-from .errors import SpecError, TcastError, UnsupportedError
+from .engine import ENTRY_POINT_GROUP as _ENGINES_GROUP
+from .errors import NameWarning, SpecError, TcastError, TcastWarning, UnsupportedError
 from .exact import decode
 from .number import NAMES, Kind, NumberSpec, Style, number
 from .scale import ScaleSpec, TileSpec, scale
@@ -68,6 +75,7 @@ __all__ = [
     "number_summary",
     "primary_names",
     "tile_summary",
+    "version_text",
 ]
 
 #: The entry-point group that plugin subcommands register under.
@@ -91,30 +99,6 @@ _KIND_WORDS = {
     Kind.EXPONENT: "exponent (unsigned power-of-two exponent type)",
     Kind.INT: "int (signed, symmetric two's complement)",
     Kind.UINT: "uint (unsigned integer)",
-}
-
-# Codes whose bare grammar meaning differs from a familiar name: say so.
-_NOTES = {
-    "e4m3fnuz": (
-        "bare e4m3fnuz has bias 7 (grammar default; the upstream tensorcast meaning); "
-        "torch/ml_dtypes float8_e4m3fnuz has bias 8 and is e4m3b8fnuz"
-    ),
-    "e5m2fnuz": (
-        "bare e5m2fnuz has bias 15 (grammar default; the upstream tensorcast meaning); "
-        "torch/ml_dtypes float8_e5m2fnuz has bias 16 and is e5m2b16fnuz"
-    ),
-    "e2m1fn": (
-        "e2m1fn is NOT OCP FP4: in tcast grammar fn means NaN at the all-ones magnitude; "
-        "OCP FP4 (ml_dtypes float4_e2m1fn) is finite-only: e2m1f"
-    ),
-    "e2m3fn": (
-        "e2m3fn is NOT OCP FP6: in tcast grammar fn means NaN at the all-ones magnitude; "
-        "OCP FP6 E2M3 (ml_dtypes float6_e2m3fn) is finite-only: e2m3f"
-    ),
-    "e3m2fn": (
-        "e3m2fn is NOT OCP FP6: in tcast grammar fn means NaN at the all-ones magnitude; "
-        "OCP FP6 E3M2 (ml_dtypes float6_e3m2fn) is finite-only: e3m2f"
-    ),
 }
 
 _INDENT = "  "
@@ -549,22 +533,13 @@ def _number_lines(spec: NumberSpec | CodebookSpec, asked: str) -> list[str]:
     bare = asked.removeprefix("torch.")
     if bare in NAMES and bare != spec.code:
         out.append(f"note: {bare} is an ml_dtypes/torch/upstream name for {spec.code}")
-    if spec.code in _NOTES:
-        out.append(f"note: {_NOTES[spec.code]}")
+    out += [f"note: {note}" for note in lookalike_notes([asked])]
     if spec.is_float:
         names = _catalog_names_equal(DataType(spec))
         if names:
             out.append(f"catalog names: {', '.join(names)}")
     out += _number_block(spec, _INDENT)
     return out
-
-
-def _suggest(token: str) -> str:
-    if len(token) > QUOTE_LIMIT:
-        return ""  # nothing that long is close to a name
-    names = list(dict.fromkeys([*CATALOG, *PREVIEW_CATALOG, *NOT_YET_SUPPORTED, *NAMES]))
-    close = difflib.get_close_matches(token, names, n=3, cutoff=0.75)
-    return f"\n  did you mean: {', '.join(close)}?" if close else ""
 
 
 def _reason(why: str, said: str) -> str:
@@ -590,11 +565,12 @@ def info_text(token: str) -> str:
             why each reading failed.
         UnsupportedError: for a name tcast knows but does not support yet.
     """
-    if token in CATALOG or token in PREVIEW_CATALOG:
-        dt = CATALOG[token] if token in CATALOG else PREVIEW_CATALOG[token]
+    known = resolve_name(token)
+    if known in NOT_YET_SUPPORTED:
+        raise UnsupportedError(f"{known!r} is not supported yet: {NOT_YET_SUPPORTED[known]}")
+    if known is not None:
+        dt = CATALOG[known] if known in CATALOG else PREVIEW_CATALOG[known]
         return "\n".join(_datatype_lines(dt, token, True)) + "\n"
-    if token in NOT_YET_SUPPORTED:
-        raise UnsupportedError(f"{token!r} is not supported yet: {NOT_YET_SUPPORTED[token]}")
     errors: list[tuple[str, str]] = []
     try:
         return "\n".join(_number_lines(number(token), token)) + "\n"
@@ -602,19 +578,27 @@ def info_text(token: str) -> str:
         errors.append(("number", str(err)))
     if "_" in token:
         try:
-            dt = datatype(token)
-            return "\n".join(_datatype_lines(dt, token, False)) + "\n"
+            with warnings.catch_warnings():  # the notes say it, in the text
+                warnings.simplefilter("ignore", NameWarning)
+                dt = datatype(token)
+            notes = [f"note: {note}" for note in lookalike_notes([token])]
+            return "\n".join([*notes, *_datatype_lines(dt, token, False)]) + "\n"
         except TcastError as err:
             errors.append(("datatype", str(err)))
         try:
             return "\n".join(_scale_lines(scale(token), None)) + "\n"
         except SpecError as err:
             errors.append(("scale", str(err)))
+    if token.lower() != token:  # codes are lower case; E4M3FN is e4m3fn
+        try:
+            return info_text(token.lower())
+        except TcastError:
+            pass
     said = quote(token)
     reasons = "".join(f"\n  as a {what}: {_reason(why, said)}" for what, why in errors)
     raise SpecError(
         f"{quote(token)} is not a catalog name, number code, datatype code or scale code"
-        f"{reasons}{_suggest(token)}"
+        f"{reasons}{did_you_mean(token, known_names(), sep=chr(10) + '  ')}"
     )
 
 
@@ -776,20 +760,82 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     parser = _Parser(
         prog="tcast", description="tcast: low-precision number formats, defined bit for bit."
     )
-    parser.add_argument("--version", action="version", version=f"tcast {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_info(subparsers)
     _register_conformance(subparsers)
-    warnings = []
+    problems = []
     for ep in _command_entry_points():
         try:
             register: Callable[[Any], None] = ep.load()
             register(subparsers)
         except Exception as err:  # a broken plugin must not hide the others
-            warnings.append(
+            problems.append(
                 f"tcast: warning: command plugin {ep.name!r} skipped: {type(err).__name__}: {err}"
             )
-    return parser, warnings
+    for name, (wheel, what) in _PLUGIN_COMMANDS.items():
+        if name not in subparsers.choices:
+            _register_missing(subparsers, name, wheel, what)
+    return parser, problems
+
+
+#: The commands other wheels add, and the wheel: without it, the command says what to install.
+_PLUGIN_COMMANDS = {
+    "golden": ("tcast-ref", "generate a golden-vector set"),
+    "verify": ("tcast-ref", "check results or an engine against golden-vector sets"),
+}
+
+
+def _register_missing(subparsers: Any, name: str, wheel: str, what: str) -> None:
+    """A stand-in for a plugin command whose wheel is not installed: it names the wheel."""
+    p = subparsers.add_parser(
+        name, help=f"{what} (needs {wheel}: pip install {wheel})", add_help=False
+    )
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def missing(_args: argparse.Namespace) -> int:
+        print(
+            f"tcast {name}: error: this command comes with {wheel}, which is not installed "
+            f"(or failed to load): pip install {wheel}",
+            file=sys.stderr,
+        )
+        return 2
+
+    p.set_defaults(func=missing)
+
+
+def version_text() -> str:
+    """What ``tcast --version`` prints: tcast-spec's version, then each engine's wheel.
+
+    Read from the installed packages' metadata; no engine is imported.
+    """
+    from importlib.metadata import entry_points
+
+    lines = [f"tcast-spec {__version__}"]
+    for ep in sorted(entry_points(group=_ENGINES_GROUP), key=lambda e: e.name):
+        dist = getattr(ep, "dist", None)
+        wheel = f"{dist.name} {dist.version}" if dist is not None else "(unknown package)"
+        lines.append(f"engine {ep.name}: {wheel}")
+    if len(lines) == 1:
+        lines.append("no engine installed (pip install tcast-ref, tcast-torch or tcast-triton)")
+    return "\n".join(lines) + "\n"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: :func:`version_text`, read only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="print the versions of tcast-spec and of every installed engine, and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        sys.stdout.write(version_text())
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -801,15 +847,20 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status: 0 on success, 2 for bad usage or a bad name or code.
     """
-    parser, warnings = build_parser()
-    for warning in warnings:
-        print(warning, file=sys.stderr)
+    parser, problems = build_parser()
+    for problem in problems:
+        print(problem, file=sys.stderr)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TcastWarning)
+            try:
+                return int(args.func(args) or 0)
+            finally:
+                _show(caught, args.command)
     except TcastError as err:
         print(f"tcast {args.command}: error: {err}", file=sys.stderr)
         return 2
@@ -817,6 +868,15 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _show(caught: list[warnings.WarningMessage], command: str) -> None:
+    """Print tcast's warnings as the command's own lines; pass on any other warning."""
+    for w in caught:
+        if issubclass(w.category, TcastWarning):
+            print(f"tcast {command}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
 
 
 if __name__ == "__main__":

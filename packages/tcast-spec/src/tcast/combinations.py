@@ -123,7 +123,7 @@ AXIS_SAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("P3109 elements, scaled", ("binary8p1_e8m0_t32", "binary8p5_float32_t16",
                                 "binary8p7_bfloat16_t32")),
     ("eXmY styles, biases and widths (to 31 bits)", (
-        "e3m3", "e4m4", "e2m5", "e5m6", "e6m5fn", "e4m3b3", "e5m2fnuz", "e3m3_e8m0_t32",
+        "e3m3", "e4m4", "e2m5", "e5m6", "e6m5fn", "e4m3b3", "e5m2b15fnuz", "e3m3_e8m0_t32",
         "e5m6_float32_t32", "e6m5fn_e8m0_t16", "e8m15_e4m3fn_float32_t16",
     )),
     ("int widths 2..32", (
