@@ -8,6 +8,7 @@ rounding errors, and a golden set's ``vectors.txt`` read as text.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,8 +41,7 @@ def _offsets(fig: object, prefix: str) -> dict[str, list[tuple[float, float]]]:
 
 
 def _line(fig: object, gid: str) -> tuple[list[float], list[float]]:
-    (ax,) = fig.axes  # type: ignore[attr-defined]
-    (line,) = [ln for ln in ax.lines if ln.get_gid() == gid]
+    (line,) = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == gid]  # type: ignore[attr-defined]
     xs, ys = line.get_data()
     return list(xs), list(ys)
 
@@ -139,10 +139,7 @@ def _vectors(name: str) -> list[list[int]]:
 def test_coverage_counts_a_committed_sets_classes_from_its_words(mpl: None) -> None:
     pytest.importorskip("tcast_ref")
     fig = plot.coverage(REPO / "tests" / "golden" / "float8_e4m3fn")
-    ax = fig.axes[0]
-    bars = [p for p in ax.patches if p.get_gid() == "coverage:classes"]
-    names = [t.get_text() for t in ax.get_yticklabels()]
-    counts = dict(zip(names, [round(b.get_width()) for b in bars], strict=True))
+    counts = _class_counts(fig)
     lines = _vectors("float8_e4m3fn")  # IN OUT FLAGS, one element per line
     outs = [out for _, out, _ in lines]
     mag = [o & 0x7F for o in outs]
@@ -155,6 +152,30 @@ def test_coverage_counts_a_committed_sets_classes_from_its_words(mpl: None) -> N
     assert "inf" not in counts  # e4m3fn has no Inf code
     hits = [p.get_height() for p in fig.axes[1].patches if p.get_gid() == "coverage:codes"]
     assert hits == [outs.count(c) for c in range(256)]
+
+
+def _class_counts(fig: object) -> dict[str, int]:
+    ax = fig.axes[0]  # type: ignore[attr-defined]
+    bars = [p for p in ax.patches if p.get_gid() == "coverage:classes"]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    return dict(zip(names, [round(b.get_width()) for b in bars], strict=True))
+
+
+def test_coverage_of_scaled_sets_agrees_with_the_generators_flags(
+    mpl: None, tmp_path: Path
+) -> None:
+    golden = pytest.importorskip("tcast_ref.golden")
+    sparse = tmp_path / "sparse"  # keep 2 of every 4: a MASK column
+    golden.write(golden.generate(golden.Settings.of("e2m1f_e8m0_t8n2m4", count=4)), sparse)
+    # nvfp4: the largest decoded magnitude is a float32 product (M * tile * tensor scale)
+    for path in (REPO / "tests" / "golden" / "mxfp4", REPO / "tests" / "golden" / "nvfp4", sparse):
+        counts = _class_counts(plot.coverage(path))
+        flagged = json.loads((path / "header.json").read_text())["counts"]["flagged"]
+        assert counts["beyond max"] == flagged["overflow"] > 0
+        assert counts["nan"] == flagged["nanblock"] > 0
+        assert counts.get("pruned", 0) == flagged["pruned"]
+        assert counts["NaN input"] == flagged["invalid"] > 0
+    assert counts["pruned"] > 0
 
 
 def test_coverage_without_tcast_ref_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

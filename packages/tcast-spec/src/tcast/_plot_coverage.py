@@ -20,15 +20,17 @@ from ._plot_values import CLASSES, code_class
 from .codebook import CodebookSpec
 from .datatype import DataType
 from .errors import UnsupportedError
-from .exact import decode
+from .exact import decode, f32
 from .kit import element_max
 from .number import NumberSpec, number
 
 __all__ = ["INPUT_CLASSES", "Coverage", "coverage_data", "load_set", "output_classes"]
 
 #: Classes of the inputs, after the classes of the outputs (:data:`CLASSES`).
-#: ``beyond max``: a finite input whose magnitude exceeds the largest value the element
-#: format reaches at the line's scale (the element maximum times the scale): it saturates.
+#: ``beyond max``: a kept finite input whose magnitude exceeds the largest value the
+#: element format reaches at the line's scale (the element maximum times the scale): it
+#: saturates. (A subtile's exponent offset or a codebook mapping with a smaller top entry
+#: saturates smaller inputs too; the FLAGS overflow bit counts those as well.)
 INPUT_CLASSES = ("zero input", "beyond max", "Inf input", "NaN input", "pruned")
 
 
@@ -115,8 +117,8 @@ def output_classes(spec: NumberSpec | CodebookSpec, scaled: bool) -> tuple[str, 
 def _scale_value(dt: DataType, code: int, tcode: int | None) -> float:
     assert dt.sspec is not None
     s = decode(code, dt.sspec.scale)
-    if tcode is not None and dt.tenscale is not None:
-        s *= decode(tcode, dt.tenscale)
+    if tcode is not None and dt.tenscale is not None:  # the float32 product decoding uses
+        s = f32(s * Fraction(decode(tcode, dt.tenscale))) if math.isfinite(s) else s
     return s
 
 
@@ -151,11 +153,11 @@ def coverage_data(lset: Any) -> Coverage:
     shape = header["cases"]["geometry"].get("tile_shape") or [count]
     tiled = not decode_set and dt.sspec is not None and count > 1
     has_scale = "SCALE" in cols
-    limit = None
-    if dt.sspec is not None and "ZERO" not in cols:
-        limit = Fraction(element_max(elem, dt.sspec.scale.is_exponent))
-    elif dt.sspec is None and isinstance(elem, NumberSpec):
-        limit = elem.max_value
+    # The largest magnitude an element reaches at the line's scale, in units of that scale;
+    # unknown where the set holds no scale (virtual casts) or a zero point shifts the range.
+    limit: Fraction | None = None
+    if not virtual and "ZERO" not in cols:
+        limit = element_max(elem, dt.sspec is not None and dt.sspec.scale.is_exponent)
 
     classes: Counter[str] = Counter()
     positions = {c: [0] * count for c in (*CLASSES, *INPUT_CLASSES)} if tiled else None
@@ -181,24 +183,29 @@ def coverage_data(lset: Any) -> Coverage:
                 found.append(_element_class(code, out_spec))
             if hits is not None:
                 hits[code] += 1
-            if "IN" in cols:
-                found += _input_classes(cols["IN"][line][i], in_spec, limit, scale)
-            if mask is not None and not (mask[i // 32] >> (i % 32)) & 1:
+            pruned = mask is not None and not (mask[i // 32] >> (i % 32)) & 1
+            if "IN" in cols:  # a pruned element is not cast: it cannot saturate
+                bound = None if pruned else limit
+                found += _input_classes(cols["IN"][line][i], in_spec, bound, scale)
+            if pruned:
                 found.append("pruned")
             for c in found:
                 classes[c] += 1
                 if positions is not None:
                     positions[c][i] += 1
     inputs = [c for c in INPUT_CLASSES if c != "pruned" or "MASK" in cols]
+    if limit is None:
+        inputs.remove("beyond max")
     if "IN" not in cols:
         inputs = []
     what = f"{in_spec.code} values (virtual cast)" if virtual else f"element codes of {elem.code}"
+    nan_blocks = has_scale and not decode_set
     name = header["datatype"].get("name", dt.code)
     settings = f"{st.castmode.value}, {st.roundmode.value}, level {st.level}"
     return Coverage(
         title=f"{name} ({dt.code}): {lset.lines} lines, {settings}",
         output_of=("decoded " if decode_set else "") + what,
-        classes={c: classes[c] for c in (*output_classes(out_spec, has_scale), *inputs)},
+        classes={c: classes[c] for c in (*output_classes(out_spec, nan_blocks), *inputs)},
         positions=positions,
         scale_exponents=dict(sorted(scales.items(), key=lambda kv: (isinstance(kv[0], str), kv[0])))
         if has_scale
@@ -219,5 +226,6 @@ def _input_classes(
         return ["zero input"]
     if limit is None or (scale is not None and not math.isfinite(scale)):
         return []
-    bound = limit * Fraction(scale) if scale is not None else limit
-    return ["beyond max"] if abs(Fraction(x)) > bound else []
+    # the largest magnitude as decoded: the element maximum times the scale, in float32
+    bound = f32(limit * Fraction(scale)) if scale is not None else limit
+    return ["beyond max"] if abs(x) > bound else []

@@ -43,10 +43,10 @@ _COLORS = {
     "subnormal": "#E69F00",
     "normal": "#0072B2",
     "value": "#0072B2",
-    "max": "#D55E00",
+    "max": "#CC79A7",
     "unproduced": "#999999",
-    "inf": "#CC79A7",
-    "nan": "#CC79A7",
+    "inf": "#D55E00",
+    "nan": "#D55E00",
 }
 _INPUT_COLOR = "#009E73"
 #: A value range wider than this ratio is drawn on a logarithmic axis by ``scale="auto"``.
@@ -195,7 +195,8 @@ def errors(
         fmts: one format or several (number codes, catalog names, datatype codes, specs).
         points: log-spaced magnitudes per format (at least 2).
         amax: the block amax of scaled datatypes (a positive float32 value).
-        ax: the matplotlib Axes to draw into (default: a new figure).
+        ax: the matplotlib Axes to draw every curve into (default: a new figure with one
+            panel per format, side by side on the same axes).
 
     Returns:
         The Figure.
@@ -210,33 +211,35 @@ def errors(
     if not many:
         raise SpecError("errors() needs at least one format")
     curves = [error_curve(resolve(f), points, amax) for f in many]
-    if ax is None:
-        fig = _new_figure(10, 5)
-        ax = fig.add_subplot()
-    else:
+    if ax is None:  # side by side: one panel per format, sharing both axes
+        fig = _new_figure(10, 0.9 + 1.5 * len(curves))
+        axes = list(fig.subplots(len(curves), 1, sharex=True, sharey=True, squeeze=False)[:, 0])
+    else:  # one given Axes: the curves on top of each other
         fig = ax.figure
+        axes = [ax] * len(curves)
     # Scaled datatypes alone: x relative to the block amax, so every block's top is at 1.
     relative = all(c.amax is not None for c in curves)
-    for i, c in enumerate(curves):
+    for i, (c, a) in enumerate(zip(curves, axes, strict=True)):
         color = f"C{i}"
         xs = [x / c.amax for x in c.xs] if relative and c.amax else list(c.xs)
-        ax.plot(xs, c.errors, lw=0.8, color=color, label=c.label, gid=f"error:{c.label}")
+        a.plot(xs, c.errors, lw=0.6, color=color, label=c.label, gid=f"error:{c.label}")
         if c.bound is not None:
-            ax.axhline(c.bound, ls="--", lw=0.7, color=color, gid=f"bound:{c.label}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2, nonpositive="mask")  # exact values (error 0) leave gaps
+            a.axhline(c.bound, ls="--", lw=0.7, color=color, gid=f"bound:{c.label}")
+        a.grid(alpha=0.3, which="major")
+        a.legend(fontsize=8, loc="lower left")
+    first, last = axes[0], axes[-1]
+    first.set_xscale("log", base=2)
+    first.set_yscale("log", base=2, nonpositive="mask")  # exact values (error 0) leave gaps
     # The dips toward the exact values go as deep as the sampling happens to come: cut them
     # off a few binades below the smallest bound, where they say nothing.
     bounds = [c.bound for c in curves if c.bound is not None]
     positive = [e for c in curves for e in c.errors if e > 0]
     if positive:
-        floor = min(bounds) / 64 if bounds else min(positive)
-        ax.set_ylim(max(floor, min(positive) / 2), 2.0)
-    ax.set_xlabel("|x| / block amax" if relative else "|x|")
-    ax.set_ylabel("relative error |q(x) - x| / |x|")
-    ax.set_title("Round to nearest even, saturating; dashed: 2^-(m+1)")
-    ax.grid(alpha=0.3, which="major")
-    ax.legend(fontsize=8)
+        floor = min(bounds) / 16 if bounds else min(positive)
+        first.set_ylim(max(floor, min(positive) / 2), 2.0)
+    last.set_xlabel("|x| / block amax" if relative else "|x|")
+    fig.supylabel("relative error |q(x) - x| / |x|", fontsize=10)
+    first.set_title("Round to nearest even, saturating; dashed: 2^-(m+1)")
     return fig
 
 
