@@ -96,6 +96,13 @@ def test_values_of_a_codebook_draw_one_row_per_mapping(mpl: None) -> None:
     assert max(rows[0]) == 6 and max(rows[1]) == 7
 
 
+def test_values_of_int4_mark_the_code_encode_never_produces(mpl: None) -> None:
+    points = _offsets(plot.values("int4"), "values:")
+    assert [x for x, _ in points["unproduced"]] == [-8]  # 0x8 decodes, encode gives -7..7
+    assert sorted(x for x, _ in points["max"]) == [-7, 7]
+    assert sorted(x for x, _ in points["value"]) == [v for v in range(-6, 7) if v]
+
+
 def test_values_refuse_formats_wider_than_16_bits() -> None:
     with pytest.raises(UnsupportedError, match=r"float32 has 32 bits.*16 bits"):
         plot.values("float32")
@@ -128,6 +135,8 @@ def test_error_refuses_amax_for_unscaled_formats_and_bare_codebooks() -> None:
         plot.errors(["cb41fi_e2m2fnuz"])
     with pytest.raises(SpecError, match="points must be an int of at least 2"):
         plot.errors(["e2m1f"], points=1)
+    with pytest.raises(SpecError, match="at most the largest float32 value, got 1e"):
+        plot.errors(["mxfp4"], amax=1e300)
 
 
 # ----------------------------------------------------------------------------- coverage
@@ -176,6 +185,11 @@ def test_coverage_of_scaled_sets_agrees_with_the_generators_flags(
         assert counts.get("pruned", 0) == flagged["pruned"]
         assert counts["NaN input"] == flagged["invalid"] > 0
     assert counts["pruned"] > 0
+
+
+def test_coverage_refuses_what_is_not_a_path() -> None:
+    with pytest.raises(SpecError, match="a golden set is a directory path, not None"):
+        plot.coverage(None)  # type: ignore[arg-type]
 
 
 def test_coverage_without_tcast_ref_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,8 +97,8 @@ def error_curve(
         fmt: a number spec, or a datatype (scaled or not).
         points: how many log-spaced magnitudes (the format's values and midpoints come on
             top for formats of at most 8 bits).
-        amax: scaled datatypes: the block amax ``A`` (default: the element maximum, scale
-            1); refused for unscaled formats.
+        amax: scaled datatypes: the block amax ``A``, rounded to float32 (default: the
+            element maximum, scale 1); refused for unscaled formats.
 
     Returns:
         The curve.
@@ -149,8 +149,10 @@ def error_curve(
 
 
 def _amax(amax: object) -> float:
+    """``amax`` rounded to float32 (blocks hold float32 values)."""
     if isinstance(amax, bool) or not isinstance(amax, int | float) or not amax > 0:
         raise SpecError(f"amax must be a positive number, got {quote(amax)}")
-    if not math.isfinite(amax) or f32(float(amax)) != amax:
-        raise SpecError(f"amax must be a finite float32 value, got {quote(amax)}")
-    return float(amax)
+    a = f32(amax)
+    if not math.isfinite(a):
+        raise SpecError(f"amax must be at most the largest float32 value, got {quote(amax)}")
+    return a

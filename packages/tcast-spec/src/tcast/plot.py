@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +195,7 @@ def errors(
     Args:
         fmts: one format or several (number codes, catalog names, datatype codes, specs).
         points: log-spaced magnitudes per format (at least 2).
-        amax: the block amax of scaled datatypes (a positive float32 value).
+        amax: the block amax of scaled datatypes (a positive number, rounded to float32).
         ax: the matplotlib Axes to draw every curve into (default: a new figure with one
             panel per format, side by side on the same axes).
 
@@ -260,9 +261,12 @@ def coverage(path: str | Path) -> Any:
         The Figure.
 
     Raises:
+        SpecError: if ``path`` is not a path.
         UnsupportedError: without matplotlib or tcast-ref.
         TcastError: for a missing, damaged or edited set.
     """
+    if not isinstance(path, str | PathLike):
+        raise SpecError(f"a golden set is a directory path, not {quote(path)}")
     data = coverage_data(load_set(path))
     middle = data.positions is not None or data.code_hits is not None
     panels = 1 + middle + (data.scale_exponents is not None)
