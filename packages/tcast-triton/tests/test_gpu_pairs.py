@@ -25,7 +25,7 @@ import triton.language as tl
 
 import tcast
 import tcast_ref
-import tcast_ref._codec as ref_codec
+import tcast_ref as ref_codec
 from tcast import RoundMode
 from tcast_triton._codec import pair_codes
 from tcast_triton._env import INTERPRETING

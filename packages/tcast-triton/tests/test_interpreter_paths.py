@@ -419,7 +419,7 @@ def test_grids_past_cudas_program_limit_are_cast_by_the_torch_engine(
     The limit is lowered so a small input reaches it; the results must equal the reference's
     and must come from the torch engine (counted), never from a truncated grid.
     """
-    from tcast_torch._engine import engine as torch_engine
+    from tcast_torch import engine as torch_engine
     from tcast_triton import _launch, _launch_2d, _upcast
 
     for mod in (_launch, _launch_2d, _upcast):

@@ -21,7 +21,7 @@ import torch._dynamo
 import tcast
 import tcast_torch
 import tcast_triton
-from tcast_triton import _ops
+from tcast_torch.toolkit import modes_of
 
 # torch's dynamo instantiates autograd.Function classes while tracing them and warns about
 # its own call (a DeprecationWarning from inside torch)
@@ -113,7 +113,7 @@ def test_a_new_seed_does_not_recompile_after_the_second(device):
     """Dynamo makes the seed argument a symbol once it sees a second value.
 
     Symbols are int64: a seed of 2**63 or more is a constant of its own graph (correct bits,
-    one recompile each), as the _ops docstring says.
+    one recompile each), as tcast_torch.toolkit's compile-ops docstring says.
     """
     x = _x(device, dtype=torch.float32)
 
@@ -164,7 +164,7 @@ def test_fake_shapes_follow_the_kit(device):
     u8 = torch.uint8
     assert shapes[:2] == [((300, 200), u8), ((384, 8), u8)]  # rows: 300 x 7 scales, blocked
     assert shapes[5:7] == [((200, 300), u8), ((256, 12), u8)]  # xᵀ: 200 x 10 scales
-    assert _ops.modes_of("actual/even/floor/1/0/blocked").scale_layout is tcast.ScaleLayout.BLOCKED
+    assert modes_of("actual/even/floor/1/0/blocked").scale_layout is tcast.ScaleLayout.BLOCKED
 
 
 @pytest.mark.parametrize("grad", ["ste", "saturate"])

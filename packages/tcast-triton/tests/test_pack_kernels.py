@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcast
+import tcast_ref as ref_pack
 import tcast_torch
+import tcast_torch as torch_pack
 import tcast_triton
-from tcast_ref import _pack as ref_pack
-from tcast_torch import _pack as torch_pack
 from tcast_triton import _pack as tri_pack
 
 COUNTS = (0, 1, 3, 7, 8, 9, 15, 37, 8 * 1024 + 13)  # the last spans two programs

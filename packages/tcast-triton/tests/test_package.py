@@ -10,8 +10,12 @@ def test_version_matches_metadata_and_spec():
     assert tcast_triton.__version__ == version("tcast-triton") == tcast.__version__
 
 
-def test_pins_the_spec_exactly():
-    assert f"tcast-spec=={tcast.__version__}" in (requires("tcast-triton") or [])
+def test_pins_the_spec_exactly_and_the_torch_toolkit_by_minor_version():
+    reqs = requires("tcast-triton") or []
+    assert f"tcast-spec=={tcast.__version__}" in reqs
+    # tcast_torch.toolkit is stable within a minor version: any patch release serves
+    major, minor = tcast.__version__.split(".")[:2]
+    assert f"tcast-torch<{major}.{int(minor) + 1},>={major}.{minor}" in reqs
 
 
 def test_registers_the_triton_engine():

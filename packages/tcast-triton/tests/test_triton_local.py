@@ -1,15 +1,15 @@
 """The Triton engine's array work on a DTensor shard's window (``tcast_triton._local``).
 
-Single-process checks of what ``tcast_torch._shards`` asks of it, on CPU tensors through the
-interpreter (CUDA tensors on a GPU):
+Single-process checks of what ``tcast_torch.toolkit.cast_dtensor`` asks of it, on CPU tensors
+through the interpreter (CUDA tensors on a GPU):
 
 * ``stats``: the kernels' block statistics (``_tile_stats``, the amax pass) equal the same
-  maxima computed here with torch over the blocks (``tcast_torch._tiles``' blocks);
+  maxima computed here with torch over the exact model's blocks (``tcast.exact.block_indices``);
 * ``cast`` with the window's own statistics equals the engine's cast of the window;
 * ``cast`` with other statistics (a block's amax raised, as another shard's elements raise
   a cut block's; NaN, Inf, a tensor amax) equals the torch engine's cast with the same
-  statistics (``tcast_torch._local``, the independent implementation), and the cast is the
-  Triton kernels' (the torch engine is not called);
+  statistics (``tcast_torch.toolkit.TORCH_LOCAL``, the independent implementation), and the
+  cast is the Triton kernels' (the torch engine is not called);
 * the saturate gradient with given statistics equals the torch engine's.
 """
 
@@ -20,11 +20,10 @@ import torch
 import triton_checks as tc
 
 import tcast
+from tcast.exact import block_indices
 from tcast.kit import CastRequest
-from tcast_torch import _local as torch_local
-from tcast_torch._shards import BlockStats
-from tcast_torch._tiles import from_layout
-from tcast_triton import _local
+from tcast_torch.toolkit import TORCH_LOCAL, BlockStats
+from tcast_triton import _engine, _local
 from tcast_triton._launch import interpreting
 
 DEVICE = "cpu" if interpreting() else "cuda"
@@ -90,13 +89,13 @@ def _kernel_definitions(x: torch.Tensor, req: CastRequest) -> BlockStats:
             lo = torch.where(b < 0, mag, 0).max()
             return BlockStats(hi.reshape(()), lo.reshape(()))
         return BlockStats(mx.reshape(()))
-    til = from_layout(layout)
-    counts = til.scale_counts_shape
+    # the blocks as the exact model partitions them (SEMANTICS.md §5.1)
+    shape, members = block_indices(req.shape, req.dtype, req.transpose_scale)
 
     def per_block(v: torch.Tensor) -> torch.Tensor:
-        blocks = til.to_blocks(v.view(torch.float32))  # bits carried through float32 views
-        blocks = blocks.reshape(-1, blocks.shape[-1]).view(torch.int32)
-        return til.scales_from_blocks(blocks.max(-1).values.reshape(counts))
+        flat = v.reshape(-1)
+        out = [flat[torch.tensor(idx, dtype=torch.long)].max() for _, idx in members]
+        return torch.stack(out).reshape(shape)
 
     tamax = mx_all = None
     if u:
@@ -137,7 +136,7 @@ def test_statistics_are_the_kernels_maxima(code, shape):
     x.reshape(-1)[7] = float("-inf")
     x.reshape(-1)[1] = -0.0
     req = _request(x, code)
-    got = _local.TRITON_LOCAL.stats(x, req, True)
+    got = _engine.TRITON_LOCAL.stats(x, req, True)
     want = _kernel_definitions(x, req)
     for name in ("hi", "lo", "tamax"):
         g, w = getattr(got, name), getattr(want, name)
@@ -145,7 +144,7 @@ def test_statistics_are_the_kernels_maxima(code, shape):
         if w is not None:
             assert torch.equal(g.cpu(), w.cpu()), name
     if tcast.datatype(code).is_multiscale:
-        only = _local.TRITON_LOCAL.stats(x, req, False)
+        only = _engine.TRITON_LOCAL.stats(x, req, False)
         assert only.hi is None and torch.equal(only.tamax.cpu(), want.tamax.cpu())
 
 
@@ -154,8 +153,8 @@ def test_statistics_are_the_kernels_maxima(code, shape):
 def test_own_statistics_give_the_window_cast(code, shape, castmode):
     x = _x(shape, torch.bfloat16, seed=1)
     req = _request(x, code, castmode)
-    stats = _local.TRITON_LOCAL.stats(x, req, True)
-    got = _local.TRITON_LOCAL.cast(x, req, stats, "ste")
+    stats = _engine.TRITON_LOCAL.stats(x, req, True)
+    got = _engine.TRITON_LOCAL.cast(x, req, stats, "ste")
     _same(got, tc.engine().run(x, req))
 
 
@@ -166,10 +165,10 @@ def test_given_statistics_cast_as_the_torch_engine(code, shape, castmode, nan, m
     x = _x(shape, seed=2)
     rbits = torch.randint(-(2**31), 2**31, shape, dtype=torch.int32).to(DEVICE)
     req = _request(x, code, castmode, roundmode="stochastic", rbits=rbits)
-    stats = _raised(_local.TRITON_LOCAL.stats(x, req, True), req, nan)
-    want = torch_local.TORCH_LOCAL.cast(x, req, _local._torch_stats(x, req, stats), "ste")
-    monkeypatch.setattr(torch_local.TORCH_LOCAL, "cast", _no_torch)
-    got = _local.TRITON_LOCAL.cast(x, req, stats, "ste")
+    stats = _raised(_engine.TRITON_LOCAL.stats(x, req, True), req, nan)
+    want = TORCH_LOCAL.cast(x, req, _local._torch_stats(x, req, stats), "ste")
+    monkeypatch.setattr(TORCH_LOCAL, "cast", _no_torch)
+    got = _engine.TRITON_LOCAL.cast(x, req, stats, "ste")
     _same(got, want)
 
 
@@ -184,13 +183,13 @@ def test_a_given_tensor_amax_alone(code, castmode, monkeypatch):
     """No block cut: the tensor amax of two-level scaling is the only statistic given."""
     x = _x((32, 64), seed=3)
     req = _request(x, code, castmode)
-    own = _local.TRITON_LOCAL.stats(x, req, False)
+    own = _engine.TRITON_LOCAL.stats(x, req, False)
     assert own.hi is None
     raised = torch.tensor(0x4B000000, dtype=torch.int32, device=DEVICE)  # 2**23
     big = BlockStats(None, None, torch.maximum(own.tamax, raised))
-    want = torch_local.TORCH_LOCAL.cast(x, req, _local._torch_stats(x, req, big), "ste")
-    monkeypatch.setattr(torch_local.TORCH_LOCAL, "cast", _no_torch)
-    got = _local.TRITON_LOCAL.cast(x, req, big, "ste")
+    want = TORCH_LOCAL.cast(x, req, _local._torch_stats(x, req, big), "ste")
+    monkeypatch.setattr(TORCH_LOCAL, "cast", _no_torch)
+    got = _engine.TRITON_LOCAL.cast(x, req, big, "ste")
     _same(got, want)
     if castmode == "actual":  # the raised amax changed the cast
         with pytest.raises(AssertionError):
@@ -211,13 +210,13 @@ def test_gradients_with_given_statistics(code, grad):
     req = _request(x, code, "virtual")
     weights = torch.arange(64.0, device=DEVICE)
     a = x.clone().requires_grad_(True)
-    stats = _local.TRITON_LOCAL.stats(x, req, True)
-    (_local.TRITON_LOCAL.cast(a, req, stats, grad) * weights).sum().backward()
+    stats = _engine.TRITON_LOCAL.stats(x, req, True)
+    (_engine.TRITON_LOCAL.cast(a, req, stats, grad) * weights).sum().backward()
     b = x.clone().requires_grad_(True)
-    own = torch_local.TORCH_LOCAL.stats(x, req, True)
+    own = TORCH_LOCAL.stats(x, req, True)
     if req.dtype.is_multiscale:
         own = BlockStats(own.hi, own.lo, own.hi.max())
-    (torch_local.TORCH_LOCAL.cast(b, req, own, grad) * weights).sum().backward()
+    (TORCH_LOCAL.cast(b, req, own, grad) * weights).sum().backward()
     assert torch.equal(_bits(a.grad), _bits(b.grad))
     if grad == "saturate":  # the mask cut something: the check compares masks, not ones
         assert not torch.equal(_bits(a.grad), _bits(weights.expand_as(x).contiguous()))

@@ -7,6 +7,7 @@ reaches it. The cast path is int32 bit arithmetic in plain torch operations, wit
 synchronisation, so it also runs under ``torch.compile``.
 """
 
+from . import toolkit
 from ._api import cast, cast_dual, upcast
 from ._codec import decode, encode
 from ._compiled import exact_inductor_options
@@ -48,6 +49,7 @@ __all__ = [
     "pack_mask",
     "quantize_model",
     "random_bits",
+    "toolkit",
     "torch_dtype",
     "unpack_codes",
     "unpack_mask",

@@ -26,6 +26,7 @@ from ._tiles import Tiling, from_layout, tiling
 __all__ = [
     "INPUT_DTYPES",
     "OPS",
+    "TorchResultOps",
     "cast_checked",
     "check_rbits",
     "run_upcast",
@@ -307,7 +308,7 @@ def _select_in_pieces(flat: torch.Tensor, keep: torch.Tensor, count: int) -> tor
     return out
 
 
-class _ResultOps:
+class TorchResultOps:
     """The kit's array operations for CastResult assembly and unpacking (torch)."""
 
     def unsigned(self, codes, bits):
@@ -381,7 +382,7 @@ class _ResultOps:
 
 
 #: The result operations of this engine.
-OPS = _ResultOps()
+OPS = TorchResultOps()
 
 
 # ----------------------------------------------------------------- upcast

@@ -5,7 +5,6 @@ engine registers as ``triton`` in the ``tcast.engines`` entry-point group and ou
 ``torch`` for the tensors it accepts. See the package README and docs/triton.md.
 """
 
-from . import _op_defs  # noqa: F401  (registers the custom ops the engine calls while tracing)
 from ._api import cast, cast_dual, upcast
 from ._engine import TritonEngine, engine
 

@@ -9,7 +9,7 @@ import torch
 
 from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
 from tcast.kit import check_transposed, normalize_args, run_dual
-from tcast_torch._cast import check_run_options
+from tcast_torch.toolkit import check_run_options
 
 from ._engine import engine
 

@@ -9,13 +9,16 @@ import torch
 
 from tcast import CastModes, CastResult, DataType, UnsupportedError
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
-from tcast_torch._accept import is_dtensor, resolved, tensor_refusal
-from tcast_torch._engine import engine as torch_engine
-from tcast_torch._shards import (
+from tcast_torch import engine as torch_engine
+from tcast_torch.toolkit import (
+    CastOps,
     cast_dtensor,
     dtensor_refusal,
     dtensor_result,
     dual_dtensor,
+    is_dtensor,
+    resolved,
+    tensor_refusal,
     upcast_dtensor,
 )
 
@@ -23,13 +26,12 @@ from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
 from ._launch import interpreting, tensor_maxima
 from ._launch_dual import run_dual
-from ._local import TRITON_LOCAL
-from ._ops import dual_traced
+from ._local import TritonLocal
 from ._pack import OPS
 from ._plain import cast_eager, cast_plain
 from ._upcast import run_upcast
 
-__all__ = ["TritonEngine", "engine"]
+__all__ = ["CAST_OPS", "TritonEngine", "engine"]
 
 
 class TritonEngine(EngineBase):
@@ -50,7 +52,7 @@ class TritonEngine(EngineBase):
         """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``).
 
         DTensors of such local tensors too: each process casts its shard by the kernels
-        (``tcast_torch._shards`` with this engine's ``_local.TRITON_LOCAL``).
+        (``tcast_torch.toolkit.cast_dtensor`` with this engine's ``_local.TritonLocal``).
         """
         if not isinstance(x, torch.Tensor):
             return False
@@ -126,16 +128,16 @@ class TritonEngine(EngineBase):
         """The cast; a virtual cast of a tensor that requires grad is differentiable.
 
         Gradients as ``tcast_torch`` gives them (``grad``: ``"ste"`` or ``"saturate"``,
-        ``tcast_torch._autograd``) around the Triton kernels' values. While Dynamo traces,
-        the kernels are reached through the ``tcast_triton::cast`` custom op (``_ops``).
-        A plain tensor is cast by ``_plain.cast_plain``. A DTensor is cast shard by shard
-        (``tcast_torch._shards``, this engine's kernels on each window: ``_local``), eagerly.
-        A pending negation is applied first (``tcast_torch._accept.resolved``).
+        ``tcast_torch.toolkit.virtual_with_grad``) around the Triton kernels' values. While
+        Dynamo traces, the kernels are reached through the ``tcast_triton::cast`` custom op
+        (:data:`CAST_OPS`). A plain tensor is cast by ``_plain.cast_plain``. A DTensor is
+        cast shard by shard (``toolkit.cast_dtensor``, this engine's kernels on each window:
+        ``_local``), eagerly. A pending negation is applied first (``toolkit.resolved``).
         """
         x = resolved(x)
         if is_dtensor(x):
             return cast_dtensor(x, request, TRITON_LOCAL, grad)
-        return cast_plain(x, request, grad)
+        return cast_plain(x, request, grad, CAST_OPS.cast)
 
     def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
         """The cast by the Triton kernels, outside any trace (``_plain.cast_eager``).
@@ -163,7 +165,7 @@ class TritonEngine(EngineBase):
         Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
         codes in x's layout with plain scales: ``_launch_dual.DUAL_TWO_LEVEL``) are two
         single kernels after one shared tensor-amax pass.
-        While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (``_ops``). A pending
+        While Dynamo traces: the ``tcast_triton::cast_dual`` custom op (:data:`CAST_OPS`). A pending
         negation is applied first, as :meth:`run_grad` does.
         """
         x = resolved(x)
@@ -177,7 +179,7 @@ class TritonEngine(EngineBase):
             )
             return dual_by_casts(runner, x, rows, cols, transposed)
         if torch.compiler.is_compiling():
-            return dual_traced(x, rows, cols, transposed)
+            return CAST_OPS.dual(x, rows, cols, transposed)
         return self.cast_dual_eager(x, rows, cols, transposed)
 
     def cast_dual_eager(
@@ -225,3 +227,8 @@ class TritonEngine(EngineBase):
 
 #: The engine instance (the entry point loads this).
 engine = TritonEngine()
+#: The ``tcast_triton::cast`` and ``tcast_triton::cast_dual`` custom ops: the engine's casts
+#: while Dynamo traces.
+CAST_OPS = CastOps("tcast_triton", engine)
+#: The engine's array work on one process's window of a DTensor.
+TRITON_LOCAL = TritonLocal(CAST_OPS.cast)

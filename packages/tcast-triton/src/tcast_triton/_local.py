@@ -1,6 +1,6 @@
-"""The Triton engine's casts of one process's window of a DTensor (``_shards.LocalCast``).
+"""The Triton engine's casts of one process's window of a DTensor (a toolkit ``LocalCast``).
 
-``tcast_torch._shards.cast_dtensor`` does the sharding (windows, collectives, placements);
+``tcast_torch.toolkit.cast_dtensor`` does the sharding (windows, collectives, placements);
 this module is the array work, by the Triton kernels:
 
 * block statistics are the kernels' own (``_kernels._block_max``): per block the maximum of
@@ -12,10 +12,10 @@ this module is the array work, by the Triton kernels:
   ``given``): the statistics of a tiled window by ``_kernels._tile_stats``, of a tensor
   scale and two-level scaling's tensor amax by the amax pass;
 * requests of the N-d kernel (2-D tiles, sparsity; ``_launch.uses_nd``), which reads no
-  given tile statistics, take the torch engine's statistics and cast (``tcast_torch._local``,
+  given tile statistics, take the torch engine's statistics and cast (``toolkit.TORCH_LOCAL``,
   the same bits) where a block is cut by a shard boundary; with uncut blocks they are the
   Triton kernels' (two-level scaling's tensor amax given);
-* the saturate gradient's mask (``tcast_torch._autograd``) takes the statistics in the
+* the saturate gradient's mask (``toolkit.virtual_with_grad``) takes the statistics in the
   torch engine's terms (:func:`_torch_stats`).
 """
 
@@ -25,18 +25,15 @@ import torch
 
 from tcast import CastResult
 from tcast.kit import CastRequest
-from tcast_torch._accept import resolved
-from tcast_torch._autograd import virtual_with_grad
-from tcast_torch._local import TORCH_LOCAL, given_rows
-from tcast_torch._shards import BlockStats
+from tcast_torch.toolkit import TORCH_LOCAL, BlockStats, given_rows, resolved, virtual_with_grad
 
 from ._cast_launch import run_cast
 from ._device import on_device
 from ._fallback import relabel
 from ._launch import tensor_maxima, tile_stats, uses_nd
-from ._plain import cast_plain
+from ._plain import Traced, cast_plain
 
-__all__ = ["TRITON_LOCAL"]
+__all__ = ["TritonLocal"]
 
 #: Bits of float32 +Inf: magnitude bits above it are NaN.
 _INF_BITS = 0x7F800000
@@ -44,8 +41,15 @@ _INF_BITS = 0x7F800000
 _NAN_BITS = 0x7FC00000
 
 
-class _TritonLocal:
-    """Block statistics and casts with given statistics, by the Triton kernels."""
+class TritonLocal:
+    """Block statistics and casts with given statistics, by the Triton kernels.
+
+    Args:
+        traced: the engine's cast while Dynamo traces (``_plain.cast_plain``'s).
+    """
+
+    def __init__(self, traced: Traced) -> None:
+        self.traced = traced
 
     def stats(self, window: torch.Tensor, req: CastRequest, blocks: bool = True) -> BlockStats:
         """The window's statistics (``blocks`` False: two-level scaling's tensor amax only)."""
@@ -82,7 +86,7 @@ class _TritonLocal:
     ) -> torch.Tensor | CastResult:
         """The cast of the window with these statistics (None: its own, as the engine casts)."""
         if stats is None:
-            return cast_plain(resolved(window), req, grad)
+            return cast_plain(resolved(window), req, grad, self.traced)
         if stats.hi is not None and uses_nd(req):
             return relabel(TORCH_LOCAL.cast(window, req, stats, grad))
         given = _given_buffer(stats, req)
@@ -128,7 +132,7 @@ def _given_buffer(stats: BlockStats, req: CastRequest) -> torch.Tensor:
 
 
 def _torch_stats(window: torch.Tensor, req: CastRequest, stats: BlockStats) -> BlockStats:
-    """The same statistics in the torch engine's terms (``tcast_torch._scale.block_stats``).
+    """The same statistics in the torch engine's terms (``toolkit.TORCH_LOCAL.stats``).
 
     Only uint data differ: the torch engine's ``hi`` and ``lo`` are both NaN for a block
     with a NaN of either sign. The tensor amax alone: the window's own block statistics
@@ -144,7 +148,3 @@ def _torch_stats(window: torch.Tensor, req: CastRequest, stats: BlockStats) -> B
     hi = torch.where(nan, fill, stats.hi)
     lo = torch.where(nan, fill, stats.lo)
     return BlockStats(hi, lo, stats.tamax)
-
-
-#: The Triton engine's LocalCast.
-TRITON_LOCAL = _TritonLocal()

@@ -1,6 +1,6 @@
 """Packing of compress codes and sparsity masks in Triton (SEMANTICS.md §8), and its inverse.
 
-The byte layout is ``tcast_torch._pack``'s (tested byte for byte): codes of ``w <= 8`` bits
+The byte layout is ``tcast_torch.pack_codes``'s (tested byte for byte): codes of ``w <= 8`` bits
 form a little-endian bit stream, code ``i`` in stream bits ``[w*i, w*i + w)``; eight codes
 are exactly ``w`` bytes, so a program packs ``G`` groups of eight codes as a ``[G, 8]``
 block: one 64-bit word per group (the sum of the shifted codes, which never overlap, is
@@ -13,7 +13,8 @@ need no kernel. Masks are 1-bit codes.
 
 :data:`OPS` is the engine's :class:`~tcast.kit.ArrayOps`: ``tcast_torch``'s operations with
 packing and unpacking by these kernels for the tensors the kernels can read (CUDA tensors;
-CPU tensors under ``TRITON_INTERPRET=1``), ``tcast_torch._pack`` for any other tensor.
+CPU tensors under ``TRITON_INTERPRET=1``), ``tcast_torch.pack_codes`` and its kin for any
+other tensor.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import torch
 import triton
 import triton.language as tl
 
+import tcast_torch
 from tcast import SpecError
-from tcast_torch import _pack as torch_pack
-from tcast_torch._run import OPS as TORCH_OPS
+from tcast_torch.toolkit import TorchResultOps
 
 from ._env import INTERPRETING
 
@@ -128,7 +129,7 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """
     _check_bits(bits)
     if not (_LITTLE and kernel_device(codes)):
-        return torch_pack.pack_codes(codes, bits)
+        return tcast_torch.pack_codes(codes, bits)
     c = codes.reshape(-1)
     n = c.numel()
     if n == 0:
@@ -161,7 +162,7 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
     """
     _check_bits(bits)
     if not (_LITTLE and kernel_device(data)):
-        return torch_pack.unpack_codes(data, bits, count)
+        return tcast_torch.unpack_codes(data, bits, count)
     d = data.reshape(-1)
     need = packed_bytes(bits, count)
     if d.numel() < need:
@@ -189,7 +190,7 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
 def pack_mask(mask: torch.Tensor) -> torch.Tensor:
     """Eight keep-bits per byte, the first element in the lowest bit."""
     if not kernel_device(mask):
-        return torch_pack.pack_mask(mask)
+        return tcast_torch.pack_mask(mask)
     m = mask.reshape(-1)
     return pack_codes(m.view(torch.uint8) if m.dtype == torch.bool else m.to(torch.uint8), 1)
 
@@ -203,7 +204,7 @@ def unpack_mask(data: torch.Tensor, count: int) -> torch.Tensor:
     return unpack_codes(data, 1, count) != 0
 
 
-class TritonResultOps(type(TORCH_OPS)):
+class TritonResultOps(TorchResultOps):
     """The kit's array operations of the Triton engine: ``tcast_torch``'s, packing by kernels."""
 
     def pack_codes(self, codes, bits):

@@ -1,0 +1,233 @@
+"""Custom ops that carry an engine's casts through ``torch.compile`` (:class:`CastOps`).
+
+Dynamo cannot trace an engine's launch code (plans, caches, kernel launch objects), so while
+it traces, the engine calls two ``torch.library`` custom ops instead: ``<namespace>::cast``
+and ``<namespace>::cast_dual``. They take the input, the datatype's code, the modes as one
+string, the seed and the random bits; their real implementations run the engine's eager
+path, and their fake (meta) implementations give the output shapes and dtypes from the kit's
+``result_form``, so a compiled graph holds one opaque node per cast and no graph break.
+
+Every argument but the tensors is a compile-time constant of the graph, except the seed: an
+``int`` (two's complement of the 64-bit seed), which Dynamo turns into a symbol once it sees a
+second value, so a new seed per step does not recompile. Symbols are int64: a seed of 2**63
+or more reaches the compiled function as a constant (right bits, one recompile per such
+seed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+
+from tcast import CastMode, CastModes, CastResult, DataType, datatype
+from tcast.kit import CastRequest, column_datatype, result_form, transposed_request
+
+from ._accept import resolved
+
+__all__ = ["PARTS", "CastOps", "EagerEngine", "modes_of", "modes_text", "seed_arg", "seed_of"]
+
+#: The result's parts, in the order the ops return them.
+PARTS = ("data", "scale", "zero", "tenscale", "mask")
+
+# modes by their strings, read by the ops' implementations (never traced by Dynamo); a
+# handful of entries
+_MODES: dict[str, CastModes] = {}
+
+_DTYPES = {
+    "uint8": torch.uint8,
+    "uint16": torch.uint16,
+    "uint32": torch.uint32,
+    "bool": torch.bool,
+}
+
+
+class EagerEngine(Protocol):
+    """What :class:`CastOps` calls on the engine, outside any trace."""
+
+    name: str
+
+    def request(
+        self, x: torch.Tensor, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+    ) -> CastRequest:
+        """The checked request (``tcast.kit.EngineBase.request``)."""
+        ...
+
+    def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+        """The cast's values by the engine's kernels, no autograd, outside any trace."""
+        ...
+
+    def cast_dual_eager(
+        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """Both casts of ``tcast.cast_dual`` outside any trace."""
+        ...
+
+
+def modes_text(m: CastModes) -> str:
+    """The modes as the ops' one string: ``castmode/roundmode/scalemode/sat/tr/layout``."""
+    return "/".join(
+        (
+            m.castmode.value,
+            m.roundmode.value,
+            m.scalemode.value,
+            str(int(m.saturate)),
+            str(int(m.transpose_scale)),
+            m.scale_layout.value,
+        )
+    )
+
+
+def modes_of(text: str) -> CastModes:
+    """The modes of :func:`modes_text`'s string (one object per string)."""
+    m = _MODES.get(text)
+    if m is None:
+        cm, rm, sm, sat, tr, lay = text.split("/")
+        m = _MODES[text] = CastModes.of(cm, rm, sm, sat == "1", tr == "1", lay)
+    return m
+
+
+def seed_arg(seed: int | None) -> int | None:
+    """The 64-bit seed as an int64 (two's complement)."""
+    if seed is None:
+        return None
+    return seed - (1 << 64) if seed >= 1 << 63 else seed
+
+
+def seed_of(arg: int | None) -> int | None:
+    """The 64-bit seed of :func:`seed_arg`'s int64."""
+    return None if arg is None else arg % (1 << 64)
+
+
+def _tensors(out: Any, like: torch.Tensor) -> list[torch.Tensor]:
+    """A virtual tensor, or a result's parts with fresh empty tensors for missing ones."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [
+        p if p is not None else like.new_empty(0, dtype=torch.uint8)
+        for p in (getattr(out, name) for name in PARTS)
+    ]
+
+
+def _fake_parts(dt: DataType, shape: tuple[int, ...], m: CastModes, like: torch.Tensor):
+    """Empty tensors of a result's parts (``result_form``), placeholders for missing ones."""
+    if m.castmode is CastMode.VIRTUAL:
+        return [like.new_empty(shape)]
+    forms = result_form(dt, shape, m.castmode, m.transpose_scale, m.scale_layout)
+    out = []
+    for name in PARTS:
+        f = forms.get(name)
+        if f is None:
+            out.append(like.new_empty(0, dtype=torch.uint8))
+        else:
+            out.append(like.new_empty(f.shape, dtype=_DTYPES[f.dtype]))
+    return out
+
+
+class CastOps:
+    """The two custom ops of one engine, and the casts through them while Dynamo traces.
+
+    ``CastOps("myengine", engine)`` registers ``myengine::cast`` and ``myengine::cast_dual``
+    (once per process: build it at import, next to the engine). While Dynamo traces, the
+    engine's ``run`` calls :meth:`cast` and its ``cast_dual`` calls :meth:`dual`; outside a
+    trace it runs its own Python directly (no op dispatch in eager calls).
+
+    Args:
+        namespace: the ``torch.library`` namespace (the engine's package name).
+        engine: the engine (:class:`EagerEngine`).
+    """
+
+    def __init__(self, namespace: str, engine: EagerEngine) -> None:
+        self.namespace = namespace
+        self.engine = engine
+        self._define()
+
+    def _define(self) -> None:
+        ns, engine = self.namespace, self.engine
+
+        @torch.library.custom_op(f"{ns}::cast", mutates_args=())
+        def cast_op(
+            x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
+        ) -> list[torch.Tensor]:
+            req = engine.request(x, datatype(code), modes_of(modes), seed_of(seed), rbits)
+            return _tensors(engine.run_eager(resolved(x), req), x)
+
+        @cast_op.register_fake
+        def _(x, code, modes, seed, rbits):
+            return _fake_parts(datatype(code), tuple(x.shape), modes_of(modes), x)
+
+        @torch.library.custom_op(f"{ns}::cast_dual", mutates_args=())
+        def dual_op(
+            x: torch.Tensor,
+            code: str,
+            modes: str,
+            seed: int | None,
+            rbits: torch.Tensor | None,
+            transposed: bool,
+        ) -> list[torch.Tensor]:
+            dt, m = datatype(code), modes_of(modes)
+            rows = engine.request(x, dt, m, seed_of(seed), rbits)
+            cols = engine.request(x, column_datatype(dt), m, seed_of(seed), rbits)
+            a, b = engine.cast_dual_eager(resolved(x), rows, cols, transposed)
+            return _tensors(a, x) + _tensors(b, x)
+
+        @dual_op.register_fake
+        def _(x, code, modes, seed, rbits, transposed):
+            dt, m = datatype(code), modes_of(modes)
+            shape = tuple(x.shape)
+            if transposed:
+                second = (dt, (*shape[:-2], shape[-1], shape[-2]))
+            else:
+                second = (column_datatype(dt), shape)
+            return _fake_parts(dt, shape, m, x) + _fake_parts(*second, m, x)
+
+        self._cast_op = getattr(torch.ops, ns).cast
+        self._dual_op = getattr(torch.ops, ns).cast_dual
+
+    def result(self, req: CastRequest, parts: list[torch.Tensor]) -> torch.Tensor | CastResult:
+        """The engine's result of ``req`` from an op's tensors."""
+        if req.virtual:
+            return parts[0]
+        dt = req.dtype
+        forms = result_form(
+            dt, req.shape, req.castmode, req.transpose_scale, req.modes.scale_layout
+        )
+        have = {name: (p if name in forms else None) for name, p in zip(PARTS, parts, strict=True)}
+        return CastResult(
+            data=have["data"],
+            scale=have["scale"],
+            zero=have["zero"],
+            tenscale=have["tenscale"],
+            mask=have["mask"],
+            meta=None,
+            dtype=dt,
+            shape=req.shape,
+            castmode=req.castmode,
+            input_dtype=req.input_dtype,
+            transpose_scale=req.transpose_scale and req.layout is not None,
+            engine=self.engine.name,
+            extra={"bits": dt.nspec.bits},
+            scale_layout=req.modes.scale_layout,
+        )
+
+    def cast(self, x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
+        """The cast of a checked request through ``<namespace>::cast``."""
+        m, seed = modes_text(req.modes), seed_arg(req.seed)
+        parts = self._cast_op(x, req.dtype.code, m, seed, req.rbits)
+        return self.result(req, parts)
+
+    def dual(
+        self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
+    ) -> tuple[Any, Any]:
+        """Both casts of ``cast_dual`` through ``<namespace>::cast_dual``."""
+        parts = self._dual_op(
+            x,
+            rows.dtype.code,
+            modes_text(rows.modes),
+            seed_arg(rows.seed),
+            rows.rbits,
+            transposed,
+        )
+        second = transposed_request(rows, cols) if transposed else cols
+        k = 1 if rows.virtual else len(PARTS)
+        return self.result(rows, parts[:k]), self.result(second, parts[k:])
