@@ -14,7 +14,7 @@ from ._lookup import datatype
 from ._text import quote
 from .codebook import CodebookSpec
 from .datatype import DataType
-from .errors import SpecError, TcastError, UnsupportedError
+from .errors import SpecError, UnsupportedError
 from .exact import decode_exact
 from .number import Kind, NumberSpec, number
 
@@ -75,7 +75,7 @@ def resolve(
         The NumberSpec or CodebookSpec for a number code, else the DataType.
 
     Raises:
-        SpecError: when ``token`` is neither; the message says why each reading failed.
+        SpecError: when ``token`` is neither (:func:`tcast.datatype`'s message).
         UnsupportedError: for a name tcast knows but does not support.
     """
     if isinstance(token, NumberSpec | CodebookSpec | DataType):
@@ -84,17 +84,9 @@ def resolve(
         raise SpecError(f"a format is a code or name (str), not {quote(token)}")
     try:
         return number(token)
-    except SpecError as err:
-        as_number = str(err)
-    try:
-        return datatype(token)
-    except UnsupportedError:
-        raise
-    except TcastError as err:
-        raise SpecError(
-            f"{quote(token)} is neither a number code nor a datatype\n  as a number: "
-            f"{as_number}\n  as a datatype: {err}\n  (tcast info --catalog lists the names)"
-        ) from None
+    except SpecError:
+        pass  # not a number code: a datatype's message covers both readings
+    return datatype(token)
 
 
 def element_of(fmt: NumberSpec | CodebookSpec | DataType) -> NumberSpec | CodebookSpec:
