@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._plot_coverage import Coverage, coverage_data, load_set
 from ._plot_errors import error_curve
@@ -35,6 +35,10 @@ from .codebook import CodebookSpec
 from .datatype import DataType
 from .errors import SpecError, TcastError, UnsupportedError
 from .number import NumberSpec
+
+if TYPE_CHECKING:  # for annotations only: matplotlib is imported when a picture is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["coverage", "errors", "register", "values"]
 
@@ -58,7 +62,7 @@ _INSTALL = 'pip install "tcast-spec[plot]"'
 Format = str | NumberSpec | CodebookSpec | DataType
 
 
-def _new_figure(width: float, height: float) -> Any:
+def _new_figure(width: float, height: float) -> Figure:
     """A matplotlib Figure on the Agg canvas (headless)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -89,7 +93,7 @@ def _axis_scale(spec: NumberSpec | CodebookSpec, scale: str, positive: list[floa
     return scale
 
 
-def values(fmt: Format, ax: Any = None, scale: str = "auto") -> Any:
+def values(fmt: Format, ax: Axes | None = None, scale: str = "auto") -> Figure:
     """Draw every finite value of a format on the number line.
 
     Each distinct value is one tick, coloured by its class (zero, subnormal, normal, max;
@@ -153,7 +157,9 @@ def values(fmt: Format, ax: Any = None, scale: str = "auto") -> Any:
     return fig
 
 
-def _annotate_specials(ax: Any, spec: NumberSpec | CodebookSpec, specials: list, rows: int) -> None:
+def _annotate_specials(
+    ax: Axes, spec: NumberSpec | CodebookSpec, specials: list, rows: int
+) -> None:
     """Name the Inf and NaN codes; point at the axis ends for the infinities."""
     lines = []
     for s in specials:
@@ -177,8 +183,8 @@ def errors(
     fmts: Sequence[Format] | Format,
     points: int = 1000,
     amax: float | None = None,
-    ax: Any = None,
-) -> Any:
+    ax: Axes | None = None,
+) -> Figure:
     """Draw the relative error ``|q(x) - x| / |x|`` of round-to-nearest-even casts.
 
     Magnitudes are log-spaced over each format's range (a quarter of its smallest positive
@@ -244,7 +250,7 @@ def errors(
     return fig
 
 
-def coverage(path: str | Path) -> Any:
+def coverage(path: str | Path) -> Figure:
     """Draw what a golden set (``tcast golden``) exercises.
 
     Panels: the elements of each class (the outputs classified with the spec: zero,
@@ -286,7 +292,7 @@ def coverage(path: str | Path) -> Any:
     return fig
 
 
-def _class_panel(ax: Any, data: Coverage) -> None:
+def _class_panel(ax: Axes, data: Coverage) -> None:
     names = list(data.classes)
     counts = [data.classes[n] for n in names]
     colors = [_COLORS.get(n, _INPUT_COLOR) for n in names]
@@ -299,7 +305,7 @@ def _class_panel(ax: Any, data: Coverage) -> None:
     ax.tick_params(axis="y", labelsize=8)
 
 
-def _positions_panel(fig: Any, ax: Any, positions: dict[str, list[int]]) -> None:
+def _positions_panel(fig: Figure, ax: Axes, positions: dict[str, list[int]]) -> None:
     names = [n for n, row in positions.items() if any(row)]
     matrix = [[math.log10(1 + c) for c in positions[n]] for n in names]
     image = ax.imshow(matrix, aspect="auto", cmap="viridis", interpolation="nearest")
@@ -309,7 +315,7 @@ def _positions_panel(fig: Any, ax: Any, positions: dict[str, list[int]]) -> None
     fig.colorbar(image, ax=ax, label="log10(1 + elements)")
 
 
-def _codes_panel(ax: Any, hits: list[int], output_of: str) -> None:
+def _codes_panel(ax: Axes, hits: list[int], output_of: str) -> None:
     ax.bar(range(len(hits)), hits, width=1.0, color=_COLORS["normal"], gid="coverage:codes")
     ax.set_yscale("symlog", linthresh=1)
     missed = sum(1 for h in hits if not h)
@@ -317,7 +323,7 @@ def _codes_panel(ax: Any, hits: list[int], output_of: str) -> None:
     ax.set_xlim(-0.5, len(hits) - 0.5)
 
 
-def _scales_panel(ax: Any, exps: dict[int | str, int]) -> None:
+def _scales_panel(ax: Axes, exps: dict[int | str, int]) -> None:
     numeric = {k: v for k, v in exps.items() if isinstance(k, int)}
     ax.bar(list(numeric), list(numeric.values()), width=0.9, color="#56B4E9", gid="coverage:scales")
     other = ", ".join(f"{k} scale: {v} lines" for k, v in exps.items() if isinstance(k, str))
@@ -326,7 +332,7 @@ def _scales_panel(ax: Any, exps: dict[int | str, int]) -> None:
 
 
 # ---------------------------------------------------------------- command line
-def _save(fig: Any, out: str, dpi: int) -> None:
+def _save(fig: Figure, out: str, dpi: int) -> None:
     try:
         fig.savefig(out, dpi=dpi)
     except OSError as err:
