@@ -4,17 +4,29 @@ Registered under the ``tcast.commands`` entry-point group (see ``tcast.cli``).
 
 Exit status of ``tcast golden``: 0 written, 2 bad options or datatype, or an ``--out`` it may
 not replace. Of ``tcast verify``: 0 every output matches, 1 some differ, 2 unusable input
-(damaged or malformed set, results file of another set or too long, engine or device missing
-or unsupported, nothing compared).
+(a path that does not exist, damaged or malformed set, results file of another set or too
+long, engine or device missing or unsupported, nothing compared).
+
+``tcast verify DIR`` where DIR holds sets in its subdirectories (``tcast golden --core --out
+DIR``) verifies every one of them. ``tcast verify`` loads only the engines it checks: the
+default, ``ref``, imports neither torch nor Triton.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
-from tcast import CastMode, RoundMode, ScaleMode, TcastError
+from tcast import (
+    ROUND_MODE_MEANINGS,
+    SCALE_MODE_MEANINGS,
+    CastMode,
+    RoundMode,
+    ScaleMode,
+    TcastError,
+)
 
 from .conformance import check_device
 from .golden import (
@@ -35,7 +47,7 @@ from .golden import compare as compare_set
 from .golden._cases import INPUT_TYPES
 from .golden._files import check_destination
 
-__all__ = ["register_golden", "register_verify", "run_golden", "run_verify"]
+__all__ = ["modes_epilog", "register_golden", "register_verify", "run_golden", "run_verify"]
 
 
 def register_golden(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +57,8 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
         help="generate a golden-vector set",
         description="Generate a golden-vector set for one datatype into --out, replacing "
         "only the files of an earlier set there.",
+        epilog=modes_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("datatype", nargs="?", help="catalog name (mxfp8) or code pair (e2m1f_e8m0_t32)")
     p.add_argument("--out", required=True, type=Path, help="the set's directory (--core: parent)")
@@ -54,9 +68,19 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
         help=f"generate every core set into OUT/NAME: {', '.join(CORE)}",
     )
     p.add_argument(
-        "--roundmode", default="even", choices=[m.value for m in RoundMode] + ["nearest"]
+        "--roundmode",
+        default="even",
+        choices=[m.value for m in RoundMode] + ["nearest"],
+        metavar="MODE",
+        help="round mode (default even; the modes are below)",
     )
-    p.add_argument("--scalemode", default="floor", choices=[m.value for m in ScaleMode] + ["rceil"])
+    p.add_argument(
+        "--scalemode",
+        default="floor",
+        choices=[m.value for m in ScaleMode] + ["rceil"],
+        metavar="MODE",
+        help="how power-of-two scales are chosen (default floor; the modes are below)",
+    )
     p.add_argument("--castmode", default="actual", choices=[m.value for m in CastMode])
     sat = p.add_mutually_exclusive_group()
     sat.add_argument(
@@ -84,6 +108,27 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_golden)
+
+
+def modes_epilog() -> str:
+    """The meaning of every round and scale mode, from tcast's one table, for ``--help``."""
+    out = []
+    for title, meanings in (
+        ("round modes (--roundmode):", ROUND_MODE_MEANINGS),
+        ("scale modes (--scalemode; float scales and uint data ignore them):", SCALE_MODE_MEANINGS),
+    ):
+        out.append(title)
+        width = max(len(name) for name in meanings) + 4
+        for name, text in meanings.items():
+            out.append(
+                textwrap.fill(
+                    text,
+                    width=79,
+                    initial_indent=f"  {name:<{width - 2}}",
+                    subsequent_indent=" " * width,
+                )
+            )
+    return "\n".join(out)
 
 
 def run_golden(args: argparse.Namespace) -> int:
@@ -133,9 +178,18 @@ def register_verify(sub: argparse._SubParsersAction) -> None:
         help="check results or an engine against golden-vector sets",
         description="Check a device's results file (--actual) or installed engines (--engine) "
         "against golden-vector sets. Every file's SHA-256 is checked first. Without --actual "
-        "or --engine, the reference engine 'ref' is checked.",
+        "or --engine, the reference engine 'ref' is checked (only the engines named are "
+        "loaded). A DIR that holds sets in its subdirectories (the --out of golden --core) "
+        "stands for all of them. With --engine all, the last line names the engines verified "
+        "and those that could not run on this machine.",
     )
-    p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="golden-vector set(s)")
+    p.add_argument(
+        "dirs",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="golden-vector set(s), or a directory of sets",
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--actual", type=Path, help="results file (vectors.txt or .memh syntax)")
     src.add_argument(
@@ -168,8 +222,10 @@ def run_verify(args: argparse.Namespace) -> int:
             f"tcast verify: --max-errors must be 0 or more, got {args.max_errors}", file=sys.stderr
         )
         return 2
-    if args.actual is not None and len(args.dirs) != 1:
-        print("tcast verify: --actual checks one set; give one DIR", file=sys.stderr)
+    dirs, missing = _golden_sets(args.dirs)
+    if args.actual is not None and len(dirs) + len(missing) != 1:
+        held = f" ({', '.join(map(str, args.dirs))} hold {len(dirs)})" if len(dirs) > 1 else ""
+        print(f"tcast verify: --actual checks one set; give one DIR{held}", file=sys.stderr)
         return 2
     if args.device is not None and args.actual is None:
         try:  # once, not once per set and engine
@@ -179,6 +235,10 @@ def run_verify(args: argparse.Namespace) -> int:
             return 2
     engines = args.engine or (["ref"] if args.actual is None else [])
     rows, status = [], 0
+    for d in missing:
+        print(f"tcast verify: {d}: no such file or directory", file=sys.stderr)
+        rows.append((str(d), "-", "-", "no such path"))
+        status = 2
     everything = "all" in engines
     unavailable: set[str] = set()
     if everything:
@@ -193,7 +253,7 @@ def run_verify(args: argparse.Namespace) -> int:
             )
             rows.append(("-", "-", name, "failed to load"))
             status = 2
-    for d in args.dirs:
+    for d in dirs:
         try:
             lset = load(d)
         except TcastError as err:
@@ -238,11 +298,11 @@ def run_verify(args: argparse.Namespace) -> int:
                 if everything and args.device is None:
                     # 'all' means every engine this machine can run: an engine for hardware
                     # that is absent is reported once, not counted as a failure
-                    print(f"tcast verify: not run: {err}", file=sys.stderr)
+                    print(f"tcast verify: not run: {err}{_run_here(eng)}", file=sys.stderr)
                     rows.append(("-", "-", eng, "no device here"))
                     unavailable.add(eng)
                     continue
-                print(f"tcast verify: {d}: {label}: {err}", file=sys.stderr)
+                print(f"tcast verify: {d}: {label}: {err}{_run_here(eng)}", file=sys.stderr)
                 rows.append((name, lset.lines, label, "unusable"))
                 status = 2
                 continue
@@ -278,7 +338,53 @@ def run_verify(args: argparse.Namespace) -> int:
             rows.append((name, lset.lines, label, str(len(bad))))
     if len(rows) > 1 or args.quiet:
         _table(rows)
+    if everything:
+        print(_engines_line(engines, unavailable, rows))
     return status
+
+
+#: How to run an engine on a machine without its hardware, by engine name.
+_RUN_HERE = {
+    "triton": "Triton's interpreter runs its kernels on the CPU (slowly): "
+    "TRITON_INTERPRET=1 tcast verify ... --engine triton",
+}
+
+
+def _run_here(engine: str | None) -> str:
+    """``"; <how to run it here>"`` for an engine that has a way, else ``""``."""
+    hint = _RUN_HERE.get(engine or "")
+    return f"; {hint}" if hint else ""
+
+
+def _engines_line(engines: list[str], unavailable: set[str], rows: list[tuple]) -> str:
+    """The last line of ``--engine all``: which engines were verified, which could not run."""
+    failed = [r[2] for r in rows if r[3] == "failed to load"]
+    verified = [e for e in engines if e not in unavailable]
+    parts = [f"engines verified: {', '.join(verified) or 'none'}"]
+    if unavailable:
+        parts.append(f"not run on this machine: {', '.join(sorted(unavailable))}")
+    if failed:
+        parts.append(f"failed to load: {', '.join(failed)}")
+    return "; ".join(parts)
+
+
+def _golden_sets(dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The sets to check, and the paths that do not exist.
+
+    A directory without a ``header.json`` whose subdirectories hold sets (the ``--out`` of
+    ``tcast golden --core``) stands for those sets, in name order; any other path for itself
+    (``load`` says what is wrong with it).
+    """
+    sets, missing = [], []
+    for d in dirs:
+        if not d.exists():
+            missing.append(d)
+        elif d.is_dir() and not (d / "header.json").exists():
+            inner = sorted(p for p in d.iterdir() if (p / "header.json").is_file())
+            sets += inner or [d]
+        else:
+            sets.append(d)
+    return sets, missing
 
 
 def _set_label(lset: LoadedSet) -> str:

@@ -10,6 +10,7 @@ in SEMANTICS.md beside this package.
 
 from . import exact, kit
 from ._lookup import datatype
+from ._similar import nearest_names
 from ._version import __version__
 from .api import cast, cast_dual, select_engine, upcast
 from .catalog import (
@@ -364,6 +365,7 @@ __all__ = [
     "mxint8",
     "mxint8_2d",
     "mxint8t16",
+    "nearest_names",
     "nf4",
     "number",
     "nvf4",

@@ -63,6 +63,8 @@ def _names_by_datatype() -> dict[DataType, list[str]]:
 def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
     """The datatypes of ``tcast.conformance_space()`` whose code or catalog name matches a glob.
 
+    A pattern that matches nothing as written is matched again ignoring case (``MXFP4``).
+
     Args:
         globs: shell-style patterns (``mxfp*``, ``*_e8m0_t32``); None or empty: every datatype.
 
@@ -78,19 +80,35 @@ def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
     names = _names_by_datatype()
     chosen: set[DataType] = set()
     for glob in globs:
-        hits = {
-            dt
-            for dt in every
-            if any(fnmatch.fnmatchcase(n, glob) for n in (dt.code, *names.get(dt, ())))
-        }
+        hits = _matching(every, names, glob, str)
+        if not hits:  # names in another case (MXFP4), unless the case told two apart
+            hits = _matching(every, names, glob.casefold(), str.casefold)
         if not hits:
+            close = tcast.nearest_names(
+                glob, [*(dt.code for dt in every), *(n for ns in names.values() for n in ns)]
+            )
             raise SpecError(
                 f"--datatypes {glob!r} matches none of the {len(every)} datatypes of "
                 f"tcast.conformance_space() (codes such as {every[0].code!r} or catalog names such "
                 f"as 'mxfp8'; `tcast info --catalog` lists the names)"
+                + (f"; did you mean: {', '.join(close)}?" if close else "")
             )
         chosen |= hits
     return [dt for dt in every if dt in chosen]
+
+
+def _matching(
+    every: list[DataType],
+    names: dict[DataType, list[str]],
+    glob: str,
+    fold: Callable[[str], str],
+) -> set[DataType]:
+    """The datatypes whose code or a catalog name, passed through ``fold``, matches ``glob``."""
+    return {
+        dt
+        for dt in every
+        if any(fnmatch.fnmatchcase(fold(n), glob) for n in (dt.code, *names.get(dt, ())))
+    }
 
 
 def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item]:
@@ -171,9 +189,11 @@ def load_engine_for_run(name: str, device: str | None) -> tuple[Any, Adapter]:
     installed = engine_names()
     base = name.partition(":")[0]
     if base not in installed:
+        close = tcast.nearest_names(base, installed)
         raise EngineNotFoundError(
             f"no engine {base!r} is installed; installed engines (the tcast.engines entry "
             f"points): {', '.join(installed) or 'none'}"
+            + (f"; did you mean: {', '.join(close)}?" if close else "")
         )
     engine = load_engine(name)
     if engine is None:

@@ -13,9 +13,10 @@ from tcast import (
     CastResult,
     SpecError,
     UnsupportedError,
-    load_engines,
+    nearest_names,
     number,
 )
+from tcast.engine import engine_names, failure, load_engine
 from tcast.kit import cast_with
 
 from .._codec import decode
@@ -255,8 +256,9 @@ class _EngineArrays:
                 return
         where = ", ".join(str(d) for d in tried)
         raise EngineUnavailableError(
-            f"engine {engine.name!r} takes no arrays this machine can make (tried NumPy and "
-            f"torch on {where}); give --device for the device it runs on"
+            f"engine {engine.name!r} takes no arrays this machine can make (it casts "
+            f"{getattr(engine, 'array_what', 'arrays')}; tried NumPy and torch on {where}); "
+            f"give --device for the device it runs on"
         )
 
     def _native(self, a: Any) -> Any:
@@ -358,16 +360,18 @@ def engine_columns(
             (``EngineUnavailableError`` for the latter).
         EngineRefusesError: when the engine does not support the set's datatype and modes.
     """
-    loaded = load_engines()
-    if name not in loaded.engines:
-        why = loaded.failures.get(name)
-        have = ", ".join(sorted(loaded.engines)) or "none"
+    engine = load_engine(name)  # this engine only: checking 'ref' imports no torch
+    if engine is None:
+        why = failure(name)
+        have = ", ".join(engine_names()) or "none"
+        close = nearest_names(name, engine_names())
         raise GoldenSetError(
             f"engine {name!r} is not installed"
             + (f" ({why})" if why else "")
             + f"; installed: {have}"
+            + (f"; did you mean: {', '.join(close)}?" if close and not why else "")
         )
-    eng = _EngineArrays(loaded.engines[name], device)
+    eng = _EngineArrays(engine, device)
     st = lset.settings()
     if st.operation == "decode":  # load() checked that the set's inputs are these
         _, cols, _ = _decode_set(st, quiet, engine=eng)
