@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._plot_coverage import Coverage, coverage_data, load_set
 from ._plot_errors import error_curve
-from ._plot_values import CLASSES, element_of, resolve, special_codes, value_rows
+from ._plot_values import CLASSES, Special, element_of, resolve, special_codes, value_rows
 from ._text import quote
 from .codebook import CodebookSpec
 from .datatype import DataType
@@ -103,8 +103,10 @@ def values(fmt: Format, ax: Axes | None = None, scale: str = "auto") -> Figure:
 
     Args:
         fmt: a number code of at most 16 bits (``e2m1f``, ``e4m3fn``, ``int8``, ``e8m0``,
-            ``bfloat16``), a codebook (``cb41fi_e2m2fnuz``), or a datatype (its element is
-            drawn), as a code, catalog name or spec object.
+            ``bfloat16``), a codebook (``cb41fi_e2m2fnuz``), or a datatype, whose element
+            format's own values are drawn (an intK element as integers, not as the fixed
+            point it stands for under a power-of-two scale), as a code, catalog name or
+            spec object.
         ax: the matplotlib Axes to draw into (default: a new figure).
         scale: ``linear``, ``log`` (symmetric log around 0, linear below the smallest
             positive value) or ``auto`` (log when the largest value exceeds 1024 times the
@@ -141,15 +143,14 @@ def values(fmt: Format, ax: Axes | None = None, scale: str = "auto") -> Figure:
             ax.set_xscale("log", base=2)
         else:
             ax.set_xscale("symlog", base=2, linthresh=positive[0], linscale=0.5)
-    _annotate_specials(ax, spec, specials, len(rows))
+    _annotate_specials(ax, spec, specials)
     ax.set_ylim(-0.8, len(rows) - 0.2)
     if isinstance(spec, CodebookSpec):
         ax.set_yticks(range(len(rows)), [f"mapping {r.mapping}" for r in rows])
     else:
         ax.set_yticks([])
     count = sum(len(r.points) for r in rows)
-    name = spec.code if not isinstance(resolved, DataType) else f"{resolved.name}: element "
-    name += spec.code if isinstance(resolved, DataType) else ""
+    name = f"{resolved.name}: element {spec.code}" if isinstance(resolved, DataType) else spec.code
     what = "entries" if isinstance(spec, CodebookSpec) else "distinct finite values"
     ax.set_title(f"{name}: {count} {what}, max {spec.maxfloat:g} ({axis} axis)")
     ax.grid(axis="x", alpha=0.3)
@@ -157,9 +158,7 @@ def values(fmt: Format, ax: Axes | None = None, scale: str = "auto") -> Figure:
     return fig
 
 
-def _annotate_specials(
-    ax: Axes, spec: NumberSpec | CodebookSpec, specials: list, rows: int
-) -> None:
+def _annotate_specials(ax: Axes, spec: NumberSpec | CodebookSpec, specials: list[Special]) -> None:
     """Name the Inf and NaN codes; point at the axis ends for the infinities."""
     lines = []
     for s in specials:
@@ -333,8 +332,10 @@ def _scales_panel(ax: Axes, exps: dict[int | str, int]) -> None:
 
 # ---------------------------------------------------------------- command line
 def _save(fig: Figure, out: str, dpi: int) -> None:
+    """Write ``fig`` to exactly ``out``: its extension picks the format, PNG without one."""
+    kind = Path(out).suffix.lstrip(".").lower() or "png"
     try:
-        fig.savefig(out, dpi=dpi)
+        fig.savefig(out, dpi=dpi, format=kind)
     except OSError as err:
         raise TcastError(f"cannot write {quote(out)}: {err.strerror or err}") from None
     except ValueError as err:  # an extension matplotlib has no writer for
@@ -353,10 +354,15 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or len(text) > 7 or int(text) < 2:
-        raise argparse.ArgumentTypeError(f"{quote(text)} is not an integer from 2 to 9999999")
-    return int(text)
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``lo`` to ``hi``."""
+
+    def check(text: str) -> int:
+        if not text.isdigit() or len(text) > len(str(hi)) or not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError(f"{quote(text)} is not an integer from {lo} to {hi}")
+        return int(text)
+
+    return check
 
 
 def register(subparsers: Any) -> None:
@@ -378,7 +384,9 @@ def register(subparsers: Any) -> None:
     pictures = p.add_subparsers(dest="picture", metavar="PICTURE", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True, metavar="FILE.png", help="the file to write")
-    common.add_argument("--dpi", type=_positive_int, default=100, help="resolution (default 100)")
+    common.add_argument(
+        "--dpi", type=_int_in(10, 600), default=100, help="dots per inch, 10..600 (default 100)"
+    )
     v = pictures.add_parser(
         "values", parents=[common], help="every finite value of a format on the number line"
     )
@@ -388,7 +396,12 @@ def register(subparsers: Any) -> None:
         "error", parents=[common], help="relative rounding error across magnitudes"
     )
     e.add_argument("formats", nargs="+", metavar="FORMAT", help="number codes or datatypes")
-    e.add_argument("--points", type=_positive_int, default=1000, help="magnitudes per format")
+    e.add_argument(
+        "--points",
+        type=_int_in(2, 100_000),
+        default=1000,
+        help="log-spaced magnitudes per format, 2..100000 (default 1000)",
+    )
     e.add_argument("--amax", type=float, help="scaled datatypes: the block amax (default: M)")
     c = pictures.add_parser(
         "coverage", parents=[common], help="which value classes a golden set exercises"
