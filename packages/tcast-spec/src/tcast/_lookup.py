@@ -118,8 +118,7 @@ def datatype(
             if len(_PARSED) >= _MAX_PARSED:
                 _PARSED.clear()
             found = _PARSED[key] = _build(nspec, sspec, name)
-            if sspec is not None or resolve_name(nspec) is None:  # catalog names mean theirs
-                warn_lookalikes((nspec, sspec))
+            warn_lookalikes((nspec, sspec))  # catalog names too: the alias e4m3 is a code
         return found
     return _build(nspec, sspec, name)
 

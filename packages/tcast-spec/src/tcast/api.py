@@ -61,9 +61,8 @@ def _takes_no(x: Any, loaded: list[Engine]) -> str:
     if loaded:  # engines for this library, but x is not one of their arrays (a NumPy scalar)
         eng = loaded[0]
         return (
-            f"no installed engine takes a {what}: engine {eng.name!r} casts "
-            f"{getattr(eng, 'array_what', 'its arrays')}; pass "
-            f"{_CONVERT.get(module, getattr(eng, 'array_one', 'one of its arrays'))}"
+            f"engine {eng.name!r} casts {getattr(eng, 'array_what', 'its arrays')}, not a "
+            f"{what}: pass {_CONVERT.get(module, getattr(eng, 'array_one', 'one of its arrays'))}"
         )
     modules = engine_array_modules()
     for name, mod in modules.items():  # registered for x's library, yet not loaded

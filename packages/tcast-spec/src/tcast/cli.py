@@ -570,7 +570,8 @@ def info_text(token: str) -> str:
         raise UnsupportedError(f"{known!r} is not supported yet: {NOT_YET_SUPPORTED[known]}")
     if known is not None:
         dt = CATALOG[known] if known in CATALOG else PREVIEW_CATALOG[known]
-        return "\n".join(_datatype_lines(dt, token, True)) + "\n"
+        notes = [f"note: {note}" for note in lookalike_notes([token])]
+        return "\n".join([*notes, *_datatype_lines(dt, token, True)]) + "\n"
     errors: list[tuple[str, str]] = []
     try:
         return "\n".join(_number_lines(number(token), token)) + "\n"
