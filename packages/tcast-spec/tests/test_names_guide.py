@@ -13,9 +13,11 @@ Expected maxima and biases are the formats' facts (docs/names.md), written out h
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,3 +229,21 @@ def test_mode_meanings_name_the_peers_spellings():
     assert "torchao CEIL" in tcast.SCALE_MODE_MEANINGS["ceil"]
     assert "ties toward zero" in tcast.ROUND_MODE_MEANINGS["zero"]
     assert "roundTowardZero" in tcast.ROUND_MODE_MEANINGS["trunc"]
+
+
+def test_names_md_lists_the_lookalikes_as_they_warn():
+    path = Path(__file__).resolve().parents[3] / "docs" / "names.md"
+    if not path.exists():
+        pytest.skip("docs/ is not beside this checkout")
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `e")
+    ]
+    rows = [r for r in rows if len(r) == 4]
+    listed = [t for r in rows for t in re.findall(r"`([a-z0-9]+)`", r[0])]
+    assert set(listed) == {name for name, *_ in LOOKALIKES}
+    for text, _means, _looks, which in rows:
+        for name in re.findall(r"`([a-z0-9]+)`", text):
+            (w,) = _warnings_of(tcast.datatype, name)
+            assert all(f"'{code}'" in str(w.message) for code in re.findall(r"`(\w+)`", which))

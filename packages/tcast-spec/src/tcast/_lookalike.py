@@ -134,10 +134,12 @@ def lookalike_note(text: str) -> str | None:
     those = "that" if len(by_code) == 1 else "those"
     same = [f for f in alike if f.spec == spec]
     also = f" as {_labels(same)}" if same else ""
-    keep = f"{base}b{spec.bias}{suffix}"
+    keep = repr(f"{base}b{spec.bias}{suffix}")
+    if same:
+        keep += f" (or {same[0].label.partition(' ')[2]!r})"
     return (
         f"{text!r} is {_describe(spec)}{also}, not {nots}: write {codes} for {those}, or "
-        f"{keep!r} for {spec.code} without this warning"
+        f"{keep} for {spec.code} without this warning"
     )
 
 
