@@ -51,17 +51,24 @@ def main() -> None:
     args = ap.parse_args()
     x = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16)
     print(f"{torch.cuda.get_device_name()}, {args.size}^2 bfloat16: host us per call; syncs")
+    print(
+        "cast: tcast_triton.cast with a DataType / the name or code; tcast.cast with a "
+        "DataType / the name or code"
+    )
     for code, kw in CASTS:
+        dt = tcast.datatype(code)
 
-        def tri(code=code, kw=kw):
-            return tcast_triton.cast(x, code, **kw)
+        def tri(d, kw=kw):
+            return lambda: tcast_triton.cast(x, d, **kw)
 
-        def front(code=code, kw=kw):
-            return tcast.cast(x, code, **kw)
+        def front(d, kw=kw):
+            return lambda: tcast.cast(x, d, **kw)
 
+        cells = [host_us(f) for f in (tri(dt), tri(code), front(dt), front(code))]
         print(
-            f"- {code} {kw}: tcast_triton.cast {host_us(tri):.1f}, tcast.cast "
-            f"{host_us(front):.1f}; syncs: {_syncs(tri) or 'none'}",
+            f"- {code} {kw}: "
+            + " / ".join(f"{c:.1f}" for c in cells)
+            + f"; syncs: {_syncs(tri(dt)) or 'none'}",
             flush=True,
         )
     try:

@@ -7,13 +7,18 @@ from types import SimpleNamespace
 
 import torch
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
+from tcast import CastMode, CastModes, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
 from tcast.kit import check_transposed, normalize_args, run_dual
 from tcast_torch.toolkit import check_run_options
 
 from ._engine import engine
 
 __all__ = ["cast", "cast_dual", "upcast"]
+
+#: Checked (datatype, modes) of :func:`cast`'s arguments without a random source, by the
+#: arguments as given: parsing and checking them costs more host time than a launch.
+_CHECKED: dict[tuple, tuple[DataType, CastModes]] = {}
+_MAX_CHECKED = 1024
 
 
 def cast(
@@ -57,6 +62,45 @@ def cast(
             falls back to ``tcast_torch`` for those).
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
+    if seed is None and rbits is None and not torch.compiler.is_compiling():
+        # the host path: the checked arguments of a repeated call are remembered (outside
+        # a trace: a compiled function reading this dict would be guarded on its contents)
+        key = (
+            dtype,
+            castmode,
+            roundmode,
+            scalemode,
+            saturate,
+            transpose_scale,
+            scale_layout,
+            grad,
+            type(saturate),
+            type(transpose_scale),
+        )
+        try:
+            known = _CHECKED.get(key)
+        except TypeError:  # an unhashable argument: checked (and refused) below
+            known = key = None
+        if known is None:
+            dt, modes, _ = normalize_args(
+                dtype,
+                castmode,
+                roundmode,
+                scalemode,
+                None,
+                None,
+                saturate,
+                transpose_scale,
+                scale_layout,
+            )
+            check_run_options(grad, None)
+            known = (dt, modes)
+            if key is not None:
+                if len(_CHECKED) >= _MAX_CHECKED:
+                    _CHECKED.clear()
+                _CHECKED[key] = known
+        dt, modes = known
+        return engine.cast_grad(x, engine.request(x, dt, modes, None, None), grad)
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )

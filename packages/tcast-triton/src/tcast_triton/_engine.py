@@ -33,6 +33,9 @@ from ._upcast import run_upcast
 
 __all__ = ["CAST_OPS", "TritonEngine", "engine"]
 
+#: Entries of each of the engine's host-path caches (emptied when full).
+_MAX_REMEMBERED = 4096
+
 
 class TritonEngine(EngineBase):
     """The Triton engine: CUDA tensors (CPU tensors only under ``TRITON_INTERPRET=1``).
@@ -58,6 +61,32 @@ class TritonEngine(EngineBase):
             return False
         return x.device.type == "cuda" or (interpreting() and x.device.type == "cpu")
 
+    def __init__(self) -> None:
+        # checked requests and supports() answers of repeated calls (host time): see request()
+        self._requests: dict[tuple, CastRequest] = {}
+        self._supported: dict[tuple, bool] = {}
+
+    def request(
+        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+    ) -> CastRequest:
+        """``EngineBase.request``, remembered for plain tensors without a random source.
+
+        A request depends on x only through its shape and dtype name, and on the checks of x
+        (:meth:`accepts`, :meth:`refusal`), which run on every call. Outside a trace only: a
+        compiled function reading the cache would be guarded on its contents.
+        """
+        if seed is not None or rbits is not None or torch.compiler.is_compiling():
+            return super().request(x, dtype, modes, seed, rbits)
+        if type(x) is not torch.Tensor or not self.accepts(x) or self.refusal(x) is not None:
+            return super().request(x, dtype, modes, seed, rbits)  # refuses as it should
+        key = (dtype, modes, x.shape, x.dtype)
+        req = self._requests.get(key)
+        if req is None:
+            if len(self._requests) >= _MAX_REMEMBERED:
+                self._requests.clear()
+            req = self._requests[key] = super().request(x, dtype, modes, seed, rbits)
+        return req
+
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
         """Whether the kernels cover ``dtype`` under ``modes``.
 
@@ -67,7 +96,19 @@ class TritonEngine(EngineBase):
         are refused: ``EngineBase.supports`` refuses them (``subtiles_and_codebooks`` is
         False), and ``tiled_supported`` does not cover them.
         """
-        return super().supports(dtype, modes) and tiled_supported(dtype)
+        if torch.compiler.is_compiling():
+            return super().supports(dtype, modes) and tiled_supported(dtype)
+        try:
+            key = (dtype, modes)
+            ok = self._supported.get(key)
+        except TypeError:  # not a DataType and CastModes: refused
+            return False
+        if ok is None:
+            ok = super().supports(dtype, modes) and tiled_supported(dtype)
+            if len(self._supported) >= _MAX_REMEMBERED:
+                self._supported.clear()
+            self._supported[key] = ok
+        return ok
 
     def refusal(self, a: torch.Tensor) -> str | None:
         """The torch engine's refusals.

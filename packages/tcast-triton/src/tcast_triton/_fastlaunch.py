@@ -16,18 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from triton import knobs
+from triton.runtime.driver import driver
 
 from ._env import INTERPRETING
 
 __all__ = ["Launch"]
 
 
-def _spec(a: Any) -> tuple:
+def _spec(a: Any) -> Any:
     if isinstance(a, torch.Tensor):
-        return (0, a.data_ptr() % 16 == 0)
+        return a.data_ptr() & 15 == 0
     if isinstance(a, bool) or not isinstance(a, int):
-        return (1, type(a))
-    return (2, a == 1, a % 16 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
+        return type(a)
+    return (a == 1, a & 15 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
 
 
 class Launch:
@@ -51,14 +53,40 @@ class Launch:
             self.kernel[grid](*args, **self.kw)
             return
         # a compiled kernel's handles belong to the device it was loaded on
-        key = (torch.cuda.current_device(), *(_spec(a) for a in args))
+        device = torch.cuda.current_device()
+        key = (device, *map(_spec, args))
         hit = self._compiled.get(key)
         if hit is None:
             compiled = self.kernel[grid](*args, **self.kw)
             rest = self.kernel.params[len(args) :]
             tail = tuple(self.kw[p.name] if p.name in self.kw else p.default for p in rest)
-            self._compiled[key] = (compiled, tail)
+            self._compiled[key] = (_runner(compiled), tail)
             return
-        compiled, tail = hit
-        # the compiled kernel's runner reads three grid dimensions
-        compiled[(*grid, 1, 1)[:3]](*args, *tail)
+        run, tail = hit
+        run(grid, device, args + tail)
+
+
+def _runner(compiled: Any) -> Any:
+    """A function launching ``compiled`` on a grid of the current stream of a device.
+
+    Triton's own ``compiled[grid](*args)`` builds a closure and looks up the launcher, the
+    kernel handle, the stream and the launch hooks on every call. Here the handles are read
+    once; the hooks (profilers set them) are still read on every call, and while one is set
+    the launch goes through Triton's path, which calls it.
+    """
+    compiled._init_handles()
+    launcher, function, packed = compiled.run, compiled.function, compiled.packed_metadata
+    stream_of = driver.active.get_current_stream
+    hooks = knobs.runtime
+
+    def run(grid: tuple[int, ...], device: int, args: tuple) -> None:
+        g = (*grid, 1, 1)
+        # a chain of hooks is set but empty unless a profiler added one
+        if getattr(hooks.launch_enter_hook, "calls", hooks.launch_enter_hook) or getattr(
+            hooks.launch_exit_hook, "calls", hooks.launch_exit_hook
+        ):
+            compiled[g[:3]](*args)
+            return
+        launcher(g[0], g[1], g[2], stream_of(device), function, packed, None, None, None, *args)
+
+    return run
