@@ -97,3 +97,9 @@ def test_a_refusal_names_the_modes_as_a_call_writes_them(monkeypatch):
     text = str(err.value)
     assert "with castmode='actual', roundmode='stochastic'" in text
     assert "CastModes(" not in text and "RoundMode." not in text
+
+
+def test_a_mistyped_engine_name_is_answered_with_the_nearest():
+    pytest.importorskip("tcast_ref")
+    with pytest.raises(EngineNotFoundError, match=r"did you mean: ref\?"):
+        tcast.cast(X, "mxfp4", engine="reff")

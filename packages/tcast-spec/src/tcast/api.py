@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ._similar import did_you_mean
 from ._text import quote
 from .datatype import DataType
 from .engine import (
@@ -118,6 +119,7 @@ def select_engine(
             names = ", ".join(n for n in engine_names() if failure(n) is None) or "none"
             raise EngineNotFoundError(
                 f"engine {quote(engine)} is not installed{detail}; installed: {names}"
+                f"{did_you_mean(base, engine_names())}"
             )
         if not eng.accepts(x):
             raise UnsupportedError(f"engine {engine!r} does not take {type(x).__name__} inputs")
