@@ -93,6 +93,11 @@ def datatype(
     ``datatype("mxfp4")`` returns the catalog entry; ``datatype("e2m1f",
     "e8m0_t32")`` builds one from codes; ``datatype("e4m3fn")`` an unscaled one.
 
+    Catalog names are found in any case (``"MXFP4"``) unless the case tells two apart
+    (``uint8_FF``, ``uint8_ff``); codes, lower case in the grammar, are read in upper case
+    too. Text that looks like a torch/ml_dtypes format but means another (``"e2m1"`` is not
+    OCP FP4) issues a :class:`~tcast.NameWarning`, once per name (docs/names.md).
+
     Args:
         nspec: a number code or NumberSpec, a catalog name, a DataType, or a torch, NumPy
             or ml_dtypes dtype whose bits are one tcast format's (``torch.float8_e4m3fn``,
@@ -104,7 +109,8 @@ def datatype(
         The DataType.
 
     Raises:
-        SpecError: for bad codes or an invalid combination.
+        SpecError: for bad codes or an invalid combination (naming the nearest known names),
+            or a name in a case that matches two catalog names.
         UnsupportedError: for named datatypes of upstream tensorcast that tcast does not
             define (:data:`tcast.NOT_YET_SUPPORTED`).
     """
