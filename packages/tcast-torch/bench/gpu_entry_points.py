@@ -18,7 +18,10 @@ no registration (the default engine ``torch`` uses the compiled kernels on CUDA)
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
 
 ENTRY_POINTS = {
     "tcast_spec": ("tcast-spec", "[console_scripts]\ntcast = tcast.cli:main\n"),
@@ -48,7 +51,9 @@ def main() -> None:
     for module, (name, eps) in ENTRY_POINTS.items():
         d = site / f"{module}-0.1.0.dist-info"
         d.mkdir(exist_ok=True)
-        requires = "" if name == "tcast-spec" else "Requires-Dist: tcast-spec==0.1.0\n"
+        # the package's declared dependencies, as an installed wheel's metadata lists them
+        project = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())
+        requires = "".join(f"Requires-Dist: {r}\n" for r in project["project"]["dependencies"])
         (d / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n{requires}"
         )

@@ -62,6 +62,7 @@ from .engine import ENTRY_POINT_GROUP as _ENGINES_GROUP
 from .errors import NameWarning, SpecError, TcastError, TcastWarning, UnsupportedError
 from .exact import decode
 from .number import NAMES, Kind, NumberSpec, Style, number
+from .plot import register as register_plot
 from .scale import ScaleSpec, TileSpec, scale
 
 __all__ = [
@@ -765,6 +766,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_info(subparsers)
     _register_conformance(subparsers)
+    register_plot(subparsers)
     problems = []
     for ep in _command_entry_points():
         try:
