@@ -176,7 +176,7 @@ def test_an_unknown_name_names_itself_and_its_nearest_names():
     with pytest.raises(SpecError) as err:
         tcast.datatype("mxfp8_3d")
     text = str(err.value)
-    assert text.startswith("'mxfp8_3d' is neither a catalog name")  # not "'mxfp8' is not..."
+    assert text.startswith("'mxfp8_3d' is not a catalog name")  # not "'mxfp8' is not..."
     assert "did you mean: mxfp8_2d" in text
 
 

@@ -254,7 +254,8 @@ def conformance_sample(chk: Checker, mesh, world: int, part: tuple[int, int] = (
         kw = dict(
             roundmode=case.roundmode,
             scalemode=case.scalemode,
-            saturate=case.saturate,
+            # scaled casts always saturate: False there only warns (SEMANTICS.md §5.2)
+            saturate=case.saturate or dt.sspec is not None,
             transpose_scale=case.transpose_scale,
         )
         pl = placements[i % 2] if i % 7 else [Replicate()]

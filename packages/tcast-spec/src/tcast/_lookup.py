@@ -178,9 +178,13 @@ def _from_code(text: str, name: str | None) -> DataType:
                 return _parse(text.lower(), None, name)
             except SpecError:
                 pass
+        said = quote(text)
+        why = str(err)
+        if why.startswith(said):  # the parser named the code already: once is enough
+            why = why[len(said) :].lstrip(": ")
         raise SpecError(
-            f"{quote(text)} is neither a catalog name (tcast info --catalog lists them) nor a "
-            f"{'datatype' if '_' in text else 'number'} code: {err}"
+            f"{said} is not a catalog name (tcast info --catalog) or a "
+            f"{'datatype' if '_' in text else 'number'} code: {why}"
             f"{did_you_mean(text, known_names())}"
         ) from None
 

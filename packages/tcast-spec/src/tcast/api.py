@@ -21,6 +21,7 @@ from .engine import (
     _engine_name,
     engine_array_modules,
     engine_names,
+    engine_registry,
     engines_for,
     failure,
     load_engine,
@@ -41,6 +42,12 @@ from .modes import (
 )
 
 __all__ = ["cast", "cast_dual", "select_engine", "upcast"]
+
+#: Engine and checked (datatype, modes) of :func:`cast` calls without a random source or a
+#: named engine, by the array's type and device and the arguments as given: checking and
+#: selecting cost more host time than a small cast. Bounded: emptied when full.
+_CHOSEN: dict[tuple, tuple[Engine, DataType, CastModes]] = {}
+_MAX_CHOSEN = 1024
 
 # Which wheel provides an engine for arrays from which module.
 _WHEEL_FOR_MODULE = {"numpy": "tcast-ref", "torch": "tcast-torch"}
@@ -252,11 +259,47 @@ def cast(
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
     """
+    if seed is None and rbits is None and engine is None and not tracing():
+        # the host path: a repeated call (same array kind, datatype and modes) reuses the
+        # checked arguments and the engine chosen for them
+        key = (
+            # what the selection read: the registry (refresh_engines replaces it) and the
+            # functions that select (replaced where a caller or a test substitutes them)
+            engine_registry(),
+            select_engine,
+            engines_for,
+            type(x),
+            getattr(x, "device", None),
+            dtype,
+            castmode,
+            roundmode,
+            scalemode,
+            saturate,
+            transpose_scale,
+            scale_layout,
+            type(saturate),
+            type(transpose_scale),
+        )
+        try:
+            known = _CHOSEN.get(key)
+        except TypeError:  # an unhashable argument or device: the checks below
+            known = key = None
+        if known is not None:
+            eng, dt, modes = known
+            refusal = getattr(eng, "refusal", None)
+            if refusal is None or refusal(x) is None:  # else select afresh: it may differ
+                return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, None, None)))
+    else:
+        key = None
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )
     _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine)
+    if key is not None:
+        if len(_CHOSEN) >= _MAX_CHOSEN:
+            _CHOSEN.clear()
+        _CHOSEN[key] = (eng, dt, modes)
     return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
 
 

@@ -40,6 +40,22 @@ class DataType:
         # the engine kit's rules of this datatype, per scale mode (tcast.kit.cast_rules): a
         # memo of its own, so that torch.compile guards on this datatype's entries only
         object.__setattr__(self, "_rules_memo", {})
+        object.__setattr__(self, "_hash", hash((self.nspec, self.sspec)))
+
+    def __hash__(self) -> int:
+        # the specs' hash, computed once: a cast looks its datatype up in several caches,
+        # and hashing the nested frozen specs each time cost more than the lookups
+        return self._hash
+
+    def __getstate__(self) -> dict:
+        # str hashes differ between processes: an unpickled datatype hashes afresh
+        state = dict(self.__dict__)
+        del state["_hash"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        object.__setattr__(self, "_hash", hash((self.nspec, self.sspec)))
 
     @property
     def code(self) -> str:

@@ -352,6 +352,11 @@ def _discover() -> int:
 _discover._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
+def engine_registry() -> object:
+    """The current registry object: a new one after each :func:`refresh_engines` (a cache key)."""
+    return _REGISTRY
+
+
 def refresh_engines() -> None:
     """Forget what discovery found and loaded (tests; after installing an engine at runtime)."""
     global _REGISTRY
