@@ -85,11 +85,15 @@ def _torchao(model: nn.Module, dtype: str) -> str | None:
     return None
 
 
-def _step_fn(model: nn.Module, x: torch.Tensor, compiled: bool):
+def _step_fn(model: nn.Module, x: torch.Tensor, mode: str | None):
+    """One training step; ``mode``: None (eager) or a ``torch.compile`` mode."""
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    fwd = torch.compile(model) if compiled else model
+    fwd = model if mode is None else torch.compile(model, mode=mode)
+    graphs = mode in ("reduce-overhead", "max-autotune")  # the modes that use CUDA graphs
 
     def step() -> None:
+        if graphs:  # CUDA graph trees: a new step may overwrite the last step's outputs
+            torch.compiler.cudagraph_mark_step_begin()
         loss = fwd(x).float().square().mean()
         loss.backward()
         opt.step()
@@ -123,6 +127,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--dtypes", default="mxfp8,nvfp4")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument(
+        "--modes",
+        default="default",
+        help="torch.compile modes, one column each (e.g. default,reduce-overhead)",
+    )
+    ap.add_argument("--no-torch-engine", action="store_true", help="leave out tcast_torch rows")
     args = ap.parse_args()
     dev = args.device
     seq = min(1024, args.tokens)
@@ -134,16 +144,15 @@ def main() -> None:
         f"{name}; torch {torch.__version__}; block dim {args.dim}, {args.heads} heads, "
         f"{args.tokens} tokens (sequence {seq}), bfloat16, AdamW; median of {args.steps} steps"
     )
-    compiles = (False,) if args.no_compile else (False, True)
-    if args.no_compile:
-        print("\n| configuration | eager ms |\n|---|---:|")
-    else:
-        print("\n| configuration | eager ms | compiled ms |\n|---|---:|---:|")
+    modes: list[str | None] = [None] + ([] if args.no_compile else args.modes.split(","))
+    heads = ["eager ms"] + [f"compiled ({m}) ms" for m in modes[1:]]
+    print("\n| configuration | " + " | ".join(heads) + " |")
+    print("|---|" + "---:|" * len(heads))
 
     def row(label: str, make, compile_too: bool = True) -> None:
         cells = []
-        for compiled in compiles:
-            if compiled and not compile_too:
+        for mode in modes:
+            if mode is not None and not compile_too:
                 cells.append("—")
                 continue
             model = make()
@@ -152,7 +161,7 @@ def main() -> None:
                 continue
             torch._dynamo.reset()
             try:
-                cells.append(f"{_median_ms(_step_fn(model, x, compiled), args.steps, dev):.2f}")
+                cells.append(f"{_median_ms(_step_fn(model, x, mode), args.steps, dev):.2f}")
             except Exception as err:  # a peer that cannot train this way: say why
                 cells.append(
                     f"n/a ({type(err).__name__}: {(str(err) or '-').splitlines()[0][:60]})"
@@ -161,7 +170,8 @@ def main() -> None:
 
     row("no quantization", lambda: copy.deepcopy(base))
     for dt in args.dtypes.split(","):
-        for engine, label in ((None, "tcast, Triton engine"), ("torch", "tcast_torch engine")):
+        engines = [(None, "tcast, Triton engine"), ("torch", "tcast_torch engine")]
+        for engine, label in engines[:1] if args.no_torch_engine else engines:
             rule = tcast_torch.QuantRule("*", weight=dt, input=dt, engine=engine)
 
             def make(rule=rule):
