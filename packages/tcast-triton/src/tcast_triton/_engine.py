@@ -69,15 +69,16 @@ class TritonEngine(EngineBase):
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
     ) -> CastRequest:
-        """``EngineBase.request``, remembered for plain tensors without a random source.
+        """``EngineBase.request``, remembered for tensors and DTensors without random bits.
 
-        A request depends on x only through its shape and dtype name, and on the checks of x
-        (:meth:`accepts`, :meth:`refusal`), which run on every call. Outside a trace only: a
-        compiled function reading the cache would be guarded on its contents.
+        A request depends on x only through its (global) shape and dtype name, and on the
+        checks of x (:meth:`accepts`, :meth:`refusal`), which run on every call. Outside a
+        trace only: a compiled function reading the cache would be guarded on its contents.
         """
         if seed is not None or rbits is not None or torch.compiler.is_compiling():
             return super().request(x, dtype, modes, seed, rbits)
-        if type(x) is not torch.Tensor or not self.accepts(x) or self.refusal(x) is not None:
+        plain = type(x) is torch.Tensor or is_dtensor(x)  # a DTensor's request: global shape
+        if not plain or not self.accepts(x) or self.refusal(x) is not None:
             return super().request(x, dtype, modes, seed, rbits)  # refuses as it should
         key = (dtype, modes, x.shape, x.dtype)
         req = self._requests.get(key)
