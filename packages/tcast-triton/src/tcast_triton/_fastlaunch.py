@@ -24,12 +24,23 @@ from ._env import INTERPRETING
 __all__ = ["Launch"]
 
 
+#: The specialization of each int argument seen (sizes repeat call after call; seeds vary,
+#: so the table is emptied when full).
+_INT_SPECS: dict[int, tuple] = {}
+_MAX_INT_SPECS = 4096
+
+
 def _spec(a: Any) -> Any:
     if isinstance(a, torch.Tensor):
         return a.data_ptr() & 15 == 0
-    if isinstance(a, bool) or not isinstance(a, int):
+    if a.__class__ is not int:  # bool, float, None: the type decides
         return type(a)
-    return (a == 1, a & 15 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
+    s = _INT_SPECS.get(a)
+    if s is None:
+        if len(_INT_SPECS) >= _MAX_INT_SPECS:
+            _INT_SPECS.clear()
+        s = _INT_SPECS[a] = (a == 1, a & 15 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
+    return s
 
 
 class Launch:
