@@ -35,3 +35,19 @@ def test_a_remembered_request_does_not_skip_the_checks():
         tcast_triton.cast(x, "mx6", castmode="actual")  # subtiles: refused every time
     with pytest.raises(tcast.UnsupportedError):
         tcast_triton.cast(x, "mx6", castmode="actual")
+
+
+def test_a_compiled_cast_of_a_lookalike_datatype_object_does_not_warn(monkeypatch):
+    """The custom op parses the request's code; a NameWarning is for names a caller typed."""
+    import warnings
+
+    from tcast import _lookalike
+
+    monkeypatch.setattr(_lookalike, "_WARNED", set())  # as in a fresh process
+    dt = tcast.DataType(tcast.number("e3m2b3"), tcast.scale("e8m0_t16"))  # code: e3m2_e8m0_t16
+    x = torch.linspace(-4, 4, 64, device=DEVICE).reshape(2, 32)
+    f = torch.compile(lambda t: tcast_triton.cast(t, dt), fullgraph=True, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tcast.NameWarning)
+        got = f(x)
+    assert torch.equal(got, tcast_triton.cast(x, dt))

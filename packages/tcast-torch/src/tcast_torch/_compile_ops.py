@@ -16,11 +16,12 @@ seed).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Protocol
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, datatype
+from tcast import CastMode, CastModes, CastResult, DataType, NameWarning, datatype
 from tcast.kit import CastRequest, column_datatype, result_form, transposed_request
 
 from ._accept import resolved
@@ -30,9 +31,25 @@ __all__ = ["PARTS", "CastOps", "EagerEngine", "modes_of", "modes_text", "seed_ar
 #: The result's parts, in the order the ops return them.
 PARTS = ("data", "scale", "zero", "tenscale", "mask")
 
-# modes by their strings, read by the ops' implementations (never traced by Dynamo); a
-# handful of entries
+# modes and datatypes by their strings, read by the ops' implementations (never traced by
+# Dynamo); a handful of entries each
 _MODES: dict[str, CastModes] = {}
+_DATATYPES: dict[str, DataType] = {}
+
+
+def _datatype(code: str) -> DataType:
+    """The datatype of a request's code (one object per code), without a look-alike warning.
+
+    The code is the engine's own spelling of a datatype the caller chose; a NameWarning, if
+    its name deserves one, was the caller's when the name was parsed.
+    """
+    dt = _DATATYPES.get(code)
+    if dt is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NameWarning)
+            dt = _DATATYPES[code] = datatype(code)
+    return dt
+
 
 _DTYPES = {
     "uint8": torch.uint8,
@@ -149,12 +166,12 @@ class CastOps:
         def cast_op(
             x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
         ) -> list[torch.Tensor]:
-            req = engine.request(x, datatype(code), modes_of(modes), seed_of(seed), rbits)
+            req = engine.request(x, _datatype(code), modes_of(modes), seed_of(seed), rbits)
             return _tensors(engine.run_eager(resolved(x), req), x)
 
         @cast_op.register_fake
         def _(x, code, modes, seed, rbits):
-            return _fake_parts(datatype(code), tuple(x.shape), modes_of(modes), x)
+            return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
 
         @torch.library.custom_op(f"{ns}::cast_dual", mutates_args=())
         def dual_op(
@@ -165,7 +182,7 @@ class CastOps:
             rbits: torch.Tensor | None,
             transposed: bool,
         ) -> list[torch.Tensor]:
-            dt, m = datatype(code), modes_of(modes)
+            dt, m = _datatype(code), modes_of(modes)
             rows = engine.request(x, dt, m, seed_of(seed), rbits)
             cols = engine.request(x, column_datatype(dt), m, seed_of(seed), rbits)
             a, b = engine.cast_dual_eager(resolved(x), rows, cols, transposed)
@@ -173,7 +190,7 @@ class CastOps:
 
         @dual_op.register_fake
         def _(x, code, modes, seed, rbits, transposed):
-            dt, m = datatype(code), modes_of(modes)
+            dt, m = _datatype(code), modes_of(modes)
             shape = tuple(x.shape)
             if transposed:
                 second = (dt, (*shape[:-2], shape[-1], shape[-2]))
