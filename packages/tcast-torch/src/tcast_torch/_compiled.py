@@ -66,7 +66,7 @@ def use_compiled(
     ):
         return False
     if compile is None and scale_bits >= 32:
-        # float32 block scales: on the H200 the compiled scale arithmetic differed from the
+        # float32 block scales: on an H200 the compiled scale arithmetic differs from the
         # reference by an ulp in 4 of 842 conformance cases (float32 under a float32 tensor
         # scale); they stay eager unless compile=True is asked for
         return False

@@ -26,13 +26,13 @@ _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _MASK = 0xFFFFFFFF
 # Calls per piece of a stream: each int64 working tensor stays at 8 MiB. From 32 MiB, glibc
-# maps fresh pages for every allocation; their page faults took most of the time when the
-# stream was one tensor of 2**22 counters. Much smaller pieces (2**16 calls) were no faster
-# alone and many times slower when another process shared the cores, as each small
+# maps fresh pages for every allocation; their page faults take most of the time of a
+# stream in one tensor of 2**22 counters. Much smaller pieces (2**16 calls) are no faster
+# alone and many times slower when another process shares the cores, as each small
 # multi-threaded operation waits for all of its threads.
 _CALLS = 1 << 20
 # On the CPU a piece's dozen live int64 tensors are memory the cast keeps besides its
-# input: 2**17 calls keep them at 1 MiB each (about 12 MiB in all, where 2**20 calls kept
+# input: 2**17 calls keep them at 1 MiB each (about 12 MiB in all, where 2**20 calls keep
 # about 100 MiB whatever the input's size).
 _CPU_CALLS = 1 << 17
 #: Largest flat index + 1 of the stream: the counters are int64 (``index >> 2`` of an int64).

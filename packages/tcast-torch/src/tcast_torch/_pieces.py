@@ -34,9 +34,9 @@ def piece_elements(total: int) -> int:
     from there the temporaries are a fixed 27 MiB. At least ``PIECE / 8``: every operation
     of a piece has a fixed cost (dispatch, a parallel region whose threads wait for each
     other); inputs under 2**20 elements take fewer than 32 pieces. On two idle cores these
-    pieces were faster than eighths of the input (up to 2**20 elements) and than pieces of
+    pieces are faster than eighths of the input (up to 2**20 elements) and than pieces of
     2**14 elements (one thread each); with several processes per core, a parallel region
-    waits for whichever thread is off its core, and pieces of 2**14 were the fastest.
+    waits for whichever thread is off its core, and pieces of 2**14 are the fastest.
     """
     return min(PIECE, max(PIECE >> 3, total >> 5))
 

@@ -87,10 +87,10 @@ def _f32(q: torch.Tensor) -> torch.Tensor:
     """``q`` rounded to float32, a rounding the compiler cannot drop.
 
     Inductor (CUDA, torch 2.11) removes ``q.to(float32)`` when the next division reads the
-    value back with ``.to(float64)``, keeping the float64 quotient: two-level scales lost the
-    float32 rounding of ``amax / M``, coarse where it is a float32 subnormal (a tile of
-    float32 subnormals got a bfloat16 scale 9 ulps off; the generated kernel divided the
-    unrounded float64 product). A bitcast pair alone is folded too; an integer operation on
+    value back with ``.to(float64)``, keeping the float64 quotient: two-level scales would lose
+    the float32 rounding of ``amax / M``, coarse where it is a float32 subnormal (a tile of
+    float32 subnormals would get a bfloat16 scale 9 ulps off: the generated kernel divides
+    the unrounded float64 product). A bitcast pair alone is folded too; an integer operation on
     the float32 bits (xor with 0) is not, and costs one op per block.
     """
     bits = q.to(torch.float32).view(torch.int32)

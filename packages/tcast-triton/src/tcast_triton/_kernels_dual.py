@@ -17,8 +17,8 @@ program read it from memory a moment before):
 Both casts draw the random word of the element's flat index in ``x`` (SEMANTICS.md §3.3).
 Scales go to the plain scale arrays, or (``BLK``) to their blocked layout (SEMANTICS.md
 §8.1, :func:`_kernels.blocked_slot`). The arithmetic is ``_kernels``' (``_block_max``,
-``lane_scales``, ``_encode_block``): the bits of two single casts. (A first design loaded the
-block once as ``[BM / T, T, BN / T, T]`` and reduced it both ways in registers: 0.80 ms for
+``lane_scales``, ``_encode_block``): the bits of two single casts. (Loading the block once
+as ``[BM / T, T, BN / T, T]`` and reducing it both ways in registers is slower: 0.80 ms for
 MXFP8 16384^2 on an H200, against 0.43 ms for two single casts; bench/bench_dual.py.)
 
 On sm_90 GPUs the MX casts of 32-element tiles take the Gluon kernels (each block's scale

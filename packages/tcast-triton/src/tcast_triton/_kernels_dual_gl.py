@@ -7,10 +7,10 @@ thread that took part in the block's reduction: 4 threads per row tile, 8 per co
 block per thread (``LC``: a ``convert_layout`` through shared memory), compute the scales and
 store them there, and move back only the multipliers. The column phase takes the row
 phase's registers rearranged through shared memory (``ONCE``) instead of reading the block
-again from L2. With load and store layouts chosen by benchmark, the MXFP4 dual cast of
-16384^2 bfloat16 goes from 26.4 to 19.5 SASS instructions per element and from 0.352 to
-0.270 ms on an H200, MXFP8 from 0.306 to 0.277 ms (bench/bench_dual.py, same run; tunables
-in ``_launch_dual``).
+again from L2. With load and store layouts chosen by benchmark, this kernel's MXFP4 dual
+cast of 16384^2 bfloat16 takes 19.5 SASS instructions per element and 0.270 ms on an H200,
+``_cast_dual``'s 26.4 and 0.352 ms; MXFP8 0.277 against 0.306 ms (bench/bench_dual.py, same
+run; tunables in ``_launch_dual``).
 
 The bits are ``_cast_dual``'s: the same helpers (``lane_scales``, ``_block_max``,
 ``pair_codes``, ``hw_bytes_kept``, the slot functions) on the same values; only where each

@@ -15,12 +15,13 @@ The scale stores carry an L2 eviction policy (``REV`` rows, ``CEV`` columns): a 
 writes 8 bytes of each of its 32 rows' scale rows, so every 32-byte sector of the row scales
 is filled by 4 programs; written back before the last of them, a part-filled sector costs a
 read-modify-write of DRAM. ``evict_last`` keeps those sectors in L2 until they are whole.
-Measured on an H200 (16384^2 bfloat16 MXFP8, ``bench/bench_dual.py``): skipping the row-scale
-stores altogether took the dual cast from 0.277 to 0.265 ms, writing them program-contiguous
-(whole sectors, a wrong layout, as an experiment) to 0.267, ``evict_last`` to 0.271;
-``xᵀ``'s column scales (one byte per row of xᵀ, 256 rows apart in a program) gain from it
-too (0.370 -> 0.362 ms) while the plain column scales (256 contiguous bytes a program) lose
-(0.271 -> 0.276), so the launcher sets ``CEV`` for transposed casts only.
+Measured on an H200 (16384^2 bfloat16 MXFP8, ``bench/bench_dual.py``), the dual cast takes
+0.277 ms with the default policy, 0.271 with ``evict_last``, 0.267 with the row scales
+written program-contiguous (whole sectors, a wrong layout, as an experiment) and 0.265 with
+no row-scale stores at all; ``xᵀ``'s column scales (one byte per row of xᵀ, 256 rows apart
+in a program) gain from it too (0.370 / 0.362 ms, default / ``evict_last``) while the plain
+column scales (256 contiguous bytes a program) lose (0.271 / 0.276), so the launcher sets
+``CEV`` for transposed casts only.
 
 The bits are ``_cast_dual``'s: the same helpers (``_block_max``, ``lane_scales``,
 ``hw_bytes_kept``, the slot functions) on the same values. Serves what

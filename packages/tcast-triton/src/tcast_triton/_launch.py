@@ -355,25 +355,25 @@ COL_WARPS = 1
 COL_WARPS_VIRTUAL = 2
 #: Flat row tiles of ROW_PIECES_TILE elements wider than one 16-byte load: one tile per
 #: thread (``_cast_row_pieces``), its scale computed once rather than in each thread holding
-#: a vector of it. H200, 16384^2 bfloat16 (bench/where_time.py, no-pieces variant): 32-wide
-#: tiles gain 3-10% (MXFP8 actual 0.217 -> 0.203 ms, trunc 0.285 -> 0.258); 16-wide tiles
-#: lose (NVFP4 actual 0.438 -> 0.490 ms, more instructions per element), so they keep
-#: _cast_tiles.
+#: a vector of it. H200, 16384^2 bfloat16 (bench/where_time.py and its no-pieces variant),
+#: ms without / with pieces: 32-wide tiles gain 3-10% (MXFP8 actual 0.217 / 0.203, trunc
+#: 0.285 / 0.258); 16-wide tiles lose (NVFP4 actual 0.438 / 0.490, more instructions per
+#: element), so they keep _cast_tiles.
 ROW_PIECES = True
 ROW_PIECES_TILE = 32
 #: Blocked scales of flat row tiles: each program casts a patch of 8 rows whose scale codes
 #: fill whole 32-byte sectors of the layout (``_kernels.patch_lanes``), not BL tiles of the
 #: flattened rows (4 bytes in each of BL / 4 sectors 512 bytes apart, each lane's row found
-#: by a run-time division). H200, 16384^2 bfloat16, blocked over plain, flat -> patches:
-#: MXFP8 +3.5% -> +0.1%, MXFP4 (pair encoder) +2.9% -> +0.3%, NVFP4 +4.6% -> +1.7%
-#: (``bench/bench_dual.py``). Patches lost for the issue-bound encoders while the slot of
-#: each lane still took divisions and int64 arithmetic (before 2026-11-25: MXFP4 +8.1%,
-#: NVFP4 +9.2%). Matrices under 128 rows or BL / 8 tiles a row keep flat lanes. "all":
-#: wherever the shape allows; "none": flat lanes (tests, benchmarks).
+#: by a run-time division). H200, 16384^2 bfloat16, blocked scales' cost over plain ones,
+#: flat lanes / patches: MXFP8 +3.5% / +0.1%, MXFP4 (pair encoder) +2.9% / +0.3%, NVFP4
+#: +4.6% / +1.7% (``bench/bench_dual.py``). Each lane's slot is found without divisions or int64
+#: arithmetic: with them, patches cost the issue-bound encoders (MXFP4, NVFP4) more than
+#: the whole sectors save. Matrices under 128 rows or BL / 8 tiles a row keep flat lanes.
+#: "all": wherever the shape allows; "none": flat lanes (tests, benchmarks).
 BLOCKED_PATCHES = "all"
-#: Elements and warps per program of the tensor-amax pass. H200, 16384^2, ms (dev sweep,
-#: do_bench): bfloat16 16384 / 16 warps 0.143, 32768 / 16 0.135, 32768 / 8 0.132, 65536 / 8
-#: 0.131; float32 16384 / 16 0.256, 32768 / 8 0.248 (earlier: 4096 / 8 0.179).
+#: Elements and warps per program of the tensor-amax pass. H200, 16384^2, ms (a sweep of
+#: these two with ``triton.testing.do_bench``): bfloat16 16384 / 16 warps 0.143, 32768 / 16
+#: 0.135, 32768 / 8 0.132, 65536 / 8 0.131; float32 16384 / 16 0.256, 32768 / 8 0.248.
 AMAX_BLOCK = 32768
 AMAX_WARPS = 8
 
@@ -426,9 +426,10 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
         SK=_scale_kind(rules),
         E=fmt(n, req.roundmode, True, hardware=hw and not req.virtual),
         # scale codes by the integer encoder: they are decoded again in the kernel, the use
-        # of a hardware-converted byte Triton mislowers (see _formats.fmt); the H200 gave
-        # wrong e5m2 scale codes and element signs for e4m3fn_e5m2_t32 under the round mode
-        # zero with transposed scales (conformance smoke tier), the interpreter right ones
+        # of a hardware-converted byte Triton mislowers (see _formats.fmt); with the hardware
+        # conversion an H200 gives wrong e5m2 scale codes and element signs for
+        # e4m3fn_e5m2_t32 under the round mode zero with transposed scales (conformance smoke
+        # tier), the interpreter right ones
         S=fmt(ss.scale, hardware=False),
         TS=fmt(dt.tenscale, hardware=False) if dt.tenscale is not None else _NO_FORMAT,
         Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,

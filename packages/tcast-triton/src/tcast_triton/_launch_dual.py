@@ -54,10 +54,11 @@ __all__ = ["dual_kernel_takes", "dual_supported", "gluon_takes", "run_dual"]
 
 #: The largest tile the kernel holds (a block is T rows of at least T columns).
 DUAL_MAX_TILE = 128
-#: The Triton kernel's tunables, measured before the Gluon kernel took the MX casts of
-#: 32-element tiles on sm_90 (they now serve the other tiles, virtual casts, other scales and
-#: the interpreter). Elements of a program's block (``T`` rows of ``DUAL_ELEMS / T``
-#: columns, at least ``T``) and warps per program for tiles of 32 and more, and narrower.
+#: The Triton kernel's tunables, measured on the MX casts of 32-element tiles, which the
+#: Gluon kernels take on sm_90 and later (the Triton kernel serves the other tiles, virtual
+#: casts, other scales, older GPUs and the interpreter). Elements of a program's block
+#: (``T`` rows of ``DUAL_ELEMS / T`` columns, at least ``T``) and warps per program for
+#: tiles of 32 and more, and narrower.
 #: H200 sweep (bench/bench_dual.py --sweep, 16384^2 bfloat16, actual, transposed), ms for
 #: MXFP8 / MXFP4 / NVFP4: 2048 elements, 1 warp 0.464 / 0.570 / 1.143; 2 warps 0.504 / 0.572 /
 #: 1.037; 4096, 2 warps 0.480 / 0.573 / 1.146; 4 and 8 warps, and 8192 elements, slower.
@@ -88,7 +89,7 @@ DUAL_TWO_LEVEL = False
 #: ``_kernels_dual_gl``): a switch for tests and benchmarks.
 GLUON_ENABLED = True
 #: ``_kernels_dual_gl``'s tunables (H200 benchmark), for the pair encoder and for the
-#: hardware FP8 conversion (``GLUON_HW``: only with ``GLUON_ONE_LAYOUT`` off; measured before
+#: hardware FP8 conversion (``GLUON_HW``: only with ``GLUON_ONE_LAYOUT`` off; measured without
 #: the scale stores' eviction policy): block columns BN, warps W, the column phase's threads
 #: along a column CT and elements (words of two, pairs) a thread holds along a row CV, the
 #: row phase's elements (words) a thread holds of a row tile RV. H200, 16384^2 bfloat16,
@@ -113,14 +114,15 @@ GLUON_ONE_LAYOUT = True
 #: H200, 16384^2 bfloat16 MXFP8, plain / transposed ms, with the scale stores' eviction
 #: policy (bench/bench_dual.py --sweep-gluon one): 256, 4, 2, 8: 0.268 / 0.364; 256, 4, 2,
 #: 16: 0.271 / 0.361; 512, 8, 2, 8: 0.274 / 0.357; 512, 8, 2, 16: 0.280 / 0.359. Without
-#: it (an earlier run): 256, 4, 2, 8: 0.277 / 0.379; 256, 4, 2, 16: 0.281 / 0.375; 512, 8,
+#: it (another run): 256, 4, 2, 8: 0.277 / 0.379; 256, 4, 2, 16: 0.281 / 0.375; 512, 8,
 #: 2, 8: 0.280 / 0.371; 256, 4, 2, 4: 0.300 / 0.378; 512, 4, 4, 16: 0.353 / 0.382; 256, 4,
 #: 1, 16 and 512, 8, 1, 16: 0.351 / 0.425 and 0.503 / 0.594.
 GLUON_HW_ONE = (256, 4, 2, 8)
 #: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
 #: through shared memory) rather than reading the block again from L2 (benchmark tunable;
-#: H200, 16384^2 bfloat16, with tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes:
-#: MXFP8 0.284 -> 0.282 ms, MXFP4 0.285 -> 0.278, transposed 0.384 -> 0.372).
+#: H200, 16384^2 bfloat16, with tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes, ms
+#: from L2 / from registers: MXFP8 0.284 / 0.282, MXFP4 0.285 / 0.278, transposed 0.384 /
+#: 0.372).
 #: Launch plans are cached (``_PLANS``): clear them after changing a switch or tunable.
 GLUON_ONCE = True
 #: The L2 eviction policy (a Triton ``eviction_policy``) of the Gluon kernels' row-scale
@@ -129,9 +131,9 @@ GLUON_ONCE = True
 #: column scales (the same slots plain or transposed) showed no difference either way (MXFP8
 #: one layout, columns default / ``evict_last``: 0.270 / 0.271 ms, transposed 0.322 /
 #: 0.321), so they follow ``transposed``. H200,
-#: 16384^2 bfloat16, plain / transposed ms, without -> with (bench/bench_dual.py, same run):
-#: MXFP8 (one layout) 0.277 -> 0.271 / 0.372 -> 0.361; MXFP4 0.270 -> 0.263 / 0.367 ->
-#: 0.356.
+#: 16384^2 bfloat16, plain / transposed ms, without / with the policy (bench/bench_dual.py,
+#: same run): MXFP8 (one layout) 0.277 / 0.271 and 0.372 / 0.361; MXFP4 0.270 / 0.263 and
+#: 0.367 / 0.356.
 GLUON_SCALE_EVICT = "evict_last"
 #: Launch plans, by the single-cast key and ``transposed`` (``_launch.cached_plan``).
 _PLANS: dict[tuple, _DualPlan] = {}

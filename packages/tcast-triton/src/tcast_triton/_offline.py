@@ -1,7 +1,7 @@
 """Compiling a kernel for a GPU without one: its SASS, for tests and benchmarks (no cast path).
 
 ``tests/gluon_offline.py`` (CI compiles the Gluon dual kernel for sm_90) and
-``bench/sass_offline.py`` (instructions per element between GPU sessions) give a kernel the
+``bench/sass_offline.py`` (instructions per element on a machine without a GPU) give a kernel the
 specializations a launch gets: 16-byte aligned pointers, integers typed by their magnitude,
 ``== 1`` as a constant and divisibility by 16 (except the kernel's ``do_not_specialize``
 arguments). Needs Triton's bundled ``ptxas`` and ``cuobjdump``, not a GPU; never under the
