@@ -1,4 +1,4 @@
-"""`tcast golden`: files, layout, coverage levels, reproducibility and atomic writing (issue 4)."""
+"""`tcast golden`: files, layout, coverage levels, reproducibility and atomic writing."""
 
 from __future__ import annotations
 
@@ -238,7 +238,7 @@ def _tree(d: Path) -> dict[str, bytes | None]:
 
 
 def test_out_over_a_set_with_user_files_added_is_refused_and_nothing_deleted(tmp_path, capsys):
-    # issue 11: a DUT results file and a log folder inside an old set were deleted (exit 0)
+    # a DUT results file and a log folder a user put inside an old set stay, and exit 2 says why
     d = _gen(tmp_path, "float8_e5m2", "set")
     (d / "my_dut_results.txt").write_text("00 01\n")
     (d / "sim_logs").mkdir()
@@ -251,7 +251,7 @@ def test_out_over_a_set_with_user_files_added_is_refused_and_nothing_deleted(tmp
 
 
 def test_out_over_another_tools_header_json_is_refused(tmp_path, capsys):
-    # issue 11: an unrelated directory with some tool's header.json and a data.csv lost the CSV
+    # some other tool's header.json (listing a data.csv) is not a set's: nothing is replaced
     d = tmp_path / "tool"
     d.mkdir()
     (d / "header.json").write_text('{"tool": "other", "files": {"data.csv": {}}}')
@@ -483,7 +483,7 @@ def test_cli_errors_exit_2_with_a_message(tmp_path, capsys, argv, match):
     assert not (tmp_path / "o").exists()
 
 
-# ------------------------------------------------------------------ review fixes
+# ------------------------------------------------------- wide types, header, levels, options
 def test_wide_destinations_sample_their_grid(tmp_path):
     """float32 as a destination: a sample of its values, named in the header (no 2**32 table)."""
     d = _gen(tmp_path, "float32")
@@ -552,7 +552,7 @@ def test_level2_tiles_move_up_to_three_steps(tmp_path):
 
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "mxfp8"])
 def test_count_beyond_two_to_the_24_random_elements_is_refused_with_exit_2(tmp_path, capsys, name):
-    # issue 11: --count 1000000000000 ran silently, then a raw numpy MemoryError (exit 1)
+    # refused before any allocation, with the bound named (never a raw MemoryError)
     out = tmp_path / "o"
     assert main(["golden", name, "--count", "1000000000000", "--out", str(out)]) == 2
     assert "count must be an integer in [0, 16777216]" in capsys.readouterr().err
@@ -567,7 +567,7 @@ def test_count_times_tile_elements_beyond_the_bound_is_refused(tmp_path, capsys)
     assert not out.exists()
 
 
-# ------------------------------------------------- random stream buffering, progress (issue 11)
+# --------------------------------------------------------- random stream buffering, progress
 @pytest.mark.parametrize("start", [0, 5, 2**32 - 7, 2**64 - 9000])
 def test_buffered_stream_gives_the_words_of_one_philox_call_however_split(start):
     from tcast_ref._philox import philox_word0
@@ -592,7 +592,7 @@ def test_stream_refuses_words_past_counter_two_to_the_64():
 
 
 def test_case_generation_advances_a_progress_bar(monkeypatch):
-    # issue 11: generation was silent for 12 s, then bars flashed for 1.5 s
+    # the input phase, the longest, shows progress from its start (a step per tile)
     from tcast_ref.golden import _generate as gen_mod
 
     bars = []

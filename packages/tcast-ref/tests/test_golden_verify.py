@@ -1,4 +1,4 @@
-"""`tcast verify`: integrity checks, results files, engines, NaN rule, exit codes (issue 4)."""
+"""`tcast verify`: integrity checks, results files, engines, NaN rule, exit codes."""
 
 from __future__ import annotations
 
@@ -243,8 +243,8 @@ def test_results_of_another_set_or_bad_syntax_exit_2(sets, tmp_path, capsys, dam
 def test_all_engines_reports_an_installed_engine_that_fails_to_load_and_exits_2(
     sets, capsys, monkeypatch
 ):
-    # issue 11: --engine all skipped an engine that failed to load, and `make run` then said
-    # every engine was verified with only ref
+    # an engine that fails to load is reported, never skipped: a run whose summary lists only
+    # ref must not read as every engine verified
     import tcast
 
     loaded = tcast.load_engines()
@@ -405,7 +405,7 @@ def test_decode_sets_refuse_rows_this_tcast_does_not_enumerate(tmp_path, monkeyp
     [(b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")],
 )
 def test_results_file_with_a_byte_order_mark_is_read(sets, tmp_path, capsys, bom, codec):
-    # issue 11: a UTF-16 or BOM results file gave an "'ascii' codec" message
+    # UTF-8 and UTF-16 files with a byte order mark are read, never an "'ascii' codec" message
     d = sets["mxfp8"]
     text = (d / "vectors.txt").read_text()
     act = tmp_path / "r.txt"
@@ -424,7 +424,7 @@ def test_results_file_with_non_ascii_bytes_names_the_byte(sets, tmp_path, capsys
 
 
 def test_results_file_of_another_set_says_so(sets, tmp_path, capsys):
-    # issue 11: a results file of another set gave "word 34 must have 2 hex digits"
+    # the file is named as another set's, not blamed for a word's width deep inside it
     names = sorted(sets)
     a, b = sets[names[0]], sets[names[1]]
     for suffix in ("txt", "memh"):

@@ -1,7 +1,7 @@
 """Which NumPy arrays the reference engine takes: plain arrays (views, read-only, memmaps,
 attribute-only subclasses); masked arrays, matrices and subclasses with hooks of their own are
-refused with ``UnsupportedError`` naming the conversion (issue 11: a masked array's mask was
-dropped silently, a matrix raised a raw ValueError)."""
+refused with ``UnsupportedError`` naming the conversion (never a mask dropped silently, never
+a raw ValueError from a matrix)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The named edge cases of issue 3 (verification 4), on tcast_ref: virtual, actual and upcast bits.
+"""Named edge cases of the semantics, on tcast_ref: virtual, actual and upcast bits.
 
 Every expected code and value is derived by hand in the comments (SEMANTICS.md section
 cited); each cast is also checked against the exact model (``tcast.exact.cast_array``) as

@@ -1,8 +1,7 @@
 """tcast_ref against the exact model: scaled (block) casts, bit for bit.
 
-Issue 3, verification 1 (block part). Every check casts one array with
-``tcast_ref.cast`` in all three cast modes and compares with
-``tcast.exact.cast_array`` on the same values:
+Every check casts one array with ``tcast_ref.cast`` in all three cast modes and compares
+with ``tcast.exact.cast_array`` on the same values:
 
 * virtual: the raw bits of the result in the input dtype;
 * actual: element codes, scale codes (and the scale array's shape), zero-point
@@ -666,7 +665,7 @@ def test_the_sweep_reaches_every_combination_mode_and_input_dtype():
     assert {c[4] for c in cases} == {False, True}
 
 
-# ----------------------------------------------------------------- bugs exposed
+# ------------------------------------------------- sparse blocks under a non-finite tensor amax
 _NONFINITE_TENSOR = (
     tcast.datatype("e2m1f", "e4m3fn_float32_t4n2m4"),
     np.array([[np.inf, 1, 2, 3], [1, 2, 3, 4]], np.float32),
@@ -682,15 +681,15 @@ def test_ref_two_level_sparse_blocks_are_nan_throughout_when_the_tensor_amax_is_
 
 
 def test_exact_two_level_sparse_blocks_are_nan_throughout_when_the_tensor_amax_is_not_finite():
-    # The same rule in the oracle. Exact-model bug: cast_block decides "pruned elements decode
-    # to +0" from the block's own kept elements, so the pruned 1 and 2 of the second row (a
-    # finite block, made non-finite only by the tensor amax) come out as 0.0 instead of NaN.
+    # The same rule in the oracle: whether pruned elements decode to +0 depends on the tensor
+    # amax too, not only on the block's own kept elements, so the pruned 1 and 2 of the second
+    # row (a finite block, made non-finite only by the tensor amax) are NaN, not 0.0.
     dt, x = _NONFINITE_TENSOR
     e = exact.cast_array(x.reshape(-1).tolist(), x.shape, dt)
     assert np.isnan(np.array(e.values)).all(), e.values
 
 
-# ----------------------------------------------------------------- engine bug exposed
+# ---------------------------------------------------------------- signaling NaN inputs
 @pytest.mark.parametrize("in_name", IN_DTYPES)
 @pytest.mark.parametrize("dt", ["e4m3fn", "e2m1f", "mxfp8", "nvfp4", "int8_e", "uint8_ffc"])
 def test_signaling_nan_inputs_cast_without_floating_point_warnings(dt, in_name):

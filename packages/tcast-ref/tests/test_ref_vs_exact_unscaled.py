@@ -1,14 +1,13 @@
 """tcast_ref against the exact model: unscaled casts of every float16 and bfloat16 bit pattern.
 
-Issue 3, verification 1 (unscaled part). Every float format of at most 8 bits in
-``tcast.CATALOG`` (20 formats) receives all 65,536 float16 and all 65,536 bfloat16
-bit patterns (NaN payloads, ±0, ±Inf and subnormals included) under every
-deterministic round mode, saturating and IEEE overflow, and the reference's codes
-(actual), virtual bits (in the input dtype) and upcast bits must equal what
-``tcast.exact.encode`` / ``decode`` / ``to_input_dtype`` give. Stochastic rounding
-is checked with fixed random bits (all zeros, all ones, 2**31) and with seeded
-bits, which must be ``tcast.exact.random_bits(seed, range(n))`` by logical C-order
-flat index, also for non-contiguous and transposed views.
+Every float format of at most 8 bits in ``tcast.CATALOG`` (20 formats) receives all 65,536
+float16 and all 65,536 bfloat16 bit patterns (NaN payloads, ±0, ±Inf and subnormals
+included) under every deterministic round mode, saturating and IEEE overflow, and the
+reference's codes (actual), virtual bits (in the input dtype) and upcast bits must equal
+what ``tcast.exact.encode`` / ``decode`` / ``to_input_dtype`` give. Stochastic rounding is
+checked with fixed random bits (all zeros, all ones, 2**31) and with seeded bits, which must
+be ``tcast.exact.random_bits(seed, range(n))`` by logical C-order flat index, also for
+non-contiguous and transposed views.
 
 Cost and how it is kept down. The exact model takes about 15-25 us per encode
 (pure Python, Fractions). The two input sets share few values (122,112 distinct
@@ -22,8 +21,8 @@ reused elsewhere (checked on a sample by
 reference itself is compared on *all* inputs under both settings. The exact
 encodes run on a spawn-based pool of two worker processes.
 
-Timings (this container, 2 cores shared with other jobs at a load of about 2.5,
-so the pool got roughly one core): the module takes 200 s wall and 232 s of CPU
+Timings (``pytest`` of this module on 2 cores shared with other jobs at a load of
+about 2.5, so the pool gets roughly one core): the module takes 200 s wall and 232 s of CPU
 in all (workers included); the deterministic sweep, 20 formats x 4 modes x
 122,112 values, is about 190 s of CPU (about 2.4 s per format and mode), RNE
 alone about 50 s; the stochastic tests about 10 s. On two idle cores that is

@@ -1,7 +1,7 @@
 """tcast_ref against ml_dtypes (and NumPy for float16): round-to-nearest-even unscaled casts.
 
-Issue 3, verification 2. Every comparison is on raw code bits: ``tcast_ref.cast(...,
-castmode="actual").data`` against ``x.astype(<ml_dtypes type>).view(<uint>)``.
+Every comparison is on raw code bits: ``tcast_ref.cast(..., castmode="actual").data``
+against ``x.astype(<ml_dtypes type>).view(<uint>)``.
 
 * Destinations: every ml_dtypes format tcast shares (the ten 8/6/4-bit floats below), and
   bfloat16 / float16 through the unscaled ``bfloat16`` / ``float16`` datatypes.

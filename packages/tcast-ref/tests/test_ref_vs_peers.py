@@ -1,4 +1,4 @@
-"""tcast_ref against independent MX implementations: torchao and gfloat (issue 3, verification 3).
+"""tcast_ref against independent MX implementations: torchao and gfloat.
 
 * torchao ``to_mx`` (pure torch on the CPU) for MXFP8 e4m3/e5m2, MXFP6 e2m3/e3m2 and MXFP4
   under its FLOOR, CEIL, EVEN and RCEIL scale calculations (our ``floor``, ``ceil``,
