@@ -170,7 +170,7 @@ def test_codes_are_held_in_the_narrowest_unsigned_dtype(bits, name):
 
 
 def test_cast_result_repr_names_the_parts_and_never_prints_arrays():
-    # issue 11: repr of a CastResult dumped every array
+    # a repr names shapes and dtypes: a half-megabyte array must not fill the screen
     data = np.zeros((512, 1024), np.uint8)
     r = CastResult(
         data,

@@ -397,7 +397,7 @@ def test_names_md_scale_examples_parse_as_written():
 
 
 def test_python_dash_m_tcast_runs_the_command_line():
-    # issue 11: `python -m tcast` did not work (no tcast.__main__)
+    # `python -m tcast` is the same command line as the `tcast` script (tcast.__main__)
     run = subprocess.run(
         [sys.executable, "-m", "tcast", "info", "mxfp4"],
         capture_output=True,

@@ -553,7 +553,7 @@ def test_uint_uint_zero_point_holds_the_whole_range_on_all_negative_block():
 
 
 def test_uint_zero_point_error_is_at_most_half_a_step_with_uint_zero_but_not_int_zero():
-    # issue 11: uint8 data, an all-negative channel of range 10: an int8 zero point saturates
+    # uint8 data, an all-negative channel of range 10: an int8 zero point saturates
     # at 127 (max error ~5 of the 10 range); a uint8 zero point keeps every error <= s / 2.
     xs = [-10.0 + 0.3125 * i for i in range(32)]
     uz = run(xs, "uint8_float32_uint8")

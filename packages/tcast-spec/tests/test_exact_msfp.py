@@ -292,7 +292,7 @@ def test_metadata_layout_of_2d_subtiles_is_c_order_of_meta_shape():
     assert [k for k, _ in subs] == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert subs[1][1] == [4, 5, 6, 7, 12, 13, 14, 15]
     # transposed: the segments swap dimensions, the subtile moves with its segment:
-    # t4s2 now along the last dimension (subtile 2), t4 along the first (its tile, 4)
+    # t4s2 along the last dimension (subtile 2), t4 along the first (its tile, 4)
     meta_shape, subs = subtile_indices((4, 8), "int8_e8m0_t4s2o1_t4", transpose_scale=True)
     assert meta_shape == (1, 4)
     assert subs[1][1] == [2, 3, 10, 11, 18, 19, 26, 27]

@@ -1,4 +1,4 @@
-"""torch, NumPy and ml_dtypes dtype objects as tcast formats (issue 11), checked bit for bit.
+"""torch, NumPy and ml_dtypes dtype objects as tcast formats, checked bit for bit.
 
 Every dtype object that maps to a tcast number format must decode every code (every code of
 formats up to 16 bits; a sample of the 32-bit ones) to the value the library itself gives it;

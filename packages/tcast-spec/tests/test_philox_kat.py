@@ -92,7 +92,7 @@ def test_consecutive_elements_across_the_2_to_the_34_boundary_take_calls_in_orde
 
 
 def test_the_counter_is_the_element_index_divided_by_4_not_the_element_index():
-    # schema version 1 took word 0 of the call at counter i; element 1 now takes word 1 of call 0
+    # element 1 takes word 1 of call 0 (schema version 1 took word 0 of the call at counter i)
     key = (0xA4093822, 0x299F31D0)
     seed = (0x299F31D0 << 32) | 0xA4093822
     assert random_bits(seed, [1]) == [philox4x32((0, 0, 0, 0), key)[1]]

@@ -304,7 +304,7 @@ def test_upstream_parse_sanity():
     assert "int4_bc" in names and "iint4_bc" not in names
     assert {"uint8_bic", "uint8_nic", "uint8_eic"} <= set(names)
     assert {"fp32", "bf8", "e5m2", "mxfp8e4", "mxfp4e2", "mx9", "mxfp4f4"} <= set(names)
-    assert len(names) == len(set(names))  # no name listed twice after the fixes
+    assert len(names) == len(set(names))  # no name listed twice
 
 
 def test_every_upstream_name_is_in_catalog_or_not_yet_supported():
@@ -393,8 +393,8 @@ def test_combinations_default_space_touches_every_feature():
     assert any(d.zero is not None and d.zero.is_float for d in scaled)
     assert any(d.zero is not None and d.zero.is_int for d in scaled)
     assert any(d.zero is not None and d.zero.is_uint for d in scaled)
-    # element codes of 16 to 31 bits under every scale kind (issue 11: torch set bit 31 of
-    # wide +-0 codes and flushed float32 subnormals under float scales; neither was in the space)
+    # element codes of 16 to 31 bits under every scale kind: the space checks that engines keep
+    # bit 31 of wide +-0 codes clear and do not flush float32 subnormals under float scales
     wide = [d for d in scaled if d.nspec.is_float and 16 <= d.nspec.bits < 32]
     assert {d.nspec.bits for d in wide} >= {16, 24, 31}
     assert any(d.sspec.scale.is_float for d in wide)

@@ -216,7 +216,7 @@ def test_is_multiscale_zero_tenscale_properties():
     assert i.is_multiscale and i.zero is None
 
 
-# ------------------------------------------------------------------ repr (issue 11)
+# -------------------------------------------------------------------------- repr
 @pytest.mark.parametrize(
     ("code", "want"),
     [
