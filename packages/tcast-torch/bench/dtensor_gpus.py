@@ -9,7 +9,7 @@ default of ``tcast.cast`` for CUDA tensors, and ``torch:eager``; DTensor casts r
    ``Shard(1)``, ``Replicate()``, virtual and actual, whole and uneven shapes;
 2. timing: the sharded actual cast of a ``--rows`` x ``--size`` tensor (``Shard(0)``;
    MXFP8 also ``Shard(1)``) against the same engine's cast of one shard as a plain tensor
-   on one GPU (the issue's goal: within 5% where nothing communicates; NVFP4 all-reduces its
+   on one GPU (the target: within 5% where nothing communicates; NVFP4 all-reduces its
    tensor amax). A fixed number of iterations timed with CUDA events, the same on every
    process (a collective in the cast must be entered by all).
 

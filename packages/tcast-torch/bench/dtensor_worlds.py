@@ -4,7 +4,7 @@ Runs ``tests/dtensor_worker.py`` (the cases of ``test_torch_dtensor.py`` and
 ``tcast-triton``'s ``test_triton_dtensor.py``: every placement kind, uneven shards, the
 conformance sample, collective counts, whole-tensor layouts, gradients, the FSDP2 step) in
 ``--world`` processes for each engine of ``--engines`` and prints, per engine, the raw-bit
-checks made and the failures. On a machine of several GPUs (issue 15's two-GPU run):
+checks made and the failures. On a machine of several GPUs:
 
     python packages/tcast-torch/bench/dtensor_worlds.py --world 2 --device cuda --backend nccl
 

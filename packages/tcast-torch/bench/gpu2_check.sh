@@ -1,4 +1,4 @@
-# Issue 15's run on a machine of several GPUs, in one device call (kind nvidia-h200-x2, or
+# The DTensor checks on a machine of several GPUs, in one device call (kind nvidia-h200-x2, or
 # nvidia-h100-x2), from the repository root (no wheels needed; .whl is used if carried):
 #
 #   bash packages/tcast-torch/bench/gpu2_check.sh [WORLD] [all|bench|worlds] [JOBS]

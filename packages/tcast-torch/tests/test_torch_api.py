@@ -130,7 +130,7 @@ def test_rejects_input_dtypes_other_than_float32_float16_bfloat16(entry, dtype, 
         with pytest.raises(UnsupportedError, match=f"of dtype {name}:") as info:
             CASTS[entry](x, dt, castmode=castmode)
         assert isinstance(info.value, TcastError)
-        # issue 11: every rejected dtype got the same message about float64
+        # each rejected dtype is named: float64 only in float64's own message
         assert ("float64" in str(info.value)) == (name == "float64")
     assert torch.equal(_bits(x), before)
 

@@ -1,8 +1,8 @@
 """Which tensors the torch engine takes: plain strided tensors, subclasses that leave torch's
 operations alone, and DTensors (cast shard by shard, test_torch_dtensor.py); other
 dispatching subclasses, nested and sparse tensors, and DTensors of Partial placements are
-refused with ``UnsupportedError`` naming the conversion (issue 11: a DTensor was cast to wrong
-values without an error; sparse, nested and masked tensors raised raw torch errors).
+refused with ``UnsupportedError`` naming the conversion (never wrong values without an
+error, never a raw torch error).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Zeros and subnormals: tcast_torch against tcast_ref and the exact model, as raw bits.
 
-Regressions of issue 11: the fast path built the codes of values below a format's normals
-as ``float32(v) * 2**(mbits - emin)``, a constant that is Inf for every format with an 8-bit
-exponent (emin = -126, mbits >= 2). Zeros became NaN and then code 0x80000000 (visible in
-formats of 17 to 31 bits, ``e8m15_e8m0_t32``; narrower codes dropped the bit), and nonzero
-subnormal results became code 0 (``bfloat16_e4m3fn_t4`` on the float32 subnormal 1e-42),
-so the actual codes disagreed with the virtual cast and with tcast_ref.
+The codes of values below a format's normals cannot be built as
+``float32(v) * 2**(mbits - emin)``: that constant is Inf for every format with an 8-bit
+exponent (emin = -126, mbits >= 2), so zeros would become NaN and then code 0x80000000
+(visible in formats of 17 to 31 bits, ``e8m15_e8m0_t32``; narrower codes drop the bit), and
+nonzero subnormal results code 0 (``bfloat16_e4m3fn_t4`` on the float32 subnormal 1e-42).
+These tests hold the fast path's actual codes to the virtual cast and to tcast_ref there.
 """
 
 from __future__ import annotations
@@ -152,9 +152,9 @@ def test_wide_formats_match_the_reference_and_the_exact_model(name):
 
 
 def test_golden_set_of_wide_elements_verifies_on_the_torch_engine(tmp_path, capsys):
-    """The issue's reproduction: ``tcast golden e8m15_e8m0_t32`` then ``tcast verify
-    --engine torch`` (674 mismatching words before the fix). The issue's other datatype,
-    ``e8m22_e8m0_t4``, is in the test above (its golden set takes half a minute to make)."""
+    """``tcast golden e8m15_e8m0_t32`` then ``tcast verify --engine torch``: every word
+    matches. ``e8m22_e8m0_t4`` is in the test above instead (its golden set takes half a
+    minute to make)."""
     name = "e8m15_e8m0_t32"
     out = tmp_path / name
     assert main(["golden", name, "--out", str(out), "--quiet"]) == 0
@@ -189,7 +189,7 @@ TWO_LEVEL = ["nvfp4", "e4m3fn_e4m3fn_float32_t16", "bfloat16_e4m3fn_float32_t4"]
 
 def _subnormal_inputs() -> np.ndarray:
     """Blocks of 8: random float32 subnormals of both signs (all-subnormal blocks), the
-    issue's 1e-42 alone and with a zero, the smallest and largest subnormals, subnormals
+    subnormal 1e-42 alone and with a zero, the smallest and largest subnormals, subnormals
     beside normals of every size, and a block of 2**-126 and its neighbours."""
     rng = np.random.default_rng(42)
     sub = rng.integers(1, 1 << 23, 64).astype(np.uint32)
@@ -240,7 +240,7 @@ def test_float32_subnormal_inputs_under_float_scales_match_the_reference(name):
 
 @pytest.mark.parametrize("name", ["bfloat16_e4m3fn_t4", "e8m7_e4m3fn_t4", "e8m22_e4m3fn_t2"])
 def test_subnormal_input_gets_the_smallest_code_not_zero(name):
-    """The issue's cases: 1e-42 under a float block scale; codes from the exact model."""
+    """1e-42 under a float block scale: the smallest nonzero code, from the exact model."""
     x = np.full((2, 4), 1e-42, np.float32)
     x[1, 1] = -1e-42
     a_t = tcast_torch.cast(torch.from_numpy(x.copy()), name, castmode="actual")
@@ -276,8 +276,8 @@ _DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 def test_compiled_two_level_scale_of_a_subnormal_tile_keeps_the_float32_rounding(device):
     """fl32(fl32(amax / M) / t) rounds amax / M to float32 first (SEMANTICS §5.6): a float32
     subnormal there rounds coarsely (1024 * 2^-149 / 240 -> 4 * 2^-149). Inductor on CUDA
-    dropped that rounding (the bfloat16 tile scale was 0x3509, not 0x3500); on a CUDA machine
-    this runs there too."""
+    drops that rounding unless kept (the bfloat16 tile scale comes out 0x3509, not 0x3500); on
+    a CUDA machine this runs there too."""
     x = np.full((2, 16), 1024 * 2.0**-149, np.float32)
     x[:, 1::3] *= -1
     name = "e4m3b8fnuz_bfloat16_float32_t16"
