@@ -13,7 +13,7 @@ line at once, so a call cut off by its time limit still leaves what it checked; 
 
 ``--sample J/M`` keeps only the tier's cases whose index (in the tier's order) is J modulo M,
 before sharding: a uniform sample of the full tier, whose M samples cover it exactly once
-(a sample per session where the whole tier does not fit the device time).
+(a sample per run where the whole tier does not fit the device time).
 """
 
 from __future__ import annotations

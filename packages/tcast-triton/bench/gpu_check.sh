@@ -3,9 +3,9 @@
 #
 #   bash packages/tcast-triton/bench/gpu_check.sh [smoke|fast|full] [DATATYPE-GLOB] [all|tests|verify]
 #
-# The third argument runs part 1 only (tests) or parts 2 and 3 only (verify): since the Gluon
-# dual kernel's tests (tenth session) the three together take more than a device call's 600 s
-# on an H200, so send `tests` and `verify` as two calls.
+# The third argument runs part 1 only (tests) or parts 2 and 3 only (verify): with the Gluon
+# dual kernel's tests the three together take more than a device call's 600 s on an H200,
+# so send `tests` and `verify` as two calls.
 #
 # 1. the package's tests on CUDA (every kernel path, 2**32 FP8 inputs, > 2**31 elements);
 # 2. `tcast verify` of every committed golden set through the engine;

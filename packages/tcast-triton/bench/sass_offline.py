@@ -6,7 +6,7 @@ specializations a launch on a 16384 x 16384 bfloat16 tensor gets (16-byte aligne
 pointers, sizes divisible by 16, an ``inner`` of 1 as a constant), disassembles it with the
 ``cuobjdump`` Triton ships and counts the SASS instructions per element by kind, as
 ``sass_count.py`` does on the GPU. It answers "how many instructions does the dual kernel
-issue per element, against the two single casts?" between GPU sessions; the issue time
+issue per element, against the two single casts?" on a machine without a GPU; the issue time
 is ``elements * per_element / 32 / (132 SMs * 4 * 1.98 GHz)`` on an H200.
 
     python packages/tcast-triton/bench/sass_offline.py [--size 16384] [--dtypes mxfp8,mxfp4,nvfp4]

@@ -158,9 +158,9 @@ def test_packed_kept_codes_are_the_conversion_masked(code, rows, cols, axis, war
     float32 input and layouts of one to many elements per thread.
 
     The expected bytes come from a separate flat-layout kernel of ``hw_bytes``: computed
-    beside the inline PTX in the [32, 128] one-warp kernel, Triton's own conversion left
-    about a tenth of its bytes unwritten on an H200 (2026-11-25), while the PTX's bytes
-    equalled torch's conversion."""
+    beside the inline PTX in the [32, 128] one-warp kernel, Triton's own conversion leaves
+    about a tenth of its bytes unwritten on an H200, while the PTX's bytes equal torch's
+    conversion."""
     e = fmt(tcast.number(code), RoundMode.EVEN, True)
     assert e[_HW] != 0
     g = torch.Generator(device="cuda").manual_seed(1)

@@ -142,7 +142,7 @@ def test_cast_dual_by_pairs_equals_single_reference_casts(code, shape, transpose
 
 
 #: Other datatypes of the conformance space that take the pair path: IEEE-style elements with
-#: Inf/NaN codes, a 4-bit exponent scale, 2- and 4-element tiles (a reviewer's list).
+#: Inf/NaN codes, a 4-bit exponent scale, 2- and 4-element tiles.
 OTHER_PAIRS = ("e3m4_e8m0_t32", "e3m3_e8m0_t32", "e2m1f_e4m0_t16", "e2m1f_e8m0_t2", "e2m1f_e8m0_t4")
 
 

@@ -385,11 +385,11 @@ def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, ro
 def test_e5m2_scales_under_round_toward_zero_with_transposed_scales_equal_reference(
     shape, in_dtype, view, device
 ):
-    """The H200 case of the conformance smoke tier (``e4m3fn_e5m2_t32`` zero/floor/transposed).
+    """``e4m3fn_e5m2_t32`` zero/floor/transposed, a case of the conformance smoke tier.
 
-    Its e5m2 scale codes, then taken by the hardware conversion, came out wrong on the GPU
-    (and with them element signs) while the interpreter's were right; scale codes now go
-    through the integer encoder. On the GPU this test is the regression check.
+    Taken by the hardware conversion, its e5m2 scale codes come out wrong on the GPU (and
+    with them element signs) while the interpreter's are right, so scale codes go through
+    the integer encoder (``_launch``); on the GPU this test checks that they do.
     """
     _check(
         "e4m3fn_e5m2_t32",
