@@ -1,7 +1,7 @@
-"""The conformance machinery, by its old path: it lives in ``tcast_ref.conformance`` now.
+"""The conformance machinery, ``tcast_ref.conformance``, under a path of its own.
 
-Kept for the Triton engine's tests, which load this file by path
-(``packages/tcast-triton/tests/conftest.py``); new code imports ``tcast_ref.conformance``.
+The Triton engine's tests load this file by path (``packages/tcast-triton/tests/conftest.py``);
+other code imports ``tcast_ref.conformance``.
 """
 
 from tcast_ref.conformance import *  # noqa: F403

@@ -1,4 +1,4 @@
-"""Every Python block of every Markdown document runs as written (issue 11).
+"""Every Python block of every Markdown document runs as written.
 
 Documents are found by glob (the READMEs, docs/, SEMANTICS.md, tests/README.md ...), so a new
 document is covered without editing this file. The ``python`` blocks of one document run in

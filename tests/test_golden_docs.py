@@ -51,7 +51,6 @@ def test_the_mxfp8_worked_example_is_the_case_it_names():
 
 
 def test_the_stated_nvfp4_line_count_and_last_tensor_match_the_committed_set():
-    # issue 11: section 3.7 said 276 lines where the set has 286
     import json
 
     text = " ".join(DOC.read_text().split())
