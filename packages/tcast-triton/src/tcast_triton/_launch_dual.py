@@ -120,8 +120,9 @@ GLUON_ONE_LAYOUT = True
 GLUON_HW_ONE = (256, 4, 2, 8)
 #: Whether the Gluon kernel's column phase takes the row phase's registers (rearranged
 #: through shared memory) rather than reading the block again from L2 (benchmark tunable;
-#: H200, 16384^2 bfloat16, with tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes, ms
-#: from L2 / from registers: MXFP8 0.284 / 0.282, MXFP4 0.285 / 0.278, transposed 0.384 /
+#: H200, 16384^2 bfloat16, ``bench/bench_dual.py --sweep-gluon`` with ONCE 0 and 1 in
+#: ``--gluon-configs``, tunables BN, W, CT, CV = 256, 4, 4, 8 and RV 16 bytes, ms from L2 /
+#: from registers: MXFP8 0.284 / 0.282, MXFP4 0.285 / 0.278, transposed 0.384 /
 #: 0.372).
 #: Launch plans are cached (``_PLANS``): clear them after changing a switch or tunable.
 GLUON_ONCE = True
