@@ -36,6 +36,7 @@ from tcast.kit import (
 
 from ._codec import code_dtype, decode, encode, floor_log2, round_even_values, split_f32
 from ._meta import MetaRule, decode_units, encode_units, meta_rule
+from ._native import numpy_native_view
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 from ._tiles import Tiling, from_layout, tiling
@@ -642,6 +643,10 @@ class _ResultOps:
 
     def crop(self, a, shape):
         return np.ascontiguousarray(a[tuple(slice(0, n) for n in shape)])
+
+    def native_view(self, a, name):
+        """``a``'s codes viewed as the NumPy/ml_dtypes dtype ``name``, or None (tcast.native)."""
+        return numpy_native_view(a, name)
 
 
 #: The result operations of this engine.

@@ -12,7 +12,7 @@ from . import exact, kit
 from ._lookup import datatype
 from ._similar import nearest_names
 from ._version import __version__
-from .api import cast, cast_dual, select_engine, upcast
+from .api import cast, cast_dual, native, select_engine, upcast
 from .catalog import (
     ALIASES,
     CATALOG,
@@ -184,7 +184,7 @@ from .errors import (
     TcastWarning,
     UnsupportedError,
 )
-from .kit import CastRequest, EngineBase
+from .kit import CastRequest, EngineBase, NativeParts
 from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
 from .modes import (
     ROUND_MODE_MEANINGS,
@@ -229,6 +229,7 @@ __all__ = [
     "EngineNotFoundError",
     "Kind",
     "NameWarning",
+    "NativeParts",
     "NumberSpec",
     "RoundMode",
     "ScaleLayout",
@@ -365,6 +366,7 @@ __all__ = [
     "mxint8",
     "mxint8_2d",
     "mxint8t16",
+    "native",
     "nearest_names",
     "nf4",
     "number",

@@ -29,6 +29,7 @@ from .engine import (
 from .errors import ArgumentWarning, EngineNotFoundError, SpecError, UnsupportedError
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
+from .kit._native import NativeParts, native_parts
 from .kit._request import normalize_args
 from .kit._trace import tracing
 from .modes import (
@@ -41,7 +42,7 @@ from .modes import (
     mode_meanings_text,
 )
 
-__all__ = ["cast", "cast_dual", "select_engine", "upcast"]
+__all__ = ["cast", "cast_dual", "native", "select_engine", "upcast"]
 
 #: Engine and checked (datatype, modes) of :func:`cast` calls without a random source or a
 #: named engine, by the array's type and device and the arguments as given: checking and
@@ -414,6 +415,57 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     if not isinstance(result, CastResult):
         raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
     result = with_int_shape(result)  # engines read the shape as Python ints
+    return _result_engine(result, engine).upcast(result)
+
+
+def native(result: CastResult, *, engine: str | None = None) -> NativeParts:
+    """A result's codes viewed, without a copy, as the ecosystem's dtypes that hold them.
+
+    Each part whose format a dtype of the engine's library decodes exactly as tcast does is
+    viewed as that dtype: torch ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e4m3fnuz``
+    (tcast ``e4m3b8fnuz``), ``float8_e5m2fnuz``, ``float8_e8m0fnu`` (E8M0 scales),
+    ``float4_e2m1fn_x2`` (compress e2m1f data), ``int8``, ``bfloat16``, ``float16``,
+    ``float32`` (NVFP4's tensor scale); on NumPy, the ml_dtypes dtypes of those and
+    ``float4_e2m1fn``, ``float6_*``, ``int4`` ... (one code per byte, actual data). Other
+    parts keep their unsigned codes and :attr:`NativeParts.notes` says why. The
+    :class:`CastResult` stays codes: golden vectors, packing and upcast read codes.
+
+    Args:
+        result: the CastResult of an actual or compress cast.
+        engine: the engine whose arrays the result holds (default: the one that made it).
+
+    Returns:
+        A :class:`tcast.kit.NativeParts`: the views, the dtype name of each, and notes.
+
+    Raises:
+        SpecError: if ``result`` is not a valid actual or compress CastResult.
+        UnsupportedError: for parts the engine refuses (a DTensor ...).
+        EngineNotFoundError: if the engine is not installed.
+    """
+    if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
+        got = type(result).__name__ if not isinstance(result, CastResult) else "a virtual one"
+        raise SpecError(
+            f"native takes the CastResult of an actual or compress cast, got {got}; cast with "
+            f"castmode='actual'"
+        )
+    result = with_int_shape(result)
+    eng = _result_engine(result, engine)
+    check = getattr(eng, "check_result", None)
+    ops = getattr(eng, "result_ops", None)
+    if check is not None and ops is not None:
+        check(result)  # a view of a valid result only
+    else:  # an engine not built on tcast.kit.EngineBase: nothing to view with
+        ops = None
+    return native_parts(result, ops, getattr(eng, "label", f"engine {eng.name!r}"))
+
+
+def _result_engine(result: CastResult, engine: str | None) -> Engine:
+    """The engine that decodes ``result``: ``engine``, else the result's own, else its data's.
+
+    Raises:
+        SpecError: if ``engine`` is not a str.
+        EngineNotFoundError: if no installed engine takes the result.
+    """
     if engine is not None:
         name = _engine_name(engine)
     else:  # a result's own engine name is a hint: one that is no name falls back to the data
@@ -421,11 +473,11 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     if name:
         eng = load_engine(name)
         if eng is not None:
-            return eng.upcast(result)
+            return eng
     loaded = engines_for(result.data)
     for eng in sorted(loaded, key=lambda e: -e.priority):
         if eng.accepts(result.data):
-            return eng.upcast(result)
+            return eng
     raise EngineNotFoundError(
         f"no installed engine can upcast a result made by {name or 'an unknown engine'}: "
         f"{_takes_no(result.data, loaded)}"

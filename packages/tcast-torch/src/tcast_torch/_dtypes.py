@@ -1,9 +1,12 @@
 """torch's own dtypes for tcast codes, wherever the bits match (SEMANTICS.md §8).
 
 ``CastResult.data`` always holds unsigned codes (uint8/uint16/uint32), so every engine's
-results compare alike; :func:`as_torch_dtype` reinterprets them as torch's float8, float4,
-16- and 32-bit float and integer dtypes for kernels that consume those (``torch._scaled_mm``
-...), and raises where torch has no dtype with a part's bit layout.
+results compare alike. Which dtype has a format's bits is tcast's rule
+(:func:`tcast.kit.native_name`, by name); :data:`TORCH_NATIVE` maps those names to torch's
+dtype objects, and the engine's result operations view codes through it
+(:func:`tcast.native`). :func:`as_torch_dtype` is the strict form for kernels that consume
+those dtypes (``torch._scaled_mm`` ...): it packs actual e2m1f codes into
+``float4_e2m1fn_x2`` and raises where torch has no dtype with a part's bit layout.
 """
 
 from __future__ import annotations
@@ -12,34 +15,49 @@ from dataclasses import dataclass
 
 import torch
 
+import tcast
 from tcast import CastMode, CastResult, DataType, NumberSpec, SpecError, UnsupportedError, number
 
 from ._bits import widen_codes
-from ._engine import engine
 
-__all__ = ["TORCH_DTYPES", "TorchView", "as_torch_dtype", "torch_dtype"]
+__all__ = [
+    "TORCH_DTYPES",
+    "TORCH_NATIVE",
+    "TorchView",
+    "as_torch_dtype",
+    "torch_dtype",
+    "torch_native_view",
+]
 
-#: The torch dtype whose bit layout is each tcast number spec's code layout.
-#: ``float4_e2m1fn_x2`` holds two e2m1f codes per byte, element 2i in the low nibble. Integer
-#: codes are two's complement, so ``int8`` codes viewed as ``torch.int8`` are the values. No
-#: sub-byte integers: torch's ``int1``-``int7``/``uint1``-``uint7`` are shell dtypes without
-#: operations or a defined layout in their byte.
+#: torch's dtype of each name :func:`tcast.kit.native_name` gives. ``float4_e2m1fn_x2``
+#: holds two e2m1f codes per byte, element 2i in the low nibble (the compress stream of
+#: e2m1f codes). Integer codes are two's complement, so ``int8`` codes viewed as
+#: ``torch.int8`` are the values. No sub-byte integers: torch's ``int1``-``int7`` and
+#: ``uint1``-``uint7`` are shell dtypes without operations or a defined layout in their byte.
+TORCH_NATIVE: dict[str, torch.dtype] = {
+    "float8_e4m3fn": torch.float8_e4m3fn,
+    "float8_e5m2": torch.float8_e5m2,
+    "float8_e4m3fnuz": torch.float8_e4m3fnuz,
+    "float8_e5m2fnuz": torch.float8_e5m2fnuz,
+    "float8_e8m0fnu": torch.float8_e8m0fnu,
+    "float4_e2m1fn_x2": torch.float4_e2m1fn_x2,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "float32": torch.float32,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "int16": torch.int16,
+    "uint16": torch.uint16,
+    "int32": torch.int32,
+    "uint32": torch.uint32,
+}
+
+_UNPACKED = {packed: one for one, packed in tcast.kit.PACKED_NAMES.items()}
+
+#: The torch dtype whose bit layout is each tcast number spec's code layout
+#: (``float4_e2m1fn_x2`` for e2m1f: two codes per byte).
 TORCH_DTYPES: dict[NumberSpec, torch.dtype] = {
-    number("float8_e4m3fn"): torch.float8_e4m3fn,
-    number("float8_e5m2"): torch.float8_e5m2,
-    number("float8_e4m3fnuz"): torch.float8_e4m3fnuz,
-    number("float8_e5m2fnuz"): torch.float8_e5m2fnuz,
-    number("float8_e8m0fnu"): torch.float8_e8m0fnu,
-    number("float4_e2m1fn"): torch.float4_e2m1fn_x2,
-    number("bfloat16"): torch.bfloat16,
-    number("float16"): torch.float16,
-    number("float32"): torch.float32,
-    number("int8"): torch.int8,
-    number("uint8"): torch.uint8,
-    number("int16"): torch.int16,
-    number("uint16"): torch.uint16,
-    number("int32"): torch.int32,
-    number("uint32"): torch.uint32,
+    number(_UNPACKED.get(name, name)): dtype for name, dtype in TORCH_NATIVE.items()
 }
 
 
@@ -79,26 +97,6 @@ def _target(dt: DataType, part: str, spec: NumberSpec) -> torch.dtype:
     return target
 
 
-def _view(t: torch.Tensor, target: torch.dtype, dt: DataType, part: str) -> torch.Tensor:
-    """Codes of ``target``'s width viewed as ``target``."""
-    if t.element_size() != target.itemsize:
-        raise SpecError(
-            f"as_torch_dtype: CastResult.{part} of {dt.name} holds {t.dtype} codes, not the "
-            f"{8 * target.itemsize}-bit codes of {target}"
-        )
-    return t.view(target)
-
-
-def _view_stream(t: torch.Tensor, target: torch.dtype, dt: DataType) -> torch.Tensor:
-    """A compress stream of whole-byte codes (little-endian, SEMANTICS.md §8) as ``target``."""
-    if t.dtype != torch.uint8 or t.dim() != 1 or t.numel() % target.itemsize:
-        raise SpecError(
-            f"as_torch_dtype: compress data of {dt.name} must be a 1-D uint8 stream of whole "
-            f"{8 * target.itemsize}-bit codes, got {t.dtype} of shape {tuple(t.shape)}"
-        )
-    return t.view(target)
-
-
 def _pack_e2m1(codes: torch.Tensor, dt: DataType) -> torch.Tensor:
     """Actual e2m1f codes packed in pairs along the last dimension (a new tensor)."""
     codes = widen_codes(codes)
@@ -131,25 +129,35 @@ def as_torch_dtype(result: CastResult) -> TorchView:
     """
     if not isinstance(result, CastResult) or result.castmode is CastMode.VIRTUAL:
         raise SpecError("as_torch_dtype takes the CastResult of an actual or compress cast")
-    engine.check_result(result)  # the checks of upcast: a view of a valid result only
+    # the checks of upcast and the views of tcast.native: a view of a valid result only
+    native = tcast.native(result, engine="torch")
     dt = result.dtype
-    specs = {
-        "data": dt.nspec,
-        "scale": None if dt.sspec is None else dt.sspec.scale,
-        "zero": dt.zero,
-        "tenscale": dt.tenscale,
-    }
-    views: dict[str, torch.Tensor | None] = {}
-    for part, spec in specs.items():
-        t = getattr(result, part)
-        if t is None or spec is None:
-            views[part] = None
-            continue
-        target = _target(dt, part, spec)
-        if part == "data" and result.castmode is CastMode.COMPRESS:
-            views[part] = _view_stream(t, target, dt)  # e2m1f: the packing of float4_x2
-        elif target == torch.float4_e2m1fn_x2:
-            views[part] = _pack_e2m1(t, dt)
-        else:
-            views[part] = _view(t, target, dt, part)
+    views = {p: getattr(native, p) for p in ("data", "scale", "zero", "tenscale")}
+    for part in native.codes_kept:
+        spec = dt.nspec if part == "data" else _scale_spec(dt, part)
+        target = _target(dt, part, spec)  # raises where torch has no dtype
+        if part != "data" or target != torch.float4_e2m1fn_x2:
+            raise UnsupportedError(f"as_torch_dtype: {dt.name}: {native.notes[part]}")
+        views[part] = _pack_e2m1(result.data, dt)  # actual e2m1f: one code per byte
     return TorchView(views["data"], views["scale"], views["tenscale"], views["zero"])
+
+
+def _scale_spec(dt: DataType, part: str) -> NumberSpec:
+    return dt.sspec.scale if part == "scale" else getattr(dt, part)
+
+
+def torch_native_view(a: torch.Tensor, name: str) -> torch.Tensor | None:
+    """``a``'s codes viewed as torch's dtype ``name`` (:data:`TORCH_NATIVE`), or None.
+
+    Codes of the dtype's width are viewed as they are; a contiguous 1-D uint8 stream of
+    wider codes (a compress result's data, little-endian) becomes one element per code.
+    None where torch has no dtype of that name or the bytes do not fill whole codes.
+    """
+    target = TORCH_NATIVE.get(name)
+    if target is None:
+        return None
+    if a.element_size() == target.itemsize:
+        return a.view(target)
+    if a.dtype != torch.uint8 or a.dim() != 1 or a.numel() % target.itemsize:
+        return None
+    return a.contiguous().view(target)

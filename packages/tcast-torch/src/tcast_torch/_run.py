@@ -16,6 +16,7 @@ from tcast.kit import CastRequest, CastRules, build_result, cast_rules, run_reci
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
 from ._codec import decode, encode, round_even_applies, round_even_values
+from ._dtypes import torch_native_view
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import philox_gather, philox_stream
@@ -379,6 +380,10 @@ class TorchResultOps:
 
     def crop(self, a, shape):
         return a[tuple(slice(0, n) for n in shape)].contiguous()
+
+    def native_view(self, a, name):
+        """``a``'s codes viewed as torch's dtype ``name``, or None (``tcast.native``)."""
+        return torch_native_view(a, name)
 
 
 #: The result operations of this engine.

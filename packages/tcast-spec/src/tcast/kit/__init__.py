@@ -18,6 +18,9 @@
 * :func:`shard_blocks`, :func:`cut_blocks`, :func:`groups_cut`, :func:`part_grid_starts`:
   which blocks of a sharded array its parts share (SEMANTICS.md §9.1), for engines that cast
   shards (tcast_torch's DTensor path);
+* :func:`native_parts` / :class:`NativeParts`: a result's codes viewed as the ecosystem's
+  dtypes (``tcast.native``), through the optional ``native_view`` of an engine's result
+  operations (:class:`NativeOps`); :func:`native_name`: which dtype that is, by name;
 * :class:`EngineBase`: the engine protocol's plumbing, so an engine implements array work only;
   :func:`own_hooks`: which array subclasses an engine casts as they are (``EngineBase.refusal``);
 * :func:`quote`: untrusted input (codes, header fields, arguments) quoted in a message, cut
@@ -26,6 +29,7 @@
 Pure Python with no dependencies; docs/engines.md shows how to write an engine on it.
 """
 
+from .._native import NATIVE_NAMES, PACKED_NAMES, native_name
 from .._text import quote
 from ._arrays import own_hooks
 from ._base import EngineBase, cast_with
@@ -48,6 +52,7 @@ from ._dual import (
     run_dual,
     transposed_request,
 )
+from ._native import NativeOps, NativeParts, native_parts
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
@@ -85,13 +90,17 @@ from ._specials import SpecialCodes, special_codes
 __all__ = [
     "F32_MAX",
     "INPUT_DTYPE_NAMES",
+    "NATIVE_NAMES",
     "NEVER",
     "OPERATIONS",
+    "PACKED_NAMES",
     "ArrayOps",
     "CastRequest",
     "CastRules",
     "EngineBase",
     "ExponentScaleRule",
+    "NativeOps",
+    "NativeParts",
     "PartForm",
     "Recipe",
     "RecipeOps",
@@ -119,6 +128,8 @@ __all__ = [
     "input_dtype_name",
     "make_request",
     "nan_keeps_sign",
+    "native_name",
+    "native_parts",
     "normalize_args",
     "normalize_seed",
     "own_hooks",
