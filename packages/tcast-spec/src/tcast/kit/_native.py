@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from .._native import PACKED_NAMES, native_name
 from ..engine import CastResult
 from ..modes import CastMode
+from ..number import Kind
 
 __all__ = ["NativeOps", "NativeParts", "native_parts"]
 
@@ -56,7 +57,8 @@ class NativeParts:
         meta: the result's metadata codes as they are (indices), else None.
         dtype_names: per part the result has, of data, scale, zero and tenscale: the dtype
             name of its view (``"float8_e4m3fn"``), or None where it keeps its codes.
-        notes: per part that keeps its codes, why.
+        notes: per part that keeps its codes, why; for data viewed as a dtype whose reading
+            is not the element value, what to apply (MXINT codes are fixed point).
     """
 
     data: Any
@@ -93,6 +95,20 @@ def _why_none(spec: Any, packed: bool) -> str:
             f"stream; the codes of an actual cast, one per byte, are ml_dtypes.{one}"
         )
     return f"{code} codes: no dtype of torch, NumPy or ml_dtypes decodes them as tcast does"
+
+
+def _value_note(result: CastResult, spec: Any, name: str) -> str | None:
+    """How element values differ from the dtype's reading of the codes, or None."""
+    dt = result.dtype
+    said = []
+    if spec.kind is Kind.INT and dt.sspec is not None and dt.sspec.scale.kind is Kind.EXPONENT:
+        said.append(
+            f"{name} codes are fixed point under the power-of-two scale: the value is "
+            f"code * 2**{2 - spec.bits} * scale (SEMANTICS.md §5.4)"
+        )
+    if dt.meta_bits:
+        said.append("the values also depend on the metadata (subtile exponent offsets, meta)")
+    return "; ".join(said) or None
 
 
 def native_parts(result: CastResult, ops: Any, library: str = "the engine") -> NativeParts:
@@ -141,6 +157,8 @@ def native_parts(result: CastResult, ops: Any, library: str = "the engine") -> N
             continue
         parts[part] = out
         names[part] = name
+        if part == "data" and (note := _value_note(result, spec, name)):
+            notes[part] = note
     return NativeParts(
         mask=result.mask,
         meta=result.meta,
