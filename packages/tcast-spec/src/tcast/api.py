@@ -427,8 +427,10 @@ def native(result: CastResult, *, engine: str | None = None) -> NativeParts:
     ``float4_e2m1fn_x2`` (compress e2m1f data), ``int8``, ``bfloat16``, ``float16``,
     ``float32`` (NVFP4's tensor scale); on NumPy, the ml_dtypes dtypes of those and
     ``float4_e2m1fn``, ``float6_*``, ``int4`` ... (one code per byte, actual data). Other
-    parts keep their unsigned codes and :attr:`NativeParts.notes` says why. The
-    :class:`CastResult` stays codes: golden vectors, packing and upcast read codes.
+    parts keep their unsigned codes and :attr:`NativeParts.notes` says why; it also says
+    where a view's reading is not the element value (MXINT codes are fixed point: value =
+    code * 2**(2-K) * scale). The :class:`CastResult` stays codes: golden vectors, packing
+    and upcast read codes.
 
     Args:
         result: the CastResult of an actual or compress cast.
