@@ -78,3 +78,57 @@ def test_the_engine_is_chosen_again_when_the_selection_changes(monkeypatch):
     monkeypatch.undo()
     tcast.refresh_engines()  # a new registry: engines are selected afresh
     assert np.array_equal(tcast.cast(x, "mxfp8").view(np.uint32), want.view(np.uint32))
+
+
+def test_a_result_carries_the_name_it_was_asked_for():
+    x = np.linspace(-2, 2, 32, dtype=np.float32)
+    alpha = tcast.datatype("mxfp8", name="alpha")
+    beta = tcast.datatype("mxfp8", name="beta")  # equal to alpha, another label
+    assert tcast.cast(x, alpha, castmode="actual").dtype.name == "alpha"
+    assert tcast.cast(x, beta, castmode="actual").dtype.name == "beta"
+    t = torch.linspace(-2, 2, 64).reshape(2, 32)
+    for fn in (tcast.cast, tcast_torch.cast):
+        assert fn(t, alpha, castmode="actual").dtype.name == "alpha"
+        assert fn(t, beta, castmode="actual").dtype.name == "beta"
+
+
+@pytest.mark.parametrize("call", [0, 1])
+def test_saturate_false_on_a_scaled_cast_warns_on_every_call(call):
+    x = np.ones(32, np.float32)
+    for _ in range(2):  # the second call is served from the memo
+        with pytest.warns(tcast.ArgumentWarning, match="saturate=False has no effect"):
+            tcast.cast(x, "mxfp4", saturate=False)
+
+
+def test_an_engine_that_stops_accepting_is_passed_over(monkeypatch):
+    t = torch.linspace(-2, 2, 64).reshape(2, 32)
+    tcast.cast(t, "mxfp8")  # remembered: the torch engine
+    eng = tcast.engine.load_engine("torch")
+    monkeypatch.setattr(type(eng), "accepts", lambda self, x: x.dtype != torch.bfloat16)
+    # asked afresh, no engine takes it: the selection's error, not the remembered engine's
+    with pytest.raises(tcast.EngineNotFoundError):
+        tcast.cast(t.bfloat16(), "mxfp8")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"seed": 10**5000, "roundmode": "stochastic"},
+        {"saturate": 10**5000},
+        {"saturate": "x" * 500},
+        {"transpose_scale": 10**400},
+    ],
+    ids=["huge-seed", "huge-saturate", "long-saturate", "huge-transpose"],
+)
+def test_bad_values_are_named_briefly(kwargs):
+    with pytest.raises(tcast.SpecError) as info:
+        tcast.cast(np.ones(32, np.float32), "mxfp8", **kwargs)
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize("name", [["x"], 5])
+def test_a_datatype_name_must_be_a_str(name):
+    with pytest.raises(tcast.SpecError, match="must be a str"):
+        tcast.datatype("mxfp8", name=name)
+    with pytest.raises(tcast.SpecError, match="must be a str"):
+        tcast.DataType(tcast.number("e4m3fn"), None, name)

@@ -1,4 +1,4 @@
-"""Packages meet only at public names: no package imports a ``_private`` name of another.
+"""Packages meet only at public names: no package reaches a ``_private`` name of another.
 
 Read with ``ast`` over every package's ``src/`` and ``tests/`` (nothing is imported): an import
 of another top-level package (``tcast``, ``tcast_ref``, ``tcast_torch``, ``tcast_triton``) may
@@ -21,7 +21,15 @@ PACKAGES = {
 def _private_imports(path: Path, own: str) -> list[str]:
     """``line: import`` for each import in ``path`` of a private name of another package."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    # an attribute inside a longer chain is read with its outermost attribute
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            chain = _attribute_chain(node)
+            if chain and chain[0] in PACKAGES and chain[0] != own and _private(chain[1:]):
+                found.append(f"{path.name}:{node.lineno}: {'.'.join(chain)}")
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             parts = node.module.split(".")
             names = [a.name for a in node.names]
@@ -41,6 +49,22 @@ def _private_imports(path: Path, own: str) -> list[str]:
             if top in PACKAGES and top != own and any(p.startswith("_") for p in rest):
                 found.append(f"{path.name}:{node.lineno}: import {n}")
     return found
+
+
+def _attribute_chain(node: ast.Attribute) -> list[str] | None:
+    """``["tcast_ref", "_pack", "pack_codes"]`` of ``tcast_ref._pack.pack_codes``; None when
+    the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _private(names: list[str]) -> bool:
+    return any(n.startswith("_") and not (n.startswith("__") and n.endswith("__")) for n in names)
 
 
 def test_no_package_imports_another_packages_private_names():
@@ -65,6 +89,16 @@ def test_the_check_sees_a_private_import(tmp_path):
         "import tcast_torch._run\n"
         "from tcast_torch.toolkit import BlockStats\n"
         "from tcast import __version__\n"
+        "import tcast_ref\n"
+        "tcast_ref._pack.pack_codes(x, 4)\n"
+        "tcast_ref.pack_codes(x, 4)\n"
     )
-    got = [line.split(": ", 1)[1] for line in _private_imports(f, "tcast_triton")]
-    assert got == ["from tcast_torch._shards", "from tcast_torch", "import tcast_torch._run"]
+    got = sorted(line.split(": ", 1)[1] for line in _private_imports(f, "tcast_triton"))
+    assert got == sorted(
+        [
+            "from tcast_torch._shards",
+            "from tcast_torch",
+            "import tcast_torch._run",
+            "tcast_ref._pack.pack_codes",
+        ]
+    )

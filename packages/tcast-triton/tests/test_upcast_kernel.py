@@ -199,7 +199,7 @@ def test_random_codes_in_every_part_decode_as_ref(code, device):
         for mode in MODES:
             r = rand
             if mode == "compress":
-                packed = tcast_ref._pack.pack_codes(rand.data.reshape(-1), dt.nspec.bits)
+                packed = tcast_ref.pack_codes(rand.data.reshape(-1), dt.nspec.bits)
                 r = dataclasses.replace(rand, data=packed, castmode=CastMode.COMPRESS)
             got = tcast_triton.upcast(torch_result(r, device))
             np.testing.assert_array_equal(_bits(got), want, err_msg=f"{code} draw {draw} {mode}")

@@ -187,8 +187,16 @@ def warn_lookalikes(texts: Iterable[str | None]) -> None:
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside tcast: the warning points at user code."""
+    """The ``stacklevel`` of the first frame outside tcast and its engines (``tcast_*``).
+
+    The warning points at user code, also when an engine's own ``cast`` parsed the name.
+    """
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "tcast":
+    while frame is not None and _ours(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _ours(module: str) -> bool:
+    top = module.partition(".")[0]
+    return top == "tcast" or top.startswith("tcast_")

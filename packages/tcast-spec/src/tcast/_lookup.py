@@ -117,6 +117,8 @@ def datatype(
     # while torch.compile traces, the cache is bypassed: a compiled function that read or
     # filled it would be guarded on its contents and recompile when another datatype is
     # parsed; the uncached parse is constant-folded into the graph
+    if name is not None and not isinstance(name, str):
+        raise SpecError(f"name {quote(name)} must be a str (or None: the code or catalog name)")
     if isinstance(nspec, str) and (sspec is None or isinstance(sspec, str)) and not _tracing():
         key = (nspec, sspec, name)
         found = _PARSED.get(key)

@@ -224,7 +224,10 @@ def cast(
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
 
-    Works inside ``torch.compile(fullgraph=True)`` on torch tensors.
+    Works inside ``torch.compile(fullgraph=True)`` on torch tensors. A DataType that is an
+    argument of the compiled function (rather than a name, a global or a module's attribute)
+    needs ``dynamic=False``: from its second datatype on, Dynamo would turn the specs'
+    integers into symbols, which the spec arithmetic cannot take.
 
     Args:
         x: a float32, float16 or bfloat16 array of an engine's library.
@@ -272,6 +275,8 @@ def cast(
             type(x),
             getattr(x, "device", None),
             dtype,
+            # equal datatypes may carry other names: a result is labelled with the one given
+            getattr(dtype, "name", None),
             castmode,
             roundmode,
             scalemode,
@@ -288,7 +293,10 @@ def cast(
         if known is not None:
             eng, dt, modes = known
             refusal = getattr(eng, "refusal", None)
-            if refusal is None or refusal(x) is None:  # else select afresh: it may differ
+            # an engine may take arrays by more than type and device, and refuse some kinds:
+            # either way the selection is made afresh
+            if eng.accepts(x) and (refusal is None or refusal(x) is None):
+                _warn_ignored(dt, modes)
                 return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, None, None)))
     else:
         key = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._summary import datatype_summary
+from ._text import quote
 from .codebook import CodebookSpec
 from .errors import SpecError
 from .number import NumberSpec
@@ -34,6 +35,8 @@ class DataType:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise SpecError(f"DataType name {quote(self.name)} must be a str")
         _validate(self)
         if not self.name:
             object.__setattr__(self, "name", self.code)
@@ -48,13 +51,16 @@ class DataType:
         return self._hash
 
     def __getstate__(self) -> dict:
-        # str hashes differ between processes: an unpickled datatype hashes afresh
+        # str hashes differ between processes: an unpickled datatype hashes afresh; and its
+        # rules are computed by the tcast that loads it, not carried from the one that saved it
         state = dict(self.__dict__)
         del state["_hash"]
+        del state["_rules_memo"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        object.__setattr__(self, "_rules_memo", {})
         object.__setattr__(self, "_hash", hash((self.nspec, self.sspec)))
 
     @property

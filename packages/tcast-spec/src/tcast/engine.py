@@ -113,7 +113,7 @@ class CastModes:
         """
         for flag, value in (("saturate", saturate), ("transpose_scale", transpose_scale)):
             if not isinstance(value, bool):
-                raise SpecError(f"{flag} must be True or False, got {value!r}")
+                raise SpecError(f"{flag} must be True or False, got {quote(value)}")
         cm, sl = cast_mode(castmode), _scale_layout(scale_layout)
         if sl is ScaleLayout.BLOCKED and cm is CastMode.VIRTUAL:
             raise SpecError(

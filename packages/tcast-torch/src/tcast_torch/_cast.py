@@ -56,7 +56,12 @@ def run_cast(
         scale_bits = 0 if req.dtype.sspec is None else req.dtype.sspec.scale.bits
         if use_compiled(x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits):
             fn = compiled_cast(req.dtype, req.modes, req.input_dtype, x.ndim)
-            return call_compiled(
+            out = call_compiled(
                 fn, x, req.rbits, fast, lambda: cast_checked(x, req, fast), required=compile is True
             )
+            # one compiled function serves equal datatypes of any name: label the result
+            # with the one asked for
+            if isinstance(out, CastResult) and out.dtype.name != req.dtype.name:
+                out.dtype = req.dtype
+            return out
         return cast_checked(x, req, fast)

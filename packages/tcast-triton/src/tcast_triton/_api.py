@@ -67,6 +67,7 @@ def cast(
         # a trace: a compiled function reading this dict would be guarded on its contents)
         key = (
             dtype,
+            getattr(dtype, "name", None),  # equal datatypes may carry other names
             castmode,
             roundmode,
             scalemode,

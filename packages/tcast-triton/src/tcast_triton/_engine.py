@@ -80,7 +80,7 @@ class TritonEngine(EngineBase):
         plain = type(x) is torch.Tensor or is_dtensor(x)  # a DTensor's request: global shape
         if not plain or not self.accepts(x) or self.refusal(x) is not None:
             return super().request(x, dtype, modes, seed, rbits)  # refuses as it should
-        key = (dtype, modes, x.shape, x.dtype)
+        key = (dtype, dtype.name, modes, x.shape, x.dtype)  # the name labels the result
         req = self._requests.get(key)
         if req is None:
             if len(self._requests) >= _MAX_REMEMBERED:

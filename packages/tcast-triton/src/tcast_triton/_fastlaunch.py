@@ -39,7 +39,8 @@ def _spec(a: Any) -> Any:
     if s is None:
         if len(_INT_SPECS) >= _MAX_INT_SPECS:
             _INT_SPECS.clear()
-        s = _INT_SPECS[a] = (a == 1, a & 15 == 0, a.bit_length() > 31, a.bit_length() > 63, a < 0)
+        # Triton types an int by range: i32, i64 (or u64 past 2**63 - 1)
+        s = _INT_SPECS[a] = (a == 1, a & 15 == 0, -(2**31) <= a < 2**31, -(2**63) <= a < 2**63)
     return s
 
 
@@ -82,8 +83,11 @@ def _runner(compiled: Any) -> Any:
 
     Triton's own ``compiled[grid](*args)`` builds a closure and looks up the launcher, the
     kernel handle, the stream and the launch hooks on every call. Here the handles are read
-    once; the hooks (profilers set them) are still read on every call, and while one is set
-    the launch goes through Triton's path, which calls it.
+    once; the stream and the hooks (profilers set them) are still read on every call, and
+    while a hook is set the launch goes through Triton's path, which calls it. What Triton's
+    ``kernel[grid]`` checks on each call besides is skipped after the first: a
+    ``JITFunction``'s pre-run hooks, a change of its global variables, a later change of
+    ``triton.knobs`` (debug, instrumentation); the engine's kernels use none of them.
     """
     compiled._init_handles()
     launcher, function, packed = compiled.run, compiled.function, compiled.packed_metadata

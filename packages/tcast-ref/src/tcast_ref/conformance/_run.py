@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import tcast
 from tcast import CATALOG, DataType, EngineNotFoundError, SpecError
 from tcast.engine import engine_names, failure, load_engine
+from tcast.kit import quote
 
 from ._adapters import Adapter, adapter_for
 from ._battery import battery, empty_entries, large_battery
@@ -83,12 +84,19 @@ def select_datatypes(globs: Sequence[str] | None) -> list[DataType]:
         hits = _matching(every, names, glob, str)
         if not hits:  # names in another case (MXFP4), unless the case told two apart
             hits = _matching(every, names, glob.casefold(), str.casefold)
+            if len(hits) > 1 and not any(c in glob for c in "*?["):
+                told = sorted(dt.code for dt in hits)
+                raise SpecError(
+                    f"--datatypes {quote(glob)} names no datatype in this case, and "
+                    f"{len(hits)} ignoring case ({', '.join(told[:6])}): the case tells them "
+                    f"apart (uint8_FF is float32 scales, uint8_ff float16); write one"
+                )
         if not hits:
             close = tcast.nearest_names(
                 glob, [*(dt.code for dt in every), *(n for ns in names.values() for n in ns)]
             )
             raise SpecError(
-                f"--datatypes {glob!r} matches none of the {len(every)} datatypes of "
+                f"--datatypes {quote(glob)} matches none of the {len(every)} datatypes of "
                 f"tcast.conformance_space() (codes such as {every[0].code!r} or catalog names such "
                 f"as 'mxfp8'; `tcast info --catalog` lists the names)"
                 + (f"; did you mean: {', '.join(close)}?" if close else "")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .._text import quote
 from ..datatype import DataType
 from ..engine import CastResult
 from ..errors import SpecError, UnsupportedError
@@ -162,7 +163,7 @@ def check_transposed(transposed: object) -> bool:
         SpecError: for anything but True or False.
     """
     if not isinstance(transposed, bool):
-        raise SpecError(f"transposed must be True or False, got {transposed!r}")
+        raise SpecError(f"transposed must be True or False, got {quote(transposed)}")
     return transposed
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._lookup import datatype
+from .._text import quote
 from ..datatype import DataType
 from ..engine import CastModes
 from ..errors import SpecError, UnsupportedError
@@ -116,10 +117,10 @@ def normalize_seed(seed: object) -> int | None:
         return None
     # numbers.Integral: Python and NumPy integers, not bool, not 0-d arrays or tensors
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+        raise SpecError(f"seed {quote(seed)} must be an int in [0, 2**64)")
     value = int(seed)
     if not 0 <= value < 1 << 64:
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
+        raise SpecError(f"seed {quote(seed)} must be an int in [0, 2**64)")
     return value
 
 
