@@ -12,35 +12,16 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from tcast.kit import NATIVE_NAMES
+
 __all__ = ["NUMPY_NATIVE", "numpy_native_view"]
 
-#: The NumPy dtype of each name :func:`tcast.kit.native_name` gives (ml_dtypes or NumPy's own).
+#: The NumPy dtype of each name :func:`tcast.kit.native_name` gives (ml_dtypes or NumPy's own;
+#: a name neither library defines is left out).
 NUMPY_NATIVE: dict[str, np.dtype] = {
-    **{
-        name: np.dtype(getattr(ml_dtypes, name))
-        for name in (
-            "float8_e4m3fn",
-            "float8_e5m2",
-            "float8_e4m3fnuz",
-            "float8_e5m2fnuz",
-            "float8_e4m3b11fnuz",
-            "float8_e4m3",
-            "float8_e3m4",
-            "float8_e8m0fnu",
-            "float6_e2m3fn",
-            "float6_e3m2fn",
-            "float4_e2m1fn",
-            "bfloat16",
-            "int2",
-            "int4",
-            "uint2",
-            "uint4",
-        )
-    },
-    **{
-        name: np.dtype(name)
-        for name in ("float16", "float32", "int8", "int16", "int32", "uint8", "uint16", "uint32")
-    },
+    name: np.dtype(getattr(ml_dtypes, name, None) or getattr(np, name))
+    for name in NATIVE_NAMES
+    if hasattr(ml_dtypes, name) or hasattr(np, name)
 }
 
 

@@ -30,7 +30,7 @@ from .errors import ArgumentWarning, EngineNotFoundError, SpecError, Unsupported
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._native import NativeParts, native_parts
-from .kit._request import normalize_args
+from .kit._request import arguments_key, normalize_args
 from .kit._trace import tracing
 from .modes import (
     ROUND_MODE_MEANINGS,
@@ -274,17 +274,9 @@ def cast(
             engines_for,
             type(x),
             getattr(x, "device", None),
-            dtype,
-            # equal datatypes may carry other names: a result is labelled with the one given
-            getattr(dtype, "name", None),
-            castmode,
-            roundmode,
-            scalemode,
-            saturate,
-            transpose_scale,
-            scale_layout,
-            type(saturate),
-            type(transpose_scale),
+            *arguments_key(
+                dtype, castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout
+            ),
         )
         try:
             known = _CHOSEN.get(key)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import torch
 
 from tcast import CastMode, CastModes, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import check_transposed, normalize_args, run_dual
+from tcast.kit import arguments_key, check_transposed, normalize_args, run_dual
 from tcast_torch.toolkit import check_run_options
 
 from ._engine import engine
@@ -66,17 +66,10 @@ def cast(
         # the host path: the checked arguments of a repeated call are remembered (outside
         # a trace: a compiled function reading this dict would be guarded on its contents)
         key = (
-            dtype,
-            getattr(dtype, "name", None),  # equal datatypes may carry other names
-            castmode,
-            roundmode,
-            scalemode,
-            saturate,
-            transpose_scale,
-            scale_layout,
             grad,
-            type(saturate),
-            type(transpose_scale),
+            *arguments_key(
+                dtype, castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout
+            ),
         )
         try:
             known = _CHECKED.get(key)

@@ -57,6 +57,7 @@ from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
     INPUT_DTYPE_NAMES,
     CastRequest,
+    arguments_key,
     as_datatype,
     input_dtype_name,
     make_request,
@@ -108,6 +109,7 @@ __all__ = [
     "SpecialCodes",
     "Step",
     "UpcastParts",
+    "arguments_key",
     "as_datatype",
     "build_result",
     "cast_rules",

@@ -24,6 +24,7 @@ from ._rules import CastRules, cast_rules
 __all__ = [
     "INPUT_DTYPE_NAMES",
     "CastRequest",
+    "arguments_key",
     "as_datatype",
     "input_dtype_name",
     "normalize_args",
@@ -122,6 +123,37 @@ def normalize_seed(seed: object) -> int | None:
     if not 0 <= value < 1 << 64:
         raise SpecError(f"seed {quote(seed)} must be an int in [0, 2**64)")
     return value
+
+
+def arguments_key(
+    dtype: object,
+    castmode: object,
+    roundmode: object,
+    scalemode: object,
+    saturate: object,
+    transpose_scale: object,
+    scale_layout: object,
+) -> tuple:
+    """A cache key of a cast's arguments as given (without a random source).
+
+    Two calls with equal keys have the same :func:`normalize_args` result and the same
+    labels: the datatype's name is in the key (equal datatypes may carry other names), and
+    so are the flags' types (``True`` and ``1`` are equal, but only ``True`` is accepted).
+    The key may be unhashable (a list for a datatype): the caller then checks the arguments
+    without a cache.
+    """
+    return (
+        dtype,
+        getattr(dtype, "name", None),
+        castmode,
+        roundmode,
+        scalemode,
+        saturate,
+        transpose_scale,
+        scale_layout,
+        type(saturate),
+        type(transpose_scale),
+    )
 
 
 def normalize_args(
