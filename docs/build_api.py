@@ -23,9 +23,6 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-# Triton reads the interpreter switch when it is first imported.
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
 MODULES = (
     "tcast",
     "tcast_ref",
@@ -72,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="output directory (e.g. site)")
     parser.add_argument("modules", nargs="*", default=list(MODULES), help="modules to document")
     args = parser.parse_args(argv)
+    # Triton reads the interpreter switch when it is first imported; set here, not at import,
+    # so that a process importing this module (the docs test) keeps its own Triton mode
+    os.environ.setdefault("TRITON_INTERPRET", "1")
     problems = build(args.out, args.modules)
     for line in problems:
         print(f"pdoc warning: {line}", file=sys.stderr)
