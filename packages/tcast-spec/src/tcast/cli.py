@@ -6,6 +6,7 @@ Usage::
     tcast info --catalog      # every named datatype, then the names not supported yet
     tcast conformance --engine NAME [--tier smoke|fast|full] [--datatypes GLOB]
                       [--device DEV] [--jobs N] [--report FILE.json|FILE.md] [--quiet]
+    tcast plot values|error|coverage ... --out FILE.png   # pictures (needs matplotlib)
     tcast --version           # tcast-spec's version and each installed engine's wheel
 
 ``tcast info X`` resolves ``X`` in this order: a catalog name or alias
