@@ -78,6 +78,18 @@ class Launch:
         run(grid, device, args + tail)
 
 
+    def compiled(self, *args: Any) -> tuple[Any, tuple] | None:
+        """The runner and trailing arguments a launch with ``args`` uses, once compiled.
+
+        ``(run, tail)``: ``run(grid, device, args + tail)`` launches the kernel compiled for
+        ``args``' specialization on the current device (as :meth:`__call__` does after its
+        first call with them). None before that first call, and under the interpreter.
+        """
+        if INTERPRETING:
+            return None
+        return self._compiled.get((torch.cuda.current_device(), *map(_spec, args)))
+
+
 def _runner(compiled: Any) -> Any:
     """A function launching ``compiled`` on a grid of the current stream of a device.
 
