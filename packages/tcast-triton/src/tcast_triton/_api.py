@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from types import SimpleNamespace
+from typing import Any
 
 import torch
 
@@ -12,13 +13,25 @@ from tcast.kit import arguments_key, check_transposed, normalize_args, run_dual
 from tcast_torch.toolkit import check_run_options
 
 from ._engine import engine
+from ._fastcast import FastCast, fast_cast, plain_input
 
 __all__ = ["cast", "cast_dual", "upcast"]
 
 #: Checked (datatype, modes) of :func:`cast`'s arguments without a random source, by the
 #: arguments as given: parsing and checking them costs more host time than a launch.
 _CHECKED: dict[tuple, tuple[DataType, CastModes]] = {}
-_MAX_CHECKED = 1024
+#: Call objects (``_fastcast.FastCast``, or None where a call needs the general path) by
+#: checked arguments, gradient option and the tensor's shape, dtype and device.
+_CALLS: dict[tuple, FastCast | None] = {}
+_MAX_REMEMBERED = 1024
+
+
+def _remember(memo: dict, key: tuple, value: Any) -> Any:
+    """``memo[key] = value``, the memo emptied first when full; returns ``value``."""
+    if len(memo) >= _MAX_REMEMBERED:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def cast(
@@ -90,9 +103,17 @@ def cast(
             check_run_options(grad, None)
             known = (dt, modes)
             if key is not None:
-                if len(_CHECKED) >= _MAX_CHECKED:
-                    _CHECKED.clear()
-                _CHECKED[key] = known
+                _remember(_CHECKED, key, known)
+        if type(x) is torch.Tensor:
+            # a plain tensor: the call object of this kind of call, made by the first one
+            calls = (known, grad, x.shape, x.dtype, x.device)
+            fast = _CALLS.get(calls, False)
+            if fast is False and plain_input(x):  # made once (None: the general path)
+                req = engine.request(x, *known, None, None)
+                engine.check_request(x, req)
+                fast = _remember(_CALLS, calls, fast_cast(x, req))
+            if fast and fast.takes(x):
+                return fast(x)
         dt, modes = known
         return engine.cast_grad(x, engine.request(x, dt, modes, None, None), grad)
     dt, modes, seed = normalize_args(

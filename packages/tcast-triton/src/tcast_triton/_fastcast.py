@@ -1,0 +1,265 @@
+"""Repeated casts of one kind at little more than a launch's host cost.
+
+A training step casts tensors of the same shapes with the same datatypes over and over. The
+general path (``_plain.cast_eager``) re-derives on each call what such a call shares with the
+last: the request's checks, the launch plan, the kernel's specialization, the result's
+layout. :class:`FastCast` holds all of that for one kind of call — request (datatype, modes,
+shape, input dtype), device — so that a call allocates the outputs, launches the plan's
+kernels and wraps the buffers in a ``CastResult``, nothing else.
+
+A call object serves only inputs that the general path would cast the same way without
+preparing them: contiguous, 16-byte aligned, on the current CUDA device, not a pending
+negation, strided, and no autograd (a virtual cast of a tensor that requires grad goes the
+general way). :meth:`FastCast.takes` says so per call; anything else goes the general way.
+Results are the general path's, field for field (tests compare them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import torch
+
+from tcast import CastMode, CastResult
+from tcast.kit import CastRequest, build_result
+
+from ._env import INTERPRETING
+from ._kernels import _cast_unscaled
+from ._launch import (
+    _BITS_VIEW,
+    _CODE_DTYPES,
+    _PLANS,
+    MAX_PROGRAMS,
+    _tiled_plan,
+    _unscaled_plan,
+    bits_of,
+    cached_plan,
+    uses_nd,
+)
+from ._pack import OPS
+
+__all__ = ["FastCast", "fast_cast", "plain_input"]
+
+
+def _quiet() -> contextlib.AbstractContextManager[Any]:
+    """The interpreter computes in NumPy, where overflow to Inf is intended (as ``run_cast``)."""
+    if INTERPRETING:
+        import numpy
+
+        return numpy.errstate(all="ignore")
+    return contextlib.nullcontext()
+
+
+class FastCast:
+    """The cast of one request on one device, everything but the buffers prepared.
+
+    Build it with :func:`fast_cast` (None where the general path is needed for every call).
+    """
+
+    __slots__ = (
+        "_direct",
+        "_fixed",
+        "_runs",
+        "amax",
+        "bits",
+        "device",
+        "grid",
+        "out",
+        "plan",
+        "req",
+        "scale",
+        "tcode",
+        "unscaled",
+        "virtual",
+        "zero",
+    )
+
+    def __init__(self, req: CastRequest, plan: Any, device: torch.device) -> None:
+        self.req = req
+        self.plan = plan
+        self.device = device
+        self.grid = plan.grid
+        self.unscaled = plan.kernel is _cast_unscaled
+        # outputs as (shape, dtype, zeroed): the element codes (or values, virtual) ...
+        shape = req.shape
+        if plan.packed:
+            self.out = ((math.prod(shape) // 2,), torch.uint8)
+        elif plan.out_bytes:
+            self.out = (shape, _CODE_DTYPES[plan.out_bytes])
+        else:
+            self.out = (shape, getattr(torch, req.input_dtype))
+        # ... and the scale, zero-point and tensor-scale codes in the result's shapes (a
+        # plan whose buffers are longer than the result's scales goes the general way)
+        self.scale = self.zero = self.tcode = None
+        self.amax = None
+        if not self.unscaled:
+            alloc = (plan.scale_shape, _CODE_DTYPES[plan.scale_bytes], plan.padded)
+            self.scale = alloc
+            if plan.zero_bytes:
+                self.zero = (plan.scale_shape, _CODE_DTYPES[plan.zero_bytes], plan.padded)
+            if plan.tcode_bytes:
+                self.tcode = ((), _CODE_DTYPES[plan.tcode_bytes], False)
+            if plan.amax_grid:
+                self.amax = (plan.amax_launch, plan.amax_grid, math.prod(shape))
+        # a result built here (no array work in build_result): actual codes, or the packed
+        # stream a kernel wrote; scales plain or in the blocked layout the kernel wrote
+        self._direct = (
+            req.castmode is CastMode.ACTUAL or (req.castmode is CastMode.COMPRESS and plan.packed)
+        ) and (req.blocked is None or bool(plan.blocked))
+        # the compiled kernels' runners, once a launch compiled them (main, amax)
+        self._runs: list[Any] = [None, None]
+        self.virtual = req.virtual
+        self.bits = req.dtype.nspec.bits
+        # the fields every result of this request shares (build_result's)
+        self._fixed = dict(
+            mask=None,
+            meta=None,
+            dtype=req.dtype,
+            shape=req.shape,
+            castmode=req.castmode,
+            input_dtype=req.input_dtype,
+            transpose_scale=req.transpose_scale and req.layout is not None,
+            engine="triton",
+            scale_layout=req.modes.scale_layout,
+        )
+
+    def takes(self, x: torch.Tensor) -> bool:
+        """Whether ``x`` (a plain tensor of the request's shape and dtype) goes this way."""
+        return plain_input(x) and not (self.virtual and x.requires_grad and torch.is_grad_enabled())
+
+    def _launch(
+        self, slot: int, launch: Any, grid: tuple, args: tuple, typed: Any, aligned: bool
+    ) -> None:
+        """Launch ``args`` through the compiled kernel's runner, once there is one.
+
+        The runner takes pointers as they are (a tensor's data, whatever its dtype); the
+        first launch, which may compile, goes through ``launch`` with ``typed(args)``: the
+        tensors viewed as the kernels read them (``bits_of``), as the general path passes
+        them, so the kernel compiled is the general path's.
+        """
+        run = self._runs[slot]
+        if run is not None and aligned:
+            run[0](grid, self.device.index, args + run[1])
+            return
+        args = typed(args)
+        with _quiet():
+            launch(grid, *args)
+        if aligned and not INTERPRETING:
+            self._runs[slot] = launch.compiled(*args)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor | CastResult:
+        """The cast of ``x`` (for which :meth:`takes` is True)."""
+        dev = self.device
+        shape, dtype = self.out
+        out = torch.empty(shape, dtype=dtype, device=dev)
+        aligned = out.data_ptr() & 15 == 0
+        plan = self.plan
+        if self.unscaled:
+            args = (x, x, out, *plan.sizes, 0)
+            self._launch(0, plan.launch, self.grid, args, self._typed, aligned)
+            return out if self.virtual else self._result(out, None, None, None)
+        shape, dtype, zeroed = self.scale
+        scale = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
+        aligned = aligned and scale.data_ptr() & 15 == 0
+        zero = tcode = None
+        if self.zero is not None:
+            shape, dtype, zeroed = self.zero
+            zero = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
+            aligned = aligned and zero.data_ptr() & 15 == 0
+        if self.tcode is not None:
+            shape, dtype, _ = self.tcode
+            tcode = torch.empty(shape, dtype=dtype, device=dev)
+            aligned = aligned and tcode.data_ptr() & 15 == 0
+        stats = scale
+        if self.amax is not None:
+            launch, grid, numel = self.amax
+            stats = torch.zeros(3, dtype=torch.int32, device=dev)
+            ok = stats.data_ptr() & 15 == 0
+            self._launch(1, launch, grid, (x, stats, numel), self._typed_amax, ok)
+        args = (
+            x,
+            x,
+            out,
+            scale,
+            scale if zero is None else zero,
+            scale if tcode is None else tcode,
+            stats,
+            *plan.sizes,
+            0,
+        )
+        self._launch(0, plan.launch, self.grid, args, self._typed, aligned)
+        return out if self.virtual else self._result(out, scale, zero, tcode)
+
+    @staticmethod
+    def _typed(args: tuple) -> tuple:
+        """A cast kernel's arguments as the general path passes them (``_launch._launch``)."""
+        x, _, out, *rest = args
+        if out.dtype.is_floating_point:  # a virtual cast's values, written as integer bits
+            out = out.view(_BITS_VIEW[out.dtype])
+        return (bits_of(x), x, out, *rest)
+
+    @staticmethod
+    def _typed_amax(args: tuple) -> tuple:
+        x, *rest = args
+        return (bits_of(x), *rest)
+
+    def _result(self, out, scale, zero, tcode) -> CastResult:
+        req = self.req
+        if not self._direct:
+            return build_result(
+                req,
+                out,
+                OPS,
+                "triton",
+                scale=scale,
+                zero=zero,
+                tenscale=tcode,
+                packed=self.plan.packed,
+                scale_blocked=bool(self.plan.blocked),
+            )
+        return CastResult(
+            data=out,
+            scale=scale,
+            zero=zero,
+            tenscale=tcode,
+            extra={"bits": self.bits},  # a result's own dict
+            **self._fixed,
+        )
+
+
+def plain_input(x: torch.Tensor) -> bool:
+    """Whether the general path would cast ``x`` (a plain tensor) as it is, with no copy.
+
+    Contiguous, 16-byte aligned (the kernels' specialization), on the current CUDA device (or
+    the CPU, under the interpreter), not a pending negation, strided and not nested.
+    """
+    if x.is_cuda and x.get_device() != torch.cuda.current_device():
+        return False
+    return (
+        x.is_contiguous()
+        and x.data_ptr() & 15 == 0
+        and not x.is_neg()
+        and not x.is_nested
+        and x.layout is torch.strided
+    )
+
+
+def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
+    """The call object of ``req`` for inputs like ``x``, or None where calls need the general path.
+
+    ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for random bits (a
+    seed or rbits), empty tensors, the N-d kernel's requests (2-D tiles, sparsity), grids past
+    CUDA's limit, and plans whose scale buffers are longer than the result's scales.
+    """
+    if req.roundmode.value == "stochastic" or not x.numel() or uses_nd(req):
+        return None
+    build = _unscaled_plan if req.layout is None else _tiled_plan
+    extra: tuple = (True,) if req.layout is None else (True, False)
+    plan = cached_plan(_PLANS, req, x, 0, build, *extra)
+    if plan.grid[0] > MAX_PROGRAMS or (
+        req.layout is not None and math.prod(plan.scale_shape) != max(plan.scale_count, 1)
+    ):
+        return None
+    return FastCast(req, plan, x.device)

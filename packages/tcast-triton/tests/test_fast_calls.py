@@ -1,0 +1,142 @@
+"""Repeated casts go through a call object (``_fastcast``) and give the general path's results.
+
+A call object is made by the first call of a kind (arguments, shape, dtype, device) and
+serves later calls whose input the general path would cast as it is. Its results must be
+the general path's field for field (the same bits, dtypes, shapes and labels), and inputs
+it does not take (strided, misaligned, negated, requiring grad, another device) must go the
+general way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+import tcast
+import tcast_triton
+from tcast_triton import _api, _fastcast
+from tcast_triton._engine import engine
+from tcast_triton._launch import interpreting
+from tcast_triton._plain import cast_eager
+
+DEVICE = "cpu" if interpreting() else "cuda"
+
+# (datatype, cast arguments): every kind of plan a call object serves
+CASES = [
+    ("e4m3fn", {"castmode": "actual"}),
+    ("e2m1fn", {"castmode": "compress"}),  # unscaled, packed stream
+    ("e5m2", {}),  # unscaled virtual
+    ("mxfp8", {"castmode": "actual", "scalemode": "ceil"}),
+    ("mxfp8", {}),  # virtual
+    ("mxfp4", {"castmode": "compress"}),  # packed by the kernel
+    ("mxfp6e2", {"castmode": "compress"}),  # packed by build_result
+    ("nvfp4", {"castmode": "actual"}),  # amax pass, tensor scale
+    ("uint4_float32_float32_t32", {"castmode": "actual"}),  # zero points
+    ("mxfp8", {"castmode": "actual", "transpose_scale": True}),
+    ("mxfp8", {"castmode": "actual", "scale_layout": "blocked"}),
+    ("int8_float32_t0", {"castmode": "actual"}),  # channels
+]
+
+
+def _fields(r):
+    if isinstance(r, torch.Tensor):
+        return r
+    return {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
+
+
+def _same(a, b) -> None:
+    """Equal results: raw bits of every tensor, its dtype and shape, every other field."""
+    fa, fb = _fields(a), _fields(b)
+    if isinstance(fa, torch.Tensor):
+        fa, fb = {"values": fa}, {"values": fb}
+    assert fa.keys() == fb.keys()
+    for name, va in fa.items():
+        vb = fb[name]
+        if isinstance(va, torch.Tensor):
+            assert isinstance(vb, torch.Tensor), name
+            assert (va.dtype, va.shape) == (vb.dtype, vb.shape), name
+            assert torch.equal(va.view(-1).view(torch.uint8), vb.view(-1).view(torch.uint8)), name
+        else:
+            assert va == vb, name
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The inputs each call object cast (a list, appended to per call)."""
+    seen: list[torch.Tensor] = []
+    real = _fastcast.FastCast.__call__
+
+    def counted(self, x):
+        seen.append(x)
+        return real(self, x)
+
+    monkeypatch.setattr(_fastcast.FastCast, "__call__", counted)
+    monkeypatch.setattr(_api, "_CALLS", {})
+    return seen
+
+
+@pytest.mark.parametrize(("code", "kw"), CASES, ids=lambda v: str(v))
+def test_a_repeated_cast_takes_the_call_object_and_gives_the_general_result(code, kw, calls):
+    x = torch.randn(64, 96, device=DEVICE).to(torch.bfloat16) * 7
+    first = tcast_triton.cast(x, code, **kw)
+    again = tcast_triton.cast(x, code, **kw)
+    assert len(calls) == 2  # the call object served both: made by the first call
+    dt, modes = _api._CHECKED[("ste", *tcast.kit.arguments_key(code, *_args(kw)))]
+    general = cast_eager(x, engine.request(x, dt, modes, None, None))
+    _same(first, general)
+    _same(again, general)
+
+
+def _args(kw):
+    return (
+        kw.get("castmode", "virtual"),
+        kw.get("roundmode", "even"),
+        kw.get("scalemode", "floor"),
+        kw.get("saturate", True),
+        kw.get("transpose_scale", False),
+        kw.get("scale_layout", "plain"),
+    )
+
+
+def test_inputs_the_call_object_does_not_take_go_the_general_way(calls):
+    base = torch.randn(64 * 96 + 8, device=DEVICE)
+    x = base[: 64 * 96].view(64, 96)
+    want = tcast_triton.cast(x, "mxfp8", castmode="actual")
+    assert len(calls) == 1
+    others = {
+        "misaligned": base[1 : 1 + 64 * 96].view(64, 96),
+        "strided": torch.randn(96, 64, device=DEVICE).t(),
+        "negated": x.neg()._neg_view(),  # the negative bit set: reads as x
+    }
+    for name, y in others.items():
+        n = len(calls)
+        got = tcast_triton.cast(y, "mxfp8", castmode="actual")
+        assert len(calls) == n, name
+        ref = tcast_triton.cast(y.resolve_neg().contiguous().clone(), "mxfp8", castmode="actual")
+        assert len(calls) == n + 1, name
+        assert torch.equal(got.data, ref.data) and torch.equal(got.scale, ref.scale), name
+    n = len(calls)
+    assert torch.equal(want.data, tcast_triton.cast(x, "mxfp8", castmode="actual").data)
+    assert len(calls) == n + 1
+
+
+def test_a_virtual_cast_that_needs_a_gradient_goes_the_general_way(calls):
+    x = torch.randn(4, 32, device=DEVICE)
+    tcast_triton.cast(x, "mxfp8")
+    w = x.clone().requires_grad_()
+    y = tcast_triton.cast(w, "mxfp8")
+    assert len(calls) == 1 and y.requires_grad
+    y.sum().backward()
+    assert torch.equal(w.grad, torch.ones_like(x))
+    with torch.no_grad():
+        assert not tcast_triton.cast(w, "mxfp8").requires_grad
+    assert len(calls) == 2
+
+
+def test_random_bits_never_take_a_call_object(calls):
+    x = torch.randn(4, 32, device=DEVICE)
+    for _ in range(2):
+        tcast_triton.cast(x, "mxfp8", roundmode="stochastic", seed=5)
+    assert not calls
