@@ -68,9 +68,9 @@ def calls(monkeypatch):
     seen: list[torch.Tensor] = []
     real = _fastcast.FastCast.__call__
 
-    def counted(self, x):
+    def counted(self, x, *seed):
         seen.append(x)
-        return real(self, x)
+        return real(self, x, *seed)
 
     monkeypatch.setattr(_fastcast.FastCast, "__call__", counted)
     monkeypatch.setattr(_api, "_CALLS", {})
@@ -83,7 +83,7 @@ def test_a_repeated_cast_takes_the_call_object_and_gives_the_general_result(code
     first = tcast_triton.cast(x, code, **kw)
     again = tcast_triton.cast(x, code, **kw)
     assert len(calls) == 2  # the call object served both: made by the first call
-    dt, modes = _api._CHECKED[("ste", *tcast.kit.arguments_key(code, *_args(kw)))]
+    dt, modes = _api._CHECKED[("ste", True, *tcast.kit.arguments_key(code, *_args(kw)))]
     general = cast_eager(x, engine.request(x, dt, modes, None, None))
     _same(first, general)
     _same(again, general)
@@ -135,8 +135,26 @@ def test_a_virtual_cast_that_needs_a_gradient_goes_the_general_way(calls):
     assert len(calls) == 2
 
 
-def test_random_bits_never_take_a_call_object(calls):
+@pytest.mark.parametrize("code", ["mxfp8", "e4m3fn", "nvfp4"])
+def test_seeded_stochastic_casts_take_the_call_object_with_each_seed(code, calls):
+    x = torch.randn(4, 64, device=DEVICE)
+    dt = tcast.datatype(code)
+    modes = tcast.CastModes.of("actual", "stochastic")
+    for seed in (5, 2**40 + 3, 2**64 - 1, 5):  # int32, int64 and uint64 seeds, and again
+        got = tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=seed)
+        _same(got, cast_eager(x, engine.request(x, dt, modes, seed, None)))
+    assert len(calls) == 4
+    with pytest.raises(tcast.SpecError, match="seed"):
+        tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=-1)
+    with pytest.raises(tcast.SpecError, match="seed"):
+        tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=True)
+    with pytest.raises(tcast.SpecError, match="stochastic"):
+        tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic")
+
+
+def test_given_random_bits_never_take_a_call_object(calls):
     x = torch.randn(4, 32, device=DEVICE)
+    rbits = torch.zeros(4, 32, dtype=torch.int32, device=DEVICE)
     for _ in range(2):
-        tcast_triton.cast(x, "mxfp8", roundmode="stochastic", seed=5)
+        tcast_triton.cast(x, "mxfp8", roundmode="stochastic", rbits=rbits)
     assert not calls

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from tcast import CastMode, CastModes, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import arguments_key, check_transposed, normalize_args, run_dual
+from tcast.kit import arguments_key, check_transposed, normalize_args, normalize_seed, run_dual
 from tcast_torch.toolkit import check_run_options
 
 from ._engine import engine
@@ -17,7 +17,7 @@ from ._fastcast import FastCast, fast_cast, plain_input
 
 __all__ = ["cast", "cast_dual", "upcast"]
 
-#: Checked (datatype, modes) of :func:`cast`'s arguments without a random source, by the
+#: Checked (datatype, modes) of :func:`cast`'s arguments without given random bits, by the
 #: arguments as given: parsing and checking them costs more host time than a launch.
 _CHECKED: dict[tuple, tuple[DataType, CastModes]] = {}
 #: Call objects (``_fastcast.FastCast``, or None where a call needs the general path) by
@@ -75,11 +75,13 @@ def cast(
             falls back to ``tcast_torch`` for those).
         SpecError: for bad datatypes, modes, random bits, or tile dimensions.
     """
-    if seed is None and rbits is None and not torch.compiler.is_compiling():
+    if rbits is None and not torch.compiler.is_compiling():
         # the host path: the checked arguments of a repeated call are remembered (outside
-        # a trace: a compiled function reading this dict would be guarded on its contents)
+        # a trace: a compiled function reading this dict would be guarded on its contents);
+        # a seed's presence is part of the key, its value is checked on every call
         key = (
             grad,
+            seed is None,
             *arguments_key(
                 dtype, castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout
             ),
@@ -89,12 +91,12 @@ def cast(
         except TypeError:  # an unhashable argument: checked (and refused) below
             known = key = None
         if known is None:
-            dt, modes, _ = normalize_args(
+            dt, modes, seed = normalize_args(
                 dtype,
                 castmode,
                 roundmode,
                 scalemode,
-                None,
+                seed,
                 None,
                 saturate,
                 transpose_scale,
@@ -104,18 +106,20 @@ def cast(
             known = (dt, modes)
             if key is not None:
                 _remember(_CHECKED, key, known)
+        elif seed is not None:
+            seed = normalize_seed(seed)
         if type(x) is torch.Tensor:
             # a plain tensor: the call object of this kind of call, made by the first one
-            calls = (known, grad, x.shape, x.dtype, x.device)
+            calls = (known, grad, seed is None, x.shape, x.dtype, x.device)
             fast = _CALLS.get(calls, False)
             if fast is False and plain_input(x):  # made once (None: the general path)
-                req = engine.request(x, *known, None, None)
+                req = engine.request(x, *known, seed, None)
                 engine.check_request(x, req)
                 fast = _remember(_CALLS, calls, fast_cast(x, req))
             if fast and fast.takes(x):
-                return fast(x)
+                return fast(x) if seed is None else fast(x, seed)
         dt, modes = known
-        return engine.cast_grad(x, engine.request(x, dt, modes, None, None), grad)
+        return engine.cast_grad(x, engine.request(x, dt, modes, seed, None), grad)
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
     )

@@ -26,6 +26,7 @@ from tcast import CastMode, CastResult
 from tcast.kit import CastRequest, build_result
 
 from ._env import INTERPRETING
+from ._fastlaunch import _spec
 from ._kernels import _cast_unscaled
 from ._launch import (
     _BITS_VIEW,
@@ -108,8 +109,9 @@ class FastCast:
         self._direct = (
             req.castmode is CastMode.ACTUAL or (req.castmode is CastMode.COMPRESS and plan.packed)
         ) and (req.blocked is None or bool(plan.blocked))
-        # the compiled kernels' runners, once a launch compiled them (main, amax)
-        self._runs: list[Any] = [None, None]
+        # the compiled kernels' runners, once a launch compiled them: by (kernel: 0 the
+        # cast, 1 the amax pass; the seed's specialization, which Triton types by range)
+        self._runs: dict[Any, Any] = {}
         self.virtual = req.virtual
         self.bits = req.dtype.nspec.bits
         # the fields every result of this request shares (build_result's)
@@ -130,7 +132,7 @@ class FastCast:
         return plain_input(x) and not (self.virtual and x.requires_grad and torch.is_grad_enabled())
 
     def _launch(
-        self, slot: int, launch: Any, grid: tuple, args: tuple, typed: Any, aligned: bool
+        self, slot: Any, launch: Any, grid: tuple, args: tuple, typed: Any, aligned: bool
     ) -> None:
         """Launch ``args`` through the compiled kernel's runner, once there is one.
 
@@ -139,7 +141,7 @@ class FastCast:
         tensors viewed as the kernels read them (``bits_of``), as the general path passes
         them, so the kernel compiled is the general path's.
         """
-        run = self._runs[slot]
+        run = self._runs.get(slot)
         if run is not None and aligned:
             run[0](grid, self.device.index, args + run[1])
             return
@@ -149,16 +151,20 @@ class FastCast:
         if aligned and not INTERPRETING:
             self._runs[slot] = launch.compiled(*args)
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor | CastResult:
-        """The cast of ``x`` (for which :meth:`takes` is True)."""
+    def __call__(self, x: torch.Tensor, seed: int = 0) -> torch.Tensor | CastResult:
+        """The cast of ``x`` (for which :meth:`takes` is True).
+
+        ``seed``: the Philox seed of a stochastic cast (a checked int in [0, 2**64)).
+        """
         dev = self.device
+        slot = (0, _spec(seed))
         shape, dtype = self.out
         out = torch.empty(shape, dtype=dtype, device=dev)
         aligned = out.data_ptr() & 15 == 0
         plan = self.plan
         if self.unscaled:
-            args = (x, x, out, *plan.sizes, 0)
-            self._launch(0, plan.launch, self.grid, args, self._typed, aligned)
+            args = (x, x, out, *plan.sizes, seed)
+            self._launch(slot, plan.launch, self.grid, args, self._typed, aligned)
             return out if self.virtual else self._result(out, None, None, None)
         shape, dtype, zeroed = self.scale
         scale = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
@@ -187,9 +193,9 @@ class FastCast:
             scale if tcode is None else tcode,
             stats,
             *plan.sizes,
-            0,
+            seed,
         )
-        self._launch(0, plan.launch, self.grid, args, self._typed, aligned)
+        self._launch(slot, plan.launch, self.grid, args, self._typed, aligned)
         return out if self.virtual else self._result(out, scale, zero, tcode)
 
     @staticmethod
@@ -249,15 +255,16 @@ def plain_input(x: torch.Tensor) -> bool:
 def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     """The call object of ``req`` for inputs like ``x``, or None where calls need the general path.
 
-    ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for random bits (a
-    seed or rbits), empty tensors, the N-d kernel's requests (2-D tiles, sparsity), grids past
+    ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for given random
+    bits (rbits), empty tensors, the N-d kernel's requests (2-D tiles, sparsity), grids past
     CUDA's limit, and plans whose scale buffers are longer than the result's scales.
     """
-    if req.roundmode.value == "stochastic" or not x.numel() or uses_nd(req):
+    if req.rbits is not None or not x.numel() or uses_nd(req):
         return None
+    rs = 0 if req.seed is None else 1  # _launch._random_source: 1, a Philox seed
     build = _unscaled_plan if req.layout is None else _tiled_plan
     extra: tuple = (True,) if req.layout is None else (True, False)
-    plan = cached_plan(_PLANS, req, x, 0, build, *extra)
+    plan = cached_plan(_PLANS, req, x, rs, build, *extra)
     if plan.grid[0] > MAX_PROGRAMS or (
         req.layout is not None and math.prod(plan.scale_shape) != max(plan.scale_count, 1)
     ):
