@@ -1,11 +1,24 @@
 """Custom ops that carry an engine's casts through ``torch.compile`` (:class:`CastOps`).
 
 Dynamo cannot trace an engine's launch code (plans, caches, kernel launch objects), so while
-it traces, the engine calls two ``torch.library`` custom ops instead: ``<namespace>::cast``
-and ``<namespace>::cast_dual``. They take the input, the datatype's code, the modes as one
+it traces, the engine calls two ``torch.library`` ops instead: ``<namespace>::cast`` and
+``<namespace>::cast_dual``. They take the input, the datatype's code, the modes as one
 string, the seed and the random bits; their real implementations run the engine's eager
-path, and their fake (meta) implementations give the output shapes and dtypes from the kit's
-``result_form``, so a compiled graph holds one opaque node per cast and no graph break.
+path.
+
+By default both are opaque custom ops: their fake (meta) implementations give the output
+shapes and dtypes from the kit's ``result_form``, so a compiled graph holds one opaque node
+per cast and no graph break. An engine whose kernels are Triton ``@triton.jit`` functions may
+register ``<namespace>::cast`` through ``torch.library.triton_op`` instead
+(``CastOps(namespace, engine, triton=True)``): AOTAutograd then traces the op's body, the
+engine's eager path run on fake tensors, and the kernels it launches reach the graph as
+``triton_kernel_wrapper_functional`` nodes that Inductor compiles, schedules and fuses with
+their neighbours (``mode="reduce-overhead"`` captures them in its CUDA graphs). While that
+body runs, :func:`traced_launches` is True and the engine launches each kernel through
+``torch.library.wrap_triton(kernel)[grid](...)``; every other host step of that path must work
+on fake tensors (no ``data_ptr``, no ``.item()``, no device synchronization). The dual op
+stays opaque: ``wrap_triton`` takes ``@triton.jit`` kernels, and Inductor re-emits a user
+kernel as ``@triton.jit`` source, which a Gluon kernel is not.
 
 Every argument but the tensors is a compile-time constant of the graph, except the seed: an
 ``int`` (two's complement of the 64-bit seed), which Dynamo turns into a symbol once it sees a
@@ -16,7 +29,10 @@ seed).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import torch
@@ -26,7 +42,16 @@ from tcast.kit import CastRequest, column_datatype, result_form, transposed_requ
 
 from ._accept import resolved
 
-__all__ = ["PARTS", "CastOps", "EagerEngine", "modes_of", "modes_text", "seed_arg", "seed_of"]
+__all__ = [
+    "PARTS",
+    "CastOps",
+    "EagerEngine",
+    "modes_of",
+    "modes_text",
+    "seed_arg",
+    "seed_of",
+    "traced_launches",
+]
 
 #: The result's parts, in the order the ops return them.
 PARTS = ("data", "scale", "zero", "tenscale", "mask")
@@ -35,6 +60,36 @@ PARTS = ("data", "scale", "zero", "tenscale", "mask")
 # Dynamo); a handful of entries each
 _MODES: dict[str, CastModes] = {}
 _DATATYPES: dict[str, DataType] = {}
+
+
+# set while the body of a triton_op cast is traced (one value per thread and async task)
+_TRACED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "tcast_traced_launches", default=False
+)
+
+
+def traced_launches() -> bool:
+    """Whether kernel launches are being traced into a graph rather than run.
+
+    True only while the body of a ``CastOps(..., triton=True)`` cast op runs to be traced
+    (Dynamo's fake-tensor pass, AOTAutograd's functional pass): the engine then launches
+    each ``@triton.jit`` kernel through ``torch.library.wrap_triton(kernel)[grid](...)``,
+    whose call becomes a node of the graph, and does no host work that needs real tensors
+    (``data_ptr``, ``.item()``, device synchronization). The request's seed there is the
+    int64 two's complement of the 64-bit seed (:func:`seed_arg`), an ``int`` or a symbol:
+    the kernels read its 64 bits; :func:`seed_of` gives the seed in ``[0, 2**64)``.
+    False everywhere else, including the op's own eager implementation.
+    """
+    return _TRACED.get()
+
+
+@contextlib.contextmanager
+def _tracing() -> Iterator[None]:
+    token = _TRACED.set(True)
+    try:
+        yield
+    finally:
+        _TRACED.reset(token)
 
 
 def _datatype(code: str) -> DataType:
@@ -142,36 +197,62 @@ def _fake_parts(dt: DataType, shape: tuple[int, ...], m: CastModes, like: torch.
 
 
 class CastOps:
-    """The two custom ops of one engine, and the casts through them while Dynamo traces.
+    """The two ops of one engine, and the casts through them while Dynamo traces.
 
     ``CastOps("myengine", engine)`` registers ``myengine::cast`` and ``myengine::cast_dual``
     (once per process: build it at import, next to the engine). While Dynamo traces, the
     engine's ``run`` calls :meth:`cast` and its ``cast_dual`` calls :meth:`dual`; outside a
     trace it runs its own Python directly (no op dispatch in eager calls).
 
+    With ``triton=True``, ``myengine::cast`` is a ``torch.library.triton_op``: the engine's
+    kernels become nodes of the compiled graph. Its body is ``engine.request`` and
+    ``engine.run_eager`` with :func:`traced_launches` True, run on fake tensors while the
+    graph is traced; ``run_eager`` must then launch every kernel through
+    ``torch.library.wrap_triton`` and do only what fake tensors allow. The op's eager
+    implementation (a graph that keeps the op, as ``backend="eager"`` or
+    ``torch.export`` do) is ``run_eager`` with :func:`traced_launches` False.
+    ``myengine::cast_dual`` is an opaque custom op either way.
+
     Args:
         namespace: the ``torch.library`` namespace (the engine's package name).
         engine: the engine (:class:`EagerEngine`).
+        triton: register ``<namespace>::cast`` with ``torch.library.triton_op``.
     """
 
-    def __init__(self, namespace: str, engine: EagerEngine) -> None:
+    def __init__(self, namespace: str, engine: EagerEngine, *, triton: bool = False) -> None:
         self.namespace = namespace
         self.engine = engine
+        self.triton = triton
         self._define()
 
     def _define(self) -> None:
         ns, engine = self.namespace, self.engine
 
-        @torch.library.custom_op(f"{ns}::cast", mutates_args=())
-        def cast_op(
+        def cast_eager(
             x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
         ) -> list[torch.Tensor]:
             req = engine.request(x, _datatype(code), modes_of(modes), seed_of(seed), rbits)
             return _tensors(engine.run_eager(resolved(x), req), x)
 
-        @cast_op.register_fake
-        def _(x, code, modes, seed, rbits):
-            return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
+        if self.triton:
+
+            @torch.library.triton_op(f"{ns}::cast", mutates_args=())
+            def cast_op(
+                x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
+            ) -> list[torch.Tensor]:
+                # traced: the seed stays the op's int64 (a symbol after Dynamo's second seed)
+                req = engine.request(x, _datatype(code), modes_of(modes), seed, rbits)
+                with _tracing():
+                    return _tensors(engine.run_eager(resolved(x), req), x)
+
+            # real tensors take the engine's own launches, not wrap_triton's plain path
+            cast_op.register_kernel(None, cast_eager)
+        else:
+            cast_op = torch.library.custom_op(f"{ns}::cast", cast_eager, mutates_args=())
+
+            @cast_op.register_fake
+            def _(x, code, modes, seed, rbits):
+                return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
 
         @torch.library.custom_op(f"{ns}::cast_dual", mutates_args=())
         def dual_op(

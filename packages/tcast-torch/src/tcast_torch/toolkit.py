@@ -27,8 +27,11 @@ DTensor sharding
 Registration for ``torch.compile``
     :class:`CastOps` registers ``<namespace>::cast`` and ``<namespace>::cast_dual`` custom
     ops with fake implementations, so that a compiled graph holds one node per cast and no
-    graph break; :func:`modes_text`, :func:`modes_of`, :func:`seed_arg`, :func:`seed_of`
-    encode their arguments.
+    graph break; with ``triton=True`` the cast op is a ``torch.library.triton_op`` whose
+    Triton kernels Inductor sees and compiles with the rest of the graph, launched through
+    ``torch.library.wrap_triton`` while :func:`traced_launches` says so.
+    :func:`modes_text`, :func:`modes_of`, :func:`seed_arg`, :func:`seed_of` encode their
+    arguments.
 
 Results and packing
     :data:`TORCH_OPS` (a :class:`TorchResultOps`) is the kit's ``ArrayOps`` on torch
@@ -51,6 +54,7 @@ from ._compile_ops import (
     modes_text,
     seed_arg,
     seed_of,
+    traced_launches,
 )
 from ._local import TORCH_LOCAL, given_rows
 from ._run import OPS as TORCH_OPS
@@ -88,6 +92,7 @@ __all__ = [
     "seed_arg",
     "seed_of",
     "tensor_refusal",
+    "traced_launches",
     "upcast_dtensor",
     "virtual_with_grad",
 ]
