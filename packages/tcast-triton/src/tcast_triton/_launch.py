@@ -14,9 +14,11 @@ from typing import Any
 
 import torch
 import triton
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from tcast import CastMode, CastResult, DataType, RoundMode
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
+from tcast_torch.toolkit import traced_launches
 
 from ._codec import F_HW, F_KIND, F_PAIR, K_EXP
 from ._env import INTERPRETING
@@ -62,7 +64,12 @@ def _code_bytes(bits: int) -> int:
 
 
 def _random_source(req: CastRequest, x: torch.Tensor):
-    """(kind, seed, rbits pointer tensor): 0 none, 1 Philox seed, 2 explicit bits."""
+    """(kind, seed, rbits pointer tensor): 0 none, 1 Philox seed, 2 explicit bits.
+
+    Without explicit bits the pointer is ``x``, unread: the launches pass the kernel's own
+    input tensor (its bits view), the one placeholder a traced launch replaces by a buffer
+    of its own (``_fastlaunch._distinct``).
+    """
     if req.roundmode is not RoundMode.STOCHASTIC:
         return 0, 0, x
     if req.seed is not None:
@@ -103,7 +110,7 @@ def run_cast_1d(
     ``xin``: ``xc``'s bits as the kernels read them (:func:`bits_of`); ``given`` and the
     result as ``_cast_launch.run_cast`` takes and gives them.
     """
-    rs, seed, rb = _random_source(req, xc)
+    rs, seed, rb = _random_source(req, xin)
     build = _unscaled_plan if req.layout is None else _tiled_plan
     extra: tuple = (word_aligned(xc),)
     if req.layout is not None:
@@ -459,7 +466,16 @@ PAIRS_ENABLED = True
 
 
 def word_aligned(xc: torch.Tensor) -> bool:
-    """Whether ``xc``'s data starts on a 4-byte boundary (a plan-cache key: see pairs_ok)."""
+    """Whether ``xc``'s data starts on a 4-byte boundary (a plan-cache key: see pairs_ok).
+
+    While the cast op is traced (``tcast_torch.toolkit.traced_launches``: fake tensors, no
+    address): whether its storage offset is provably a multiple of 16 bytes. Inductor
+    allocates its buffers 16-byte aligned, and clones at run time a CUDA graph input
+    traced at such an offset whose data is not aligned
+    (``torch._inductor.utils.copy_misaligned_inputs``).
+    """
+    if traced_launches():
+        return statically_known_true(xc.storage_offset() * xc.element_size() % 16 == 0)
     return xc.data_ptr() % 4 == 0
 
 

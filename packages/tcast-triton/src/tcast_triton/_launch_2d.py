@@ -193,7 +193,7 @@ def run_cast_nd(
         given: the tensor maxima from elsewhere (``_cast_launch.run_cast``; three only: this
             kernel takes no given tile statistics), or None.
     """
-    rs, seed, rb = _random_source(req, xc)
+    rs, seed, rb = _random_source(req, xin)
     plan = cached_plan(_PLANS, req, xc, rs, _plan)
     if plan.grid[0] > MAX_PROGRAMS:
         return None

@@ -31,6 +31,7 @@ from tcast import SpecError
 from tcast_torch.toolkit import TorchResultOps
 
 from ._env import INTERPRETING
+from ._fastlaunch import launcher
 
 __all__ = [
     "OPS",
@@ -150,7 +151,7 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     if n:
         grid = (triton.cdiv(triton.cdiv(n, 8), GROUPS),)
         with quiet_numpy():
-            _pack_kernel[grid](c, out, n, nbytes, W=bits, G=GROUPS, I64=_i64(n))
+            launcher(_pack_kernel)[grid](c, out, n, nbytes, W=bits, G=GROUPS, I64=_i64(n))
     return out
 
 
@@ -183,7 +184,7 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
     if count:
         grid = (triton.cdiv(triton.cdiv(count, 8), GROUPS),)
         with quiet_numpy():
-            _unpack_kernel[grid](d, out, count, need, W=bits, G=GROUPS, I64=_i64(count))
+            launcher(_unpack_kernel)[grid](d, out, count, need, W=bits, G=GROUPS, I64=_i64(count))
     return out
 
 
