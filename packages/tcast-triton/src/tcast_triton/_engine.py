@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,12 +19,15 @@ from tcast_torch.toolkit import (
     dual_dtensor,
     is_dtensor,
     resolved,
+    seed_of,
     tensor_refusal,
+    traced_launches,
     upcast_dtensor,
 )
 
 from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
+from ._fallback import relabel
 from ._launch import interpreting, tensor_maxima
 from ._launch_dual import run_dual
 from ._local import TritonLocal
@@ -171,8 +175,9 @@ class TritonEngine(EngineBase):
 
         Gradients as ``tcast_torch`` gives them (``grad``: ``"ste"`` or ``"saturate"``,
         ``tcast_torch.toolkit.virtual_with_grad``) around the Triton kernels' values. While
-        Dynamo traces, the kernels are reached through the ``tcast_triton::cast`` custom op
-        (:data:`CAST_OPS`). A plain tensor is cast by ``_plain.cast_plain``. A DTensor is
+        Dynamo traces, the kernels are reached through the ``tcast_triton::cast`` op
+        (:data:`CAST_OPS`, a ``torch.library.triton_op``: Inductor compiles the kernels
+        with the rest of the graph). A plain tensor is cast by ``_plain.cast_plain``. A DTensor is
         cast shard by shard (``toolkit.cast_dtensor``, this engine's kernels on each window:
         ``_local``), eagerly. A pending negation is applied first (``toolkit.resolved``).
         """
@@ -182,12 +187,27 @@ class TritonEngine(EngineBase):
         return cast_plain(x, request, grad, CAST_OPS.cast)
 
     def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
-        """The cast by the Triton kernels, outside any trace (``_plain.cast_eager``).
+        """The cast by the Triton kernels (``_plain.cast_eager``); the body of the cast op.
 
         Empty inputs, and the rare shapes whose grid would pass CUDA's 2**31 - 1 programs
         (``_launch.MAX_PROGRAMS``), are cast by ``tcast_torch`` (the same bits).
+
+        While the ``tcast_triton::cast`` op is traced (``toolkit.traced_launches``) this runs
+        on fake tensors: the kernels are launched through ``torch.library.wrap_triton``
+        (``_fastlaunch.launcher``), and the host work (plans, allocations, views) is what
+        fake tensors allow. ``tcast_torch``'s cast, where it serves, is traced as torch
+        operations, given the seed in ``[0, 2**64)`` (the traced request holds its int64).
         """
-        return cast_eager(x, request)
+        if not traced_launches():
+            return cast_eager(x, request)
+        out = None
+        if x.numel():
+            with on_device(x):
+                out = run_cast(x, request)
+        if out is None:
+            seed = None if request.seed is None else seed_of(request.seed)
+            out = relabel(torch_engine.run(x, replace(request, seed=seed)))
+        return out
 
     def cast_dual(
         self,
@@ -269,8 +289,9 @@ class TritonEngine(EngineBase):
 
 #: The engine instance (the entry point loads this).
 engine = TritonEngine()
-#: The ``tcast_triton::cast`` and ``tcast_triton::cast_dual`` custom ops: the engine's casts
-#: while Dynamo traces.
-CAST_OPS = CastOps("tcast_triton", engine)
+#: The ``tcast_triton::cast`` op (a ``torch.library.triton_op``: Inductor sees the kernels) and
+#: the ``tcast_triton::cast_dual`` custom op (opaque: its Gluon kernels are not ``@triton.jit``
+#: source Inductor could compile): the engine's casts while Dynamo traces.
+CAST_OPS = CastOps("tcast_triton", engine, triton=True)
 #: The engine's array work on one process's window of a DTensor.
 TRITON_LOCAL = TritonLocal(CAST_OPS.cast)

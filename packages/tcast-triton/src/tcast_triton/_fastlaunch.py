@@ -9,6 +9,11 @@ on is what Triton specializes run-time arguments on: a tensor's 16-byte alignmen
 integer's type (by its magnitude), ``== 1`` and divisibility by 16; and the current device
 (a compiled kernel is loaded per device). Under the interpreter
 every call goes through ``kernel[grid]`` (nothing is compiled).
+
+While the ``tcast_triton::cast`` op's body is traced for ``torch.compile``
+(``tcast_torch.toolkit.traced_launches``), every launch goes through
+``torch.library.wrap_triton(kernel)[grid](...)`` instead (:func:`launcher`), which records it
+as a node of the graph for Inductor to compile.
 """
 
 from __future__ import annotations
@@ -18,10 +23,14 @@ from typing import Any
 import torch
 from triton import knobs
 from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
+
+from tcast import TcastError
+from tcast_torch.toolkit import traced_launches
 
 from ._env import INTERPRETING
 
-__all__ = ["Launch"]
+__all__ = ["Launch", "launcher"]
 
 
 #: The specialization of each int argument seen (sizes repeat call after call; seeds vary,
@@ -61,6 +70,9 @@ class Launch:
 
     def __call__(self, grid: tuple[int, ...], *args: Any) -> None:
         """Launch on ``grid`` with the run-time arguments ``args`` (the leading parameters)."""
+        if traced_launches():
+            launcher(self.kernel)[grid](*args, **self.kw)
+            return
         if INTERPRETING:
             self.kernel[grid](*args, **self.kw)
             return
@@ -77,7 +89,6 @@ class Launch:
         run, tail = hit
         run(grid, device, args + tail)
 
-
     def compiled(self, *args: Any) -> tuple[Any, tuple] | None:
         """The runner and trailing arguments a launch with ``args`` uses, once compiled.
 
@@ -88,6 +99,118 @@ class Launch:
         if INTERPRETING:
             return None
         return self._compiled.get((torch.cuda.current_device(), *map(_spec, args)))
+
+
+def launcher(kernel: Any) -> Any:
+    """``kernel``, or while launches are traced a stand-in that records its launch.
+
+    Index either with a grid and call it with the kernel's arguments. Traced
+    (``tcast_torch.toolkit.traced_launches``): the launch goes to
+    ``torch.library.wrap_triton(kernel)``; see :class:`_TracedKernel`.
+    """
+    return _TracedKernel(kernel) if traced_launches() else kernel
+
+
+#: Compile options a launch may carry that Inductor does not pass on: it compiles a user
+#: kernel with Triton's defaults for them (the kernels' bits must not depend on them).
+_DROPPED_OPTIONS = ("enable_fp_fusion",)
+_INT64_LIMIT = 1 << 63
+
+
+class _TracedKernel:
+    """A kernel's launch recorded by ``torch.library.wrap_triton`` (one graph node).
+
+    What ``wrap_triton`` and Inductor need, applied here:
+
+    * compile options Inductor drops (:data:`_DROPPED_OPTIONS`) are left out;
+    * an int argument of 2**63 or more (a 64-bit seed) passes as its int64 two's complement:
+      Inductor types integer arguments as signed; the kernels read a seed's 64 bits;
+    * Inductor writes each compile-time argument into its generated source by ``repr``:
+      a non-finite float there would not parse, and is refused while tracing;
+    * under the interpreter, the kernel is a JITFunction twin (:func:`_jit_twin`).
+    """
+
+    __slots__ = ("grid", "kernel")
+
+    def __init__(self, kernel: Any, grid: Any = None) -> None:
+        self.kernel = kernel
+        self.grid = grid
+
+    def __getitem__(self, grid: Any) -> _TracedKernel:
+        return _TracedKernel(self.kernel, grid)
+
+    def __call__(self, *args: Any, **kw: Any) -> None:
+        kw = {k: v for k, v in kw.items() if k not in _DROPPED_OPTIONS}
+        for name, value in kw.items():
+            if not _repr_safe(value):
+                raise TcastError(
+                    f"tcast_triton cannot trace {getattr(self.kernel, '__name__', 'a kernel')} "
+                    f"for torch.compile: its compile-time argument {name} holds a non-finite "
+                    f"float ({str(value)[:80]}), which Inductor cannot write into its code"
+                )
+        args = _distinct(a - (1 << 64) if type(a) is int and a >= _INT64_LIMIT else a for a in args)
+        torch.library.wrap_triton(_jit_twin(self.kernel))[self.grid](*args, **kw)
+
+
+def _distinct(args: Any) -> tuple:
+    """``args`` with each tensor passed again replaced by a one-element buffer of its own.
+
+    The engine passes one tensor for several parameters only as a placeholder for parts a
+    datatype lacks (zero points, a tensor scale, random bits), which the kernel does not
+    read. Functionalization gives each parameter a tensor wrongly where two alias one
+    another and either is written (it copies both and keeps the last).
+    """
+    out: list = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and any(a is b for b in out):
+            a = a.new_empty(1)
+        out.append(a)
+    return tuple(out)
+
+
+def _repr_safe(value: Any) -> bool:
+    """Whether ``repr(value)`` reads back as the same value (finite floats, nested tuples)."""
+    if isinstance(value, float):
+        return value - value == 0.0  # False for inf and nan
+    if isinstance(value, tuple):
+        return all(_repr_safe(v) for v in value)
+    return True
+
+
+#: The JITFunction twins of interpreted kernels, by kernel.
+_TWINS: dict[Any, JITFunction] = {}
+
+
+def _jit_twin(kernel: Any) -> Any:
+    """The kernel ``wrap_triton`` traces: ``kernel``, or under the interpreter its twin.
+
+    ``TRITON_INTERPRET=1`` makes ``@triton.jit`` return an interpreted function, which
+    ``wrap_triton`` passes through untraced. The twin is a ``JITFunction`` of the same Python
+    function (so the launch is traced into the graph as on a GPU) whose launches run the
+    interpreted kernel: graphs traced on the CPU run the interpreter's bits.
+    """
+    if not INTERPRETING or isinstance(kernel, JITFunction):
+        return kernel
+    twin = _TWINS.get(kernel)
+    if twin is None:
+        twin = _TWINS[kernel] = _InterpretedTwin(kernel)
+    return twin
+
+
+class _InterpretedTwin(JITFunction):
+    """A ``JITFunction`` whose launches run an interpreted kernel (see :func:`_jit_twin`)."""
+
+    def __init__(self, interpreted: Any) -> None:
+        super().__init__(interpreted.fn, **interpreted.kwargs)
+        self.interpreted = interpreted
+
+    def run(self, *args: Any, grid: Any, warmup: bool, **kw: Any) -> Any:
+        return self.interpreted.run(*args, grid=grid, warmup=warmup, **kw)
+
+    # a JITFunction hashes its source and every global it reads, which must then be jitted
+    # functions; the helpers an interpreted kernel calls are interpreted ones
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
 
 
 def _runner(compiled: Any) -> Any:
