@@ -40,7 +40,22 @@ def _is_dtensor(cls: type) -> bool:
 
 def is_dtensor(x: torch.Tensor) -> bool:
     """Whether ``x`` is a DTensor (the torch engine casts those by ``_shards``)."""
-    return type(x) is not torch.Tensor and _is_dtensor_class(type(x))
+    cls = type(x)
+    if cls is torch.Tensor:
+        return False
+    if torch.compiler.is_compiling():
+        return _is_dtensor_class(cls)
+    # eagerly, by class: the constant-result wrapper costs microseconds per call
+    known = _DTENSOR_CLASSES.get(cls)
+    if known is None:
+        if len(_DTENSOR_CLASSES) >= 64:
+            _DTENSOR_CLASSES.clear()
+        known = _DTENSOR_CLASSES[cls] = _is_dtensor(cls)
+    return known
+
+
+#: :func:`is_dtensor`'s answers by tensor class, outside a trace.
+_DTENSOR_CLASSES: dict[type, bool] = {}
 
 
 @torch.compiler.assume_constant_result

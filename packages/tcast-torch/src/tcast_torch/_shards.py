@@ -176,7 +176,22 @@ def chunk_starts(size: int, parts: int) -> tuple[int, ...]:
 
 
 def _placement_refusal(x: torch.Tensor) -> str | None:
-    return _refused_placements(tuple(x.placements), x.ndim)
+    placements, ndim = tuple(x.placements), x.ndim
+    if torch.compiler.is_compiling():
+        return _refused_placements(placements, ndim)
+    # eagerly, remembered: placements are few, and checked several times per cast
+    key = (placements, ndim)
+    try:
+        return _REFUSED[key]
+    except KeyError:
+        if len(_REFUSED) >= 256:
+            _REFUSED.clear()
+        why = _REFUSED[key] = _refused_placements(placements, ndim)
+        return why
+
+
+#: :func:`_placement_refusal`'s answers by (placements, ndim), outside a trace.
+_REFUSED: dict[tuple, str | None] = {}
 
 
 def _refused_placements(placements: tuple[Any, ...], ndim: int) -> str | None:
@@ -251,8 +266,13 @@ def _shard_spec(x: torch.Tensor) -> tuple[ShardSpec, int]:
 
 def _local_shape(x: torch.Tensor) -> tuple[int, ...]:
     """The local shard's shape (without ``to_local``'s autograd node where DTensor has one)."""
+    return tuple(_local_tensor(x).shape)
+
+
+def _local_tensor(x: torch.Tensor) -> torch.Tensor:
+    """DTensor ``x``'s local tensor, without ``to_local``'s autograd node where DTensor has one."""
     local = getattr(x, "_local_tensor", None)
-    return tuple((x.to_local() if local is None else local).shape)
+    return x.to_local() if local is None else local
 
 
 def _placed_spec(mesh: Any, placements: tuple[Any, ...], shape: tuple[int, ...]):
@@ -588,7 +608,8 @@ def cast_dtensor(
         if flag:
             raise UnsupportedError(_refusal(spec, flag))
     # a refusing process joins the statistics' reduction with a shard of the right shape
-    xl = x.to_local()
+    # the local tensor as it is where no gradient flows (to_local adds an autograd node)
+    xl = x.to_local() if x.requires_grad else _local_tensor(x)
     if flag:
         xl = xl.new_zeros(spec.lengths)
     if not spec.splits and (req.rbits is None or not _is_dtensor(req.rbits)):
