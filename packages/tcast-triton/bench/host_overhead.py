@@ -11,6 +11,7 @@ should never wait. Also the same figures for torchao's Triton dim0 kernel.
 from __future__ import annotations
 
 import argparse
+import itertools
 import warnings
 
 import torch
@@ -29,6 +30,7 @@ CASTS = [
     ("mxfp8_2d", {"castmode": "actual"}),
     ("mxfp8", {"castmode": "virtual"}),
     ("mxfp8", {"castmode": "actual", "roundmode": "stochastic", "seed": 3}),
+    ("mxfp8", {"castmode": "actual", "roundmode": "stochastic", "seed": "per call"}),
 ]
 
 
@@ -58,11 +60,16 @@ def main() -> None:
     for code, kw in CASTS:
         dt = tcast.datatype(code)
 
-        def tri(d, kw=kw):
-            return lambda: tcast_triton.cast(x, d, **kw)
+        seeds = itertools.count(2**40) if kw.get("seed") == "per call" else None
 
-        def front(d, kw=kw):
-            return lambda: tcast.cast(x, d, **kw)
+        def args(kw=kw, seeds=seeds):
+            return dict(kw, seed=next(seeds)) if seeds is not None else kw
+
+        def tri(d):
+            return lambda: tcast_triton.cast(x, d, **args())
+
+        def front(d):
+            return lambda: tcast.cast(x, d, **args())
 
         cells = [host_us(f) for f in (tri(dt), tri(code), front(dt), front(code))]
         print(
