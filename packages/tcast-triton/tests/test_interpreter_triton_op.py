@@ -138,9 +138,10 @@ def test_every_launch_path_traces_to_kernel_nodes_with_the_eager_bits(device):
 
 
 def test_a_new_seed_is_a_symbol_of_the_traced_graph(device):
-    """After the second seed, seeds below 2**63 reuse the graph; the kernels read its bits.
+    """After the second seed, seeds below 2**63 reuse the graph: the kernels read its bits.
 
-    (A seed of 2**63 or more is a constant of its graph: the first test's mxint8 case.)
+    A seed of 2**63 or more is a constant of a graph of its own (its int64 is negative); one
+    whose int64 is below -2**31 (Inductor would pass it as int32) traces tcast_torch's cast.
     """
     x = _x(device, dtype=torch.float32)
     seen = Graphs()
@@ -150,14 +151,16 @@ def test_a_new_seed_is_a_symbol_of_the_traced_graph(device):
         return tcast_triton.cast(v, "mxfp8", roundmode="stochastic", seed=seed)
 
     torch._dynamo.reset()
-    seeds = [11, 12, 2**62 + 7, 0]
+    seeds = [11, 2**40, 2**62 + 7, 0, 2**64 - 9, 2**63 + 5]
     outs = [f(x, s) for s in seeds[:2]]
     with torch._dynamo.config.patch(error_on_recompile=True):
-        outs += [f(x, s) for s in seeds[2:]]
+        outs += [f(x, s) for s in seeds[2:4]]
+    outs += [f(x, s) for s in seeds[4:]]
     for s, o in zip(seeds, outs, strict=True):
         want = tcast_triton.cast(x, "mxfp8", roundmode="stochastic", seed=s)
         assert torch.equal(o.view(torch.int32), want.view(torch.int32)), s
-    assert seen.opaque() == [] and len(seen.graphs) == 2
+    assert seen.opaque() == [] and len(seen.graphs) == 4
+    assert seen.kernels() == ["_cast_tiles"] * 3  # the fourth graph: torch operations
 
 
 def test_grids_past_the_limit_and_empty_tensors_trace_tcast_torchs_cast(device, monkeypatch):

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType, UnsupportedError
+from tcast import CastModes, CastResult, DataType, RoundMode, UnsupportedError
 from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
@@ -39,6 +39,8 @@ __all__ = ["CAST_OPS", "TritonEngine", "engine"]
 
 #: Entries of each of the engine's host-path caches (emptied when full).
 _MAX_REMEMBERED = 4096
+#: The least int32: a traced seed's int64 below it goes to tcast_torch's cast (run_eager).
+_I32_MIN = -(2**31)
 
 
 class TritonEngine(EngineBase):
@@ -197,11 +199,19 @@ class TritonEngine(EngineBase):
         (``_fastlaunch.launcher``), and the host work (plans, allocations, views) is what
         fake tensors allow. ``tcast_torch``'s cast, where it serves, is traced as torch
         operations, given the seed in ``[0, 2**64)`` (the traced request holds its int64).
+        It serves too for a seed whose int64 is below -2**31 (a seed in
+        ``[2**63, 2**64 - 2**31)``, always a constant of the graph: Dynamo's symbols are
+        int64): Inductor types a kernel's integer argument as int32 wherever its value is
+        at most 2**31 - 1, negative ones included, and such a seed would not fit.
         """
         if not traced_launches():
             return cast_eager(x, request)
         out = None
-        if x.numel():
+        seed = request.seed
+        kernels_take_seed = (
+            seed is None or request.roundmode is not RoundMode.STOCHASTIC or seed >= _I32_MIN
+        )
+        if x.numel() and kernels_take_seed:
             with on_device(x):
                 out = run_cast(x, request)
         if out is None:
