@@ -12,6 +12,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from ._rn import mul_rn
+
 # fields of a format tuple (tcast_triton._formats.fmt)
 F_KIND = tl.constexpr(0)
 F_BITS = tl.constexpr(1)
@@ -184,10 +186,12 @@ def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CAPPED: tl.const
         e = tl.maximum(f32_of(mag & 0x7F800000), F[F_MINN])
     else:
         e = _grid_exponent(mag, F)
-    c = e * F[F_CK]
+    # products that feed sums: mul_rn, so that no compiler option fuses them (exact, a power
+    # of two times a short constant: the bits would not change, the code would)
+    c = mul_rn(e, F[F_CK])
     r = (a + c) - c
     if MODE != R_EVEN:
-        u = e * F[F_ULP]
+        u = mul_rn(e, F[F_ULP])
         d = a - r
         if MODE == R_TRUNC:
             r = tl.where(d < 0, r - u, r)
@@ -576,6 +580,8 @@ def decode(codes, F: tl.constexpr):
             out = codes.to(tl.float32)
         else:
             hi = ((codes >> 16) & 0xFFFF).to(tl.float32)
+            # not mul_rn: the exact product folds into the conversion, no product is left
+            # to fuse into the sum (tests/test_offline_contraction.py compiles it both ways)
             out = hi * 65536.0 + (codes & 0xFFFF).to(tl.float32)
     else:
         out = _decode_float(codes, F)

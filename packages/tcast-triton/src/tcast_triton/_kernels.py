@@ -37,6 +37,7 @@ from ._codec import (
     pair_codes,
 )
 from ._env import INTERPRETING
+from ._rn import mul_rn
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 #: The GPU's float32 -> bfloat16 conversion (``cvt.rn.bf16.f32``: nearest even,
@@ -311,13 +312,13 @@ def _encode_block(
     ``PACK4``: row tiles of ``TP`` 4-bit codes go straight into the compress stream.
     """
     rc = tl.expand_dims(recip, AXIS)
-    x1 = x * rc
     if EK == EK_FIXED:
-        xs = x1 * FIXED
+        xs = (x * rc) * FIXED
     elif EK == EK_ZERO:
-        xs = x1 + tl.expand_dims(zval, AXIS)
+        # the product rounds before the zero point is added: never one fused multiply-add
+        xs = mul_rn(x, rc) + tl.expand_dims(zval, AXIS)
     else:
-        xs = x1
+        xs = x * rc
     badb = tl.expand_dims(bad, AXIS) & mask
     if VIRTUAL:
         if fast_mode(E, MODE):

@@ -39,6 +39,7 @@ from ._kernels import (
     store_block_value,
     store_codes,
 )
+from ._rn import mul_rn
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
 
 # a NaN's magnitude bits for ranking: every payload alike, above +-Inf (SEMANTICS.md §6)
@@ -233,13 +234,14 @@ def _encode_chunk(
     Pruned elements get code 0 and decode to +0; a non-finite block is NaN throughout
     (SEMANTICS.md §5.2, §6).
     """
-    x1 = x * _lanes3(recip, ROW)
+    rc = _lanes3(recip, ROW)
     if EK == EK_FIXED:
-        xs = x1 * FIXED
+        xs = (x * rc) * FIXED
     elif EK == EK_ZERO:
-        xs = x1 + _lanes3(zval, ROW)
+        # the product rounds before the zero point is added: never one fused multiply-add
+        xs = mul_rn(x, rc) + _lanes3(zval, ROW)
     else:
-        xs = x1
+        xs = x * rc
     badb = _lanes3(bad, ROW) & mask
     if VIRTUAL:
         if fast_mode(E, MODE):

@@ -3,10 +3,10 @@
 One function, :func:`lane_scales`, turns a block's reductions (integer maxima of float32
 bit patterns) into its scale code, zero-point code, encode multiplier and decode multiplier,
 following ``tcast.kit``'s recipes step by step: every division is ``tl.div_rn`` (correctly
-rounded), every product one float32 multiplication (kernels are compiled without FMA
-contraction), power-of-two scales come from the exponent and significand bits and the kit's
-two integers. ``tests/test_recipes_unrolled.py`` pins the kit's recipes to the steps
-written here.
+rounded), every product one float32 multiplication (none feeds a sum here, so no compiler
+fuses one into a multiply-add), power-of-two scales come from the exponent and significand
+bits and the kit's two integers. ``tests/test_recipes_unrolled.py`` pins the kit's recipes
+to the steps written here.
 """
 
 from __future__ import annotations
