@@ -16,6 +16,7 @@ identical, and each listing's FFMA count. Exit status 0 when every case is ident
     python contraction_offline.py --full     # also more variants, and every catalog
                                              # datatype x cast mode (rows, columns)
     python contraction_offline.py --dump DIR # and each listing without contraction to DIR
+    python contraction_offline.py --full --shard 0/4  # a quarter of the sweep (4 processes)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import math
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -285,7 +287,9 @@ def full_cases() -> Iterator[Compile]:
     """Every catalog datatype the engine supports x cast mode, rows and columns, bfloat16."""
     engine = TritonEngine()
     for name in tcast.CATALOG:
-        dt = tcast.datatype(name)
+        with warnings.catch_warnings():  # names that warn of a likelier spelling
+            warnings.simplefilter("ignore")
+            dt = tcast.datatype(name)
         for castmode in ("virtual", "actual", "compress"):
             if not engine.supports(dt, tcast.CastModes.of(castmode)):
                 continue
@@ -301,19 +305,24 @@ def _key(kernel, args: dict, kw: dict) -> tuple:
     return (kernel.__name__, a, tuple(sorted((k, repr(v)) for k, v in kw.items())))
 
 
-def run(source: Callable[[], Iterator[Compile]], dump: str = "") -> int:
+def run(sources: list[Callable[[], Iterator[Compile]]], dump: str = "", shard: str = "0/1") -> int:
     """Compile each case both ways and print its line; the number of cases that differ.
 
-    ``dump``: a folder to write each case's listing without contraction to (``case.sass``),
-    to compare kernels before and after a change.
+    A case that compiles what an earlier one compiled is skipped. ``dump``: a folder to
+    write each case's listing without contraction to (``case.sass``), to compare kernels
+    before and after a change. ``shard``: ``k/n`` compiles the ``k``-th of every ``n``
+    distinct cases (``n`` processes share a sweep).
     """
+    k, n = (int(v) for v in shard.split("/"))
     failed = 0
     seen: set = set()
-    for label, kernel, args, kw in source():
+    for label, kernel, args, kw in (case for source in sources for case in source()):
         key = _key(kernel, args, kw)
         if key in seen:
             continue
         seen.add(key)
+        if (len(seen) - 1) % n != k:
+            continue
         row = {"case": label, "kernel": kernel.__name__}
         start = time.perf_counter()
         try:
@@ -341,17 +350,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true", help="also every catalog datatype")
     ap.add_argument("--dump", default="", help="write the listings without contraction here")
+    ap.add_argument("--shard", default="0/1", help="k/n: the k-th of every n cases")
     a = ap.parse_args()
     if a.dump:
         Path(a.dump).mkdir(parents=True, exist_ok=True)
     # the launchers' answer on an sm_90 GPU, without one
     for module in (_launch, _launch_2d, _launch_dual):
-        if hasattr(module, "hw_fp8"):
-            module.hw_fp8 = lambda device: True
-    failed = run(cases, a.dump)
-    if a.full:
-        failed += run(more_cases, a.dump) + run(full_cases, a.dump)
-    return 1 if failed else 0
+        module.hw_fp8 = lambda device: True
+    sources = [cases, more_cases, full_cases] if a.full else [cases]
+    return 1 if run(sources, a.dump, a.shard) else 0
 
 
 if __name__ == "__main__":
