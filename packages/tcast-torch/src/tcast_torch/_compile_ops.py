@@ -210,7 +210,8 @@ class CastOps:
     graph is traced; ``run_eager`` must then launch every kernel through
     ``torch.library.wrap_triton`` and do only what fake tensors allow. The op's eager
     implementation (a graph that keeps the op, as ``backend="eager"`` or
-    ``torch.export`` do) is ``run_eager`` with :func:`traced_launches` False.
+    ``torch.export`` do) is ``run_eager`` with :func:`traced_launches` False. Inputs of
+    symbolic sizes (dynamic shapes) take the opaque custom op ``myengine::cast_dynamic``.
     ``myengine::cast_dual`` is an opaque custom op either way.
 
     Args:
@@ -234,12 +235,24 @@ class CastOps:
             req = engine.request(x, _datatype(code), modes_of(modes), seed_of(seed), rbits)
             return _tensors(engine.run_eager(resolved(x), req), x)
 
+        opaque = torch.library.custom_op(
+            f"{ns}::cast_dynamic" if self.triton else f"{ns}::cast", cast_eager, mutates_args=()
+        )
+
+        @opaque.register_fake
+        def _(x, code, modes, seed, rbits):
+            return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
+
         if self.triton:
 
             @torch.library.triton_op(f"{ns}::cast", mutates_args=())
             def cast_op(
                 x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
             ) -> list[torch.Tensor]:
+                if not all(type(n) is int for n in x.shape):
+                    # symbolic sizes (dynamic shapes): the engine plans for concrete sizes;
+                    # the opaque op needs only the kit's result_form (no recompile per size)
+                    return opaque(x, code, modes, seed, rbits)
                 # traced: the seed stays the op's int64 (a symbol after Dynamo's second seed)
                 req = engine.request(x, _datatype(code), modes_of(modes), seed, rbits)
                 with _tracing():
@@ -247,12 +260,6 @@ class CastOps:
 
             # real tensors take the engine's own launches, not wrap_triton's plain path
             cast_op.register_kernel(None, cast_eager)
-        else:
-            cast_op = torch.library.custom_op(f"{ns}::cast", cast_eager, mutates_args=())
-
-            @cast_op.register_fake
-            def _(x, code, modes, seed, rbits):
-                return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
 
         @torch.library.custom_op(f"{ns}::cast_dual", mutates_args=())
         def dual_op(
