@@ -16,7 +16,8 @@ engine's eager path run on fake tensors, and the kernels it launches reach the g
 their neighbours (``mode="reduce-overhead"`` captures them in its CUDA graphs). While that
 body runs, :func:`traced_launches` is True and the engine launches each kernel through
 ``torch.library.wrap_triton(kernel)[grid](...)``; every other host step of that path must work
-on fake tensors (no ``data_ptr``, no ``.item()``, no device synchronization). The dual op
+on fake tensors (no ``data_ptr``, no ``.item()``, no device synchronization). On symbolic
+sizes the body calls the opaque ``<namespace>::cast_dynamic`` instead. The dual op
 stays opaque: ``wrap_triton`` takes ``@triton.jit`` kernels, and Inductor re-emits a user
 kernel as ``@triton.jit`` source, which a Gluon kernel is not.
 
