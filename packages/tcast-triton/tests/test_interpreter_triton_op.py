@@ -26,6 +26,7 @@ from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
+import tcast
 import tcast_triton
 from tcast_torch.toolkit import traced_launches
 
@@ -208,6 +209,17 @@ def test_a_second_size_compiles_again_with_the_kernels_in_the_graph(device):
         assert _same(f(x), fn(x)), n
     assert len(seen.graphs) == 2 and seen.kernels() == ["_cast_row_pieces"] * 2
     assert seen.opaque() == []
+
+
+def test_a_non_finite_compile_time_float_is_refused_while_tracing():
+    """Inductor writes compile-time arguments by ``repr``: ``inf`` would not parse."""
+    from tcast_triton._fastlaunch import _TracedKernel
+    from tcast_triton._kernels import _amax_pass
+
+    with pytest.raises(
+        tcast.TcastError, match=r"argument E holds a non-finite float \(\(1\.0, inf"
+    ):
+        _TracedKernel(_amax_pass)[(1,)](torch.empty(1), E=(1.0, float("inf")))
 
 
 # Inductor re-emits a user kernel as source: the kernel and every jitted function it calls,

@@ -114,7 +114,6 @@ def launcher(kernel: Any) -> Any:
 #: Compile options a launch may carry that Inductor does not pass on: it compiles a user
 #: kernel with Triton's defaults for them (the kernels' bits must not depend on them).
 _DROPPED_OPTIONS = ("enable_fp_fusion",)
-_INT64_LIMIT = 1 << 63
 
 
 class _TracedKernel:
@@ -123,10 +122,9 @@ class _TracedKernel:
     What ``wrap_triton`` and Inductor need, applied here:
 
     * compile options Inductor drops (:data:`_DROPPED_OPTIONS`) are left out;
-    * an int argument of 2**63 or more (a 64-bit seed) passes as its int64 two's complement:
-      Inductor types integer arguments as signed; the kernels read a seed's 64 bits;
     * Inductor writes each compile-time argument into its generated source by ``repr``:
       a non-finite float there would not parse, and is refused while tracing;
+    * a tensor passed for a second parameter gets a buffer of its own (:func:`_distinct`);
     * under the interpreter, the kernel is a JITFunction twin (:func:`_jit_twin`).
     """
 
@@ -148,7 +146,7 @@ class _TracedKernel:
                     f"for torch.compile: its compile-time argument {name} holds a non-finite "
                     f"float ({str(value)[:80]}), which Inductor cannot write into its code"
                 )
-        args = _distinct(a - (1 << 64) if type(a) is int and a >= _INT64_LIMIT else a for a in args)
+        args = _distinct(args)
         torch.library.wrap_triton(_jit_twin(self.kernel))[self.grid](*args, **kw)
 
 
@@ -205,7 +203,10 @@ class _InterpretedTwin(JITFunction):
         self.interpreted = interpreted
 
     def run(self, *args: Any, grid: Any, warmup: bool, **kw: Any) -> Any:
-        return self.interpreted.run(*args, grid=grid, warmup=warmup, **kw)
+        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
+
+        with numpy.errstate(all="ignore"):
+            return self.interpreted.run(*args, grid=grid, warmup=warmup, **kw)
 
     # a JITFunction hashes its source and every global it reads, which must then be jitted
     # functions; the helpers an interpreted kernel calls are interpreted ones
