@@ -252,7 +252,7 @@ class CastOps:
             ) -> list[torch.Tensor]:
                 if not all(type(n) is int for n in x.shape):
                     # symbolic sizes (dynamic shapes): the engine plans for concrete sizes;
-                    # the opaque op needs only the kit's result_form (no recompile per size)
+                    # the opaque op's fake implementation needs only the kit's result_form
                     return opaque(x, code, modes, seed, rbits)
                 # traced: the seed stays the op's int64 (a symbol after Dynamo's second seed)
                 req = engine.request(x, _datatype(code), modes_of(modes), seed, rbits)
