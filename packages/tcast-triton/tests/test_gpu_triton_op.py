@@ -92,10 +92,12 @@ class _Records(logging.Handler):
 @pytest.fixture
 def analysis_warnings():
     log = logging.getLogger("torch._higher_order_ops.triton_kernel_wrap")
-    handler = _Records()
+    handler, level = _Records(), log.level
     log.addHandler(handler)
+    log.setLevel(logging.WARNING)
     yield handler.messages
     log.removeHandler(handler)
+    log.setLevel(level)
 
 
 def test_inductor_compiles_the_cast_kernels_with_the_eager_bits(analysis_warnings):
