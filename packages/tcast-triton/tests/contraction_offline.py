@@ -9,12 +9,13 @@ that nothing can be contracted. For each case this builds the plan the engine wo
 an sm_90 GPU (``hw_fp8`` answered True), compiles its kernel with the specializations a
 launch gets (``_offline.compile_sass``) once with ``enable_fp_fusion=False`` and once with
 ``True``, and prints one JSON line: the case, the kernel, whether the two SASS listings are
-identical, and each listing's FFMA count. Exit status 0 when every case is identical.
+identical, and each listing's FFMA and scaled FMUL (``FMUL.M4``) counts. Exit status 0 when
+every case is identical.
 
     python contraction_offline.py            # the cases below: every kernel, every variant
                                              # of its arithmetic that could contract
     python contraction_offline.py --full     # also more variants, and every catalog
-                                             # datatype x cast mode (rows, columns)
+                                             # datatype x cast mode (rows, columns), upcast
     python contraction_offline.py --dump DIR # and each listing without contraction to DIR
     python contraction_offline.py --full --shard 0/4  # a quarter of the sweep (4 processes)
 """
@@ -44,6 +45,7 @@ _X = {torch.float32: torch.float32, torch.float16: torch.int16, torch.bfloat16: 
 _BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 _CODES = {0: None, 1: torch.uint8, 2: torch.uint16, 4: torch.uint32}
 _FFMA = re.compile(r"\bFFMA\b")
+_SCALED = re.compile(r"\bFMUL\.[MD]\d")  # a product times 2, 4 or 8 (or 1/2, 1/4, 1/8)
 
 #: (label, kernel, run-time arguments by name, compile-time arguments) of one compile.
 Compile = tuple[str, object, dict, dict]
@@ -213,33 +215,35 @@ def cases() -> Iterator[Compile]:
     """Every kernel, in each variant of its arithmetic where a product feeds a sum.
 
     The float rounding (its round modes' corrections, stochastic rounding), float and
-    two-level scales, zero points, fixed point; and each kernel that has none of these once.
+    two-level scales, zero points, fixed point by a factor of 4 (``ptxas`` folds a product
+    times 2, 4 or 8 into one scaled multiplication); and each kernel without these once.
     """
     # _cast_unscaled: the rounding's corrections (away), stochastic rounding, virtual values
     yield from single("e2m1f actual away", "e2m1f", ODD, F32, roundmode="away")
     yield from single("e4m3fn virtual stochastic", "e4m3fn", ROWS, F32, "virtual", "stochastic")
-    # _cast_tiles: two-level (rows), zero points, fixed point and float scales in channels
-    # (columns, looped), a tensor scale, stochastic rounding by Philox runs
+    # _cast_tiles: two-level (rows), zero points, float scales in channels (columns,
+    # looped), a tensor scale, stochastic rounding by Philox runs, fixed point (packed)
     yield from single("nvfp4 actual", "nvfp4", ROWS)
     yield from single("uint4 zero virtual", "uint4_float32_float32_t32", ODD, F16, "virtual")
     yield from single("int8 channel columns (loop)", column_datatype(
         tcast.datatype("int8_float32_t0")), (2048, 16), F32)  # fmt: skip
     yield from single("e4m3fn tensor scale", "e4m3fn_float32", ROWS, castmode="virtual")
     yield from single("mxfp6e3 stochastic (runs)", "mxfp6e3", ROWS, roundmode="stochastic")
+    yield from single("mxint4 compress", "mxint4", ROWS, castmode="compress")
     # _cast_row_pieces: zero points, fixed point, virtual float rounding, bfloat16 pairs
     yield from single("uint4 zero actual", "uint4_float32_float32_t32", ROWS)
-    yield from single("mxint8 virtual", "mxint8", ROWS, castmode="virtual")
+    yield from single("mxint4 actual", "mxint4", ROWS)
     yield from single("mxfp8 virtual", "mxfp8", ROWS, castmode="virtual")
     yield from single("mxfp4 actual (pairs)", "mxfp4", ROWS)
     # the tile statistics and the tensor-amax pass
     yield from single("uint4 tile stats", "uint4_float32_float32_t32", ROWS, stats=True)
     yield from single("nvfp4 amax pass", "nvfp4", ROWS, amax=True)
-    # _cast_nd: 2-D tiles (two-level, zero points), sparsity
+    # _cast_nd: 2-D tiles (two-level, zero points), sparsity (fixed point)
     yield from single("e2m1f two-level 2-D virtual", "e2m1f_e4m3fn_float32_t16_t16", ODD, F32,
                       "virtual")  # fmt: skip
     yield from single("uint4 zero 2-D virtual", "uint4_float32_float32_t16_t16", ROWS,
                       castmode="virtual")  # fmt: skip
-    yield from single("e2m1f sparse actual", "e2m1f_e8m0_t32n4m8", ROWS)
+    yield from single("int4 sparse actual", "int4_e8m0_t32n2m4", ROWS)
     # the dual kernels: Triton (two-level, zero points), Gluon (pairs, hardware FP8)
     yield from dual("nvfp4 dual transposed", "nvfp4", ROWS, transposed=True, kernel="_cast_dual")
     yield from dual("mxfp4 dual gluon", "mxfp4", ROWS, transposed=True, layout="blocked",
@@ -249,7 +253,7 @@ def cases() -> Iterator[Compile]:
     # point in columns
     yield from upcast("nvfp4 upcast", "nvfp4", ROWS)
     yield from upcast("uint32 zero upcast", "uint32_float32_float32_t32", ROWS)
-    yield from upcast("mxint8 upcast columns", column_datatype(tcast.datatype("mxint8")), ROWS)
+    yield from upcast("mxint4 upcast columns", column_datatype(tcast.datatype("mxint4")), ROWS)
     # packing (integer arithmetic only)
     yield from pack("4-bit", 4)
 
@@ -257,6 +261,8 @@ def cases() -> Iterator[Compile]:
 def more_cases() -> Iterator[Compile]:
     """Further variants of the kernels (``--full``): modes, layouts, sources, geometries."""
     yield from single("e3m2f actual", "e3m2f", ROWS)
+    yield from single("mxint8 virtual", "mxint8", ROWS, castmode="virtual")
+    yield from single("e2m1f sparse actual", "e2m1f_e8m0_t32n4m8", ROWS)
     yield from single("uint32 zero virtual", "uint32_float32_float32_t32", ROWS, F32, "virtual")
     yield from single("e5m2 virtual trunc", "e5m2", ROWS, F16, "virtual", "trunc")
     yield from single("e2m1f compress", "e2m1f", ROWS, castmode="compress")
@@ -277,6 +283,7 @@ def more_cases() -> Iterator[Compile]:
     yield from dual("mxfp4 dual stochastic", "mxfp4", ROWS, F32, roundmode="stochastic",
                     kernel="_cast_dual")  # fmt: skip
     yield from upcast("uint4 zero upcast", "uint4_float32_float32_t32", ROWS)
+    yield from upcast("mxint8 upcast columns", column_datatype(tcast.datatype("mxint8")), ROWS)
     yield from upcast("int8 channel upcast", "int8_float32_t0", (4, 2048))
     yield from upcast("e4m3fn tensor scale upcast", "e4m3fn_float32", ROWS)
     yield from upcast("e2m1f compress upcast", "e2m1f", ROWS, "compress")
@@ -284,7 +291,10 @@ def more_cases() -> Iterator[Compile]:
 
 
 def full_cases() -> Iterator[Compile]:
-    """Every catalog datatype the engine supports x cast mode, rows and columns, bfloat16."""
+    """Every catalog datatype the engine supports x cast mode, rows and columns, bfloat16.
+
+    And the upcast of each actual and compress result.
+    """
     engine = TritonEngine()
     for name in tcast.CATALOG:
         with warnings.catch_warnings():  # names that warn of a likelier spelling
@@ -293,10 +303,16 @@ def full_cases() -> Iterator[Compile]:
         for castmode in ("virtual", "actual", "compress"):
             if not engine.supports(dt, tcast.CastModes.of(castmode)):
                 continue
+            tiles = dt.sspec is not None and len(dt.sspec.tiles) == 1
             yield from single(f"{name} {castmode}", dt, ROWS, castmode=castmode)
-            if dt.sspec is not None and dt.sspec.tiles and len(dt.sspec.tiles) == 1:
+            if tiles:
                 col = column_datatype(dt)
                 yield from single(f"{name} {castmode} columns", col, ODD, castmode=castmode)
+            if castmode != "virtual" and _upcast.upcast_supported(dt):
+                yield from upcast(f"{name} {castmode} upcast", dt, ROWS, castmode)
+                if tiles:
+                    col = column_datatype(dt)
+                    yield from upcast(f"{name} {castmode} upcast columns", col, ROWS, castmode)
 
 
 def _key(kernel, args: dict, kw: dict) -> tuple:
@@ -339,6 +355,7 @@ def run(sources: list[Callable[[], Iterator[Compile]]], dump: str = "", shard: s
             Path(dump, f"{name}.sass").write_text(off)
         row["same"] = off == on
         row["ffma"] = [len(_FFMA.findall(off)), len(_FFMA.findall(on))]
+        row["scaled_fmul"] = [len(_SCALED.findall(off)), len(_SCALED.findall(on))]
         row["instructions"] = [off.count("\n"), on.count("\n")]
         row["seconds"] = round(time.perf_counter() - start, 1)
         failed += not row["same"]

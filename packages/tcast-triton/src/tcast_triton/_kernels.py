@@ -312,10 +312,11 @@ def _encode_block(
     ``PACK4``: row tiles of ``TP`` 4-bit codes go straight into the compress stream.
     """
     rc = tl.expand_dims(recip, AXIS)
+    # each product rounds on its own: never fused with the zero point's addition into a
+    # multiply-add, nor with a power-of-two FIXED into one scaled multiplication (FMUL.M4)
     if EK == EK_FIXED:
-        xs = (x * rc) * FIXED
+        xs = mul_rn(x, rc) * FIXED
     elif EK == EK_ZERO:
-        # the product rounds before the zero point is added: never one fused multiply-add
         xs = mul_rn(x, rc) + tl.expand_dims(zval, AXIS)
     else:
         xs = x * rc

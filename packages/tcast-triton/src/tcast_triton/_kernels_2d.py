@@ -235,10 +235,10 @@ def _encode_chunk(
     (SEMANTICS.md §5.2, §6).
     """
     rc = _lanes3(recip, ROW)
+    # each product rounds on its own (as _kernels._encode_block)
     if EK == EK_FIXED:
-        xs = (x * rc) * FIXED
+        xs = mul_rn(x, rc) * FIXED
     elif EK == EK_ZERO:
-        # the product rounds before the zero point is added: never one fused multiply-add
         xs = mul_rn(x, rc) + _lanes3(zval, ROW)
     else:
         xs = x * rc

@@ -4,9 +4,11 @@
 kernels with ``enable_fp_fusion=False``, but a kernel compiled with Triton's default options
 (torch Inductor compiles user kernels so) gets the product and the sum contracted into one
 fused multiply-add, rounded once: by LLVM, or by ``ptxas`` from a ``mul.f32`` and an
-``add.f32`` without a rounding modifier. PTX's ``mul.rn.f32`` is never contracted, so a
-product written with :func:`mul_rn` rounds on its own whatever the options; the kernels
-use it for every product that feeds an addition or a subtraction, nowhere else.
+``add.f32`` without a rounding modifier; ``ptxas`` also folds a product times 2, 4 or 8
+(or their reciprocals) into one scaled multiplication (``FMUL.M4``), rounded once. PTX's
+``mul.rn.f32`` is never contracted, so a product written with :func:`mul_rn` rounds on its
+own whatever the options; the kernels use it where a product feeds an addition, a
+subtraction or such a scaling, nowhere else.
 
 Not ``libdevice.mul_rn``: its ``__nv_fmul_rn`` flushes subnormals to zero under Triton's
 libdevice settings (``FMUL.FTZ``), and the interpreter runs neither it nor inline assembly.
