@@ -158,3 +158,29 @@ def test_given_random_bits_never_take_a_call_object(calls):
     for _ in range(2):
         tcast_triton.cast(x, "mxfp8", roundmode="stochastic", rbits=rbits)
     assert not calls
+
+
+def test_the_front_door_and_engine_casts_take_the_call_object(calls):
+    x = torch.randn(8, 64, device=DEVICE)
+    dt = tcast.datatype("nvfp4")
+    req = engine.request(x, dt, tcast.CastModes.of("actual"), None, None)
+    general = cast_eager(x, req)
+    for _ in range(2):
+        _same(tcast.cast(x, dt, castmode="actual", engine="triton"), general)
+        _same(engine.cast(x, req), general)
+    assert len(calls) >= 3  # the engine's own call objects: made by the first engine cast
+
+
+def test_an_engine_cast_checks_each_input_against_its_request(calls):
+    x = torch.randn(8, 64, device=DEVICE)
+    req = engine.request(x, tcast.datatype("mxfp8"), tcast.CastModes.of("actual"), None, None)
+    engine.cast(x, req)
+    engine.cast(x, req)
+    assert len(calls) == 2
+    with pytest.raises(tcast.SpecError, match="shape"):
+        engine.cast(torch.randn(8, 32, device=DEVICE), req)
+    with pytest.raises(tcast.SpecError):
+        engine.cast(x.half(), req)  # another dtype than the request was made for
+    with pytest.raises(tcast.UnsupportedError, match="layout"):
+        engine.cast(x.to_sparse(), req)
+    assert len(calls) == 2

@@ -28,6 +28,7 @@ from tcast_torch.toolkit import (
 from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
 from ._fallback import relabel
+from ._fastcast import CallsByRequest
 from ._launch import interpreting, tensor_maxima
 from ._launch_dual import run_dual
 from ._local import TritonLocal
@@ -71,6 +72,27 @@ class TritonEngine(EngineBase):
         # checked requests and supports() answers of repeated calls (host time): see request()
         self._requests: dict[tuple, CastRequest] = {}
         self._supported: dict[tuple, bool] = {}
+        # call objects of checked requests on plain tensors: see cast()
+        self._calls = CallsByRequest()
+
+    def cast(self, x: Any, request: CastRequest) -> torch.Tensor | CastResult:
+        """``EngineBase.cast``; a repeated cast of a plain tensor through its call object.
+
+        The first cast of a request (this very object: :meth:`request` remembers them) is
+        checked and run as ``EngineBase.cast`` does, and makes the call object
+        (``_fastcast``); later casts of the request on a tensor of its shape and dtype that
+        the call object takes skip to it. Outside a trace only.
+        """
+        if (
+            type(x) is torch.Tensor
+            and isinstance(request, CastRequest)
+            and request.rbits is None
+            and not torch.compiler.is_compiling()
+        ):
+            fast = self._calls.get(x, request, self.check_request)
+            if fast is not None and fast.takes(x):
+                return fast(x) if request.seed is None else fast(x, request.seed)
+        return super().cast(x, request)
 
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -41,7 +42,7 @@ from ._launch import (
 )
 from ._pack import OPS
 
-__all__ = ["FastCast", "fast_cast", "plain_input"]
+__all__ = ["CallsByRequest", "FastCast", "fast_cast", "plain_input"]
 
 
 def _quiet() -> contextlib.AbstractContextManager[Any]:
@@ -66,6 +67,7 @@ class FastCast:
         "amax",
         "bits",
         "device",
+        "dtype",
         "grid",
         "out",
         "plan",
@@ -113,6 +115,7 @@ class FastCast:
         # cast, 1 the amax pass; the seed's specialization, which Triton types by range)
         self._runs: dict[Any, Any] = {}
         self.virtual = req.virtual
+        self.dtype = getattr(torch, req.input_dtype)
         self.bits = req.dtype.nspec.bits
         # the fields every result of this request shares (build_result's)
         self._fixed = dict(
@@ -128,8 +131,18 @@ class FastCast:
         )
 
     def takes(self, x: torch.Tensor) -> bool:
-        """Whether ``x`` (a plain tensor of the request's shape and dtype) goes this way."""
-        return plain_input(x) and not (self.virtual and x.requires_grad and torch.is_grad_enabled())
+        """Whether plain tensor ``x`` goes this way: the request's shape, dtype and device.
+
+        And no gradient to give (a virtual cast of a tensor that requires grad), and an input
+        the general path would cast as it is (:func:`plain_input`).
+        """
+        return (
+            x.dtype is self.dtype
+            and x.device == self.device
+            and x.shape == self.req.shape
+            and plain_input(x)
+            and not (self.virtual and x.requires_grad and torch.is_grad_enabled())
+        )
 
     def _launch(
         self, slot: Any, launch: Any, grid: tuple, args: tuple, typed: Any, aligned: bool
@@ -270,3 +283,40 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     ):
         return None
     return FastCast(req, plan, x.device)
+
+
+class CallsByRequest:
+    """Call objects by request object and device (engine-level casts of checked requests).
+
+    A repeated cast brings the same request object (the engine remembers its requests, a
+    DTensor cast's plan its window request); a request that is not the one remembered under
+    its ``id`` (an ``id`` reused after the first was freed) makes a new call object.
+    """
+
+    __slots__ = ("_calls", "_max")
+
+    def __init__(self, most: int = 256) -> None:
+        self._calls: dict[tuple, tuple[CastRequest, FastCast | None]] = {}
+        self._max = most
+
+    def get(
+        self, x: torch.Tensor, req: CastRequest, check: Callable[[Any, Any], None] | None = None
+    ) -> FastCast | None:
+        """The call object of ``req`` for plain tensors like ``x``, or None.
+
+        ``check(x, req)`` raises for an ``x`` the request may not cast; it runs before a call
+        object is made (later inputs are compared with it by :meth:`FastCast.takes`).
+        """
+        key = (id(req), x.device)
+        hit = self._calls.get(key)
+        if hit is not None and hit[0] is req:
+            return hit[1]
+        if req.rbits is not None or not plain_input(x):
+            return None
+        if check is not None:
+            check(x, req)
+        if len(self._calls) >= self._max:
+            self._calls.clear()
+        fast = fast_cast(x, req)
+        self._calls[key] = (req, fast)
+        return fast

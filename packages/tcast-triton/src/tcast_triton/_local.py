@@ -30,14 +30,12 @@ from tcast_torch.toolkit import TORCH_LOCAL, BlockStats, given_rows, resolved, v
 from ._cast_launch import run_cast
 from ._device import on_device
 from ._fallback import relabel
-from ._fastcast import FastCast, fast_cast, plain_input
+from ._fastcast import CallsByRequest
 from ._launch import tensor_maxima, tile_stats, uses_nd
 from ._plain import Traced, cast_plain
 
 __all__ = ["TritonLocal"]
 
-#: Call objects remembered (emptied when full).
-_MAX_CALLS = 256
 #: Bits of float32 +Inf: magnitude bits above it are NaN.
 _INF_BITS = 0x7F800000
 #: Bits of the float32 NaN the torch engine's statistics hold for a block with a NaN.
@@ -54,22 +52,8 @@ class TritonLocal:
     def __init__(self, traced: Traced) -> None:
         self.traced = traced
         # call objects of the windows' requests (a DTensor cast's plan keeps its window
-        # request, so a repeated cast brings the same object): by (id, device), with it
-        self._calls: dict[tuple, tuple[CastRequest, FastCast | None]] = {}
-
-    def _call(self, window: torch.Tensor, req: CastRequest) -> FastCast | None:
-        """The call object of ``req`` for ``window`` (``_fastcast``), or None."""
-        key = (id(req), window.device)
-        hit = self._calls.get(key)
-        if hit is not None and hit[0] is req:
-            return hit[1]
-        if req.rbits is not None or not plain_input(window):
-            return None
-        if len(self._calls) >= _MAX_CALLS:
-            self._calls.clear()
-        fast = fast_cast(window, req)
-        self._calls[key] = (req, fast)
-        return fast
+        # request, so a repeated cast brings the same object)
+        self._calls = CallsByRequest()
 
     def stats(self, window: torch.Tensor, req: CastRequest, blocks: bool = True) -> BlockStats:
         """The window's statistics (``blocks`` False: two-level scaling's tensor amax only)."""
@@ -107,7 +91,7 @@ class TritonLocal:
         """The cast of the window with these statistics (None: its own, as the engine casts)."""
         if stats is None:
             if type(window) is torch.Tensor and not torch.compiler.is_compiling():
-                fast = self._call(window, req)
+                fast = self._calls.get(window, req)
                 if fast is not None and fast.takes(window):
                     return fast(window) if req.seed is None else fast(window, req.seed)
             return cast_plain(resolved(window), req, grad, self.traced)

@@ -173,6 +173,11 @@ class EngineBase:
                 f"{request.shape}, not this {type(x).__name__}"
             )
         self.check_array(x, "x")
+        if self.input_dtype(x) != request.input_dtype:
+            raise SpecError(
+                f"{self.label}: the request was made for a {request.input_dtype} input, not "
+                f"{self.input_dtype(x)}; make one for this x with engine.request(x, ...)"
+            )
 
     def upcast(self, result: CastResult) -> Any:
         """Decode an actual or compress result to float32 (equal to the virtual cast).
