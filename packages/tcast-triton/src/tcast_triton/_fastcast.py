@@ -26,6 +26,7 @@ import torch
 from tcast import CastMode, CastResult
 from tcast.kit import CastRequest, build_result
 
+from . import _launch
 from ._env import INTERPRETING
 from ._fastlaunch import _spec
 from ._kernels import _cast_unscaled
@@ -33,7 +34,6 @@ from ._launch import (
     _BITS_VIEW,
     _CODE_DTYPES,
     _PLANS,
-    MAX_PROGRAMS,
     _tiled_plan,
     _unscaled_plan,
     bits_of,
@@ -278,7 +278,7 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     build = _unscaled_plan if req.layout is None else _tiled_plan
     extra: tuple = (True,) if req.layout is None else (True, False)
     plan = cached_plan(_PLANS, req, x, rs, build, *extra)
-    if plan.grid[0] > MAX_PROGRAMS or (
+    if plan.grid[0] > _launch.MAX_PROGRAMS or (
         req.layout is not None and math.prod(plan.scale_shape) != max(plan.scale_count, 1)
     ):
         return None

@@ -58,10 +58,29 @@ EK_ZERO = tl.constexpr(2)
 
 
 @triton.jit
+def value_ptr(ptr, IN: tl.constexpr, BITS: tl.constexpr):
+    """``ptr`` as a pointer to the input dtype's elements: its bits (``BITS``) or float32.
+
+    Launchers pass 16-bit inputs as int16 views and virtual outputs as integer views, but a
+    kernel compiled by torch Inductor is handed the float tensors themselves (it cannot view
+    a fused buffer as another dtype): reading and writing through this pointer, a kernel
+    does the same with either.
+    """
+    if IN == IN_F32:
+        if BITS:
+            q = ptr.to(tl.pointer_type(tl.int32))
+        else:
+            q = ptr.to(tl.pointer_type(tl.float32))
+    else:
+        q = ptr.to(tl.pointer_type(tl.int16))
+    return q
+
+
+@triton.jit
 def load_f32(ptr, offs, mask, IN: tl.constexpr):
     """Input values as float32; a 16-bit NaN keeps its sign (SEMANTICS.md §4.2)."""
     # float32, or the int16 bit patterns of 16-bit inputs
-    return as_f32(tl.load(ptr + offs, mask=mask, other=0), IN)
+    return as_f32(tl.load(value_ptr(ptr, IN, False) + offs, mask=mask, other=0), IN)
 
 
 @triton.jit
@@ -131,6 +150,7 @@ def store_value(ptr, offs, mask, v, IN: tl.constexpr):
     b = bits_of(v)
     neg = b < 0
     nan = v != v
+    ptr = value_ptr(ptr, IN, True)
     if IN == IN_F32:
         tl.store(ptr + offs, tl.where(nan, tl.where(neg, NEG_NAN_BITS, NAN_BITS), b), mask=mask)
     elif IN == IN_BF16:
@@ -154,6 +174,7 @@ def store_block_value(ptr, offs, mask, v, bad, IN: tl.constexpr):
     rounding conversion (``cvt.rn``, nearest even, IEEE overflow) per element.
     """
     bad = bad | (v != v)
+    ptr = value_ptr(ptr, IN, True)
     if IN == IN_F32:
         tl.store(ptr + offs, tl.where(bad, NAN_BITS, bits_of(v)), mask=mask)
     elif IN == IN_BF16:

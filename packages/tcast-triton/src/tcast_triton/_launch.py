@@ -93,7 +93,11 @@ MAX_GRID_Y = 65535
 
 def bits_of(xc: torch.Tensor) -> torch.Tensor:
     """A contiguous input as the kernels read it: float32 as it is, 16-bit floats as int16."""
-    return xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    if xc.dtype == torch.float32 or traced_launches():
+        # traced for Inductor, which cannot view a fused buffer as another dtype: the
+        # kernels read either through _kernels.value_ptr
+        return xc
+    return xc.view(_BITS_VIEW[xc.dtype])
 
 
 def uses_nd(req: CastRequest) -> bool:
@@ -124,7 +128,7 @@ def run_cast_1d(
 def tensor_maxima(x: torch.Tensor, req: CastRequest) -> torch.Tensor:
     """The amax pass over ``x``: int32 ``[mx, hi, lo]`` (hi, lo: uint data; else 0)."""
     xc = x.contiguous()
-    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    xin = bits_of(xc)
     buf = torch.zeros(3, dtype=torch.int32, device=xc.device)
     if xc.numel():
         kw = amax_pass_kw(req.dtype, xc)
@@ -151,7 +155,7 @@ def tile_stats(x: torch.Tensor, req: CastRequest) -> torch.Tensor | None:
     if req.layout is None or not req.layout.dims or uses_nd(req):
         return None
     xc = x.contiguous()
-    xin = xc.view(_BITS_VIEW[xc.dtype]) if xc.dtype != torch.float32 else xc
+    xin = bits_of(xc)
     plan = cached_plan(_PLANS, req, xc, 0, _tiled_plan, word_aligned(xc), True)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
@@ -689,7 +693,9 @@ def element_output(plan: Any, xc: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
         out = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=xc.device)
         return out, out
     result = torch.empty_like(xc)
-    return result, result.view(_BITS_VIEW[xc.dtype])
+    # the kernels write a virtual cast's bits (_kernels.value_ptr): an integer view, or the
+    # values' own tensor while traced (see bits_of)
+    return result, result if traced_launches() else result.view(_BITS_VIEW[xc.dtype])
 
 
 def _launch(
