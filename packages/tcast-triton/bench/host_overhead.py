@@ -1,9 +1,10 @@
 """Host time per call of Triton-engine casts, and whether a call synchronizes (not a test).
 
 For each cast: host microseconds per call (the median of 5 runs of 200 calls queued without
-synchronizing; the GPU keeps up at 4096 x 4096), then one call under ``torch.cuda.set_sync_debug_mode("warn")``,
-which reports any operation that waits for the GPU (a ``.item()``, a host copy): a cast
-should never wait. Also the same figures for torchao's Triton dim0 kernel.
+synchronizing; the GPU keeps up at 4096 x 4096), then one call under
+``torch.cuda.set_sync_debug_mode("warn")``, which reports any operation that waits for the
+GPU (a ``.item()``, a host copy): a cast should never wait. Also the same figures for
+torchao's Triton dim0 kernel.
 
     python packages/tcast-triton/bench/host_overhead.py [--size 4096]
 """

@@ -303,11 +303,13 @@ def hw_bytes_kept(x, keep, F: tl.constexpr):
         cvt: tl.constexpr = "cvt.rn.satfinite.e4m3x2.f32"
     else:
         cvt: tl.constexpr = "cvt.rn.satfinite.e5m2x2.f32"
+    # PTX statements end with ';', no newline: Inductor embeds a kernel's source in a string
+    # literal of its generated module, where an escape would become a line break
     return tl.inline_asm_elementwise(
-        "{ .reg .b16 lo, hi; .reg .b32 w;\n"
-        f"{cvt} lo, $2, $1;\n"
-        f"{cvt} hi, $4, $3;\n"
-        "mov.b32 w, {lo, hi};\n"
+        "{ .reg .b16 lo, hi; .reg .b32 w; "
+        f"{cvt} lo, $2, $1; "
+        f"{cvt} hi, $4, $3; "
+        "mov.b32 w, {lo, hi}; "
         "and.b32 $0, w, $5; }",
         "=r,r,r,r,r,r",
         [x, keep],
@@ -347,33 +349,33 @@ def pair_codes(w, m, keep, F: tl.constexpr):
     sb: tl.constexpr = F[F_PSB]
     sh: tl.constexpr = F[F_PSH]
     return tl.inline_asm_elementwise(
-        "{ .reg .b32 s0, s1, a0, a1, e0, e1, t0, t1, q, g, kx, kn, kc, kd;\n"
-        f"mov.b32 kx, {kx};\n"
-        f"mov.b32 kn, {kn};\n"
-        f"mov.b32 kc, {kc};\n"
-        f"mov.b32 kd, {kd};\n"
-        "mul.rn.bf16x2 s0, $1, $3;\n"
-        "mul.rn.bf16x2 s1, $2, $4;\n"
-        "min.xorsign.abs.bf16x2 a0, s0, kx;\n"
-        "min.xorsign.abs.bf16x2 a1, s1, kx;\n"
-        "and.b32 e0, a0, 2139127680;\n"  # 0x7F807F80: the exponent fields
-        "and.b32 e1, a1, 2139127680;\n"
-        "max.bf16x2 e0, e0, kn;\n"
-        "max.bf16x2 e1, e1, kn;\n"
-        "mul.rn.bf16x2 e0, e0, kc;\n"
-        "mul.rn.bf16x2 e1, e1, kc;\n"
-        "add.rn.bf16x2 t0, a0, e0;\n"
-        "add.rn.bf16x2 t1, a1, e1;\n"
-        "sub.rn.bf16x2 t0, t0, e0;\n"
-        "sub.rn.bf16x2 t1, t1, e1;\n"
-        "mul.rn.bf16x2 t0, t0, kd;\n"
-        "mul.rn.bf16x2 t1, t1, kd;\n"
+        "{ .reg .b32 s0, s1, a0, a1, e0, e1, t0, t1, q, g, kx, kn, kc, kd; "
+        f"mov.b32 kx, {kx}; "
+        f"mov.b32 kn, {kn}; "
+        f"mov.b32 kc, {kc}; "
+        f"mov.b32 kd, {kd}; "
+        "mul.rn.bf16x2 s0, $1, $3; "
+        "mul.rn.bf16x2 s1, $2, $4; "
+        "min.xorsign.abs.bf16x2 a0, s0, kx; "
+        "min.xorsign.abs.bf16x2 a1, s1, kx; "
+        "and.b32 e0, a0, 2139127680; "  # 0x7F807F80: the exponent fields
+        "and.b32 e1, a1, 2139127680; "
+        "max.bf16x2 e0, e0, kn; "
+        "max.bf16x2 e1, e1, kn; "
+        "mul.rn.bf16x2 e0, e0, kc; "
+        "mul.rn.bf16x2 e1, e1, kc; "
+        "add.rn.bf16x2 t0, a0, e0; "
+        "add.rn.bf16x2 t1, a1, e1; "
+        "sub.rn.bf16x2 t0, t0, e0; "
+        "sub.rn.bf16x2 t1, t1, e1; "
+        "mul.rn.bf16x2 t0, t0, kd; "
+        "mul.rn.bf16x2 t1, t1, kd; "
         # both halves' codes to the low byte of each half (the bits below are zero)
-        f"shr.b32 t0, t0, {sh};\n"
-        f"shr.b32 t1, t1, {sh};\n"
-        "prmt.b32 q, t0, t1, 0x6420;\n"  # the low byte of each half: the magnitude code
-        "prmt.b32 g, s0, s1, 0xFDB9;\n"  # each half's sign through a byte
-        f"lop3.b32 q, q, g, {sb}, 0xF8;\n"  # q | (g & sign bits)
+        f"shr.b32 t0, t0, {sh}; "
+        f"shr.b32 t1, t1, {sh}; "
+        "prmt.b32 q, t0, t1, 0x6420; "  # the low byte of each half: the magnitude code
+        "prmt.b32 g, s0, s1, 0xFDB9; "  # each half's sign through a byte
+        f"lop3.b32 q, q, g, {sb}, 0xF8; "  # q | (g & sign bits)
         "and.b32 $0, q, $5; }",
         "=r,r,r,r,r,r",
         [w, m, keep],
