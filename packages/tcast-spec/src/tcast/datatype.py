@@ -43,12 +43,18 @@ class DataType:
         # the engine kit's rules of this datatype, per scale mode (tcast.kit.cast_rules): a
         # memo of its own, so that torch.compile guards on this datatype's entries only
         object.__setattr__(self, "_rules_memo", {})
-        object.__setattr__(self, "_hash", hash((self.nspec, self.sspec)))
+        # computed on first use: Dynamo cannot trace hash() of a tuple, and a datatype
+        # parsed inside a compiled function is never hashed there
+        object.__setattr__(self, "_hash", None)
 
     def __hash__(self) -> int:
         # the specs' hash, computed once: a cast looks its datatype up in several caches,
         # and hashing the nested frozen specs each time cost more than the lookups
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = hash((self.nspec, self.sspec))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __getstate__(self) -> dict:
         # str hashes differ between processes: an unpickled datatype hashes afresh; and its
@@ -61,7 +67,7 @@ class DataType:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         object.__setattr__(self, "_rules_memo", {})
-        object.__setattr__(self, "_hash", hash((self.nspec, self.sspec)))
+        object.__setattr__(self, "_hash", None)
 
     @property
     def code(self) -> str:

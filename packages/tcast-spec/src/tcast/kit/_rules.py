@@ -248,11 +248,14 @@ def cast_rules(
     must replay (it cannot rebuild a frozen dataclass made during the trace).
     """
     memo = dt.__dict__["_rules_memo"]
-    rules = memo.get(scalemode)
+    # keyed by the mode's str: a compiled caller guards on the memo's keys, and Dynamo
+    # builds guards on str keys, not on enum members
+    key = scalemode.value
+    rules = memo.get(key)
     if rules is None:
         rules = _make_rules(dt, scalemode)
         if remember:
-            memo[scalemode] = rules
+            memo[key] = rules
     return rules
 
 
