@@ -290,7 +290,8 @@ class CallsByRequest:
 
     A repeated cast brings the same request object (the engine remembers its requests, a
     DTensor cast's plan its window request); a request that is not the one remembered under
-    its ``id`` (an ``id`` reused after the first was freed) makes a new call object.
+    its ``id`` (an ``id`` reused after the first was freed) makes a new call object. Requests
+    with a seed or random bits, made for each call, take the general path.
     """
 
     __slots__ = ("_calls", "_max")
@@ -311,7 +312,8 @@ class CallsByRequest:
         hit = self._calls.get(key)
         if hit is not None and hit[0] is req:
             return hit[1]
-        if req.rbits is not None or not plain_input(x):
+        if req.rbits is not None or req.seed is not None or not plain_input(x):
+            # a request with random bits is made afresh for each call: nothing to reuse
             return None
         if check is not None:
             check(x, req)
