@@ -37,6 +37,8 @@ CASES = [
     ("mxfp8", {"castmode": "actual", "transpose_scale": True}),
     ("mxfp8", {"castmode": "actual", "scale_layout": "blocked"}),
     ("int8_float32_t0", {"castmode": "actual"}),  # channels
+    ("mxfp8_2d", {"castmode": "actual"}),  # the N-d kernel (2-D tiles)
+    ("mxfp8_2d", {}),
 ]
 
 
@@ -184,3 +186,12 @@ def test_an_engine_cast_checks_each_input_against_its_request(calls):
     with pytest.raises(tcast.UnsupportedError, match="layout"):
         engine.cast(x.to_sparse(), req)
     assert len(calls) == 2
+
+
+def test_sparse_datatypes_go_the_general_way(calls):
+    x = torch.randn(8, 64, device=DEVICE)
+    for _ in range(2):
+        got = tcast_triton.cast(x, "e4m3fn_e8m0_t32n2m4", castmode="compress")
+    assert not calls
+    dt, modes = tcast.datatype("e4m3fn_e8m0_t32n2m4"), tcast.CastModes.of("compress")
+    _same(got, cast_eager(x, engine.request(x, dt, modes, None, None)))

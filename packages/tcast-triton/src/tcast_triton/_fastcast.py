@@ -26,7 +26,7 @@ import torch
 from tcast import CastMode, CastResult
 from tcast.kit import CastRequest, build_result
 
-from . import _launch
+from . import _launch, _launch_2d
 from ._env import INTERPRETING
 from ._fastlaunch import _spec
 from ._kernels import _cast_unscaled
@@ -40,6 +40,7 @@ from ._launch import (
     cached_plan,
     uses_nd,
 )
+from ._launch_2d import _NdPlan
 from ._pack import OPS
 
 __all__ = ["CallsByRequest", "FastCast", "fast_cast", "plain_input"]
@@ -69,6 +70,7 @@ class FastCast:
         "device",
         "dtype",
         "grid",
+        "nd",
         "out",
         "plan",
         "req",
@@ -84,10 +86,13 @@ class FastCast:
         self.plan = plan
         self.device = device
         self.grid = plan.grid
-        self.unscaled = plan.kernel is _cast_unscaled
+        # the N-d kernel (2-D tiles) takes the element output twice (codes, keep-mask)
+        self.nd = isinstance(plan, _NdPlan)
+        self.unscaled = not self.nd and plan.kernel is _cast_unscaled
+        packed = getattr(plan, "packed", False)
         # outputs as (shape, dtype, zeroed): the element codes (or values, virtual) ...
         shape = req.shape
-        if plan.packed:
+        if packed:
             self.out = ((math.prod(shape) // 2,), torch.uint8)
         elif plan.out_bytes:
             self.out = (shape, _CODE_DTYPES[plan.out_bytes])
@@ -109,7 +114,7 @@ class FastCast:
         # a result built here (no array work in build_result): actual codes, or the packed
         # stream a kernel wrote; scales plain or in the blocked layout the kernel wrote
         self._direct = (
-            req.castmode is CastMode.ACTUAL or (req.castmode is CastMode.COMPRESS and plan.packed)
+            req.castmode is CastMode.ACTUAL or (req.castmode is CastMode.COMPRESS and packed)
         ) and (req.blocked is None or bool(plan.blocked))
         # the compiled kernels' runners, once a launch compiled them: by (kernel: 0 the
         # cast, 1 the amax pass; the seed's specialization, which Triton types by range)
@@ -145,20 +150,21 @@ class FastCast:
         )
 
     def _launch(
-        self, slot: Any, launch: Any, grid: tuple, args: tuple, typed: Any, aligned: bool
+        self, slot: Any, launch: Any, grid: tuple, args: tuple, typed: tuple, aligned: bool
     ) -> None:
         """Launch ``args`` through the compiled kernel's runner, once there is one.
 
         The runner takes pointers as they are (a tensor's data, whatever its dtype); the
-        first launch, which may compile, goes through ``launch`` with ``typed(args)``: the
-        tensors viewed as the kernels read them (``bits_of``), as the general path passes
-        them, so the kernel compiled is the general path's.
+        first launch, which may compile, goes through ``launch`` with the tensors viewed as
+        the kernels read them (:meth:`_typed` of ``typed``: the input and the element
+        output), as the general path passes them, so the kernel compiled is the general
+        path's.
         """
         run = self._runs.get(slot)
         if run is not None and aligned:
             run[0](grid, self.device.index, args + run[1])
             return
-        args = typed(args)
+        args = self._typed(args, typed)
         with _quiet():
             launch(grid, *args)
         if aligned and not INTERPRETING:
@@ -177,7 +183,7 @@ class FastCast:
         plan = self.plan
         if self.unscaled:
             args = (x, x, out, *plan.sizes, seed)
-            self._launch(slot, plan.launch, self.grid, args, self._typed, aligned)
+            self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
             return out if self.virtual else self._result(out, None, None, None)
         shape, dtype, zeroed = self.scale
         scale = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
@@ -196,11 +202,11 @@ class FastCast:
             launch, grid, numel = self.amax
             stats = torch.zeros(3, dtype=torch.int32, device=dev)
             ok = stats.data_ptr() & 15 == 0
-            self._launch(1, launch, grid, (x, stats, numel), self._typed_amax, ok)
+            self._launch(1, launch, grid, (x, stats, numel), (x, None), ok)
         args = (
             x,
             x,
-            out,
+            *((out, out) if self.nd else (out,)),
             scale,
             scale if zero is None else zero,
             scale if tcode is None else tcode,
@@ -208,21 +214,23 @@ class FastCast:
             *plan.sizes,
             seed,
         )
-        self._launch(slot, plan.launch, self.grid, args, self._typed, aligned)
+        self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
         return out if self.virtual else self._result(out, scale, zero, tcode)
 
     @staticmethod
-    def _typed(args: tuple) -> tuple:
-        """A cast kernel's arguments as the general path passes them (``_launch._launch``)."""
-        x, _, out, *rest = args
-        if out.dtype.is_floating_point:  # a virtual cast's values, written as integer bits
-            out = out.view(_BITS_VIEW[out.dtype])
-        return (bits_of(x), x, out, *rest)
+    def _typed(args: tuple, xo: tuple) -> tuple:
+        """``args`` as the general path passes them (``_launch._launch``).
 
-    @staticmethod
-    def _typed_amax(args: tuple) -> tuple:
-        x, *rest = args
-        return (bits_of(x), *rest)
+        ``xo``: (the input, the element output or None): the input as the kernels read it
+        (``bits_of``), a virtual cast's output as its integer bits.
+        """
+        x, out = xo
+        xb = bits_of(x)
+        if out is not None and out.dtype.is_floating_point:
+            ob = out.view(_BITS_VIEW[out.dtype])
+        else:
+            ob = out
+        return tuple(xb if a is x else ob if a is out else a for a in args)
 
     def _result(self, out, scale, zero, tcode) -> CastResult:
         req = self.req
@@ -269,15 +277,20 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     """The call object of ``req`` for inputs like ``x``, or None where calls need the general path.
 
     ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for given random
-    bits (rbits), empty tensors, the N-d kernel's requests (2-D tiles, sparsity), grids past
+    bits (rbits), empty tensors, sparse datatypes (a keep-mask), grids past
     CUDA's limit, and plans whose scale buffers are longer than the result's scales.
     """
-    if req.rbits is not None or not x.numel() or uses_nd(req):
+    if req.rbits is not None or not x.numel():
         return None
     rs = 0 if req.seed is None else 1  # _launch._random_source: 1, a Philox seed
-    build = _unscaled_plan if req.layout is None else _tiled_plan
-    extra: tuple = (True,) if req.layout is None else (True, False)
-    plan = cached_plan(_PLANS, req, x, rs, build, *extra)
+    if uses_nd(req):
+        if req.dtype.sspec.is_sparse:  # a keep-mask, selected and packed by build_result
+            return None
+        plan = cached_plan(_launch_2d._PLANS, req, x, rs, _launch_2d._plan)
+    else:
+        build = _unscaled_plan if req.layout is None else _tiled_plan
+        extra: tuple = (True,) if req.layout is None else (True, False)
+        plan = cached_plan(_PLANS, req, x, rs, build, *extra)
     if plan.grid[0] > _launch.MAX_PROGRAMS or (
         req.layout is not None and math.prod(plan.scale_shape) != max(plan.scale_count, 1)
     ):
