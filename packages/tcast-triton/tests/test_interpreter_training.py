@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 import torch
 import torch._dynamo
+import triton_checks as tc
 
 import tcast
 import tcast_torch
@@ -34,23 +35,6 @@ def _x(device, shape=(64, 96), dtype=torch.bfloat16, seed=3):
     x[3, 5] = float("nan")
     x[7] = 0.0
     return x.to(dtype).to(device)
-
-
-def _bits(out) -> list[torch.Tensor]:
-    if isinstance(out, tuple):
-        return [b for o in out for b in _bits(o)]
-    if isinstance(out, torch.Tensor):
-        return [out.reshape(-1).contiguous().view(torch.uint8)]
-    return [
-        p.reshape(-1).contiguous().view(torch.uint8)
-        for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
-        if p is not None
-    ]
-
-
-def _same(a, b) -> bool:
-    pa, pb = _bits(a), _bits(b)
-    return len(pa) == len(pb) and all(torch.equal(p, q) for p, q in zip(pa, pb, strict=True))
 
 
 CASES = [
@@ -77,7 +61,7 @@ def test_fullgraph_trace_gives_the_eager_bits(code, kw, device):
     traced = torch.compile(fn, fullgraph=True, backend="eager")
     got = traced(x)
     want = fn(x)
-    assert _same(got, want)
+    assert tc.same_bytes(got, want)
     if not isinstance(want, torch.Tensor):
         assert got.dtype == want.dtype and got.scale_layout == want.scale_layout
         assert got.shape == want.shape and got.engine == "triton"
@@ -94,7 +78,7 @@ def test_cast_dual_traces_in_one_graph(code, transposed, castmode, device):
 
     torch._dynamo.reset()
     got = torch.compile(fn, fullgraph=True, backend="eager")(x)
-    assert _same(got, fn(x))
+    assert tc.same_bytes(got, fn(x))
     torch._dynamo.reset()
     ex = torch._dynamo.explain(fn)(x)
     assert ex.graph_count == 1 and ex.graph_break_count == 0
@@ -248,5 +232,5 @@ def test_cuda_graph_capture_replays_the_cast(device):
         out = tcast_triton.cast_dual(static, "mxfp8", transposed=True)
     static.copy_(x * 2)
     g.replay()
-    assert _same(out, tcast_triton.cast_dual(x * 2, "mxfp8", transposed=True))
-    assert not _same(out, want)
+    assert tc.same_bytes(out, tcast_triton.cast_dual(x * 2, "mxfp8", transposed=True))
+    assert not tc.same_bytes(out, want)

@@ -22,6 +22,7 @@ import sys
 import pytest
 import torch
 import torch._dynamo
+import triton_checks as tc
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
@@ -95,21 +96,6 @@ def _x(device, shape=(32, 64), dtype=torch.bfloat16):
     return x.to(dtype).to(device)
 
 
-def _bits(out) -> list[torch.Tensor]:
-    if isinstance(out, torch.Tensor):
-        return [out.reshape(-1).contiguous().view(torch.uint8)]
-    return [
-        p.reshape(-1).contiguous().view(torch.uint8)
-        for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
-        if p is not None
-    ]
-
-
-def _same(a, b) -> bool:
-    pa, pb = _bits(a), _bits(b)
-    return len(pa) == len(pb) and all(torch.equal(p, q) for p, q in zip(pa, pb, strict=True))
-
-
 # (datatype, options, the kernels its launch runs)
 PATHS = [
     ("float8_e4m3fn", {"castmode": "virtual"}, ["_cast_unscaled"]),
@@ -142,8 +128,8 @@ def test_every_launch_path_traces_to_kernel_nodes_with_the_eager_bits(device):
     expected = [k for _, _, ks in PATHS for k in ks] + ["_cast_row_pieces"]
     assert seen.kernels() == expected
     for (code, _, _), a, b in zip(PATHS, got, want, strict=False):
-        assert _same(a, b), code
-    assert _same(got[-2], want[-2]) and _same(got[-1], want[-1])
+        assert tc.same_bytes(a, b), code
+    assert tc.same_bytes(got[-2], want[-2]) and tc.same_bytes(got[-1], want[-1])
     assert got[-1].data.shape == (0, 64)
     assert not traced_launches()  # set only while the op's body is traced
 
@@ -191,7 +177,7 @@ def test_grids_past_the_limit_trace_tcast_torchs_cast(device, monkeypatch):
     torch._dynamo.reset()
     f = torch.compile(fn, fullgraph=True, backend=seen.backend)
     for seed in (3, 2**62 + 9):  # a constant, then a symbol
-        assert _same(f(x, seed), fn(x, seed)), seed
+        assert tc.same_bytes(f(x, seed), fn(x, seed)), seed
     assert seen.kernels() == [] and seen.opaque() == [] and len(seen.graphs) == 2
 
 
@@ -212,7 +198,7 @@ def test_a_second_size_compiles_again_with_the_kernels_in_the_graph(device):
     f = torch.compile(fn, fullgraph=True, backend=seen.backend)
     for n in (8, 16):
         x = _x(device, (n, 32))
-        assert _same(f(x), fn(x)), n
+        assert tc.same_bytes(f(x), fn(x)), n
     assert len(seen.graphs) == 2 and seen.kernels() == ["_cast_row_pieces"] * 2
     assert seen.opaque() == []
 

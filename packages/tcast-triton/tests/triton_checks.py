@@ -71,3 +71,30 @@ def check(
         for cm, msg in cb.check_case(eng, adapter, want, case, case_entry, castmodes)
     ]
     assert not problems, f"{case.label} on {case_entry.label}:\n" + "\n".join(problems[:12])
+
+
+def result_bytes(out) -> list:
+    """The raw bytes of every tensor of a cast's output, flat (a tuple: each item's in turn).
+
+    A virtual tensor, a CastResult (data, scale, zero, tensor scale, mask, where present) or
+    a tuple of them (``cast_dual``).
+    """
+    import torch
+
+    if isinstance(out, tuple):
+        return [b for o in out for b in result_bytes(o)]
+    if isinstance(out, torch.Tensor):
+        return [out.reshape(-1).contiguous().view(torch.uint8)]
+    return [
+        p.reshape(-1).contiguous().view(torch.uint8)
+        for p in (out.data, out.scale, out.zero, out.tenscale, out.mask)
+        if p is not None
+    ]
+
+
+def same_bytes(a, b) -> bool:
+    """Whether two cast outputs hold the same tensors, byte for byte (:func:`result_bytes`)."""
+    import torch
+
+    pa, pb = result_bytes(a), result_bytes(b)
+    return len(pa) == len(pb) and all(torch.equal(p, q) for p, q in zip(pa, pb, strict=True))
