@@ -39,6 +39,7 @@ CASES = [
     ("int8_float32_t0", {"castmode": "actual"}),  # channels
     ("mxfp8_2d", {"castmode": "actual"}),  # the N-d kernel (2-D tiles)
     ("mxfp8_2d", {}),
+    ("mxfp8_2d", {"castmode": "compress"}),  # packed by build_result
 ]
 
 
@@ -170,7 +171,9 @@ def test_the_front_door_and_engine_casts_take_the_call_object(calls):
     for _ in range(2):
         _same(tcast.cast(x, dt, castmode="actual", engine="triton"), general)
         _same(engine.cast(x, req), general)
-    assert len(calls) >= 3  # the engine's own call objects: made by the first engine cast
+    # tcast.cast's calls reach the engine's cast: the call object of the engine's remembered
+    # request serves every cast after the first (the front door's first call checks anew)
+    assert len(calls) == 4
 
 
 def test_an_engine_cast_checks_each_input_against_its_request(calls):
@@ -195,3 +198,28 @@ def test_sparse_datatypes_go_the_general_way(calls):
     assert not calls
     dt, modes = tcast.datatype("e4m3fn_e8m0_t32n2m4"), tcast.CastModes.of("compress")
     _same(got, cast_eager(x, engine.request(x, dt, modes, None, None)))
+
+
+def test_equal_datatypes_of_other_names_label_their_own_results(calls):
+    x = torch.randn(8, 32, device=DEVICE)
+    for name in ("mxfp8", "e4m3fn_e8m0_t32", "mxfp8"):
+        dt = tcast.datatype(name)
+        for _ in range(2):
+            assert tcast_triton.cast(x, dt, castmode="actual").dtype.name == name
+            assert tcast.cast(x, dt, castmode="actual", engine="triton").dtype.name == name
+
+
+def test_a_call_object_answers_to_the_plan_cache_and_grid_limit_it_was_made_under(
+    calls, monkeypatch
+):
+    from tcast_triton import _launch
+
+    x = torch.randn(8, 3000, device=DEVICE)
+    want = tcast_triton.cast(x, "e4m3fn", castmode="actual")
+    assert len(calls) == 1
+    monkeypatch.setattr(_launch, "_PLANS", {})  # another plan cache (tests switch kernels)
+    _same(tcast_triton.cast(x, "e4m3fn", castmode="actual"), want)
+    assert len(calls) == 1 and _launch._PLANS  # the general path planned anew
+    monkeypatch.setattr(_launch, "MAX_PROGRAMS", 1)  # a grid past the limit: tcast_torch
+    got = tcast_triton.cast(x, "e4m3fn", castmode="actual")
+    assert len(calls) == 1 and torch.equal(got.data, want.data)

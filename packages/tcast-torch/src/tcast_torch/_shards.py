@@ -679,7 +679,9 @@ class _ScalePlacing:
 
 def _cast_plan(spec: ShardSpec, req: CastRequest) -> _CastPlan:
     """:class:`_CastPlan` of a cast, cached by (spec, datatype, modes, input dtype)."""
-    key = (spec, req.dtype, req.modes, req.input_dtype)
+    # the datatype's name too: the window's request labels the result, and equal datatypes
+    # of other names are other labels
+    key = (spec, req.dtype, req.dtype.name, req.modes, req.input_dtype)
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) >= 1024:

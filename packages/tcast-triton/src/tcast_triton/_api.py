@@ -110,7 +110,8 @@ def cast(
             seed = normalize_seed(seed)
         if type(x) is torch.Tensor:
             # a plain tensor: the call object of this kind of call, made by the first one
-            calls = (known, grad, seed is None, x.shape, x.dtype, x.device)
+            # the datatype's name too: equal datatypes of other names label results apart
+            calls = (known, known[0].name, grad, seed is None, x.shape, x.dtype, x.device)
             fast = _CALLS.get(calls, False)
             if fast is False and plain_input(x):  # made once (None: the general path)
                 req = engine.request(x, *known, seed, None)

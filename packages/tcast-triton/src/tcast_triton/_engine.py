@@ -79,9 +79,9 @@ class TritonEngine(EngineBase):
         """``EngineBase.cast``; a repeated cast of a plain tensor through its call object.
 
         The first cast of a request (this very object: :meth:`request` remembers them) is
-        checked and run as ``EngineBase.cast`` does, and makes the call object
-        (``_fastcast``); later casts of the request on a tensor of its shape and dtype that
-        the call object takes skip to it. Outside a trace only.
+        checked as ``EngineBase.cast`` checks it and makes the call object (``_fastcast``),
+        which casts it; later casts of the request on a tensor of its shape and dtype that
+        the call object takes skip the checks. Outside a trace only.
         """
         if (
             type(x) is torch.Tensor

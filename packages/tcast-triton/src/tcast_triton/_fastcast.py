@@ -33,7 +33,6 @@ from ._kernels import _cast_unscaled
 from ._launch import (
     _BITS_VIEW,
     _CODE_DTYPES,
-    _PLANS,
     _tiled_plan,
     _unscaled_plan,
     bits_of,
@@ -70,9 +69,12 @@ class FastCast:
         "device",
         "dtype",
         "grid",
+        "launcher",
         "nd",
         "out",
+        "packed",
         "plan",
+        "plans",
         "req",
         "scale",
         "tcode",
@@ -89,7 +91,11 @@ class FastCast:
         # the N-d kernel (2-D tiles) takes the element output twice (codes, keep-mask)
         self.nd = isinstance(plan, _NdPlan)
         self.unscaled = not self.nd and plan.kernel is _cast_unscaled
-        packed = getattr(plan, "packed", False)
+        packed = self.packed = getattr(plan, "packed", False)
+        # the launcher module whose plan cache and grid limit this plan answers to: a call
+        # object serves only while they are the ones it was made under (tests switch them)
+        self.launcher = _launch_2d if self.nd else _launch
+        self.plans = self.launcher._PLANS
         # outputs as (shape, dtype, zeroed): the element codes (or values, virtual) ...
         shape = req.shape
         if packed:
@@ -138,13 +144,17 @@ class FastCast:
     def takes(self, x: torch.Tensor) -> bool:
         """Whether plain tensor ``x`` goes this way: the request's shape, dtype and device.
 
-        And no gradient to give (a virtual cast of a tensor that requires grad), and an input
-        the general path would cast as it is (:func:`plain_input`).
+        And no gradient to give (a virtual cast of a tensor that requires grad), an input
+        the general path would cast as it is (:func:`plain_input`), and the launcher's plan
+        cache and grid limit still those the call object was made under.
         """
+        mod = self.launcher
         return (
             x.dtype is self.dtype
             and x.device == self.device
             and x.shape == self.req.shape
+            and mod._PLANS is self.plans
+            and self.grid[0] <= mod.MAX_PROGRAMS
             and plain_input(x)
             and not (self.virtual and x.requires_grad and torch.is_grad_enabled())
         )
@@ -203,6 +213,7 @@ class FastCast:
             stats = torch.zeros(3, dtype=torch.int32, device=dev)
             ok = stats.data_ptr() & 15 == 0
             self._launch(1, launch, grid, (x, stats, numel), (x, None), ok)
+            aligned = aligned and ok  # the cast kernel reads the maxima
         args = (
             x,
             x,
@@ -243,7 +254,7 @@ class FastCast:
                 scale=scale,
                 zero=zero,
                 tenscale=tcode,
-                packed=self.plan.packed,
+                packed=self.packed,
                 scale_blocked=bool(self.plan.blocked),
             )
         return CastResult(
@@ -290,7 +301,7 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     else:
         build = _unscaled_plan if req.layout is None else _tiled_plan
         extra: tuple = (True,) if req.layout is None else (True, False)
-        plan = cached_plan(_PLANS, req, x, rs, build, *extra)
+        plan = cached_plan(_launch._PLANS, req, x, rs, build, *extra)
     if plan.grid[0] > _launch.MAX_PROGRAMS or (
         req.layout is not None and math.prod(plan.scale_shape) != max(plan.scale_count, 1)
     ):
