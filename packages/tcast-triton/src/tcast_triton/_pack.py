@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import Any
 
 import torch
 import triton
@@ -31,7 +32,7 @@ from tcast import SpecError
 from tcast_torch.toolkit import TorchResultOps
 
 from ._env import INTERPRETING
-from ._fastlaunch import launcher
+from ._fastlaunch import Launch
 
 __all__ = [
     "OPS",
@@ -110,6 +111,23 @@ def _unpack_kernel(
     tl.store(out_ptr + idx, c.to(tl.int32), mask=idx < n)
 
 
+def _launch(kernel: Any, bits: int, i64: bool) -> Launch:
+    """``kernel`` with the compile-time arguments of ``bits``-bit codes, as a ``Launch``.
+
+    ``_fastlaunch.Launch`` launches with little host work: a compress cast packs its codes
+    on each call.
+    """
+    key = (kernel, bits, i64)
+    hit = _LAUNCHES.get(key)
+    if hit is None:
+        hit = _LAUNCHES[key] = Launch(kernel, {"W": bits, "G": GROUPS, "I64": i64})
+    return hit
+
+
+#: :func:`_launch`'s launch objects (a few: code widths 1..8, int32 or int64 offsets).
+_LAUNCHES: dict[tuple, Launch] = {}
+
+
 def _check_bits(bits: int) -> None:
     if not 1 <= bits <= 32:
         raise SpecError(f"code width {bits} is not in 1..32")
@@ -151,7 +169,7 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     if n:
         grid = (triton.cdiv(triton.cdiv(n, 8), GROUPS),)
         with quiet_numpy():
-            launcher(_pack_kernel)[grid](c, out, n, nbytes, W=bits, G=GROUPS, I64=_i64(n))
+            _launch(_pack_kernel, bits, _i64(n))(grid, c, out, n, nbytes)
     return out
 
 
@@ -184,7 +202,7 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
     if count:
         grid = (triton.cdiv(triton.cdiv(count, 8), GROUPS),)
         with quiet_numpy():
-            launcher(_unpack_kernel)[grid](d, out, count, need, W=bits, G=GROUPS, I64=_i64(count))
+            _launch(_unpack_kernel, bits, _i64(count))(grid, d, out, count, need)
     return out
 
 
