@@ -11,7 +11,7 @@ import torch
 from tcast import CastResult, DataType
 from tcast.kit import CastRequest
 
-from ._env import INTERPRETING
+from ._env import INTERPRETING, quiet_numpy
 from ._launch import bits_of, run_cast_1d, uses_nd
 from ._launch_2d import nd_supported, run_cast_nd
 
@@ -45,8 +45,6 @@ def run_cast(
     # 2-D tiles and sparsity: the N-d kernel
     launch = run_cast_nd if uses_nd(req) else run_cast_1d
     if INTERPRETING:
-        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
-
-        with numpy.errstate(all="ignore"):
+        with quiet_numpy():
             return launch(xc, xin, req, given)
     return launch(xc, xin, req, given)

@@ -16,7 +16,6 @@ Results are the general path's, field for field (tests compare them).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,7 @@ from tcast import CastMode, CastResult
 from tcast.kit import CastRequest, build_result
 
 from . import _launch, _launch_2d
-from ._env import INTERPRETING
+from ._env import INTERPRETING, quiet_numpy
 from ._fastlaunch import _spec
 from ._kernels import _cast_unscaled
 from ._launch import (
@@ -43,15 +42,6 @@ from ._launch_2d import _NdPlan
 from ._pack import OPS
 
 __all__ = ["CallsByRequest", "FastCast", "fast_cast", "plain_input"]
-
-
-def _quiet() -> contextlib.AbstractContextManager[Any]:
-    """The interpreter computes in NumPy, where overflow to Inf is intended (as ``run_cast``)."""
-    if INTERPRETING:
-        import numpy
-
-        return numpy.errstate(all="ignore")
-    return contextlib.nullcontext()
 
 
 class FastCast:
@@ -175,7 +165,7 @@ class FastCast:
             run[0](grid, self.device.index, args + run[1])
             return
         args = self._typed(args, typed)
-        with _quiet():
+        with quiet_numpy():
             launch(grid, *args)
         if aligned and not INTERPRETING:
             self._runs[slot] = launch.compiled(*args)

@@ -28,7 +28,7 @@ from triton.runtime.jit import JITFunction
 from tcast import TcastError
 from tcast_torch.toolkit import traced_launches
 
-from ._env import INTERPRETING
+from ._env import INTERPRETING, quiet_numpy
 
 __all__ = ["Launch", "launcher"]
 
@@ -203,9 +203,7 @@ class _InterpretedTwin(JITFunction):
         self.interpreted = interpreted
 
     def run(self, *args: Any, grid: Any, warmup: bool, **kw: Any) -> Any:
-        import numpy  # the interpreter computes in NumPy: overflow to Inf is intended
-
-        with numpy.errstate(all="ignore"):
+        with quiet_numpy():
             return self.interpreted.run(*args, grid=grid, warmup=warmup, **kw)
 
     # a JITFunction hashes its source and every global it reads, which must then be jitted

@@ -12,7 +12,6 @@ kit (a compress result is packed from the kernel's codes by ``build_result``).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,7 +23,7 @@ from tcast import CastResult
 from tcast.kit import CastRequest, build_result, transposed_request
 
 from ._codec import F_HW, F_KIND, K_EXP
-from ._env import INTERPRETING
+from ._env import quiet_numpy
 from ._fastlaunch import Launch
 from ._kernels import _amax_pass
 from ._kernels_dual import _cast_dual
@@ -282,15 +281,6 @@ def _scale_buffers(req: CastRequest, dev: torch.device) -> tuple:
     return scale, zero
 
 
-def _errstate():
-    """The interpreter computes in NumPy, where overflow to Inf is intended: no warnings."""
-    if INTERPRETING:
-        import numpy
-
-        return numpy.errstate(all="ignore")
-    return contextlib.nullcontext()
-
-
 def run_dual(
     x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult] | None:
@@ -331,7 +321,7 @@ def run_dual(
         plan.amax_launch((triton.cdiv(xc.numel(), AMAX_BLOCK),), xin, stats, xc.numel())
     shape = rows.shape
     some = view_r  # a pointer for the parts a datatype lacks (never written)
-    with _errstate():
+    with quiet_numpy():
         plan.launch(
             plan.grid,
             xin,

@@ -19,7 +19,6 @@ other tensor.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from typing import Any
 
@@ -31,7 +30,7 @@ import tcast_torch
 from tcast import SpecError
 from tcast_torch.toolkit import TorchResultOps
 
-from ._env import INTERPRETING
+from ._env import INTERPRETING, quiet_numpy
 from ._fastlaunch import Launch
 
 __all__ = [
@@ -53,19 +52,6 @@ _LITTLE = sys.byteorder == "little"
 def kernel_device(t: torch.Tensor) -> bool:
     """Whether the Triton kernels can read ``t``: CUDA, or CPU while interpreting."""
     return t.device.type == "cuda" or (INTERPRETING and t.device.type == "cpu")
-
-
-def quiet_numpy():
-    """NumPy's floating-point warnings off while the interpreter runs a kernel.
-
-    The interpreter computes in NumPy, where a product that overflows to Inf (intended:
-    SEMANTICS.md §5.3) or a NaN operand would warn.
-    """
-    if INTERPRETING:
-        import numpy
-
-        return numpy.errstate(all="ignore")
-    return contextlib.nullcontext()
 
 
 def _i64(n: int) -> bool:

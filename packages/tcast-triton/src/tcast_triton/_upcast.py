@@ -44,10 +44,11 @@ from tcast.kit import cast_rules
 from tcast.layout import block_layout
 
 from ._codec import F_NANC, NAN_BITS, bits_of, decode
+from ._env import quiet_numpy
 from ._formats import fmt
 from ._kernels import _geometry
 from ._launch import _LAUNCH_OPTS, _NO_FORMAT, MAX_PROGRAMS, _code_bytes
-from ._pack import kernel_device, quiet_numpy
+from ._pack import kernel_device
 
 __all__ = ["MAX_TILE", "run_upcast", "upcast_supported"]
 
