@@ -21,7 +21,7 @@ __all__ = ["cast", "cast_dual", "upcast"]
 #: arguments as given: parsing and checking them costs more host time than a launch.
 _CHECKED: dict[tuple, tuple[DataType, CastModes]] = {}
 #: Call objects (``_fastcast.FastCast``, or None where a call needs the general path) by
-#: checked arguments, gradient option and the tensor's shape, dtype and device.
+#: :data:`_CHECKED`'s key and the tensor's shape, dtype and device.
 _CALLS: dict[tuple, FastCast | None] = {}
 _MAX_REMEMBERED = 1024
 
@@ -108,10 +108,10 @@ def cast(
                 _remember(_CHECKED, key, known)
         elif seed is not None:
             seed = normalize_seed(seed)
-        if type(x) is torch.Tensor:
-            # a plain tensor: the call object of this kind of call, made by the first one
-            # the datatype's name too: equal datatypes of other names label results apart
-            calls = (known, known[0].name, grad, seed is None, x.shape, x.dtype, x.device)
+        if type(x) is torch.Tensor and key is not None:
+            # a plain tensor: the call object of this kind of call, made by the first one (by
+            # the arguments as given: they name the datatype, whose name labels the result)
+            calls = (key, x.shape, x.dtype, x.device)
             fast = _CALLS.get(calls, False)
             if fast is False and plain_input(x):  # made once (None: the general path)
                 req = engine.request(x, *known, seed, None)
