@@ -223,3 +223,15 @@ def test_a_call_object_answers_to_the_plan_cache_and_grid_limit_it_was_made_unde
     monkeypatch.setattr(_launch, "MAX_PROGRAMS", 1)  # a grid past the limit: tcast_torch
     got = tcast_triton.cast(x, "e4m3fn", castmode="actual")
     assert len(calls) == 1 and torch.equal(got.data, want.data)
+
+
+def test_compiled_launches_are_keyed_by_each_tensor_dtype_and_alignment():
+    # one packing kernel reads uint8 or int32 codes: a kernel compiled for one must not
+    # launch with the other (the pointer type is part of the compiled signature)
+    from tcast_triton._fastlaunch import _spec
+
+    u8 = torch.zeros(64, dtype=torch.uint8)
+    i32 = torch.zeros(16, dtype=torch.int32)
+    assert _spec(u8) != _spec(i32)
+    assert _spec(u8) != _spec(u8[1:])  # 16-byte alignment
+    assert _spec(u8) == _spec(torch.ones(32, dtype=torch.uint8))

@@ -5,10 +5,11 @@ options and checks every global the kernel reads, on each call; with the engine'
 compile-time arguments that is most of a cast's host time. :class:`Launch` goes through
 that path once per argument specialization, keeps the compiled kernel, and launches it
 directly afterwards with the same arguments in signature order. The specialization it keys
-on is what Triton specializes run-time arguments on: a tensor's 16-byte alignment, an
-integer's type (by its magnitude), ``== 1`` and divisibility by 16; and the current device
-(a compiled kernel is loaded per device). Under the interpreter
-every call goes through ``kernel[grid]`` (nothing is compiled).
+on is what Triton specializes run-time arguments on: a tensor's element type (the pointer
+type of the compiled signature) and 16-byte alignment, an integer's type (by its
+magnitude), ``== 1`` and divisibility by 16; and the current device (a compiled kernel is
+loaded per device). Under the interpreter every call goes through ``kernel[grid]``
+(nothing is compiled).
 
 While the ``tcast_triton::cast`` op's body is traced for ``torch.compile``
 (``tcast_torch.toolkit.traced_launches``), every launch goes through
@@ -41,7 +42,8 @@ _MAX_INT_SPECS = 4096
 
 def _spec(a: Any) -> Any:
     if isinstance(a, torch.Tensor):
-        return a.data_ptr() & 15 == 0
+        # the dtype is part of the compiled signature: uint8 and int32 codes reach one kernel
+        return a.dtype, a.data_ptr() & 15 == 0
     if a.__class__ is not int:  # bool, float, None: the type decides
         return type(a)
     s = _INT_SPECS.get(a)
