@@ -268,6 +268,13 @@ def test_cast_modes_accept_strings_enums_and_aliases():
     m = CastModes.of("actual", "nearest", "rceil")
     assert m == CastModes(tcast.CastMode.ACTUAL, tcast.RoundMode.AWAY, tcast.ScaleMode.TOPBINADE)
     assert hash(m) == hash(CastModes.of(tcast.CastMode.ACTUAL, "away", "topbinade"))
+    # built directly from strings, the modes hold the enum members (engines compare by
+    # identity: a "virtual" str would read as another cast mode)
+    d = CastModes(castmode="virtual", roundmode="nearest", scale_layout="plain")
+    assert d.castmode is tcast.CastMode.VIRTUAL and d.virtual_mode
+    assert d.roundmode is tcast.RoundMode.AWAY and d.scale_layout is tcast.ScaleLayout.PLAIN
+    with pytest.raises(tcast.SpecError, match="'bogus'"):
+        CastModes(castmode="bogus")
 
 
 def test_the_engine_protocol_is_runtime_checkable():

@@ -64,6 +64,14 @@ __all__ = [
     "refresh_engines",
 ]
 
+#: The enum type of each mode field of :class:`CastModes`.
+_MODE_TYPES = {
+    "castmode": CastMode,
+    "roundmode": RoundMode,
+    "scalemode": ScaleMode,
+    "scale_layout": ScaleLayout,
+}
+
 #: The entry-point group engines register under.
 ENTRY_POINT_GROUP = "tcast.engines"
 #: The entry-point group where an engine names the module of the arrays it takes.
@@ -80,6 +88,19 @@ class CastModes:
     saturate: bool = True
     transpose_scale: bool = False
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
+
+    def __post_init__(self) -> None:
+        # modes given as strings become their enum members (an engine compares members by
+        # identity, and a str equal to a member would share its hash in every memo)
+        for name, parse in (
+            ("castmode", cast_mode),
+            ("roundmode", round_mode),
+            ("scalemode", scale_mode),
+            ("scale_layout", _scale_layout),
+        ):
+            value = getattr(self, name)
+            if type(value) is not _MODE_TYPES[name]:
+                object.__setattr__(self, name, parse(value))
 
     def __str__(self) -> str:
         """The modes as a call writes them, defaults left out: ``castmode='actual', ...``."""
