@@ -145,9 +145,12 @@ def _down(v: np.float32, idt: np.dtype = _F32) -> np.float32:
     return _step(v, 0.0, idt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Grid:
     """The element format's geometry, relative to a unit block scale.
+
+    Compared and hashed by identity (one per element format, :func:`_grid_of`): the caches
+    keyed by it would otherwise hash every Fraction of it on each lookup.
 
     Attributes:
         top: the element max ``M`` (for ints under a power-of-two scale, ``maxint * 2^(2-K)``).
@@ -232,7 +235,9 @@ def _codebook_grid(n: Any) -> _Grid:
     return _Grid(top, n.emax, tuple(ties), tuple(points), tuple(above))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _scaled(v: Fraction, k: int) -> np.float32:
+    """``v * 2^k`` rounded to float32 (cached: a block draws from a few such values)."""
     return _f32(v * Fraction(2) ** k)
 
 
@@ -240,11 +245,17 @@ def _tie_values(
     g: _Grid, k: int, rng: np.random.Generator, count: int, limit: float, idt: np.dtype
 ) -> list:
     """``count`` tie/sticky/grid values at block scale ``2^k``, each at most ``limit``."""
-    cands = [c for c in _tie_candidates(g, k, idt) if 0 < c <= limit and np.isfinite(c)]
+    cands = _tie_pool(g, k, idt, limit)
     if not cands:
         return [np.float32(0)] * count
     picks = rng.choice(len(cands), size=count, replace=count > len(cands))
     return [cands[i] for i in picks]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _tie_pool(g: _Grid, k: int, idt: np.dtype, limit: float) -> tuple[np.float32, ...]:
+    """:func:`_tie_candidates` that are finite and in ``(0, limit]`` (cached by the limit)."""
+    return tuple(c for c in _tie_candidates(g, k, idt) if 0 < c <= limit and np.isfinite(c))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -297,16 +308,18 @@ def _block_values(g: _Grid, pattern: int, size: int, rng, idt: np.dtype) -> list
         amax = big[int(rng.integers(len(big)))]
         rest = list((rng.standard_normal(size - 1) * 2.0**120).astype(np.float32))
         return [amax, *rest]
-    amaxes = {
-        0: _scaled(g.top, k),  # amax = M * 2^k
-        1: _scaled(Fraction(2) ** g.emax, k),  # amax a power of two
-        2: _down(_scaled(Fraction(2) ** (g.emax + 1), k), idt),  # the largest value below 2^k
-        3: _scaled(g.above[int(rng.integers(len(g.above)))], k)
-        if g.above
-        else _up(_scaled(g.top, k), idt),  # scaled amax above M (ties into overflow, midmax ...)
-        9: _scaled(g.top, k),  # M * 2^k and carries from the subnormals / binade edges
-    }
-    amax = amaxes[p]
+    # pattern 3's pick is drawn whatever the pattern (the stream of later draws depends on it)
+    above = int(rng.integers(len(g.above))) if g.above else None
+    if p in (0, 9):  # amax = M * 2^k (9: and carries from the subnormals / binade edges)
+        amax = _scaled(g.top, k)
+    elif p == 1:  # amax a power of two
+        amax = _scaled(Fraction(2) ** g.emax, k)
+    elif p == 2:  # the largest value below 2^k
+        amax = _down(_scaled(Fraction(2) ** (g.emax + 1), k), idt)
+    elif above is not None:  # scaled amax above M (ties into overflow, midmax ...)
+        amax = _scaled(g.above[above], k)
+    else:
+        amax = _up(_scaled(g.top, k), idt)
     rest = _tie_values(g, k, rng, size - 1, float(amax), idt)
     if p == 9:
         rest = [_scaled(t, k) for t in g.ties[:2]] + rest
@@ -341,16 +354,16 @@ def _unscaled_values(dt: DataType, start: int, size: int, idt: np.dtype) -> list
 def _blocks(dt: DataType, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
     """Flat indices of each block (None: unscaled, or a shape the tiles do not fit).
 
-    Cached by (scale spec, shape), the only parts of the request blocks depend on: the exact
+    Cached by (tiles, shape), the only parts of the request blocks depend on: the exact
     model's partition is pure Python (milliseconds for the large entries' shapes), datatypes
-    of one tiling share it, and uncached it was most of the time the conformance tiers spent
-    building inputs.
+    of one tiling share it whatever their element and scale formats, and uncached it was most
+    of the time the conformance tiers spent building inputs.
     """
     if dt.sspec is None:
         return None
-    key = (dt.sspec, shape)
+    key = (dt.sspec.tiles, shape)
     if key not in _BLOCKS_CACHE:
-        if len(_BLOCKS_CACHE) >= 512:
+        if len(_BLOCKS_CACHE) >= 2048:
             _BLOCKS_CACHE.clear()
         try:
             _, blocks = exact.block_indices(shape, dt)
