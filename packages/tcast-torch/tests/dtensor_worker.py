@@ -280,9 +280,14 @@ def conformance_sample(chk: Checker, mesh, world: int, part: tuple[int, int] = (
                     chk.fail(name, traceback.format_exc(limit=4))
 
 
-def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
+def placements_and_scales(chk: Checker, mesh, world: int, mesh2, lean: bool = False) -> None:
     """Every placement kind against the scale kinds: tiles (aligned, cut), channels,
-    tensor scales, two-level (NVFP4), 2-D tiles, uneven shards, a 3-D Shard(-1), 2-D mesh."""
+    tensor scales, two-level (NVFP4), 2-D tiles, uneven shards, a 3-D Shard(-1), 2-D mesh.
+
+    ``lean`` (an engine whose casts are slow here, e.g. Triton's interpreter): every scale
+    kind on the uneven and cut shapes with Shard(0), Shard(-1) and Replicate only (the
+    aligned shape and Shard(1), the same placement as Shard(-1) on a 2-D tensor, are left
+    out)."""
     from torch.distributed.tensor import Replicate, Shard
 
     dtypes = [
@@ -301,10 +306,13 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2) -> None:
         "e4m3fn_e8m0_t32n2m4",  # sparsity
     ]
     shapes = [((6, 64), "uneven rows"), ((8, 96), "cut tiles"), ((8, 128), "aligned")]
+    placements = [[Shard(0)], [Shard(1)], [Shard(-1)], [Replicate()]]
+    if lean:
+        shapes, placements = shapes[:2], [placements[0], *placements[2:]]
     for dt in dtypes:
         for shape, what in shapes:
             x = inputs(shape, torch.float32)["finite"]
-            for pl in ([Shard(0)], [Shard(1)], [Shard(-1)], [Replicate()]):
+            for pl in placements:
                 for castmode in ("virtual", "actual"):
                     name = f"{dt} {shape} {what} {pl} {castmode}"
                     try:
@@ -765,6 +773,7 @@ def main() -> None:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     ap.add_argument("--part", default="0/1", help="J/K: the conformance sample's cases J mod K")
+    ap.add_argument("--lean", action="store_true", help="fewer shapes and placements (see above)")
     a = ap.parse_args()
     j, _, k = a.part.partition("/")
     part = (int(j), int(k))
@@ -807,7 +816,7 @@ def main() -> None:
             E.cpu_meshes[(2, world // 2)] = init_device_mesh("cpu", (2, world // 2))
     chk = Checker(rank)
     groups = {
-        "placements": lambda: placements_and_scales(chk, mesh, world, mesh2),
+        "placements": lambda: placements_and_scales(chk, mesh, world, mesh2, a.lean),
         "conformance": lambda: conformance_sample(chk, mesh, world, part),
         "communication": lambda: communication(chk, mesh, mesh2),
         "refusals": lambda: refusals(chk, mesh, mesh2),
