@@ -22,7 +22,9 @@ DTensor sharding
     array work on one process's window; :data:`TORCH_LOCAL` is the torch engine's, which an
     engine may delegate to (:func:`given_rows` turns reduced :class:`BlockStats` into the
     rows the saturate gradient reads). :func:`dtensor_refusal` and :func:`dtensor_result`
-    answer the engine's refusal and upcast questions.
+    answer the engine's refusal and upcast questions. :class:`DTensorCalls` keeps a
+    :class:`DTensorCall` per kind of repeated cast whose plan makes no collective: it does
+    only the local cast and the wrapping of its parts (``cast_dtensor``'s results).
 
 Registration for ``torch.compile``
     :class:`CastOps` registers ``<namespace>::cast`` and ``<namespace>::cast_dual`` custom
@@ -56,6 +58,7 @@ from ._compile_ops import (
     seed_of,
     traced_launches,
 )
+from ._dtensor_calls import DTensorCall, DTensorCalls
 from ._local import TORCH_LOCAL, given_rows
 from ._run import OPS as TORCH_OPS
 from ._run import TorchResultOps
@@ -76,6 +79,8 @@ __all__ = [
     "TORCH_OPS",
     "BlockStats",
     "CastOps",
+    "DTensorCall",
+    "DTensorCalls",
     "EagerEngine",
     "LocalCast",
     "TorchResultOps",

@@ -13,6 +13,7 @@ from tcast.kit import CastRequest, EngineBase, dual_by_casts
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
     CastOps,
+    DTensorCalls,
     cast_dtensor,
     dtensor_refusal,
     dtensor_result,
@@ -72,8 +73,9 @@ class TritonEngine(EngineBase):
         # checked requests and supports() answers of repeated calls (host time): see request()
         self._requests: dict[tuple, CastRequest] = {}
         self._supported: dict[tuple, bool] = {}
-        # call objects of checked requests on plain tensors: see cast()
+        # call objects of checked requests on plain tensors and DTensors: see cast()
         self._calls = CallsByRequest()
+        self.dtensor_calls = DTensorCalls()
 
     def cast(self, x: Any, request: CastRequest) -> torch.Tensor | CastResult:
         """``EngineBase.cast``; a repeated cast of a plain tensor through its call object.
@@ -81,18 +83,30 @@ class TritonEngine(EngineBase):
         The first cast of a request (this very object: :meth:`request` remembers them) is
         checked as ``EngineBase.cast`` checks it and makes the call object (``_fastcast``),
         which casts it; later casts of the request on a tensor of its shape and dtype that
-        the call object takes skip the checks. Outside a trace only.
+        the call object takes skip the checks. A DTensor whose cast makes no collective
+        likewise (``tcast_torch.toolkit.DTensorCalls``). Outside a trace only.
         """
         if (
-            type(x) is torch.Tensor
-            and isinstance(request, CastRequest)
+            isinstance(request, CastRequest)
             and request.rbits is None
             and not torch.compiler.is_compiling()
         ):
-            fast = self._calls.get(x, request, self.check_request)
-            if fast is not None and fast.takes(x):
-                return fast(x) if request.seed is None else fast(x, request.seed)
+            if type(x) is torch.Tensor:
+                fast = self._calls.get(x, request, self.check_request)
+                if fast is not None and fast.takes(x):
+                    return fast(x) if request.seed is None else fast(x, request.seed)
+            elif request.seed is None and is_dtensor(x):
+                call = self.dtensor_call(x, request, "ste")
+                if call is not None and call.takes(x):
+                    return call(x)
         return super().cast(x, request)
+
+    def dtensor_call(self, x: Any, request: CastRequest, grad: str) -> Any:
+        """The call object of a repeated DTensor cast (``toolkit.DTensorCall``), or None.
+
+        ``x`` is checked against ``request`` before a call object is made for it.
+        """
+        return self.dtensor_calls.get(x, request, TRITON_LOCAL, grad, self.check_request)
 
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
