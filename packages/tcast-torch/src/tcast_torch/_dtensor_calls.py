@@ -149,7 +149,7 @@ class DTensorCalls:
     __slots__ = ("_calls", "_max")
 
     def __init__(self, most: int = 256) -> None:
-        self._calls: dict[tuple, tuple[CastRequest, Any, DTensorCall | None]] = {}
+        self._calls: dict[tuple, tuple[CastRequest, Any, Any, DTensorCall | None]] = {}
         self._max = most
 
     def get(
@@ -168,12 +168,14 @@ class DTensorCalls:
         not cast; it runs before a call object is made (later DTensors are compared with it
         by :meth:`DTensorCall.takes` and the key: request, mesh, placements).
         """
-        mesh = x.device_mesh
-        placements = tuple(x.placements)
-        key = (id(req), id(mesh), placements, grad, id(local))
+        mesh, given = x.device_mesh, x.placements
+        # by the objects' ids (a DTensor's spec keeps its placements object; hashing
+        # placements is Python code of torch's); the entry holds the objects, so their ids
+        # are not reused while it lives
+        key = (id(req), id(mesh), id(given), grad, id(local))
         hit = self._calls.get(key)
-        if hit is not None and hit[0] is req and hit[1] is mesh:
-            return hit[2]
+        if hit is not None and hit[0] is req and hit[1] is mesh and hit[2] is given:
+            return hit[3]
         if x.requires_grad or req.rbits is not None:
             return None  # autograd, and random bits made for each call
         if check is not None:
@@ -181,7 +183,7 @@ class DTensorCalls:
         call = _new_call(x, req, local, grad)
         if len(self._calls) >= self._max:
             self._calls.clear()
-        self._calls[key] = (req, mesh, call)
+        self._calls[key] = (req, mesh, given, call)
         return call
 
 

@@ -176,22 +176,34 @@ def chunk_starts(size: int, parts: int) -> tuple[int, ...]:
 
 
 def _placement_refusal(x: torch.Tensor) -> str | None:
-    placements, ndim = tuple(x.placements), x.ndim
+    given, ndim = x.placements, x.ndim
     if torch.compiler.is_compiling():
-        return _refused_placements(placements, ndim)
-    # eagerly, remembered: placements are few, and checked several times per cast
+        return _refused_placements(tuple(given), ndim)
+    # eagerly, remembered: placements are few, and checked several times per cast; first by
+    # the placements object itself (a DTensor's spec keeps one: hashing placements is
+    # Python code of torch's), then by value
+    hit = _REFUSED_BY_OBJECT.get(id(given))
+    if hit is not None and hit[0] is given and hit[1] == ndim:
+        return hit[2]
+    placements = tuple(given)
     key = (placements, ndim)
     try:
-        return _REFUSED[key]
+        why = _REFUSED[key]
     except KeyError:
         if len(_REFUSED) >= 256:
             _REFUSED.clear()
         why = _REFUSED[key] = _refused_placements(placements, ndim)
-        return why
+    if len(_REFUSED_BY_OBJECT) >= 256:
+        _REFUSED_BY_OBJECT.clear()
+    # the entry holds the object: its id is not reused while the entry lives
+    _REFUSED_BY_OBJECT[id(given)] = (given, ndim, why)
+    return why
 
 
 #: :func:`_placement_refusal`'s answers by (placements, ndim), outside a trace.
 _REFUSED: dict[tuple, str | None] = {}
+#: The same by the id of the placements object (with the object, ndim and answer).
+_REFUSED_BY_OBJECT: dict[int, tuple[Any, int, str | None]] = {}
 
 
 def _refused_placements(placements: tuple[Any, ...], ndim: int) -> str | None:

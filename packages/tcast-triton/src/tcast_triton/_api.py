@@ -21,8 +21,7 @@ __all__ = ["cast", "cast_dual", "upcast"]
 #: arguments as given: parsing and checking them costs more host time than a launch.
 _CHECKED: dict[tuple, tuple[DataType, CastModes]] = {}
 #: Call objects (``_fastcast.FastCast``, or None where a call needs the general path) by
-#: :data:`_CHECKED`'s key and the tensor's shape, dtype and device; for a DTensor
-#: (``toolkit.DTensorCall``) by the key, global shape, dtype, placements and mesh.
+#: :data:`_CHECKED`'s key and the tensor's shape, dtype and device.
 _CALLS: dict[tuple, FastCast | None] = {}
 _MAX_REMEMBERED = 1024
 
@@ -120,15 +119,14 @@ def cast(
                 fast = _remember(_CALLS, calls, fast_cast(x, req))
             if fast and fast.takes(x):
                 return fast(x) if seed is None else fast(x, seed)
-        elif key is not None and seed is None and is_dtensor(x) and not x.requires_grad:
+        elif seed is None and is_dtensor(x) and not x.requires_grad:
             # a DTensor: the call object of a cast without collectives (toolkit.DTensorCall)
-            calls = (key, x.shape, x.dtype, tuple(x.placements), id(x.device_mesh))
-            call = _CALLS.get(calls, False)
-            if call is False:
-                req = engine.request(x, *known, None, None)
-                call = _remember(_CALLS, calls, engine.dtensor_call(x, req, grad))
-            if call and call.takes(x):
+            # by the engine's remembered request
+            req = engine.request(x, *known, None, None)
+            call = engine.dtensor_call(x, req, grad)
+            if call is not None and call.takes(x):
                 return call(x)
+            return engine.cast_grad(x, req, grad)
         dt, modes = known
         return engine.cast_grad(x, engine.request(x, dt, modes, seed, None), grad)
     dt, modes, seed = normalize_args(

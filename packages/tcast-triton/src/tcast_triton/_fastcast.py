@@ -53,6 +53,7 @@ class FastCast:
     __slots__ = (
         "_direct",
         "_fixed",
+        "_pack",
         "_runs",
         "amax",
         "bits",
@@ -107,11 +108,13 @@ class FastCast:
                 self.tcode = ((), _CODE_DTYPES[plan.tcode_bytes], False)
             if plan.amax_grid:
                 self.amax = (plan.amax_launch, plan.amax_grid, math.prod(shape))
-        # a result built here (no array work in build_result): actual codes, or the packed
-        # stream a kernel wrote; scales plain or in the blocked layout the kernel wrote
-        self._direct = (
-            req.castmode is CastMode.ACTUAL or (req.castmode is CastMode.COMPRESS and packed)
-        ) and (req.blocked is None or bool(plan.blocked))
+        # a result built here (build_result's, without its generic steps): actual codes, the
+        # packed stream a kernel wrote, or compress codes packed here (no keep-mask reaches
+        # a call object); scales plain or in the blocked layout the kernel wrote
+        self._direct = req.castmode is not CastMode.VIRTUAL and (
+            req.blocked is None or bool(plan.blocked)
+        )
+        self._pack = req.castmode is CastMode.COMPRESS and not packed
         # the compiled kernels' runners, once a launch compiled them: by (kernel: 0 the
         # cast, 1 the amax pass; the seed's specialization, which Triton types by range)
         self._runs: dict[Any, Any] = {}
@@ -247,6 +250,8 @@ class FastCast:
                 packed=self.packed,
                 scale_blocked=bool(self.plan.blocked),
             )
+        if self._pack:
+            out = OPS.pack_codes(out, self.bits)
         return CastResult(
             data=out,
             scale=scale,
