@@ -202,3 +202,42 @@ def case(i: int, dt) -> tuple[np.ndarray, dict]:
         else:
             kw["rbits"] = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
     return x, kw
+
+
+def _case_values(i: int, dt) -> set[tuple]:
+    """The pairs of axis values case ``i`` of ``dt`` meets: its modes and input, and the
+    datatype's element format, scale format, tile size, two-level scaling and zero points."""
+    x, kw = case(i, dt)
+    source = "seed" if "seed" in kw else "rbits" if "rbits" in kw else "none"
+    values = sorted(
+        {
+            "castmode": kw["castmode"],
+            "roundmode": kw["roundmode"],
+            "scalemode": kw["scalemode"],
+            "transposed": kw["transposed"],
+            "scale_layout": kw["scale_layout"],
+            "random": source,
+            "input": x.dtype.name,
+            "shape": x.shape,
+            "element": dt.nspec.code,
+            "scale": str(dt.sspec.scale),
+            "tile": dt.sspec.tiles[0].size,
+            "two_level": dt.is_multiscale,
+            "zero": dt.zero is not None,
+        }.items()
+    )
+    return {(a, b) for n, a in enumerate(values) for b in values[n + 1 :]}
+
+
+def pair_cover(dtypes: list, indices) -> list[int]:
+    """A subset of the cases ``indices`` (of ``dtypes``) meeting every pair of axis values
+    they meet together (:func:`case`'s modes and inputs, the datatypes' formats), chosen
+    greedily, first index on ties: the sample a slow engine runs in the default tier."""
+    pairs = {i: _case_values(i, dtypes[i]) for i in indices}
+    need = set().union(*pairs.values()) if pairs else set()
+    chosen = []
+    while need:
+        best = max(pairs, key=lambda i: len(pairs[i] & need))
+        chosen.append(best)
+        need -= pairs[best]
+    return sorted(chosen)

@@ -4,6 +4,8 @@ Runs under the interpreter (CPU tensors, ``make test``) and on CUDA. The dual da
 the conformance space (one tile segment along the last dimension), one case each with the
 modes rotated as in ``tests/test_cast_dual.py`` (``dual_checks.case``); the dual kernel
 (``_launch_dual``) must cast every datatype it takes (counted), the rest are two casts.
+Under the interpreter the default tier runs a sample of the cases meeting every pair of
+their axis values (``dual_checks.pair_cover``), ``-m full`` the rest; a GPU runs them all.
 Blocked scales written by the single-cast kernels (row, piece and column geometries; the
 N-d kernel's sparse datatypes laid out by the kit) against tcast_ref's.
 """
@@ -48,7 +50,22 @@ def _dual_equals_reference(index: int, device: str) -> tuple:
     return dt, kw
 
 
-@pytest.mark.parametrize("index", range(len(DTYPES)), ids=[dt.code for dt in DTYPES])
+def _cases(indices) -> list:
+    """``indices`` as parameters: under the interpreter (CI) the pair-covering sample
+    (``dual_checks.pair_cover``) in the default tier and the rest under ``-m full``; on a
+    GPU every one."""
+    sample = set(dc.pair_cover(DTYPES, indices)) if launch.interpreting() else None
+    return [
+        pytest.param(
+            i,
+            id=DTYPES[i].code,
+            marks=() if sample is None or i in sample else pytest.mark.full,
+        )
+        for i in indices
+    ]
+
+
+@pytest.mark.parametrize("index", _cases(range(len(DTYPES))))
 def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
     fused = []
     real = dual_launch.run_dual
@@ -70,7 +87,7 @@ def test_cast_dual_equals_single_reference_casts(index, device, monkeypatch):
 TWO_LEVEL = [i for i, dt in enumerate(DTYPES) if dt.is_multiscale]
 
 
-@pytest.mark.parametrize("index", TWO_LEVEL, ids=[DTYPES[i].code for i in TWO_LEVEL])
+@pytest.mark.parametrize("index", _cases(TWO_LEVEL))
 def test_the_dual_kernel_casts_two_level_datatypes_when_asked(index, device, monkeypatch):
     """DUAL_TWO_LEVEL: two-level datatypes through the dual kernel (off by default), same bits."""
     monkeypatch.setattr(dual_launch, "DUAL_TWO_LEVEL", True)
