@@ -10,6 +10,8 @@ of other offsets, cut tiles, collectives) ``test_triton_dtensor.py`` covers the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -23,17 +25,19 @@ from tcast_triton._launch import interpreting
 
 DEVICE = "cpu" if interpreting() else "cuda"
 
-# (datatype, cast mode, whether a sharded cast's plan is local on a one-process mesh): a
-# two-level cast reduces its tensor amax over the mesh (an all_reduce, even of one process)
+# (datatype, cast arguments, whether a sharded cast's plan is local on a one-process mesh): a
+# two-level cast reduces its tensor amax over the mesh (an all_reduce, even of one process);
+# compress and blocked casts of a sharded tensor are laid out whole (gathered)
 CASES = [
-    ("mxfp8", "actual", True),
-    ("mxfp8", "virtual", True),
-    ("mxfp4", "compress", False),  # sharded: packed in the whole tensor's layout
-    ("nvfp4", "actual", False),  # two-level: the tensor amax
-    ("e4m3fn_float32", "actual", True),  # a tensor scale (no block is cut by one shard)
-    ("int8_float32_t0", "actual", True),  # channels
-    ("uint4_e8m0_int8_t16", "actual", True),  # zero points
-    ("mxfp8_2d", "actual", True),
+    ("mxfp8", {"castmode": "actual"}, True),
+    ("mxfp8", {"castmode": "virtual"}, True),
+    ("mxfp8", {"castmode": "actual", "scale_layout": "blocked"}, False),
+    ("mxfp4", {"castmode": "compress"}, False),
+    ("nvfp4", {"castmode": "actual"}, False),
+    ("e4m3fn_float32", {"castmode": "actual"}, True),  # a tensor scale: no block is cut
+    ("int8_float32_t0", {"castmode": "actual"}, True),  # channels
+    ("uint4_e8m0_int8_t16", {"castmode": "actual"}, True),  # zero points
+    ("mxfp8_2d", {"castmode": "actual", "transpose_scale": True}, True),
 ]
 
 
@@ -94,25 +98,57 @@ def _same_result(got, want, what):
     assert got.scale_layout == want.scale_layout, what
 
 
-@pytest.mark.parametrize(("code", "castmode", "local"), CASES)
+@pytest.mark.parametrize(("code", "kw", "local"), CASES)
 def test_repeated_dtensor_casts_take_the_call_object_and_give_the_general_result(
-    mesh, served, code, castmode, local
+    mesh, served, code, kw, local
 ):
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 
     x = torch.randn(8, 64, generator=torch.Generator().manual_seed(5)).to(DEVICE)
+    plain = tcast_triton.cast(x, code, **kw)
     for placements in ([Shard(0)], [Shard(1)], [Replicate()]):
         d = distribute_tensor(x, mesh, placements)
-        dt = tcast.datatype(code)
-        req = engine.request(d, dt, tcast.CastModes.of(castmode), None, None)
+        req = engine.request(d, tcast.datatype(code), tcast.CastModes.of(**kw), None, None)
         want = toolkit.cast_dtensor(d, req, TRITON_LOCAL)
         before = served["calls"]
         for door in (tcast_triton.cast, tcast.cast):
             for _ in range(2):
-                got = door(d, code, castmode=castmode)
-                _same_result(got, want, (code, castmode, placements, door.__module__))
+                got = door(d, code, **kw)
+                _same_result(got, want, (code, kw, placements, door.__module__))
         taken = local or placements == [Replicate()]
         assert served["calls"] == before + (4 if taken else 0), (code, placements)
+        # one process holds the whole tensor: every part's local tensor is the plain cast's,
+        # and a part is the DTensor of its own whole shape
+        assert same_bytes(_local(want), plain), (code, kw, placements)
+        for part in (want,) if isinstance(want, torch.Tensor) else _parts(want).values():
+            assert part.shape == part.to_local().shape, (code, kw, placements)
+        if kw["castmode"] != "virtual":
+            assert same_bytes(_local(tcast_triton.upcast(want)), tcast_triton.upcast(plain))
+
+
+def _parts(result) -> dict:
+    names = ("data", "scale", "zero", "tenscale", "mask")
+    return {n: a for n in names if (a := getattr(result, n)) is not None}
+
+
+def _local(out):
+    """A DTensor result with each part's local tensor in its place."""
+    if isinstance(out, torch.Tensor):
+        return out.to_local()
+    return dataclasses.replace(out, **{n: a.to_local() for n, a in _parts(out).items()})
+
+
+def test_a_held_request_refuses_a_dtensor_of_another_dtype_or_shape(mesh):
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    x = torch.randn(8, 64, generator=torch.Generator().manual_seed(7)).to(DEVICE)
+    d = distribute_tensor(x, mesh, [Shard(0)])
+    req = engine.request(d, tcast.datatype("mxfp8"), tcast.CastModes.of("actual"), None, None)
+    engine.cast(d, req)  # makes the call object
+    for other in (x.to(torch.bfloat16), x[:4]):
+        o = distribute_tensor(other, mesh, [Shard(0)])
+        with pytest.raises(tcast.SpecError):
+            engine.cast(o, req)
 
 
 def test_dtensor_casts_the_call_object_does_not_take_go_the_general_way(mesh, served):

@@ -42,6 +42,7 @@ class DTensorCall:
 
     __slots__ = (
         "_wraps",
+        "dtype",
         "grad",
         "lengths",
         "local",
@@ -71,13 +72,20 @@ class DTensorCall:
         self.narrows = narrows
         self.local = local
         self.grad = grad
+        self.dtype = getattr(torch, request.input_dtype)
         # per part: (local dtype, local shape, placements, global shape) -> DTensorSpec
         self._wraps: dict[tuple, Any] = {}
 
     def takes(self, x: torch.Tensor) -> bool:
-        """Whether ``x`` is a DTensor this call object casts as :func:`cast_dtensor` would."""
+        """Whether ``x`` is a DTensor this call object casts as :func:`cast_dtensor` would.
+
+        The request's global shape and input dtype, this mesh, a local shard of the split's
+        shape, and no gradient to give.
+        """
         return (
-            not x.requires_grad
+            x.dtype is self.dtype
+            and x.shape == self.request.shape
+            and not x.requires_grad
             and x.device_mesh is self.mesh
             and tuple(_local_tensor(x).shape) == self.lengths
         )
@@ -214,8 +222,9 @@ def _new_call(x: torch.Tensor, req: CastRequest, local: LocalCast, grad: str) ->
     if scales is not None and scales.gathers:
         return None  # scale codes gathered from the other processes
     for name in ("scale", "zero"):
-        if layout is None or scales is None:
-            narrows[name] = None  # a tensor scale, or no scale
+        if layout is None or scales is None or req.blocked is not None:
+            # no scale, a tensor scale, or blocked scales (no splits here: the whole layout)
+            narrows[name] = None
             continue
         # the shard's own scales within the window's (as _assemble cuts them)
         have = tuple(wreq.layout.scale_shape)

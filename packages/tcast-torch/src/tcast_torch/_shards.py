@@ -895,7 +895,9 @@ def _assemble(
             a = getattr(out, name)
             if a is None:
                 continue
-            if scales is None:  # a tensor scale
+            # a tensor scale; or blocked scales, which reach here only where every mesh
+            # dimension replicates x (the whole layout, as every process holds it)
+            if scales is None or req.blocked is not None:
                 parts[name] = _replicated(a, spec)
                 continue
             for d, (g, n) in enumerate(zip(scales.own.grid_start, scales.counts, strict=True)):
