@@ -140,12 +140,14 @@ def test_a_virtual_cast_that_needs_a_gradient_goes_the_general_way(calls):
 
 @pytest.mark.parametrize("code", ["mxfp8", "e4m3fn", "nvfp4"])
 def test_seeded_stochastic_casts_take_the_call_object_with_each_seed(code, calls):
+    from tcast.kit import EngineBase
+
     x = torch.randn(4, 64, device=DEVICE)
     dt = tcast.datatype(code)
     modes = tcast.CastModes.of("actual", "stochastic")
     for seed in (5, 2**40 + 3, 2**64 - 1, 5):  # int32, int64 and uint64 seeds, and again
         got = tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=seed)
-        _same(got, cast_eager(x, engine.request(x, dt, modes, seed, None)))
+        _same(got, cast_eager(x, EngineBase.request(engine, x, dt, modes, seed, None)))
     assert len(calls) == 4
     with pytest.raises(tcast.SpecError, match="seed"):
         tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=-1)
@@ -153,6 +155,30 @@ def test_seeded_stochastic_casts_take_the_call_object_with_each_seed(code, calls
         tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic", seed=True)
     with pytest.raises(tcast.SpecError, match="stochastic"):
         tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic")
+
+
+@pytest.mark.parametrize("code", ["mxfp8", "nvfp4"])
+def test_seeded_front_door_casts_take_the_call_object_with_each_seed(code, calls):
+    # tcast.cast remembers its checked arguments for seeded calls too (a seed's value is
+    # checked on each), and the engine serves the seeded request through its call object
+    from tcast.kit import EngineBase
+
+    x = torch.randn(4, 64, device=DEVICE)
+    dt = tcast.datatype(code)
+    modes = tcast.CastModes.of("actual", "stochastic")
+    for name in ("triton", None):
+        for seed in (5, 2**40 + 3, 2**64 - 1, 5):
+            got = tcast.cast(
+                x, dt, castmode="actual", roundmode="stochastic", seed=seed, engine=name
+            )
+            # the expected result from a request made afresh (not the engine's remembered one)
+            _same(got, cast_eager(x, EngineBase.request(engine, x, dt, modes, seed, None)))
+    assert len(calls) == 8
+    for bad in (-1, True, 2**64):
+        with pytest.raises(tcast.SpecError, match="seed"):
+            tcast.cast(x, dt, castmode="actual", roundmode="stochastic", seed=bad)
+    with pytest.raises(tcast.SpecError, match="stochastic"):
+        tcast.cast(x, dt, castmode="actual", seed=5)  # a seed without stochastic rounding
 
 
 def test_given_random_bits_never_take_a_call_object(calls):

@@ -30,7 +30,7 @@ from .errors import ArgumentWarning, EngineNotFoundError, SpecError, Unsupported
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._native import NativeParts, native_parts
-from .kit._request import arguments_key, normalize_args
+from .kit._request import arguments_key, normalize_args, normalize_seed
 from .kit._trace import tracing
 from .modes import (
     ROUND_MODE_MEANINGS,
@@ -263,15 +263,18 @@ def cast(
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
     """
-    if seed is None and rbits is None and engine is None and not tracing():
-        # the host path: a repeated call (same array kind, datatype and modes) reuses the
-        # checked arguments and the engine chosen for them
+    if rbits is None and not tracing():
+        # the host path: a repeated call (same array kind, datatype, modes, engine asked for
+        # and a seed's presence) reuses the checked arguments and the engine chosen for them;
+        # a seed's value is checked on every call
         key = (
             # what the selection read: the registry (refresh_engines replaces it) and the
             # functions that select (replaced where a caller or a test substitutes them)
             engine_registry(),
             select_engine,
             engines_for,
+            engine,
+            seed is None,
             type(x),
             getattr(x, "device", None),
             *arguments_key(
@@ -289,7 +292,9 @@ def cast(
             # either way the selection is made afresh
             if eng.accepts(x) and (refusal is None or refusal(x) is None):
                 _warn_ignored(dt, modes)
-                return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, None, None)))
+                if seed is not None:
+                    seed = normalize_seed(seed)
+                return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, None)))
     else:
         key = None
     dt, modes, seed = normalize_args(

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from tcast import CastModes, CastResult, DataType, RoundMode, UnsupportedError
-from tcast.kit import CastRequest, EngineBase, dual_by_casts
+from tcast.kit import CastRequest, EngineBase, dual_by_casts, normalize_seed
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
     CastOps,
@@ -75,6 +75,9 @@ class TritonEngine(EngineBase):
         self._supported: dict[tuple, bool] = {}
         # call objects of checked requests on plain tensors and DTensors: see cast()
         self._calls = CallsByRequest()
+        # the seeded requests request() made lately, with the request each was made from
+        # (held: an id is not reused while its entry lives)
+        self._seeded: dict[int, tuple[CastRequest, CastRequest]] = {}
         self.dtensor_calls = DTensorCalls()
 
     def cast(self, x: Any, request: CastRequest) -> torch.Tensor | CastResult:
@@ -92,7 +95,15 @@ class TritonEngine(EngineBase):
             and not torch.compiler.is_compiling()
         ):
             if type(x) is torch.Tensor:
-                fast = self._calls.get(x, request, self.check_request)
+                if request.seed is None:
+                    fast = self._calls.get(x, request, self.check_request)
+                else:
+                    # a seeded request of request(): found by the one it was made from (the
+                    # seed is a launch argument); another seeded request goes the general way
+                    hit = self._seeded.get(id(request))
+                    fast = None
+                    if hit is not None and hit[0] is request:
+                        fast = self._calls.get(x, hit[1], self.check_request, request)
                 if fast is not None and fast.takes(x):
                     return fast(x) if request.seed is None else fast(x, request.seed)
             elif request.seed is None and is_dtensor(x):
@@ -111,13 +122,20 @@ class TritonEngine(EngineBase):
     def request(
         self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
     ) -> CastRequest:
-        """``EngineBase.request``, remembered for tensors and DTensors without random bits.
+        """``EngineBase.request``, remembered for tensors and DTensors without given bits.
 
         A request depends on x only through its (global) shape and dtype name, and on the
-        checks of x (:meth:`accepts`, :meth:`refusal`), which run on every call. Outside a
-        trace only: a compiled function reading the cache would be guarded on its contents.
+        checks of x (:meth:`accepts`, :meth:`refusal`), which run on every call. A seeded
+        request (stochastic rounding) is the remembered one with the seed, checked; the
+        engine's :meth:`cast` serves it through the call object of the one without it.
+        Outside a trace only: a compiled function reading the cache would be guarded on its
+        contents.
         """
-        if seed is not None or rbits is not None or torch.compiler.is_compiling():
+        if (
+            rbits is not None
+            or torch.compiler.is_compiling()
+            or (seed is not None and modes.roundmode is not RoundMode.STOCHASTIC)
+        ):
             return super().request(x, dtype, modes, seed, rbits)
         plain = type(x) is torch.Tensor or is_dtensor(x)  # a DTensor's request: global shape
         if not plain or not self.accepts(x) or self.refusal(x) is not None:
@@ -127,8 +145,17 @@ class TritonEngine(EngineBase):
         if req is None:
             if len(self._requests) >= _MAX_REMEMBERED:
                 self._requests.clear()
-            req = self._requests[key] = super().request(x, dtype, modes, seed, rbits)
-        return req
+            # the request without a seed (a seeded one is made from it below)
+            req = self._requests[key] = super().request(x, dtype, modes, None, None)
+        if seed is None:
+            return req
+        # a seeded request: the remembered one with the checked seed, which cast() serves
+        # through the call object of the request without it (the seed is a launch argument)
+        seeded = replace(req, seed=normalize_seed(seed))
+        if len(self._seeded) >= 64:
+            self._seeded.clear()
+        self._seeded[id(seeded)] = (seeded, req)
+        return seeded
 
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
         """Whether the kernels cover ``dtype`` under ``modes``.

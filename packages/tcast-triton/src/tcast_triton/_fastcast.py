@@ -320,12 +320,19 @@ class CallsByRequest:
         self._max = most
 
     def get(
-        self, x: torch.Tensor, req: CastRequest, check: Callable[[Any, Any], None] | None = None
+        self,
+        x: torch.Tensor,
+        req: CastRequest,
+        check: Callable[[Any, Any], None] | None = None,
+        seeded: CastRequest | None = None,
     ) -> FastCast | None:
         """The call object of ``req`` for plain tensors like ``x``, or None.
 
         ``check(x, req)`` raises for an ``x`` the request may not cast; it runs before a call
         object is made (later inputs are compared with it by :meth:`FastCast.takes`).
+        ``seeded``: ``req`` with a seed (stochastic rounding), made from it for this call:
+        the call object is made from it (the kernel's random source) and found by ``req``;
+        call it with each call's seed.
         """
         key = (id(req), x.device)
         hit = self._calls.get(key)
@@ -334,10 +341,11 @@ class CallsByRequest:
         if req.rbits is not None or req.seed is not None or not plain_input(x):
             # a request with random bits is made afresh for each call: nothing to reuse
             return None
+        made = req if seeded is None else seeded
         if check is not None:
-            check(x, req)
+            check(x, made)
         if len(self._calls) >= self._max:
             self._calls.clear()
-        fast = fast_cast(x, req)
+        fast = fast_cast(x, made)
         self._calls[key] = (req, fast)
         return fast
