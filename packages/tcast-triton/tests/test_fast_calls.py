@@ -174,6 +174,13 @@ def test_seeded_front_door_casts_take_the_call_object_with_each_seed(code, calls
             # the expected result from a request made afresh (not the engine's remembered one)
             _same(got, cast_eager(x, EngineBase.request(engine, x, dt, modes, seed, None)))
     assert len(calls) == 8
+    # a stochastic request without a seed, cast by the engine, makes no call object that
+    # seeded casts would then take (it has no random source)
+    seedless = engine.request(x, dt, modes, None, None)
+    with pytest.raises(tcast.SpecError, match="needs a seed"):
+        engine.cast(x, seedless)
+    got = tcast.cast(x, dt, castmode="actual", roundmode="stochastic", seed=11)
+    _same(got, cast_eager(x, EngineBase.request(engine, x, dt, modes, 11, None)))
     for bad in (-1, True, 2**64):
         with pytest.raises(tcast.SpecError, match="seed"):
             tcast.cast(x, dt, castmode="actual", roundmode="stochastic", seed=bad)

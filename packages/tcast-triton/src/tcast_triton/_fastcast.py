@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from tcast import CastMode, CastResult
+from tcast import CastMode, CastResult, RoundMode
 from tcast.kit import CastRequest, build_result
 
 from . import _launch, _launch_2d
@@ -334,13 +334,16 @@ class CallsByRequest:
         the call object is made from it (the kernel's random source) and found by ``req``;
         call it with each call's seed.
         """
-        key = (id(req), x.device)
+        # seeded casts have call objects of their own (the kernel's random source)
+        key = (id(req), x.device, seeded is not None)
         hit = self._calls.get(key)
         if hit is not None and hit[0] is req:
             return hit[1]
         if req.rbits is not None or req.seed is not None or not plain_input(x):
             # a request with random bits is made afresh for each call: nothing to reuse
             return None
+        if seeded is None and req.roundmode is RoundMode.STOCHASTIC:
+            return None  # stochastic without a seed: the general path says what is missing
         made = req if seeded is None else seeded
         if check is not None:
             check(x, made)

@@ -19,6 +19,7 @@ from ..datatype import DataType
 from ..engine import CastModes, CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
+from ..philox import check_random_source
 from ._blocked import plain_result
 from ._check import check_result_codes, check_result_parts, with_int_shape
 from ._dual import dual_by_casts, dual_with
@@ -156,13 +157,15 @@ class EngineBase:
         Raises:
             UnsupportedError: for a request ``supports`` refuses, or an ``x`` that
                 :meth:`refusal` refuses.
-            SpecError: for something else than a CastRequest, or one not made for ``x``.
+            SpecError: for something else than a CastRequest, one not made for ``x``, or
+                one whose random source does not fit its round mode (SEMANTICS.md §3.3).
         """
         if not isinstance(request, CastRequest):
             raise SpecError(
                 f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
                 f"{type(request).__name__}; build one with engine.request(...)"
             )
+        check_random_source(request.roundmode, request.seed, request.rbits)
         if not self.supports(request.dtype, request.modes):
             raise UnsupportedError(
                 f"engine {self.name!r} does not support {request.dtype.name} with {request.modes}"
