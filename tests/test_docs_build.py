@@ -8,6 +8,7 @@ take seconds). The last test shows that a warning is caught, so a clean build me
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,9 @@ def test_a_pdoc_warning_fails_the_build(tmp_path, monkeypatch, capsys):
     src.mkdir()
     (src / "tcast_docs_probe.py").write_text('"""Probe."""\n\n__all__ = ["missing"]\n')
     monkeypatch.syspath_prepend(str(src))
+    # main() sets TRITON_INTERPRET for Triton's first import: restored after this test, so
+    # that a later test of this process importing Triton gets the mode it would have had
+    monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
     try:
         status = build_api.main([str(tmp_path / "site"), "tcast_docs_probe"])
     finally:
