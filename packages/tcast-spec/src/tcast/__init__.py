@@ -184,6 +184,7 @@ from .errors import (
     TcastWarning,
     UnsupportedError,
 )
+from .hadamard import HADAMARD_SIZES, TE_WGRAD_SIGNS, Hadamard, hadamard_signs
 from .kit import CastRequest, EngineBase, NativeParts
 from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
 from .modes import (
@@ -210,10 +211,12 @@ __all__ = [
     "DEFAULT_SPACE",
     "DESCRIPTIONS",
     "ENTRY_POINT_GROUP",
+    "HADAMARD_SIZES",
     "NOT_YET_SUPPORTED",
     "PREVIEW_CATALOG",
     "ROUND_MODE_MEANINGS",
     "SCALE_MODE_MEANINGS",
+    "TE_WGRAD_SIGNS",
     "ArgumentWarning",
     "BlockLayout",
     "BlockedScales",
@@ -227,6 +230,7 @@ __all__ = [
     "Engine",
     "EngineBase",
     "EngineNotFoundError",
+    "Hadamard",
     "Kind",
     "NameWarning",
     "NativeParts",
@@ -321,6 +325,7 @@ __all__ = [
     "fp8n_fc",
     "fp8n_n",
     "fp8n_nc",
+    "hadamard_signs",
     "int4_Fc",
     "int4_bc",
     "int4_ec",

@@ -15,6 +15,8 @@ against, value by value and block by block.
 * :func:`upcast`: the float32 values of a result's stored parts (§8).
 * :func:`exponent_scale`: the power-of-two scale rule of every scale mode.
 * :func:`philox4x32` / :func:`random_bits`: the documented random bits for a seed.
+* :func:`hadamard`, :func:`hadamard_inverse`, :func:`hadamard_array`: the blockwise
+  randomized Hadamard transform and its inverse (§5.10).
 """
 
 from ..philox import philox4x32, random_bits
@@ -29,6 +31,7 @@ from ._array import (
 from ._block import BlockResult, cast_block, exponent_scale, sparsity_mask
 from ._codebook import choose_mapping, mapping_error, round_to_table
 from ._f32 import bits32, f32, from_bits32
+from ._hadamard import hadamard, hadamard_array, hadamard_inverse
 from ._msfp import subtile_offset
 from ._pack import pack_codes, pack_mask, storage_bytes, unpack_codes, unpack_mask
 from ._scalar import RBITS_WIDTH, decode, decode_exact, encode
@@ -50,6 +53,9 @@ __all__ = [
     "exponent_scale",
     "f32",
     "from_bits32",
+    "hadamard",
+    "hadamard_array",
+    "hadamard_inverse",
     "mapping_error",
     "pack_codes",
     "pack_mask",
