@@ -11,6 +11,7 @@ from ._api import cast, cast_dual, upcast
 from ._cast import INPUT_DTYPES
 from ._codec import code_dtype, decode, encode
 from ._engine import RefEngine, engine
+from ._hadamard import hadamard
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 
@@ -26,6 +27,7 @@ __all__ = [
     "decode",
     "encode",
     "engine",
+    "hadamard",
     "pack_codes",
     "pack_mask",
     "random_bits",
