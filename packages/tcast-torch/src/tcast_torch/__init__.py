@@ -13,6 +13,7 @@ from ._codec import decode, encode
 from ._compiled import exact_inductor_options
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
 from ._engine import TorchEngine, engine
+from ._hadamard import hadamard
 from ._model import (
     SUPPORTED_LAYERS,
     AlreadyQuantizedError,
@@ -45,6 +46,7 @@ __all__ = [
     "encode",
     "engine",
     "exact_inductor_options",
+    "hadamard",
     "pack_codes",
     "pack_mask",
     "quantize_model",

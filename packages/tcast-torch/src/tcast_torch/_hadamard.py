@@ -1,0 +1,65 @@
+"""The blockwise randomized Hadamard transform on torch tensors (SEMANTICS.md §5.10).
+
+torch's float32 additions, subtractions and products are IEEE operations rounded to nearest
+even, one rounding each (CPU and CUDA, no contraction in eager mode): the butterfly below
+performs SEMANTICS.md's operations in its stated order, a whole stage of every group at once.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import Hadamard, SpecError
+
+__all__ = ["hadamard"]
+
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False) -> torch.Tensor:
+    """The transform of every group of ``h.size`` consecutive elements of ``x`` along ``dim``.
+
+    Args:
+        x: a float32, float16 or bfloat16 tensor (converted to float32 exactly).
+        h: the transform (``tcast.Hadamard``).
+        dim: the dimension the groups run along; its length must be a multiple of ``h.size``.
+        inverse: the inverse transform (SEMANTICS.md §5.10) instead of the forward one.
+
+    Returns:
+        A new contiguous float32 tensor of ``x``'s shape and device.
+
+    Raises:
+        SpecError: for a non-tensor, another dtype, a dimension ``x`` lacks, or a length
+            that is not a multiple of the group size.
+    """
+    if not isinstance(h, Hadamard):
+        raise SpecError(f"expected a tcast.Hadamard, got {type(h).__name__}")
+    if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
+        what = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+        raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {what}")
+    if not -x.ndim <= dim < max(x.ndim, 1):
+        raise SpecError(f"dimension {dim} is not a dimension of shape {tuple(x.shape)}")
+    n = h.size
+    if x.shape[dim] % n:
+        raise SpecError(
+            f"dimension {dim} of shape {tuple(x.shape)} has {x.shape[dim]} elements, not a "
+            f"multiple of the transform's group size {n}"
+        )
+    v = x.to(torch.float32).movedim(dim, -1)
+    moved = v.shape
+    v = v.reshape(-1, n)  # one group per row
+    signs = torch.tensor(h.signs, dtype=torch.float32, device=x.device)
+    if not inverse:
+        v = v * signs  # a sign change: exact
+    step = 1
+    while step < n:
+        # [rows, blocks of 2*step, the two halves, step]: j and j + step are one pair
+        p = v.reshape(v.shape[0], n // (2 * step), 2, step)
+        lo, hi = p[:, :, 0, :], p[:, :, 1, :]
+        v = torch.stack([lo + hi, lo - hi], dim=2).reshape(-1, n)
+        step *= 2
+    v = v * (2.0 ** -(h.inverse_shift if inverse else h.shift))
+    if inverse:
+        v = v * signs
+    v = torch.where(torch.isnan(v), torch.full_like(v, float("nan")).abs(), v)
+    return v.reshape(moved).movedim(-1, dim).contiguous()
