@@ -172,7 +172,7 @@ def test_blocked_row_tiles_cast_in_patches_or_flat(grid_y, device, monkeypatch):
     assert [p.kw["PATCH"] for p in launch._PLANS.values()] == [grid_y > 0] * 2
     # fewer than 128 rows or fewer tiles in a row than a patch's width: flat lanes
     for shape in ((64, 512), (256, 256)):
-        launch._PLANS.clear()
+        monkeypatch.setattr(launch, "_PLANS", {})
         x = rng.standard_normal(shape).astype(np.float32)
         got = tcast.cast(
             _torch(x, device), "mxfp8", castmode="actual", scale_layout="blocked", engine="triton"

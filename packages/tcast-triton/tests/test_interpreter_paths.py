@@ -302,14 +302,17 @@ def test_every_bfloat16_input_in_every_round_mode_equals_reference(
         ("e2m1f_e8m0_t2", (1, 2048)),
     ],
 )
-def test_four_bit_compress_written_packed_by_the_kernel_equals_reference(code, shape, device):
+def test_four_bit_compress_written_packed_by_the_kernel_equals_reference(
+    code, shape, device, monkeypatch
+):
     """Whole row tiles of 4-bit codes: the cast kernel writes the compress stream itself."""
     import tcast_ref
     from tcast_triton import _launch
 
     x = np.asarray(_entry(shape, seed=11).x)
     xt = torch.from_numpy(x).to(device)
-    _launch._PLANS.clear()
+    # a plan cache of its own: call objects made under another serve none of these casts
+    monkeypatch.setattr(_launch, "_PLANS", {})
     got = tcast.cast(xt, code, castmode="compress", engine="triton")
     (plan,) = _launch._PLANS.values()
     assert plan.packed, f"{code} {shape}: the kernel did not pack"
@@ -355,7 +358,9 @@ def test_a_plan_launched_again_on_unaligned_input_or_another_seed_equals_referen
         ("mxint8", (2, 96), "bfloat16", "even"),
     ],
 )
-def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, roundmode, device):
+def test_row_tiles_held_one_per_thread_equal_reference(
+    code, shape, in_dtype, roundmode, device, monkeypatch
+):
     """Flat 32-wide row tiles go to ``_cast_row_pieces``.
 
     Each tile's pieces in one thread's registers, its scale computed once; the reference's
@@ -364,13 +369,14 @@ def test_row_tiles_held_one_per_thread_equal_reference(code, shape, in_dtype, ro
     """
     from tcast_triton import _kernels, _launch
 
-    _launch._PLANS.clear()
+    # plan caches of their own: call objects made under another serve none of these casts
+    monkeypatch.setattr(_launch, "_PLANS", {})
     _check(code, _entry(shape, in_dtype, seed=5), roundmode=roundmode, device=device)
     # 4-bit compress streams are packed by _cast_tiles (PACK4); the other casts take pieces
     kernels = {key[1].castmode: p.kernel for key, p in _launch._PLANS.items() if not p.packed}
     assert set(kernels) >= {CastMode.VIRTUAL, CastMode.ACTUAL}, f"{code}: {set(kernels)}"
     assert set(kernels.values()) == {_kernels._cast_row_pieces}, f"{code} {shape} {in_dtype}"
-    _launch._PLANS.clear()
+    monkeypatch.setattr(_launch, "_PLANS", {})
     x = np.ascontiguousarray(_entry(shape, in_dtype, seed=5).x)
     xt = tc.cb.torch_adapter(device).to_engine(x)
     tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
