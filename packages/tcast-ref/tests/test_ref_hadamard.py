@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -71,6 +72,11 @@ def test_every_nan_is_positive_and_the_input_is_not_changed():
     assert (_bits(out)[nan] == 0x7FC00000).all()
     assert math.isinf(out[1, 2]) and out[1, 2] > 0
     np.testing.assert_array_equal(_bits(x), _bits(keep))
+    # a signalling NaN input is the rule's too: no warning (the suite runs with -W error)
+    snan = np.array([0x7F800001, 0, 0, 0], np.uint32).view(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (_bits(tcast_ref.hadamard(snan, Hadamard.of(4, [-1, 1, 1, 1]))) == 0x7FC00000).all()
 
 
 @pytest.mark.parametrize(

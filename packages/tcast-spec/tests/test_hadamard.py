@@ -142,6 +142,22 @@ def test_the_presets_and_seeded_signs():
     assert Hadamard.seeded(32, 1) != Hadamard.seeded(32, 2)
     assert tcast.hadamard_signs(8, np.uint64(7)) == Hadamard.seeded(8, 7).signs
     assert hash(Hadamard.of(4, [1, -1, 1, -1])) == hash(Hadamard.of(4, np.array([1, -1, 1, -1])))
+    # built directly from a list, the signs are the hashable tuple of ints
+    assert Hadamard(4, [1, -1, 1, -1]) == Hadamard.of(4, (1, -1, 1, -1))
+    assert tcast.RHT_STREAM == 0x00524854
+
+
+def test_signed_zero_differences_and_subnormal_scaling_follow_ieee():
+    h2 = Hadamard.of(2)
+    # (a + b, a - b) with a - b = a + (-b): (-0) + (+0) = +0 and (-0) - (+0) = -0 ...
+    got = exact.hadamard([-0.0, 0.0], h2)
+    assert [math.copysign(1.0, y) for y in got] == [1.0, -1.0]
+    got = exact.hadamard([-0.0, -0.0], h2)  # ... (-0) + (-0) = -0 and (-0) - (-0) = +0
+    assert [math.copysign(1.0, y) for y in got] == [-1.0, 1.0]
+    # the final scaling rounds a subnormal: 2^-149 / 2 ties to even (+0), 3 * 2^-149 / 2 to 2
+    tiny = 2.0**-149
+    assert exact.hadamard([tiny, 0.0], h2) == [0.0, 0.0]
+    assert exact.hadamard([3 * tiny, 0.0], h2) == [2 * tiny, 2 * tiny]
 
 
 @pytest.mark.parametrize(
@@ -164,6 +180,10 @@ def test_the_presets_and_seeded_signs():
         (lambda: exact.hadamard_array([0.0] * 24, (2, 12), 1, Hadamard.of(8)), "multiple"),
         (lambda: exact.hadamard_array([0.0] * 24, (2, 12), 2, Hadamard.of(4)), "dimension 2"),
         (lambda: exact.hadamard_array([0.0] * 20, (2, 12), 1, Hadamard.of(4)), "do not fill"),
+        (lambda: exact.hadamard_array([0.0] * 24, (2, 12), 1, 4), "expected a tcast.Hadamard"),
+        (lambda: exact.hadamard_array([0.0] * 24, (2, 12), 1.0, Hadamard.of(4)), "dimension"),
+        (lambda: exact.hadamard(["a", "b"], Hadamard.of(2)), "float32 values"),
+        (lambda: Hadamard(4, "++--"), "sequence of 1 and -1"),
     ],
 )
 def test_bad_arguments_are_refused_naming_the_value(make, match):

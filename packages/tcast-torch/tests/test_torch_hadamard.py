@@ -75,6 +75,8 @@ def test_narrow_input_dtypes_are_widened_exactly(device):
         ),
         (lambda: tcast_torch.hadamard(np.zeros((2, 8), np.float32), Hadamard.of(8)), "ndarray"),
         (lambda: tcast_torch.hadamard(torch.zeros(2, 8), 8), "tcast.Hadamard"),
+        (lambda: tcast_torch.hadamard(torch.zeros(()), Hadamard.of(2), 0), "dimension 0"),
+        (lambda: tcast_torch.hadamard(torch.zeros(2, 8), Hadamard.of(8), 1.0), "dimension"),
     ],
 )
 def test_bad_arguments_are_refused(call, match):

@@ -38,7 +38,7 @@ def hadamard(x: np.ndarray, h: Hadamard, dim: int = -1, inverse: bool = False) -
     a = np.asarray(x)
     if a.dtype.name not in ("float32", "float16", "bfloat16"):
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {a.dtype}")
-    if not -a.ndim <= dim < a.ndim:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -a.ndim <= dim < a.ndim:
         raise SpecError(f"dimension {dim} is not a dimension of shape {a.shape}")
     n = h.size
     if a.shape[dim] % n:
@@ -50,9 +50,10 @@ def hadamard(x: np.ndarray, h: Hadamard, dim: int = -1, inverse: bool = False) -
     moved = v.shape
     v = v.reshape(-1, n)  # one group per row
     signs = np.asarray(h.signs, np.float32)
-    if not inverse:
-        v = v * signs  # a sign change: exact
+    # NaN inputs (signalling ones too) and Inf - Inf are the rule's, not warnings
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        if not inverse:
+            v = v * signs  # a sign change: exact
         step = 1
         while step < n:
             # [rows, blocks of 2*step, the two halves, step]: j and j + step are one pair
@@ -62,7 +63,7 @@ def hadamard(x: np.ndarray, h: Hadamard, dim: int = -1, inverse: bool = False) -
             step *= 2
         shift = h.inverse_shift if inverse else h.shift
         v = v * np.float32(2.0**-shift)
-    if inverse:
-        v = v * signs
+        if inverse:
+            v = v * signs
     v = np.where(np.isnan(v), _NAN, v)
     return np.moveaxis(v.reshape(moved), -1, dim).copy()

@@ -184,7 +184,7 @@ from .errors import (
     TcastWarning,
     UnsupportedError,
 )
-from .hadamard import HADAMARD_SIZES, TE_WGRAD_SIGNS, Hadamard, hadamard_signs
+from .hadamard import HADAMARD_SIZES, RHT_STREAM, TE_WGRAD_SIGNS, Hadamard, hadamard_signs
 from .kit import CastRequest, EngineBase, NativeParts
 from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
 from .modes import (
@@ -214,6 +214,7 @@ __all__ = [
     "HADAMARD_SIZES",
     "NOT_YET_SUPPORTED",
     "PREVIEW_CATALOG",
+    "RHT_STREAM",
     "ROUND_MODE_MEANINGS",
     "SCALE_MODE_MEANINGS",
     "TE_WGRAD_SIGNS",

@@ -12,8 +12,8 @@ their own Philox stream (:meth:`Hadamard.seeded`), or a preset:
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ._text import quote
 from .errors import SpecError
@@ -77,6 +77,16 @@ class Hadamard:
 
     def __post_init__(self) -> None:
         _check_size(self.size)
+        if not isinstance(self.signs, tuple):  # a list or array: the hashable tuple of ints
+            try:
+                if isinstance(self.signs, (str, bytes)):
+                    raise TypeError
+                items = tuple(int(s) if _integer(s) else s for s in self.signs)
+            except TypeError:
+                raise SpecError(
+                    f"Hadamard signs must be a sequence of 1 and -1, not {quote(self.signs)}"
+                ) from None
+            object.__setattr__(self, "signs", items)
         if len(self.signs) != self.size or any(
             type(s) is not int or s not in (1, -1) for s in self.signs
         ):
@@ -86,7 +96,7 @@ class Hadamard:
             )
 
     @classmethod
-    def of(cls, size: int, signs: Iterable[int] | None = None) -> Hadamard:
+    def of(cls, size: int, signs: Any = None) -> Hadamard:
         """The transform of groups of ``size`` with the given signs (all +1 when None).
 
         Raises:
@@ -94,18 +104,8 @@ class Hadamard:
                 ``size`` values of 1 or -1.
         """
         n = _check_size(size)
-        if signs is None:
-            return cls(n, (1,) * n)
-        try:
-            if isinstance(signs, (str, bytes)):
-                raise TypeError
-            items = list(signs)  # a sequence, or a 1-D array of NumPy or torch
-        except TypeError:
-            raise SpecError(
-                f"Hadamard signs must be a sequence of 1 and -1, not {quote(signs)}"
-            ) from None
-        # integers of any type become ints; anything else is refused by the check
-        return cls(n, tuple(int(s) if _integer(s) else s for s in items))
+        # a sequence, or a 1-D array of NumPy or torch: made a tuple of ints by the check
+        return cls(n, (1,) * n if signs is None else signs)
 
     @classmethod
     def seeded(cls, size: int, seed: int) -> Hadamard:

@@ -37,7 +37,7 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
     if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
         what = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {what}")
-    if not -x.ndim <= dim < max(x.ndim, 1):
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.ndim <= dim < x.ndim:
         raise SpecError(f"dimension {dim} is not a dimension of shape {tuple(x.shape)}")
     n = h.size
     if x.shape[dim] % n:

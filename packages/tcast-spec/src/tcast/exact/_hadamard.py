@@ -16,10 +16,21 @@ from ._f32 import add, is_f32, mul, sub
 __all__ = ["hadamard", "hadamard_array", "hadamard_inverse"]
 
 
-def _group(xs: Sequence[float], h: Hadamard) -> list[float]:
+def _check_transform(h: object) -> None:
     if not isinstance(h, Hadamard):
         raise SpecError(f"expected a tcast.Hadamard, got {type(h).__name__}")
-    v = [float(x) for x in xs]
+
+
+def _floats(xs: Sequence[float]) -> list[float]:
+    try:
+        return [float(x) for x in xs]
+    except (TypeError, ValueError):
+        raise SpecError(f"the transform takes float32 values, not {str(xs)[:80]}") from None
+
+
+def _group(xs: Sequence[float], h: Hadamard) -> list[float]:
+    _check_transform(h)
+    v = _floats(xs)
     if len(v) != h.size:
         raise SpecError(
             f"a group of the size-{h.size} transform holds {h.size} values, not {len(v)}"
@@ -109,9 +120,10 @@ def hadamard_array(
         SpecError: for a dimension the shape lacks, a length that is not a multiple of the
             group size, or values that do not fill the shape.
     """
+    _check_transform(h)
     shape = tuple(int(n) for n in shape)
     nd = len(shape)
-    if not -nd <= dim < nd:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -nd <= dim < nd:
         raise SpecError(f"dimension {dim} is not a dimension of shape {shape}")
     d = dim % nd
     if shape[d] % h.size:
@@ -119,7 +131,7 @@ def hadamard_array(
             f"dimension {dim} of shape {shape} has {shape[d]} elements, not a multiple of the "
             f"transform's group size {h.size}"
         )
-    out = [float(x) for x in values]
+    out = _floats(values)
     if len(out) != math.prod(shape):
         raise SpecError(f"{len(out)} values do not fill shape {shape}")
     step = math.prod(shape[d + 1 :])  # C-order distance between neighbours along d
