@@ -37,7 +37,10 @@ class DTensorCall:
     """One kind of DTensor cast (request, mesh, placements, gradient option) made cheap.
 
     Made by :meth:`DTensorCalls.get` only for casts whose plan makes no collective; call it
-    with a DTensor that :meth:`takes` (else cast it with :func:`cast_dtensor`).
+    with a DTensor that :meth:`takes` (else cast it with :func:`cast_dtensor`). ``narrows``
+    says per result part where it goes: None (every process holds it alike: Replicate, its
+    own shape), or (placements, global shape, the ``(dim, start, length)`` cuts of the
+    window's part to this shard's own).
     """
 
     __slots__ = (
@@ -60,7 +63,7 @@ class DTensorCall:
         placements: tuple[Any, ...],
         lengths: tuple[int, ...],
         window_request: CastRequest,
-        narrows: dict[str, tuple[tuple[int, int, int], ...]],
+        narrows: dict[str, tuple[tuple[Any, ...], tuple[int, ...], tuple] | None],
         local: LocalCast,
         grad: str,
     ) -> None:
@@ -73,7 +76,7 @@ class DTensorCall:
         self.local = local
         self.grad = grad
         self.dtype = getattr(torch, request.input_dtype)
-        # per part: (local dtype, local shape, placements, global shape) -> DTensorSpec
+        # (part name, local dtype, local shape) -> its DTensorSpec, made by the first call
         self._wraps: dict[tuple, Any] = {}
 
     def takes(self, x: torch.Tensor) -> bool:
