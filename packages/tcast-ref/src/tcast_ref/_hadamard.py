@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcast import Hadamard, SpecError
+from tcast import Hadamard, SpecError, group_dim
 
 __all__ = ["hadamard"]
 
@@ -33,19 +33,11 @@ def hadamard(x: np.ndarray, h: Hadamard, dim: int = -1, inverse: bool = False) -
         SpecError: for another array dtype, a dimension ``x`` lacks, or a length that is not
             a multiple of the group size.
     """
-    if not isinstance(h, Hadamard):
-        raise SpecError(f"expected a tcast.Hadamard, got {type(h).__name__}")
     a = np.asarray(x)
     if a.dtype.name not in ("float32", "float16", "bfloat16"):
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {a.dtype}")
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -a.ndim <= dim < a.ndim:
-        raise SpecError(f"dimension {dim} is not a dimension of shape {a.shape}")
+    dim = group_dim(a.shape, dim, h)
     n = h.size
-    if a.shape[dim] % n:
-        raise SpecError(
-            f"dimension {dim} of shape {a.shape} has {a.shape[dim]} elements, not a multiple of "
-            f"the transform's group size {n}"
-        )
     v = np.moveaxis(a.astype(np.float32), dim, -1)
     moved = v.shape
     v = v.reshape(-1, n)  # one group per row

@@ -184,7 +184,14 @@ from .errors import (
     TcastWarning,
     UnsupportedError,
 )
-from .hadamard import HADAMARD_SIZES, RHT_STREAM, TE_WGRAD_SIGNS, Hadamard, hadamard_signs
+from .hadamard import (
+    HADAMARD_SIZES,
+    RHT_STREAM,
+    TE_WGRAD_SIGNS,
+    Hadamard,
+    group_dim,
+    hadamard_signs,
+)
 from .kit import CastRequest, EngineBase, NativeParts
 from .layout import BlockedScales, BlockLayout, block_layout, blocked_offset, blocked_scales
 from .modes import (
@@ -326,6 +333,7 @@ __all__ = [
     "fp8n_fc",
     "fp8n_n",
     "fp8n_nc",
+    "group_dim",
     "hadamard_signs",
     "int4_Fc",
     "int4_bc",

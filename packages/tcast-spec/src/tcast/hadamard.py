@@ -12,6 +12,7 @@ their own Philox stream (:meth:`Hadamard.seeded`), or a preset:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,14 @@ from ._text import quote
 from .errors import SpecError
 from .philox import philox4x32
 
-__all__ = ["HADAMARD_SIZES", "RHT_STREAM", "TE_WGRAD_SIGNS", "Hadamard", "hadamard_signs"]
+__all__ = [
+    "HADAMARD_SIZES",
+    "RHT_STREAM",
+    "TE_WGRAD_SIGNS",
+    "Hadamard",
+    "group_dim",
+    "hadamard_signs",
+]
 
 #: The group sizes of a transform: powers of two whose signs one Philox call draws.
 HADAMARD_SIZES = (2, 4, 8, 16, 32, 64, 128)
@@ -138,3 +146,28 @@ class Hadamard:
     def inverse_shift(self) -> int:
         """``k − c``: the inverse scales by ``2^-(k−c)`` (``H_n · H_n = n · I``)."""
         return self.stages - self.shift
+
+
+def group_dim(shape: Sequence[int], dim: object, h: object) -> int:
+    """The dimension (counted from 0) along which ``h`` transforms an array of ``shape``.
+
+    The argument rule every engine applies (SEMANTICS.md §5.10): ``h`` is a
+    :class:`Hadamard`, ``dim`` an int naming a dimension of ``shape`` (negative from the
+    end), and that dimension's length a multiple of the group size.
+
+    Raises:
+        SpecError: naming the bad transform, dimension or length.
+    """
+    if not isinstance(h, Hadamard):
+        raise SpecError(f"expected a tcast.Hadamard, got {type(h).__name__}")
+    shape = tuple(shape)
+    nd = len(shape)
+    if not _integer(dim) or not -nd <= dim < nd:  # type: ignore[operator]
+        raise SpecError(f"dimension {quote(dim)} is not a dimension of shape {shape}")
+    d = int(dim) % nd  # type: ignore[call-overload]
+    if shape[d] % h.size:
+        raise SpecError(
+            f"dimension {dim} of shape {shape} has {shape[d]} elements, not a multiple of the "
+            f"transform's group size {h.size}"
+        )
+    return d

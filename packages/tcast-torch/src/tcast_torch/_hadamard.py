@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from tcast import Hadamard, SpecError
+from tcast import Hadamard, SpecError, group_dim
 
 __all__ = ["hadamard"]
 
@@ -32,19 +32,11 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
         SpecError: for a non-tensor, another dtype, a dimension ``x`` lacks, or a length
             that is not a multiple of the group size.
     """
-    if not isinstance(h, Hadamard):
-        raise SpecError(f"expected a tcast.Hadamard, got {type(h).__name__}")
     if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
         what = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {what}")
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.ndim <= dim < x.ndim:
-        raise SpecError(f"dimension {dim} is not a dimension of shape {tuple(x.shape)}")
+    dim = group_dim(tuple(x.shape), dim, h)
     n = h.size
-    if x.shape[dim] % n:
-        raise SpecError(
-            f"dimension {dim} of shape {tuple(x.shape)} has {x.shape[dim]} elements, not a "
-            f"multiple of the transform's group size {n}"
-        )
     v = x.to(torch.float32).movedim(dim, -1)
     moved = v.shape
     v = v.reshape(-1, n)  # one group per row

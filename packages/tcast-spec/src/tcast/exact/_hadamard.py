@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 from ..errors import SpecError
-from ..hadamard import Hadamard
+from ..hadamard import Hadamard, group_dim
 from ._f32 import add, is_f32, mul, sub
 
 __all__ = ["hadamard", "hadamard_array", "hadamard_inverse"]
@@ -120,17 +120,8 @@ def hadamard_array(
         SpecError: for a dimension the shape lacks, a length that is not a multiple of the
             group size, or values that do not fill the shape.
     """
-    _check_transform(h)
     shape = tuple(int(n) for n in shape)
-    nd = len(shape)
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -nd <= dim < nd:
-        raise SpecError(f"dimension {dim} is not a dimension of shape {shape}")
-    d = dim % nd
-    if shape[d] % h.size:
-        raise SpecError(
-            f"dimension {dim} of shape {shape} has {shape[d]} elements, not a multiple of the "
-            f"transform's group size {h.size}"
-        )
+    d = group_dim(shape, dim, h)
     out = _floats(values)
     if len(out) != math.prod(shape):
         raise SpecError(f"{len(out)} values do not fill shape {shape}")
