@@ -14,6 +14,7 @@ from tcast import Hadamard, SpecError, group_dim
 __all__ = ["hadamard"]
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+_QUIET_NAN = 0x7FC00000  # SEMANTICS.md §5.10: the one NaN a transform returns
 
 
 def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False) -> torch.Tensor:
@@ -53,5 +54,7 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
     v = v * (2.0 ** -(h.inverse_shift if inverse else h.shift))
     if inverse:
         v = v * signs
-    v = torch.where(torch.isnan(v), torch.full_like(v, float("nan")).abs(), v)
-    return v.reshape(moved).movedim(-1, dim).contiguous()
+    # Every NaN becomes 0x7FC00000 in the integer domain: a NaN made by CUDA arithmetic is
+    # 0x7FFFFFFF, and a float select could carry either payload.
+    bits = torch.where(torch.isnan(v), _QUIET_NAN, v.view(torch.int32))
+    return bits.view(torch.float32).reshape(moved).movedim(-1, dim).contiguous()
