@@ -31,7 +31,7 @@ CASES = [
     ("mxfp8", {"castmode": "actual", "scalemode": "ceil"}),
     ("mxfp8", {}),  # virtual
     ("mxfp4", {"castmode": "compress"}),  # packed by the kernel
-    ("mxfp6e2", {"castmode": "compress"}),  # packed by build_result
+    ("mxfp6e2", {"castmode": "compress"}),  # 6-bit codes packed by the kernel
     ("nvfp4", {"castmode": "actual"}),  # amax pass, tensor scale
     ("uint4_float32_float32_t32", {"castmode": "actual"}),  # zero points
     ("mxfp8", {"castmode": "actual", "transpose_scale": True}),

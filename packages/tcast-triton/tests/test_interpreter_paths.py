@@ -300,12 +300,18 @@ def test_every_bfloat16_input_in_every_round_mode_equals_reference(
         ("int4_e8m0_t32", (2, 64)),
         ("uint4_float32_int8_t16", (2, 48)),
         ("e2m1f_e8m0_t2", (1, 2048)),
+        ("mxfp6e2", (4, 64)),  # 6 bits: 4 codes in 3 bytes
+        ("e3m2f", (2, 1024)),  # unscaled 6 bits
+        ("int3_e8m0_t32", (2, 64)),  # odd widths: 8 codes in an int64 word of W bytes
+        ("e2m2f_e8m0_t32", (3, 96)),
+        ("e3m3f_e8m0_t16", (2, 48)),
+        ("uint2_float32_int8_t32", (2, 64)),  # 4 codes in one byte
     ],
 )
-def test_four_bit_compress_written_packed_by_the_kernel_equals_reference(
+def test_compress_streams_written_packed_by_the_kernel_equal_reference(
     code, shape, device, monkeypatch
 ):
-    """Whole row tiles of 4-bit codes: the cast kernel writes the compress stream itself."""
+    """Whole row tiles of codes under 8 bits: the cast kernel writes the compress stream itself."""
     import tcast_ref
     from tcast_triton import _launch
 
@@ -372,7 +378,7 @@ def test_row_tiles_held_one_per_thread_equal_reference(
     # plan caches of their own: call objects made under another serve none of these casts
     monkeypatch.setattr(_launch, "_PLANS", {})
     _check(code, _entry(shape, in_dtype, seed=5), roundmode=roundmode, device=device)
-    # 4-bit compress streams are packed by _cast_tiles (PACK4); the other casts take pieces
+    # compress streams of codes under 8 bits are packed by _cast_tiles; the rest take pieces
     kernels = {key[1].castmode: p.kernel for key, p in _launch._PLANS.items() if not p.packed}
     assert set(kernels) >= {CastMode.VIRTUAL, CastMode.ACTUAL}, f"{code}: {set(kernels)}"
     assert set(kernels.values()) == {_kernels._cast_row_pieces}, f"{code} {shape} {in_dtype}"

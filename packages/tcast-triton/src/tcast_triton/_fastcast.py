@@ -39,7 +39,7 @@ from ._launch import (
     uses_nd,
 )
 from ._launch_2d import _NdPlan
-from ._pack import OPS
+from ._pack import OPS, packed_bytes
 
 __all__ = ["CallsByRequest", "FastCast", "fast_cast", "plain_input"]
 
@@ -90,7 +90,7 @@ class FastCast:
         # outputs as (shape, dtype, zeroed): the element codes (or values, virtual) ...
         shape = req.shape
         if packed:
-            self.out = ((math.prod(shape) // 2,), torch.uint8)
+            self.out = ((packed_bytes(plan.kw["PACK"], math.prod(shape)),), torch.uint8)
         elif plan.out_bytes:
             self.out = (shape, _CODE_DTYPES[plan.out_bytes])
         else:
@@ -316,7 +316,7 @@ class CallsByRequest:
     __slots__ = ("_calls", "_max")
 
     def __init__(self, most: int = 256) -> None:
-        self._calls: dict[tuple, tuple[CastRequest, FastCast | None]] = {}
+        self._calls: dict[tuple, tuple[CastRequest, FastCast | None, tuple]] = {}
         self._max = most
 
     def get(
@@ -337,8 +337,12 @@ class CallsByRequest:
         # seeded casts have call objects of their own (the kernel's random source)
         key = (id(req), x.device, seeded is not None)
         hit = self._calls.get(key)
+        # made under the launchers' present plan caches and grid limit (tests replace them)
+        state = (_launch._PLANS, _launch_2d._PLANS, _launch.MAX_PROGRAMS)
         if hit is not None and hit[0] is req:
-            return hit[1]
+            made = hit[2]
+            if made[0] is state[0] and made[1] is state[1] and made[2] == state[2]:
+                return hit[1]
         if req.rbits is not None or req.seed is not None or not plain_input(x):
             # a request with random bits is made afresh for each call: nothing to reuse
             return None
@@ -350,5 +354,5 @@ class CallsByRequest:
         if len(self._calls) >= self._max:
             self._calls.clear()
         fast = fast_cast(x, made)
-        self._calls[key] = (req, fast)
+        self._calls[key] = (req, fast, state)
         return fast

@@ -203,6 +203,49 @@ def store_packed4(ptr, starts, row_ok, codes, N: tl.constexpr):
 
 
 @triton.jit
+def store_packed_groups(
+    ptr, starts, row_ok, codes, N: tl.constexpr, W: tl.constexpr, G: tl.constexpr
+):
+    """``W``-bit codes of runs ``starts + [0, N)`` as the compress stream's bytes (SEMANTICS.md §8).
+
+    ``G`` codes (``G * W`` a multiple of 8) form one little-endian word of ``B = G * W / 8``
+    bytes, code ``i`` at bits ``[W*i, W*i + W)``; ``starts`` and ``N`` are multiples of
+    ``G``, so run ``k`` is bytes ``starts[k] * W / 8 + [0, N * W / 8)``.
+    """
+    R: tl.constexpr = starts.shape[0]
+    NG: tl.constexpr = N // G
+    B: tl.constexpr = G * W // 8
+    BP: tl.constexpr = 1 if B == 1 else (4 if B <= 4 else 8)
+    c = tl.reshape(codes, (R, NG, G))
+    k = tl.arange(0, G)[None, None, :]
+    if G * W > 32:
+        word = tl.sum(c.to(tl.int64) << (k * W).to(tl.int64), axis=2)  # disjoint bits: sum == OR
+        j = tl.arange(0, BP)[None, None, :].to(tl.int64)
+    else:
+        word = tl.sum(c << (k * W), axis=2)
+        j = tl.arange(0, BP)[None, None, :]
+    byte = ((word[:, :, None] >> (j * 8)) & 0xFF).to(tl.uint8)
+    first = (starts // G) * B
+    po = first[:, None, None] + (tl.arange(0, NG) * B)[None, :, None] + j
+    ok = tl.broadcast_to(row_ok[:, None, None] & (j < B), (R, NG, BP))
+    tl.store(ptr + po, byte, mask=ok)
+
+
+@triton.jit
+def store_packed(ptr, starts, row_ok, codes, N: tl.constexpr, W: tl.constexpr):
+    """``W``-bit codes (``W`` in 1..7) of runs ``starts + [0, N)`` packed (SEMANTICS.md §8).
+
+    Runs start at and hold multiples of :func:`tcast_triton._launch.pack_group` codes.
+    """
+    if W == 4:
+        store_packed4(ptr, starts, row_ok, codes, N)
+    elif W % 2 == 1:
+        store_packed_groups(ptr, starts, row_ok, codes, N, W, 8)
+    elif W % 4 == 2:
+        store_packed_groups(ptr, starts, row_ok, codes, N, W, 4)
+
+
+@triton.jit
 def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
     """int32 codes as the stored unsigned dtype (CB bytes)."""
     if CB == 1:
@@ -256,11 +299,11 @@ def _cast_unscaled(
     CB: tl.constexpr,
     BLOCK: tl.constexpr,
     I64: tl.constexpr,
-    PACK4: tl.constexpr = False,
+    PACK: tl.constexpr = 0,
 ):
     """Elementwise cast (no scale): codes, or their values in the input dtype.
 
-    ``PACK4``: 4-bit codes straight into the compress stream (``n % BLOCK == 0``).
+    ``PACK``: ``PACK``-bit codes (1..7) straight into the compress stream (``n % BLOCK == 0``).
     """
     start = _block_start(I64) * BLOCK
     offs = start + tl.arange(0, BLOCK)
@@ -276,10 +319,10 @@ def _cast_unscaled(
         if E[F_NANC] < 0:  # no NaN in the format: an input NaN stays NaN (SEMANTICS §4.2)
             v = tl.where(x != x, x, v)
         store_value(out_ptr, offs, mask, v, IN)
-    elif PACK4:
+    elif PACK:
         ok = tl.full((1,), 0, offs.dtype) + start < n
         pm = tl.reshape(codes, (1, BLOCK))
-        store_packed4(out_ptr, tl.full((1,), 0, offs.dtype) + start, ok, pm, BLOCK)
+        store_packed(out_ptr, tl.full((1,), 0, offs.dtype) + start, ok, pm, BLOCK, PACK)
     else:
         store_codes(out_ptr, offs, mask, codes, CB)
 
@@ -325,12 +368,13 @@ def _encode_block(
     CB: tl.constexpr,
     starts,
     lane_ok,
-    PACK4: tl.constexpr,
+    PACK: tl.constexpr,
     TP: tl.constexpr,
 ):
     """Encode a block with its lanes' multipliers and store codes or virtual values.
 
-    ``PACK4``: row tiles of ``TP`` 4-bit codes go straight into the compress stream.
+    ``PACK``: row tiles of ``TP`` codes of ``PACK`` bits (1..7; 0: none) go straight into
+    the compress stream.
     """
     rc = tl.expand_dims(recip, AXIS)
     # each product rounds on its own: never fused with the zero point's addition into a
@@ -355,15 +399,15 @@ def _encode_block(
         else:
             v = q * dc
         store_block_value(out_ptr, offs, mask, v, badb, IN)
-    elif E[F_HW] != 0 and CB == 1 and not PACK4:
+    elif E[F_HW] != 0 and CB == 1 and PACK == 0:
         # a non-finite block's codes are 0: its lanes' keep mask is 0, applied to whole
         # words of converted codes (half the instructions of a per-element select)
         keep = tl.expand_dims(tl.where(bad, 0, 255).to(tl.uint8), AXIS)
         tl.store(out_ptr + offs, hw_bytes_kept(xs, keep, E), mask=mask)
     else:
         codes = tl.where(badb, 0, encode_finite(xs, r, E, MODE))
-        if PACK4:
-            store_packed4(out_ptr, starts, lane_ok, codes, TP)
+        if PACK:
+            store_packed(out_ptr, starts, lane_ok, codes, TP, PACK)
         else:
             store_codes(out_ptr, offs, mask, codes, CB)
 
@@ -530,15 +574,16 @@ def _cast_tiles(
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
-    PACK4: tl.constexpr = False,
+    PACK: tl.constexpr = 0,
     BLK: tl.constexpr = False,
     PATCH: tl.constexpr = False,
     GIVEN: tl.constexpr = False,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
-    ``PACK4``: 4-bit codes written two per byte into the compress stream (row tiles of an
-    even compile-time length that never straddle a row, ``FLAT`` and ``TP == TK``).
+    ``PACK``: codes of ``PACK`` bits (1..7; 0: none) written packed into the compress stream
+    (row tiles of a compile-time length, a multiple of :func:`tcast_triton._launch.pack_group`,
+    that never straddle a row: ``FLAT`` and ``TP == TK``).
     ``BLK``: scale codes in the blocked layout (:func:`scale_slots`). ``GIVEN``: the block
     statistics are not the tiles' own but those of whole blocks of which the tiles are
     parts (a DTensor shard's window, ``_local``), read as :func:`_tile_stats` writes them.
@@ -614,7 +659,7 @@ def _cast_tiles(
                 CB,
                 starts,
                 lane_ok,
-                PACK4,
+                PACK,
                 TP,
             )
             c0 += TP
@@ -643,7 +688,7 @@ def _cast_tiles(
             CB,
             starts,
             lane_ok,
-            PACK4,
+            PACK,
             TP,
         )
 
@@ -961,7 +1006,7 @@ def _cast_row_pieces(
         _encode_block(
             x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
             out_ptr, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, lane_ok,
-            False, TP,
+            0, TP,
         )  # fmt: skip
 
 

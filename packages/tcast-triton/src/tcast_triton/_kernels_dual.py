@@ -237,7 +237,7 @@ def _cast_dual(
         _encode_block(
             x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
             out_r, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, tile_ok,
-            False, T,
+            0, T,
         )  # fmt: skip
     # ---- columns: the block as [T, BN] (again, from L2), reduced along axis 0
     offs = (row0 + i)[:, None] * N + n[None, :]
@@ -291,5 +291,5 @@ def _cast_dual(
     else:
         _encode_block(
             x, r, offc, mask, recip, zval, dec, bad, out_c, 0, E, MODE, EK, FIXED,
-            INV_FIXED, IN, VIRTUAL, CB, n, col_ok, False, T,
+            INV_FIXED, IN, VIRTUAL, CB, n, col_ok, 0, T,
         )  # fmt: skip

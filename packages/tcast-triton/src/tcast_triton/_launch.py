@@ -25,7 +25,7 @@ from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
 from ._kernels import _amax_pass, _cast_row_pieces, _cast_tiles, _cast_unscaled, _tile_stats
-from ._pack import OPS
+from ._pack import OPS, packed_bytes
 from ._scales import SK_EXP, SK_UEXP, SK_UFLOAT
 
 __all__ = [
@@ -240,7 +240,7 @@ class _Plan:
         scale_shape: the result's scale shape.
         amax_grid: the grid of the amax pre-pass (empty: none).
         amax_kw: its compile-time arguments.
-        packed: the kernel writes 4-bit codes two per byte, the compress stream itself.
+        packed: the kernel writes the compress stream itself (codes of 1..7 bits packed).
         blocked: the shape of blocked scales the kernel writes (SEMANTICS.md §8.1; ``()``:
             plain scales).
         padded: blocked scales have padding slots the kernel never writes (zeroed first).
@@ -286,7 +286,7 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = Tr
     n = req.dtype.nspec
     numel = xc.numel()
     block = 1024
-    pack4 = _compress4(req) and numel % block == 0
+    pack = _pack_bits(req) if numel % block == 0 else 0
     kw = dict(
         E=fmt(n, req.roundmode, req.saturate, hardware=hw_fp8(xc.device) and not req.virtual),
         MODE=ROUND_CODES[req.roundmode],
@@ -296,7 +296,7 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = Tr
         CB=_code_bytes(n.bits),
         BLOCK=block,
         I64=_needs_i64(xc),
-        PACK4=pack4,
+        PACK=pack,
         num_warps=4,
         **_LAUNCH_OPTS,
     )
@@ -306,13 +306,19 @@ def _unscaled_plan(req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = Tr
         (numel,),
         kw,
         0 if req.virtual else _code_bytes(n.bits),
-        packed=pack4,
+        packed=bool(pack),
     )
 
 
-def _compress4(req: CastRequest) -> bool:
-    """A compress cast of 4-bit codes (the kernels may write the packed stream)."""
-    return req.castmode is CastMode.COMPRESS and req.dtype.nspec.bits == 4
+def _pack_bits(req: CastRequest) -> int:
+    """The code width of a compress cast the kernels may write packed (1..7), else 0."""
+    bits = req.dtype.nspec.bits
+    return bits if req.castmode is CastMode.COMPRESS and bits < 8 else 0
+
+
+def pack_group(bits: int) -> int:
+    """Codes of ``bits`` (1..7) that fill whole bytes: the kernels pack runs of multiples."""
+    return 8 // math.gcd(bits, 8)
 
 
 def _scale_kind(rules: CastRules) -> int:
@@ -461,7 +467,7 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
 
 
 # _cast_tiles' compile-time arguments that _cast_row_pieces does without
-_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK4", "GIVEN")
+_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK", "GIVEN")
 
 
 #: Whether casts that qualify take the bfloat16-pair encoder (:func:`pairs_ok`; a switch for
@@ -563,7 +569,9 @@ def _tiled_plan(
         grid = (triton.cdiv(nt, bl // 8), triton.cdiv(outer, 128) * 16)
         full = full and outer % 128 == 0 and nt % (bl // 8) == 0
     run = tp if axis == 1 else bl
-    pack4 = _compress4(req) and flat and tp == tile and not channel and tile % 2 == 0
+    pack = _pack_bits(req)
+    if not (flat and tp == tile and not channel and pack and tile % pack_group(pack) == 0):
+        pack = 0
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
     else:
@@ -584,7 +592,7 @@ def _tiled_plan(
         # Philox words by aligned runs of RUN elements (one randint4x per four elements)
         RV=rs == 1 and aligned and run % 4 == 0,
         RUN=run,
-        PACK4=pack4,
+        PACK=pack,
         BLK=req.blocked is not None,
         PATCH=patch,
         GIVEN=given,
@@ -597,7 +605,7 @@ def _tiled_plan(
         ROW_PIECES
         and not given
         and flat
-        and not (loop or pre or channel or pack4)
+        and not (loop or pre or channel or pack)
         and tp == tile == ROW_PIECES_TILE
         and pieces > 1
         and bl >= 32
@@ -613,7 +621,7 @@ def _tiled_plan(
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),
         (outer, length, inner, tile, nt, outer * nt),
         kw,
-        packed=pack4,
+        packed=bool(pack),
         **scaled_fields(req, xc, amax=pre or dt.is_multiscale),
     )
 
@@ -685,9 +693,10 @@ def scaled_fields(
 
 
 def element_output(plan: Any, xc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(result, kernel view): codes (or the packed 4-bit stream), or values of x's dtype."""
+    """(result, kernel view): codes (or the packed compress stream), or values of x's dtype."""
     if getattr(plan, "packed", False):
-        out = torch.empty(xc.numel() // 2, dtype=torch.uint8, device=xc.device)
+        nbytes = packed_bytes(plan.kw["PACK"], xc.numel())
+        out = torch.empty(nbytes, dtype=torch.uint8, device=xc.device)
         return out, out
     if plan.out_bytes:
         out = torch.empty(xc.shape, dtype=_CODE_DTYPES[plan.out_bytes], device=xc.device)
