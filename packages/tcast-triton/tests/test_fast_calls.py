@@ -268,3 +268,31 @@ def test_compiled_launches_are_keyed_by_each_tensor_dtype_and_alignment():
     assert _spec(u8) != _spec(i32)
     assert _spec(u8) != _spec(u8[1:])  # 16-byte alignment
     assert _spec(u8) == _spec(torch.ones(32, dtype=torch.uint8))
+
+
+@pytest.mark.parametrize(
+    ("code", "h"),
+    [("nvfp4", tcast.Hadamard.te_wgrad()), ("mxfp4", tcast.Hadamard.seeded(32, 6))],
+)
+def test_casts_with_a_transform_take_no_call_object_and_equal_the_reference(code, h, calls):
+    """The kernels cast the transformed values (``tcast.kit.cast_transformed``), every time."""
+    import ml_dtypes
+    import numpy as np
+
+    import tcast_ref
+
+    x = (torch.randn(8, 64) * 3).to(torch.bfloat16)
+    xn = x.float().numpy().astype(ml_dtypes.bfloat16)
+    want = tcast_ref.cast(xn, code, castmode="actual", transform=h)
+    want_v = tcast_ref.cast(xn, code, transform=h).view(np.int16)
+    xd = x.to(DEVICE)
+    for _ in range(2):
+        for cast in (tcast_triton.cast, lambda *a, **k: tcast.cast(*a, engine="triton", **k)):
+            got = cast(xd, code, castmode="actual", transform=h)
+            assert got.transform == h and got.input_dtype == "bfloat16"
+            np.testing.assert_array_equal(got.data.cpu().numpy(), want.data)
+            np.testing.assert_array_equal(got.scale.cpu().numpy(), want.scale)
+            v = cast(xd, code, transform=h)
+            np.testing.assert_array_equal(v.cpu().view(torch.int16).numpy(), want_v)
+            assert torch.equal(tcast.upcast(got).cpu(), v.cpu().float())
+    assert not calls  # no call object served them

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
+from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
 
 from ._engine import engine
 
@@ -23,6 +23,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Hadamard | None = None,
 ) -> np.ndarray | CastResult:
     """Cast a NumPy array bit-exactly as SEMANTICS.md defines.
 
@@ -38,13 +39,16 @@ def cast(
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 GEMM layout, SEMANTICS.md §8.1).
+        transform: a ``tcast.Hadamard`` applied along the datatype's tiled dimension before
+            the cast (SEMANTICS.md §5.11); the result records it and upcast inverts it.
 
     Returns:
         The virtual array, or a CastResult.
 
     Raises:
         UnsupportedError: for input that is not a float32/float16/bfloat16 NumPy array.
-        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
+            the datatype and shape do not take.
     """
     return engine.cast_args(
         x,
@@ -57,6 +61,7 @@ def cast(
         saturate=saturate,
         transpose_scale=transpose_scale,
         scale_layout=scale_layout,
+        transform=transform,
     )
 
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from tcast import CastModes, CastResult, DataType
+from tcast import CastModes, CastResult, DataType, Hadamard
 from tcast.kit import CastRequest, EngineBase
 
 from ._accept import array_refusal, plain_array
 from ._cast import OPS, check_rbits, run_cast, run_upcast
+from ._hadamard import hadamard
 
 __all__ = ["RefEngine", "engine"]
 
+#: The NumPy dtypes of the input dtypes narrower than float32.
+_INPUT_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 #: The array parts of a CastResult.
 _PARTS = ("data", "scale", "zero", "tenscale", "mask", "meta")
 
@@ -29,6 +33,7 @@ class RefEngine(EngineBase):
     array_one = "a NumPy array"
     result_ops = OPS
     subtiles_and_codebooks = True
+    transforms = True
 
     def refusal(self, a: np.ndarray) -> str | None:
         """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""
@@ -66,6 +71,21 @@ class RefEngine(EngineBase):
     def run_upcast(self, result: CastResult) -> np.ndarray:
         """The decode, by :func:`tcast_ref._cast.run_upcast`."""
         return run_upcast(result)
+
+    def hadamard(self, x: np.ndarray, h: Hadamard, dim: int, inverse: bool) -> np.ndarray:
+        """:func:`tcast_ref.hadamard` (SEMANTICS.md §5.10)."""
+        return hadamard(x, h, dim, inverse)
+
+    def round_to_input(self, v: np.ndarray, input_dtype: str) -> np.ndarray:
+        """float32 values rounded to nearest even in the input dtype (NumPy's and ml_dtypes')."""
+        if input_dtype == "float32":
+            return v
+        with np.errstate(over="ignore"):  # IEEE overflow to Inf is the rule (§9)
+            return v.astype(_INPUT_DTYPES[input_dtype])
+
+    def widen(self, v: np.ndarray) -> np.ndarray:
+        """An array of an input dtype as float32 (exact)."""
+        return v.astype(np.float32)
 
     def __repr__(self) -> str:
         return "tcast_ref.engine"

@@ -27,6 +27,7 @@ from .engine import (
     load_engine,
 )
 from .errors import ArgumentWarning, EngineNotFoundError, SpecError, UnsupportedError
+from .hadamard import Hadamard
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, run_dual
 from .kit._native import NativeParts, native_parts
@@ -220,6 +221,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Hadamard | None = None,
     engine: str | None = None,
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
@@ -250,6 +252,11 @@ def cast(
             NVFP4): ``"plain"`` (the scale array, SEMANTICS.md §5.1) or ``"blocked"`` (the
             128 x 4 layout cuBLAS/CUTLASS block-scaled GEMMs and ``torch._scaled_mm`` read,
             zero-padded; §8.1).
+        transform: a :class:`tcast.Hadamard` applied to groups along the datatype's one
+            tiled dimension before the amax and scale (SEMANTICS.md §5.11): the codes are
+            those of the transformed values; the virtual values, and the upcast of a
+            result (which records the transform), are the inverse transform of the decoded
+            values rounded to x's dtype.
         engine: the engine's name, to bypass automatic selection.
 
     Returns:
@@ -258,7 +265,8 @@ def cast(
     Raises:
         SpecError: for bad codes, modes, a seed given with rbits, or an engine that is not
             named by a str; the blocked layout for a virtual cast or a datatype without one
-            fixed-length tile segment.
+            fixed-length tile segment; a transform that is not a Hadamard, or one the
+            datatype and shape do not take (one tiled dimension, a multiple of its size).
         EngineNotFoundError: when no engine is installed for ``x``.
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
@@ -278,7 +286,14 @@ def cast(
             type(x),
             getattr(x, "device", None),
             *arguments_key(
-                dtype, castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout
+                dtype,
+                castmode,
+                roundmode,
+                scalemode,
+                saturate,
+                transpose_scale,
+                scale_layout,
+                transform,
             ),
         )
         try:
@@ -298,7 +313,16 @@ def cast(
     else:
         key = None
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
+        dtype,
+        castmode,
+        roundmode,
+        scalemode,
+        seed,
+        rbits,
+        saturate,
+        transpose_scale,
+        scale_layout,
+        transform,
     )
     _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine)
@@ -348,6 +372,15 @@ def _honoured(eng: Engine, modes: CastModes, out: Any) -> Any:
         raise UnsupportedError(
             f"engine {eng.name!r} returned {out.scale_layout!r} scales for a "
             f"scale_layout='blocked' request: it does not implement the blocked layout"
+        )
+    if (
+        modes.transform is not None
+        and isinstance(out, CastResult)
+        and out.transform != modes.transform
+    ):
+        raise UnsupportedError(
+            f"engine {eng.name!r} returned a result without the requested transform: it "
+            f"does not implement casts with a transform (SEMANTICS.md §5.11)"
         )
     return out
 

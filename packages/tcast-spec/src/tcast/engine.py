@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from ._text import quote
 from .datatype import DataType
 from .errors import SpecError
+from .hadamard import Hadamard
 from .modes import (
     CastMode,
     RoundMode,
@@ -88,8 +89,15 @@ class CastModes:
     saturate: bool = True
     transpose_scale: bool = False
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
+    #: a transform applied along the scaled dimension before the cast (SEMANTICS.md §5.11)
+    transform: Hadamard | None = None
 
     def __post_init__(self) -> None:
+        if self.transform is not None and not isinstance(self.transform, Hadamard):
+            raise SpecError(
+                f"transform must be a tcast.Hadamard or None, got {quote(self.transform)}; "
+                f"build one with tcast.Hadamard.of, .seeded or .te_wgrad"
+            )
         # modes given as strings become their enum members (an engine compares members by
         # identity, and a str equal to a member would share its hash in every memo)
         for name, parse in (
@@ -125,12 +133,14 @@ class CastModes:
         saturate: bool = True,
         transpose_scale: bool = False,
         scale_layout: ScaleLayout | str = "plain",
+        transform: Hadamard | None = None,
     ) -> CastModes:
         """Build from enums or strings (aliases allowed).
 
         Raises:
-            SpecError: for an unknown mode or a non-bool flag, or the blocked scale layout
-                with a virtual cast (it has no scales to lay out).
+            SpecError: for an unknown mode or a non-bool flag, the blocked scale layout
+                with a virtual cast (it has no scales to lay out), or a transform that is not
+                a :class:`tcast.Hadamard`.
         """
         for flag, value in (("saturate", saturate), ("transpose_scale", transpose_scale)):
             if not isinstance(value, bool):
@@ -141,7 +151,15 @@ class CastModes:
                 "scale_layout='blocked' applies to actual and compress casts; a virtual "
                 "cast returns values, not scales"
             )
-        return cls(cm, round_mode(roundmode), scale_mode(scalemode), saturate, transpose_scale, sl)
+        return cls(
+            cm,
+            round_mode(roundmode),
+            scale_mode(scalemode),
+            saturate,
+            transpose_scale,
+            sl,
+            transform,
+        )
 
 
 def _plain(value: object) -> object:
@@ -172,6 +190,9 @@ class CastResult:
         extra: engine notes (``bits``: the element width).
         scale_layout: how ``scale`` and ``zero`` are stored: plain (the scale array's
             shape) or blocked (SEMANTICS.md §8.1).
+        transform: the Hadamard transform the elements were cast after (SEMANTICS.md
+            §5.11), else None: the codes are those of the transformed values, and upcast
+            inverts the transform.
 
     A result pickles (``pickle``, ``torch.save``) with its datatype as codes and its modes as
     names, so that loading it needs no class but this one (``torch.load(weights_only=True)``
@@ -196,6 +217,7 @@ class CastResult:
     engine: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
+    transform: Hadamard | None = None
 
     def __repr__(self) -> str:
         # never the arrays themselves: a result of a large tensor prints in one line
@@ -211,6 +233,8 @@ class CastResult:
             head += ", scale transposed"
         if self.scale_layout is ScaleLayout.BLOCKED:
             head += ", scale blocked"
+        if self.transform is not None:
+            head += f", {self.transform.size}-point Hadamard transform"
         if self.engine:
             head += f", engine {self.engine}"
         return f"CastResult({head}: {', '.join(parts)})"
@@ -238,10 +262,15 @@ class CastResult:
             state["dtype"] = (dt.nspec.code, None if dt.sspec is None else dt.sspec.code, dt.name)
         for name in ("castmode", "scale_layout"):
             state[name] = getattr(state[name], "value", state[name])
+        h = state["transform"]
+        if isinstance(h, Hadamard):  # plain data: a loader needs no class but this one
+            state["transform"] = (h.size, h.signs)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         names = {f.name for f in fields(self)}
+        if isinstance(state, dict) and "transform" not in state:
+            state = {**state, "transform": None}  # pickled before results recorded transforms
         if not isinstance(state, dict) or set(state) != names:
             got = (
                 sorted(repr(k)[:40] for k in state)
@@ -259,6 +288,9 @@ class CastResult:
             state["dtype"] = DataType(number(ncode), None if scode is None else scale(scode), name)
         state["castmode"] = cast_mode(state["castmode"])
         state["scale_layout"] = _scale_layout(state["scale_layout"])
+        h = state["transform"]
+        if isinstance(h, tuple) and len(h) == 2:
+            state["transform"] = Hadamard.of(*h)
         self.__dict__.update(state)
 
     def __copy__(self) -> CastResult:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 from types import SimpleNamespace
+from typing import Any
 
 import torch
 
-from tcast import CastMode, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import check_transposed, normalize_args, run_dual
+from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
+from tcast.kit import cast_transformed, check_transposed, normalize_args, run_dual
 
 from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
@@ -31,6 +32,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Hadamard | None = None,
     grad: str = "ste",
     compile: bool | None = None,
 ) -> torch.Tensor | CastResult:
@@ -49,6 +51,9 @@ def cast(
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs and
             ``torch._scaled_mm`` read, SEMANTICS.md §8.1).
+        transform: a ``tcast.Hadamard`` applied along the datatype's tiled dimension before
+            the cast (SEMANTICS.md §5.11); the result records it and upcast inverts it. Plain
+            tensors only; the gradient passes through the transform and its inverse.
         grad: the gradient of a virtual cast of a tensor that requires grad: ``"ste"``
             (straight through, the default) or ``"saturate"`` (zero where the cast clipped
             the input; see ``tcast_torch._autograd``).
@@ -67,14 +72,35 @@ def cast(
         The virtual tensor, or a CastResult whose tensors live on x's device.
 
     Raises:
-        UnsupportedError: for input that is not a float32/float16/bfloat16 tensor.
-        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+        UnsupportedError: for input that is not a float32/float16/bfloat16 tensor; a DTensor
+            with a transform.
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
+            the datatype and shape do not take.
     """
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
+        dtype,
+        castmode,
+        roundmode,
+        scalemode,
+        seed,
+        rbits,
+        saturate,
+        transpose_scale,
+        scale_layout,
+        transform,
     )
     check_run_options(grad, compile)
-    return run_cast(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
+    req = engine.request(x, dt, modes, seed, rbits)
+    if transform is not None:
+        return cast_transformed(engine, partial(_run_with, grad=grad, compile=compile), x, req)
+    return run_cast(x, req, grad, compile)
+
+
+def _run_with(
+    x: torch.Tensor, req: Any, grad: str, compile: bool | None
+) -> torch.Tensor | CastResult:
+    """:func:`run_cast` with a cast's run options (the inner cast of a transform)."""
+    return run_cast(x, req, grad, compile)
 
 
 def cast_dual(

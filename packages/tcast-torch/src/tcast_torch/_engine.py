@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType, SpecError
+from tcast import CastModes, CastResult, DataType, Hadamard, SpecError
 from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 
 from . import _pickling  # noqa: F401  (registers how torch results pickle)
@@ -21,6 +21,7 @@ from ._shards import (
     same_sharding,
     upcast_dtensor,
 )
+from ._transform import TORCH_TRANSFORMS
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -45,6 +46,7 @@ class TorchEngine(EngineBase):
     array_what = "torch tensors"
     array_one = "a torch tensor"
     result_ops = OPS
+    transforms = True
 
     def __init__(self, compile: bool | None = None, name: str = "torch") -> None:
         self.name = name
@@ -163,6 +165,18 @@ class TorchEngine(EngineBase):
     def run_upcast(self, result: CastResult) -> torch.Tensor:
         """The decode, by :func:`tcast_torch._run.run_upcast`."""
         return run_upcast(result)
+
+    def hadamard(self, x: torch.Tensor, h: Hadamard, dim: int, inverse: bool) -> torch.Tensor:
+        """:func:`tcast_torch.hadamard` (a cast's transform, SEMANTICS.md §5.11)."""
+        return TORCH_TRANSFORMS.hadamard(x, h, dim, inverse)
+
+    def round_to_input(self, v: torch.Tensor, input_dtype: str) -> torch.Tensor:
+        """float32 values rounded to nearest even in the input dtype."""
+        return TORCH_TRANSFORMS.round_to_input(v, input_dtype)
+
+    def widen(self, v: torch.Tensor) -> torch.Tensor:
+        """A tensor of an input dtype as float32."""
+        return TORCH_TRANSFORMS.widen(v)
 
     def __repr__(self) -> str:
         if self.name == "torch":

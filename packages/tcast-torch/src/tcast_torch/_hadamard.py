@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import torch
 
-from tcast import Hadamard, SpecError, group_dim
+from tcast import Hadamard, SpecError, UnsupportedError, group_dim
+
+from ._accept import is_dtensor
 
 __all__ = ["hadamard"]
 
@@ -32,7 +34,13 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
     Raises:
         SpecError: for a non-tensor, another dtype, a dimension ``x`` lacks, or a length
             that is not a multiple of the group size.
+        UnsupportedError: for a DTensor.
     """
+    if is_dtensor(x):
+        raise UnsupportedError(
+            "the Hadamard transform takes plain tensors, not a DTensor: transform each "
+            "process's x.to_local() along a dimension whose shards hold whole groups"
+        )
     if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
         what = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {what}")
@@ -54,7 +62,9 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
     v = v * (2.0 ** -(h.inverse_shift if inverse else h.shift))
     if inverse:
         v = v * signs
-    # Every NaN becomes 0x7FC00000 in the integer domain: a NaN made by CUDA arithmetic is
-    # 0x7FFFFFFF, and a float select could carry either payload.
-    bits = torch.where(torch.isnan(v), _QUIET_NAN, v.view(torch.int32))
-    return bits.view(torch.float32).reshape(moved).movedim(-1, dim).contiguous()
+    # Every NaN becomes 0x7FC00000, selected from a tensor holding those bits (a select
+    # copies them; a NaN made by CUDA arithmetic is 0x7FFFFFFF). A select, not integer
+    # views: the transform is differentiable (linear), a cast's gradient passes through it.
+    quiet = torch.full((), _QUIET_NAN, dtype=torch.int32, device=v.device).view(torch.float32)
+    v = torch.where(torch.isnan(v), quiet, v)
+    return v.reshape(moved).movedim(-1, dim).contiguous()

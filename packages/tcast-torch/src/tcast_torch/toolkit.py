@@ -35,6 +35,11 @@ Registration for ``torch.compile``
     :func:`modes_text`, :func:`modes_of`, :func:`seed_arg`, :func:`seed_of` encode their
     arguments.
 
+Transforms
+    :data:`TORCH_TRANSFORMS` (a :class:`TorchTransformOps`): the Hadamard transform, its
+    inverse and the rounding to an input dtype on torch tensors, the steps an engine that
+    sets ``transforms`` supplies to ``tcast.kit.cast_transformed`` (SEMANTICS.md §5.11).
+
 Results and packing
     :data:`TORCH_OPS` (a :class:`TorchResultOps`) is the kit's ``ArrayOps`` on torch
     tensors (``tcast.kit.build_result``): subclass it to pack with your own kernels;
@@ -71,12 +76,14 @@ from ._shards import (
     dual_dtensor,
     upcast_dtensor,
 )
+from ._transform import TORCH_TRANSFORMS, TorchTransformOps
 
 __all__ = [
     "GRAD_MODES",
     "PARTS",
     "TORCH_LOCAL",
     "TORCH_OPS",
+    "TORCH_TRANSFORMS",
     "BlockStats",
     "CastOps",
     "DTensorCall",
@@ -84,6 +91,7 @@ __all__ = [
     "EagerEngine",
     "LocalCast",
     "TorchResultOps",
+    "TorchTransformOps",
     "cast_dtensor",
     "check_run_options",
     "dtensor_refusal",

@@ -8,7 +8,16 @@ from typing import Any
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, RoundMode, ScaleLayout, ScaleMode
+from tcast import (
+    CastMode,
+    CastModes,
+    CastResult,
+    DataType,
+    Hadamard,
+    RoundMode,
+    ScaleLayout,
+    ScaleMode,
+)
 from tcast.kit import arguments_key, check_transposed, normalize_args, normalize_seed, run_dual
 from tcast_torch.toolkit import check_run_options, is_dtensor
 
@@ -46,6 +55,7 @@ def cast(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Hadamard | None = None,
     grad: str = "ste",
 ) -> torch.Tensor | CastResult:
     """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
@@ -62,6 +72,9 @@ def cast(
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs read,
             SEMANTICS.md §8.1), written by the cast kernel itself.
+        transform: a ``tcast.Hadamard`` applied along the datatype's tiled dimension before
+            the cast (SEMANTICS.md §5.11; the transform by ``tcast_torch.hadamard``, then the
+            cast kernels); the result records it and upcast inverts it. Plain tensors only.
         grad: the gradient of a virtual cast of a tensor that requires grad, as in
             ``tcast_torch.cast``: ``"ste"`` (straight through) or ``"saturate"`` (zero where
             the cast clipped the input).
@@ -73,7 +86,8 @@ def cast(
         UnsupportedError: for input that is not a float32/float16/bfloat16 CUDA tensor, or
             a datatype this engine does not cast yet (``engine.supports``; ``tcast.cast``
             falls back to ``tcast_torch`` for those).
-        SpecError: for bad datatypes, modes, random bits, or tile dimensions.
+        SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
+            the datatype and shape do not take.
     """
     if rbits is None and not torch.compiler.is_compiling():
         # the host path: the checked arguments of a repeated call are remembered (outside
@@ -83,7 +97,14 @@ def cast(
             grad,
             seed is None,
             *arguments_key(
-                dtype, castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout
+                dtype,
+                castmode,
+                roundmode,
+                scalemode,
+                saturate,
+                transpose_scale,
+                scale_layout,
+                transform,
             ),
         )
         try:
@@ -101,6 +122,7 @@ def cast(
                 saturate,
                 transpose_scale,
                 scale_layout,
+                transform,
             )
             check_run_options(grad, None)
             known = (dt, modes)
@@ -130,7 +152,16 @@ def cast(
         dt, modes = known
         return engine.cast_grad(x, engine.request(x, dt, modes, seed, None), grad)
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
+        dtype,
+        castmode,
+        roundmode,
+        scalemode,
+        seed,
+        rbits,
+        saturate,
+        transpose_scale,
+        scale_layout,
+        transform,
     )
     check_run_options(grad, None)
     return engine.cast_grad(x, engine.request(x, dt, modes, seed, rbits), grad)

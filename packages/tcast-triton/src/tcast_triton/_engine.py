@@ -8,10 +8,11 @@ from typing import Any
 
 import torch
 
-from tcast import CastModes, CastResult, DataType, RoundMode, UnsupportedError
-from tcast.kit import CastRequest, EngineBase, dual_by_casts, normalize_seed
+from tcast import CastModes, CastResult, DataType, Hadamard, RoundMode, UnsupportedError
+from tcast.kit import CastRequest, EngineBase, cast_transformed, dual_by_casts, normalize_seed
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
+    TORCH_TRANSFORMS,
     CastOps,
     DTensorCalls,
     cast_dtensor,
@@ -58,6 +59,7 @@ class TritonEngine(EngineBase):
     array_what = "CUDA torch tensors"
     array_one = "a CUDA torch tensor"
     result_ops = OPS
+    transforms = True
 
     def accepts(self, x: Any) -> bool:
         """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``).
@@ -231,7 +233,22 @@ class TritonEngine(EngineBase):
     ) -> torch.Tensor | CastResult:
         """:meth:`cast` with a gradient option (``tcast_triton.cast(..., grad=...)``)."""
         self.check_request(x, request)
+        if request.modes.transform is not None:
+            # the transform by tcast_torch.hadamard around the kernels' cast (§5.11)
+            return cast_transformed(self, lambda t, r: self.run_grad(t, r, grad), x, request)
         return self.run_grad(x, request, grad)
+
+    def hadamard(self, x: torch.Tensor, h: Hadamard, dim: int, inverse: bool) -> torch.Tensor:
+        """The transform of a cast (``toolkit.TORCH_TRANSFORMS``: ``tcast_torch.hadamard``)."""
+        return TORCH_TRANSFORMS.hadamard(x, h, dim, inverse)
+
+    def round_to_input(self, v: torch.Tensor, input_dtype: str) -> torch.Tensor:
+        """float32 values rounded to nearest even in the input dtype."""
+        return TORCH_TRANSFORMS.round_to_input(v, input_dtype)
+
+    def widen(self, v: torch.Tensor) -> torch.Tensor:
+        """A tensor of an input dtype as float32."""
+        return TORCH_TRANSFORMS.widen(v)
 
     def run_grad(
         self, x: torch.Tensor, request: CastRequest, grad: str

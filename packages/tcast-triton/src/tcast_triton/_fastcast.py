@@ -283,11 +283,11 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     """The call object of ``req`` for inputs like ``x``, or None where calls need the general path.
 
     ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for given random
-    bits (rbits), empty tensors, sparse datatypes (a keep-mask), grids past
+    bits (rbits), a transform, empty tensors, sparse datatypes (a keep-mask), grids past
     CUDA's limit, and plans whose scale buffers are longer than the result's scales.
     """
-    if req.rbits is not None or not x.numel():
-        return None
+    if req.rbits is not None or req.modes.transform is not None or not x.numel():
+        return None  # a transform is composed around the cast (tcast.kit.cast_transformed)
     rs = 0 if req.seed is None else 1  # _launch._random_source: 1, a Philox seed
     if uses_nd(req):
         if req.dtype.sspec.is_sparse:  # a keep-mask, selected and packed by build_result

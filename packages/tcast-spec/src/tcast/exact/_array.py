@@ -15,18 +15,21 @@ import itertools
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from .._lookup import datatype
 from .._text import quote
 from ..datatype import DataType
 from ..errors import SpecError
-from ..kit._request import normalize_seed
+from ..hadamard import Hadamard
+from ..kit._request import normalize_seed, transform_dim
+from ..layout import block_layout
 from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
 from ..philox import check_random_source, random_bits
 from ._block import cast_block, check_codebook_mode, items, sparsity_mask
+from ._hadamard import hadamard_array
 from ._pack import pack_codes, pack_mask
 from ._scalar import decode, encode
 
@@ -287,6 +290,7 @@ def cast_array(
     rbits: Sequence[int] | None = None,
     saturate: bool = True,
     transpose_scale: bool = False,
+    transform: Hadamard | None = None,
 ) -> ArrayResult:
     """Cast a small array exactly.
 
@@ -301,14 +305,18 @@ def cast_array(
         rbits: stochastic rounding: one 32-bit integer per element, C order.
         saturate: unscaled casts: saturate (True) or IEEE overflow.
         transpose_scale: swap the two tile segments.
+        transform: a Hadamard transform along the datatype's tiled dimension before the
+            cast (SEMANTICS.md §5.11): the codes are those of the transformed float32
+            values, the virtual values the inverse transform of their decoded values.
 
     Returns:
         The ArrayResult (with the metadata in C order of its ``meta_shape`` for datatypes
         that have it).
 
     Raises:
-        SpecError: for bad arguments (including seed together with rbits, and stochastic
-            rounding of a codebook datatype).
+        SpecError: for bad arguments (including seed together with rbits, stochastic
+            rounding of a codebook datatype, and a transform the datatype and shape do not
+            take).
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
     spec_in = _input_spec(input_dtype)
@@ -322,6 +330,11 @@ def cast_array(
     for v in vals:
         if not math.isnan(v) and decode(encode(v, spec_in, "even", saturate=False), spec_in) != v:
             raise SpecError(f"value {v!r} is not a {input_dtype} value")
+    if transform is not None:
+        return _cast_transformed(
+            vals, shape, dt, input_dtype, transform, mode, smode, seed, rbits, saturate,
+            transpose_scale,
+        )  # fmt: skip
     rs = _rbits(mode, seed, rbits, len(vals))
     codes: list[int] = [0] * len(vals)
     out: list[float] = [0.0] * len(vals)
@@ -393,6 +406,54 @@ def cast_array(
         tuple(meta) if dt.meta_bits else None,
         meta_shape if dt.meta_bits else None,
         dt.meta_bits,
+    )
+
+
+def transform_axis(shape: tuple[int, ...], dt: DataType, transpose_scale: bool, h: object) -> int:
+    """The dimension a cast's transform runs along (SEMANTICS.md §5.11).
+
+    Raises:
+        SpecError: for a transform that is not a Hadamard, or one the datatype and shape
+            do not take.
+    """
+    if not isinstance(h, Hadamard):
+        raise SpecError(f"transform must be a tcast.Hadamard or None, got {quote(h)}")
+    layout = None if dt.sspec is None else block_layout(shape, dt, transpose_scale)
+    return transform_dim(dt, layout, h)
+
+
+def _cast_transformed(
+    vals: list[float],
+    shape: tuple[int, ...],
+    dt: DataType,
+    input_dtype: str,
+    h: Hadamard,
+    mode: RoundMode,
+    smode: ScaleMode,
+    seed: int | None,
+    rbits: Sequence[int] | None,
+    saturate: bool,
+    transpose_scale: bool,
+) -> ArrayResult:
+    """§5.11: cast the transformed float32 values; virtual values transformed back."""
+    d = transform_axis(shape, dt, transpose_scale, h)
+    inner = cast_array(
+        hadamard_array(vals, shape, d, h),
+        shape,
+        dt,
+        input_dtype="float32",
+        roundmode=mode,
+        scalemode=smode,
+        seed=seed,
+        rbits=rbits,
+        saturate=saturate,
+        transpose_scale=transpose_scale,
+    )
+    back = hadamard_array(inner.values, shape, d, h, inverse=True)
+    return replace(
+        inner,
+        input_dtype=input_dtype,
+        values=tuple(to_input_dtype(v, input_dtype) for v in back),
     )
 
 

@@ -14,8 +14,10 @@ from fractions import Fraction
 from .._lookup import datatype
 from ..datatype import DataType
 from ..errors import SpecError
+from ..hadamard import Hadamard
 from . import _f32
-from ._array import ArrayResult, block_indices, subtile_indices
+from ._array import ArrayResult, block_indices, subtile_indices, to_input_dtype, transform_axis
+from ._hadamard import hadamard_array
 from ._scalar import decode, decode_exact
 
 __all__ = ["upcast"]
@@ -27,7 +29,11 @@ def _negative_nan_code(code: int, n) -> bool:
 
 
 def upcast(
-    result: ArrayResult, dtype: DataType | str, *, transpose_scale: bool = False
+    result: ArrayResult,
+    dtype: DataType | str,
+    *,
+    transpose_scale: bool = False,
+    transform: Hadamard | None = None,
 ) -> tuple[float, ...]:
     """Decode an exact result to float32 values in C order.
 
@@ -36,6 +42,9 @@ def upcast(
             tensor scale, mask and metadata are read; its values are not).
         dtype: the datatype it was cast to.
         transpose_scale: the transposed scaling it was cast with.
+        transform: the transform it was cast with (SEMANTICS.md §5.11): the decoded values
+            are transformed back and rounded to the result's input dtype (the virtual
+            cast's values).
 
     Returns:
         One float32 value per element: ``fl32(dec(code) * X)`` with the element decoded
@@ -47,6 +56,11 @@ def upcast(
         SpecError: when the result's parts do not fit the datatype.
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    if transform is not None:
+        d = transform_axis(tuple(result.shape), dt, transpose_scale, transform)
+        decoded = upcast(result, dt, transpose_scale=transpose_scale)
+        back = hadamard_array(decoded, result.shape, d, transform, inverse=True)
+        return tuple(to_input_dtype(v, result.input_dtype) for v in back)
     n, s = dt.nspec, dt.sspec
     codes = result.codes
     if len(codes) != math.prod(result.shape):

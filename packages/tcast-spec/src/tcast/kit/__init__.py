@@ -63,6 +63,7 @@ from ._request import (
     make_request,
     normalize_args,
     normalize_seed,
+    transform_dim,
 )
 from ._results import ArrayOps, UpcastParts, build_result, upcast_parts
 from ._rules import (
@@ -87,6 +88,7 @@ from ._shards import (
     shard_blocks,
 )
 from ._specials import SpecialCodes, special_codes
+from ._transform import TransformOps, cast_transformed, inner_request, upcast_transformed
 
 __all__ = [
     "F32_MAX",
@@ -108,11 +110,13 @@ __all__ = [
     "ShardBlocks",
     "SpecialCodes",
     "Step",
+    "TransformOps",
     "UpcastParts",
     "arguments_key",
     "as_datatype",
     "build_result",
     "cast_rules",
+    "cast_transformed",
     "cast_with",
     "check_result_codes",
     "check_result_parts",
@@ -127,6 +131,7 @@ __all__ = [
     "exponent_scale_rule",
     "from_blocked",
     "groups_cut",
+    "inner_request",
     "input_dtype_name",
     "make_request",
     "nan_keeps_sign",
@@ -149,7 +154,9 @@ __all__ = [
     "sig24",
     "special_codes",
     "to_blocked",
+    "transform_dim",
     "transposed_request",
     "upcast_parts",
+    "upcast_transformed",
     "with_int_shape",
 ]

@@ -27,6 +27,7 @@ from ._request import CastRequest, input_dtype_name, make_request, normalize_arg
 from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
 from ._trace import tracing
+from ._transform import cast_transformed, upcast_transformed
 
 __all__ = ["EngineBase", "cast_with"]
 
@@ -44,6 +45,7 @@ def cast_with(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Any = None,
 ) -> Any:
     """Cast with one engine through its protocol, from keyword arguments.
 
@@ -55,7 +57,16 @@ def cast_with(
         SpecError, UnsupportedError: as the engine's ``request`` and ``cast`` do.
     """
     dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, transpose_scale, scale_layout
+        dtype,
+        castmode,
+        roundmode,
+        scalemode,
+        seed,
+        rbits,
+        saturate,
+        transpose_scale,
+        scale_layout,
+        transform,
     )
     return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
@@ -84,6 +95,10 @@ class EngineBase:
         subtiles_and_codebooks: whether the engine implements subtiles (exponent offsets,
             SEMANTICS.md §5.8) and codebook data (§5.9); :meth:`supports` refuses them
             when False.
+        transforms: whether the engine casts with a transform (SEMANTICS.md §5.11): it
+            implements :meth:`hadamard`, :meth:`round_to_input` and :meth:`widen`, and the
+            base composes the cast and the decode from them; :meth:`supports` refuses
+            transforms when False.
     """
 
     name: str = ""
@@ -93,6 +108,7 @@ class EngineBase:
     array_one: str = "an array"
     result_ops: ArrayOps | None = None
     subtiles_and_codebooks: bool = False
+    transforms: bool = False
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -102,9 +118,12 @@ class EngineBase:
     def supports(self, dtype: DataType, modes: CastModes) -> bool:
         """Every valid datatype under every mode (override to refuse some).
 
-        Subtiles and codebook data only where :attr:`subtiles_and_codebooks` is True.
+        Subtiles and codebook data only where :attr:`subtiles_and_codebooks` is True, a
+        transform only where :attr:`transforms` is True.
         """
         if not (isinstance(dtype, DataType) and isinstance(modes, CastModes)):
+            return False
+        if modes.transform is not None and not self.transforms:
             return False
         return self.subtiles_and_codebooks or not _has_subtile_or_codebook(dtype)
 
@@ -149,6 +168,8 @@ class EngineBase:
             SpecError: for a request not made for ``x``.
         """
         self.check_request(x, request)
+        if request.modes.transform is not None:
+            return cast_transformed(self, self.run, x, request)
         return self.run(x, request)
 
     def check_request(self, x: Any, request: Any) -> None:
@@ -195,7 +216,10 @@ class EngineBase:
         """
         result = with_int_shape(result) if isinstance(result, CastResult) else result
         self.check_result(result)
-        return self.run_upcast(plain_result(result, self.result_ops))
+        plain = plain_result(result, self.result_ops)
+        if plain.transform is not None:
+            return upcast_transformed(self, self.run_upcast, plain)
+        return self.run_upcast(plain)
 
     def check_result(self, result: CastResult) -> None:
         """Refuse anything but a valid actual or compress result of this engine's arrays.
@@ -324,4 +348,17 @@ class EngineBase:
 
     def run_upcast(self, result: CastResult) -> Any:
         """The decode itself (the result is checked, its scales in the plain layout)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- transforms (§5.11)
+    def hadamard(self, x: Any, h: Any, dim: int, inverse: bool) -> Any:
+        """The transform of ``x`` along ``dim`` as a float32 array (engines with transforms)."""
+        raise NotImplementedError
+
+    def round_to_input(self, v: Any, input_dtype: str) -> Any:
+        """float32 values rounded to nearest even in ``input_dtype`` (engines with transforms)."""
+        raise NotImplementedError
+
+    def widen(self, v: Any) -> Any:
+        """An array of an input dtype as float32, exactly (engines with transforms)."""
         raise NotImplementedError

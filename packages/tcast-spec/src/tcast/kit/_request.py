@@ -16,6 +16,7 @@ from .._text import quote
 from ..datatype import DataType
 from ..engine import CastModes
 from ..errors import SpecError, UnsupportedError
+from ..hadamard import Hadamard, group_dim
 from ..layout import BlockedScales, BlockLayout, block_layout, blocked_refusal, blocked_scales
 from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
 from ..philox import check_random_source
@@ -29,6 +30,7 @@ __all__ = [
     "input_dtype_name",
     "normalize_args",
     "normalize_seed",
+    "transform_dim",
 ]
 
 #: The input dtypes every engine accepts (SEMANTICS.md §9), by name.
@@ -96,6 +98,37 @@ class CastRequest:
         """Whether the result is an array of the input dtype."""
         return self.modes.castmode is CastMode.VIRTUAL
 
+    @property
+    def transform(self) -> Hadamard | None:
+        """The transform applied before the cast (SEMANTICS.md §5.11), or None."""
+        return self.modes.transform
+
+
+def transform_dim(dtype: DataType, layout: BlockLayout | None, h: Hadamard) -> int:
+    """The dimension a cast's transform runs along: the datatype's one tiled dimension.
+
+    SEMANTICS.md §5.11: the scaled dimension, whose length must be a multiple of the
+    transform's group size (:func:`tcast.group_dim`).
+
+    Raises:
+        SpecError: for an unscaled or tensor-scaled datatype, tiles along several
+            dimensions, or a length that is not a multiple of the group size.
+    """
+    if layout is None or len(layout.dims) != 1:
+        what = (
+            "is unscaled"
+            if layout is None
+            else "has one tensor scale"
+            if not layout.dims
+            else f"is tiled along {len(layout.dims)} dimensions"
+        )
+        raise SpecError(
+            f"a cast's transform runs along the datatype's one tiled dimension, and "
+            f"{dtype.name} {what}; transform x along the dimension you choose "
+            f"(tcast_ref.hadamard, tcast_torch.hadamard) and cast the result instead"
+        )
+    return group_dim(layout.shape, layout.dims[0], h)
+
 
 def as_datatype(dtype: DataType | str) -> DataType:
     """A DataType from itself or a catalog name or code.
@@ -133,6 +166,7 @@ def arguments_key(
     saturate: object,
     transpose_scale: object,
     scale_layout: object,
+    transform: object = None,
 ) -> tuple:
     """A cache key of a cast's arguments as given (without a random source).
 
@@ -153,6 +187,7 @@ def arguments_key(
         scale_layout,
         type(saturate),
         type(transpose_scale),
+        transform,
     )
 
 
@@ -166,6 +201,7 @@ def normalize_args(
     saturate: bool = True,
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    transform: Hadamard | None = None,
 ) -> tuple[DataType, CastModes, int | None]:
     """Check the arguments that do not depend on the array: datatype, modes, random source.
 
@@ -175,10 +211,13 @@ def normalize_args(
     Raises:
         SpecError: for a bad datatype, mode, flag or seed; both or neither of seed and rbits
             under stochastic rounding, or either without it; the blocked scale layout for a
-            virtual cast or a datatype it does not apply to (:func:`tcast.blocked_refusal`).
+            virtual cast or a datatype it does not apply to (:func:`tcast.blocked_refusal`);
+            a transform that is not a :class:`tcast.Hadamard`.
     """
     dt = as_datatype(dtype)
-    modes = CastModes.of(castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout)
+    modes = CastModes.of(
+        castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout, transform
+    )
     if modes.scale_layout is ScaleLayout.BLOCKED:
         why = blocked_refusal(dt)
         if why:
@@ -225,7 +264,8 @@ def make_request(
     compiled function built for one datatype holds them).
 
     Raises:
-        SpecError: for a tile segment naming a dimension the shape lacks.
+        SpecError: for a tile segment naming a dimension the shape lacks, or a transform
+            the datatype and shape do not take (:func:`transform_dim`).
     """
     if modes.scale_layout is ScaleLayout.BLOCKED:
         # CastModes.of and normalize_args refuse these; a CastModes built by hand does not
@@ -233,6 +273,8 @@ def make_request(
         if why:
             raise SpecError(f"scale_layout='blocked' does not apply to {dt.name}: {why}")
     layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
+    if modes.transform is not None:
+        transform_dim(dt, layout, modes.transform)
     if rules is None:
         rules = cast_rules(dt, modes.scalemode)
     return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout, rules)

@@ -1,0 +1,39 @@
+"""A cast's transform steps on torch tensors (``tcast.kit.TransformOps``, SEMANTICS.md §5.11)."""
+
+from __future__ import annotations
+
+import torch
+
+from tcast import Hadamard
+
+from ._hadamard import hadamard
+
+__all__ = ["TORCH_TRANSFORMS", "TorchTransformOps"]
+
+#: The torch dtype of each input dtype name.
+_INPUT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+class TorchTransformOps:
+    """The transform, its inverse and the rounding to an input dtype, in torch operations.
+
+    Differentiable: a virtual cast's gradient passes through the transform and its inverse
+    (both linear). An engine that sets ``transforms`` delegates its
+    ``hadamard``/``round_to_input``/``widen`` here.
+    """
+
+    def hadamard(self, x: torch.Tensor, h: Hadamard, dim: int, inverse: bool) -> torch.Tensor:
+        """:func:`tcast_torch.hadamard` (float32; DTensors refused)."""
+        return hadamard(x, h, dim, inverse)
+
+    def round_to_input(self, v: torch.Tensor, input_dtype: str) -> torch.Tensor:
+        """float32 values rounded to nearest even in ``input_dtype`` (torch's conversion)."""
+        return v.to(_INPUT_DTYPES[input_dtype])
+
+    def widen(self, v: torch.Tensor) -> torch.Tensor:
+        """A tensor of an input dtype as float32 (exact)."""
+        return v.to(torch.float32)
+
+
+#: The steps both torch-tensor engines use.
+TORCH_TRANSFORMS = TorchTransformOps()
