@@ -71,3 +71,28 @@ def test_a_transform_the_datatype_cannot_take_is_refused():
         tcast_ref.cast(x, "mxfp4", transform=Hadamard.of(32))
     with pytest.raises(SpecError, match="unscaled"):
         tcast.cast(x, "e4m3fn", transform=Hadamard.of(16), engine="ref")
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_cast_dual_transforms_one_side_as_its_single_cast(transposed):
+    """The column side alone: the single cast of the column tiling with the transform."""
+    h = Hadamard.te_wgrad()
+    x = _x((32, 48), "bfloat16")
+    rows, cols = tcast_ref.cast_dual(
+        x, "nvfp4", transposed=transposed, column_transform=h, scale_layout="blocked"
+    )
+    assert rows.transform is None and cols.transform == h
+    want_rows = tcast_ref.cast(x, "nvfp4", castmode="actual", scale_layout="blocked")
+    np.testing.assert_array_equal(rows.data, want_rows.data)
+    col_dt = tcast.kit.column_datatype(tcast.datatype("nvfp4"))
+    want = tcast_ref.cast(x, col_dt, castmode="actual", transform=h)
+    values = tcast_ref.upcast(want)
+    if transposed:  # the result for xᵀ: its last dimension is the transformed one
+        assert cols.shape == (48, 32)
+        np.testing.assert_array_equal(cols.data, want.data.T)
+        values = values.T
+    else:
+        np.testing.assert_array_equal(cols.data, want.data)
+    np.testing.assert_array_equal(tcast_ref.upcast(cols).view(np.uint32), values.view(np.uint32))
+    with pytest.raises(SpecError, match=r"tcast\.Hadamard"):
+        tcast_ref.cast_dual(x, "nvfp4", row_transform="te_wgrad")

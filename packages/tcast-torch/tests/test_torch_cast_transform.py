@@ -66,3 +66,19 @@ def test_the_gradient_passes_through_the_transform_and_its_inverse():
     (want,) = torch.autograd.grad(y.sum(), x)
     assert not torch.equal(want, torch.ones_like(x))  # the floor scale clips some values
     assert torch.equal(got[0], want)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_cast_dual_with_a_column_transform_equals_the_reference(transposed):
+    h = Hadamard.te_wgrad()
+    x = (torch.from_numpy(np.random.default_rng(4).standard_t(3, (32, 48))) * 2).to(torch.bfloat16)
+    xn = x.float().numpy().astype(ml_dtypes.bfloat16)
+    want = tcast_ref.cast_dual(xn, "nvfp4", transposed=transposed, column_transform=h)
+    got = tcast_torch.cast_dual(x, "nvfp4", transposed=transposed, column_transform=h)
+    for g, w in zip(got, want, strict=True):
+        assert g.transform == w.transform
+        np.testing.assert_array_equal(g.data.numpy(), w.data)
+        np.testing.assert_array_equal(g.scale.numpy(), w.scale)
+        np.testing.assert_array_equal(
+            tcast_torch.upcast(g).numpy().view(np.uint32), tcast_ref.upcast(w).view(np.uint32)
+        )

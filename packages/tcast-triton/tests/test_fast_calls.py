@@ -281,7 +281,7 @@ def test_casts_with_a_transform_take_no_call_object_and_equal_the_reference(code
 
     import tcast_ref
 
-    x = (torch.randn(8, 64) * 3).to(torch.bfloat16)
+    x = (torch.randn(32, 64) * 3).to(torch.bfloat16)
     xn = x.float().numpy().astype(ml_dtypes.bfloat16)
     want = tcast_ref.cast(xn, code, castmode="actual", transform=h)
     want_v = tcast_ref.cast(xn, code, transform=h).view(np.int16)
@@ -296,3 +296,9 @@ def test_casts_with_a_transform_take_no_call_object_and_equal_the_reference(code
             np.testing.assert_array_equal(v.cpu().view(torch.int16).numpy(), want_v)
             assert torch.equal(tcast.upcast(got).cpu(), v.cpu().float())
     assert not calls  # no call object served them
+    # the dual cast with the transform on its column side: the reference's second result
+    _, cols = tcast_triton.cast_dual(xd, code, transposed=True, column_transform=h)
+    _, want_cols = tcast_ref.cast_dual(xn, code, transposed=True, column_transform=h)
+    assert cols.transform == h
+    np.testing.assert_array_equal(cols.data.cpu().numpy(), want_cols.data)
+    np.testing.assert_array_equal(cols.scale.cpu().numpy(), want_cols.scale)

@@ -77,8 +77,12 @@ def cast_dual(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    row_transform: Hadamard | None = None,
+    column_transform: Hadamard | None = None,
 ) -> tuple[np.ndarray | CastResult, np.ndarray | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``; two casts here).
+
+    ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
@@ -94,6 +98,8 @@ def cast_dual(
         saturate=saturate,
         transposed=transposed,
         scale_layout=scale_layout,
+        row_transform=row_transform,
+        column_transform=column_transform,
     )
 
 

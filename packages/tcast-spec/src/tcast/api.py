@@ -9,6 +9,7 @@ request for its array, and the engine's ``cast`` runs it.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from ._similar import did_you_mean
@@ -29,7 +30,7 @@ from .engine import (
 from .errors import ArgumentWarning, EngineNotFoundError, SpecError, UnsupportedError
 from .hadamard import Hadamard
 from .kit._check import with_int_shape
-from .kit._dual import check_transposed, column_datatype, run_dual
+from .kit._dual import check_transposed, column_datatype, dual_args, run_dual
 from .kit._native import NativeParts, native_parts
 from .kit._request import arguments_key, normalize_args, normalize_seed
 from .kit._trace import tracing
@@ -397,6 +398,8 @@ def cast_dual(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    row_transform: Hadamard | None = None,
+    column_transform: Hadamard | None = None,
     engine: str | None = None,
 ) -> tuple[Any, Any]:
     """Cast ``x`` twice: with the datatype's tiles along its rows, and along its columns.
@@ -423,6 +426,12 @@ def cast_dual(
             C-contiguous: what the backward GEMM reads): the transpose of the plain second
             result in every part, a result of ``dtype`` over ``xᵀ``'s shape (its scales in
             the blocked layout of ``xᵀ`` when asked).
+        row_transform: a :class:`tcast.Hadamard` for the row cast only (along the last
+            dimension), as :func:`cast`'s ``transform``.
+        column_transform: one for the column cast only (along the second-to-last
+            dimension; with ``transposed``, recorded by the result for ``xᵀ``, whose last
+            dimension it runs along). NVIDIA's NVFP4 recipe transforms the Wgrad GEMM's
+            operands, the column casts: ``column_transform=tcast.Hadamard.te_wgrad()``.
 
     Returns:
         ``(rows, cols)``: two virtual arrays or two CastResults.
@@ -433,13 +442,21 @@ def cast_dual(
         EngineNotFoundError, UnsupportedError: as :func:`cast`.
     """
     transposed = check_transposed(transposed)
-    dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
-    )
+    dt, modes, seed, transforms = dual_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, scale_layout,
+        row_transform, column_transform,
+    )  # fmt: skip
     _warn_ignored(dt, modes)
-    eng = select_engine(x, dt, modes, engine, also=column_datatype(dt))
-    first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed)
-    return _honoured(eng, modes, first), _honoured(eng, modes, second)
+    # the engine must take each side's transform too
+    eng = select_engine(
+        x, dt, replace(modes, transform=transforms[0] or transforms[1]), engine,
+        also=column_datatype(dt),
+    )  # fmt: skip
+    first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed, transforms)
+    return (
+        _honoured(eng, replace(modes, transform=transforms[0]), first),
+        _honoured(eng, replace(modes, transform=transforms[1]), second),
+    )
 
 
 def upcast(result: CastResult, *, engine: str | None = None) -> Any:

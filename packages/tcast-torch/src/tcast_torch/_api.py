@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import cast_transformed, check_transposed, normalize_args, run_dual
+from tcast.kit import cast_transformed, check_transposed, dual_args, normalize_args, run_dual
 
 from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
@@ -90,16 +90,15 @@ def cast(
         transform,
     )
     check_run_options(grad, compile)
-    req = engine.request(x, dt, modes, seed, rbits)
-    if transform is not None:
-        return cast_transformed(engine, partial(_run_with, grad=grad, compile=compile), x, req)
-    return run_cast(x, req, grad, compile)
+    return _run_with(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
 
 
 def _run_with(
     x: torch.Tensor, req: Any, grad: str, compile: bool | None
 ) -> torch.Tensor | CastResult:
-    """:func:`run_cast` with a cast's run options (the inner cast of a transform)."""
+    """:func:`run_cast` with a cast's run options, composed with the request's transform."""
+    if req.modes.transform is not None:
+        return cast_transformed(engine, lambda t, r: run_cast(t, r, grad, compile), x, req)
     return run_cast(x, req, grad, compile)
 
 
@@ -115,6 +114,8 @@ def cast_dual(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    row_transform: Hadamard | None = None,
+    column_transform: Hadamard | None = None,
     grad: str = "ste",
     compile: bool | None = None,
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
@@ -122,26 +123,28 @@ def cast_dual(
 
     ``grad`` and ``compile`` are :func:`cast`'s; virtual results of a tensor that requires
     grad are both differentiable (the transposed one through its transpose).
+    ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
     """
     transposed = check_transposed(transposed)
-    dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
-    )
+    dt, modes, seed, transforms = dual_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, scale_layout,
+        row_transform, column_transform,
+    )  # fmt: skip
     check_run_options(grad, compile)
     # the engine with these options: run_dual casts twice through it
     runner = SimpleNamespace(
         name=engine.name,
         supports=engine.supports,
         request=engine.request,
-        cast=lambda t, req: run_cast(t, req, grad, compile),
+        cast=lambda t, req: _run_with(t, req, grad, compile),
         result_ops=OPS,
     )
     if is_dtensor(x):  # the transposed result's parts as DTensors (``_shards``)
         runner.cast_dual = partial(dual_dtensor, runner.cast)
-    return run_dual(runner, x, dt, modes, seed, rbits, transposed)
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

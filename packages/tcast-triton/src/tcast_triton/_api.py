@@ -18,7 +18,14 @@ from tcast import (
     ScaleLayout,
     ScaleMode,
 )
-from tcast.kit import arguments_key, check_transposed, normalize_args, normalize_seed, run_dual
+from tcast.kit import (
+    arguments_key,
+    check_transposed,
+    dual_args,
+    normalize_args,
+    normalize_seed,
+    run_dual,
+)
 from tcast_torch.toolkit import check_run_options, is_dtensor
 
 from ._engine import engine
@@ -179,19 +186,25 @@ def cast_dual(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: ScaleLayout | str = "plain",
+    row_transform: Hadamard | None = None,
+    column_transform: Hadamard | None = None,
     grad: str = "ste",
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``), reading ``x`` once.
 
     ``grad`` is :func:`cast`'s (virtual casts of a tensor that requires grad).
+    ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``);
+    with either, the two casts are made one after the other (the transform by
+    ``tcast_torch.hadamard``).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
     """
     transposed = check_transposed(transposed)
-    dt, modes, seed = normalize_args(
-        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
-    )
+    dt, modes, seed, transforms = dual_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, scale_layout,
+        row_transform, column_transform,
+    )  # fmt: skip
     check_run_options(grad, None)
     # the engine with this gradient option: run_dual checks the requests and calls it
     runner = SimpleNamespace(
@@ -200,7 +213,7 @@ def cast_dual(
         request=engine.request,
         cast_dual=partial(engine.cast_dual, grad=grad),
     )
-    return run_dual(runner, x, dt, modes, seed, rbits, transposed)
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

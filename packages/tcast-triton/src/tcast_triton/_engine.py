@@ -312,6 +312,7 @@ class TritonEngine(EngineBase):
         Virtual casts of a tensor that requires grad are two differentiable casts
         (:meth:`run_grad`; the transposed one through its transpose).
 
+        Casts with a transform are two casts, each composed with its transform (§5.11).
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
         sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
         Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
@@ -321,6 +322,14 @@ class TritonEngine(EngineBase):
         negation is applied first, as :meth:`run_grad` does.
         """
         x = resolved(x)
+        if rows.modes.transform is not None or cols.modes.transform is not None:
+            # two casts, each composed with its transform (tcast.kit.cast_transformed)
+            runner = SimpleNamespace(
+                name=self.name,
+                result_ops=self.result_ops,
+                cast=lambda t, req: self.cast_grad(t, req, grad),
+            )
+            return dual_by_casts(runner, x, rows, cols, transposed)
         if is_dtensor(x):
             return dual_dtensor(lambda t, r: self.run_grad(t, r, grad), x, rows, cols, transposed)
         if rows.virtual and x.requires_grad and torch.is_grad_enabled():

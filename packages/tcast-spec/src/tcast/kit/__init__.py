@@ -46,6 +46,7 @@ from ._check import (
 from ._dual import (
     check_transposed,
     column_datatype,
+    dual_args,
     dual_by_casts,
     dual_requests,
     dual_with,
@@ -124,6 +125,7 @@ __all__ = [
     "code_dtype_name",
     "column_datatype",
     "cut_blocks",
+    "dual_args",
     "dual_by_casts",
     "dual_requests",
     "dual_with",

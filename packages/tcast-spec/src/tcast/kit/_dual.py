@@ -27,6 +27,7 @@ from ._trace import tracing
 __all__ = [
     "check_transposed",
     "column_datatype",
+    "dual_args",
     "dual_by_casts",
     "dual_requests",
     "dual_with",
@@ -76,12 +77,22 @@ def _column(dtype: DataType) -> DataType:
 
 
 def dual_requests(
-    engine: Any, x: Any, dtype: DataType, modes: Any, seed: int | None, rbits: Any
+    engine: Any,
+    x: Any,
+    dtype: DataType,
+    modes: Any,
+    seed: int | None,
+    rbits: Any,
+    transforms: tuple[Any, Any] = (None, None),
 ) -> tuple[CastRequest, CastRequest]:
     """The requests of the row cast and of the column cast of ``x``.
 
+    ``transforms``: the row cast's and the column cast's transform (SEMANTICS.md §5.11),
+    each None or a ``tcast.Hadamard`` (it replaces ``modes.transform``).
+
     Raises:
-        SpecError: for an ``x`` of rank below 2, or a datatype :func:`column_datatype` refuses.
+        SpecError: for an ``x`` of rank below 2, a datatype :func:`column_datatype` refuses,
+            or a transform the datatype and shape do not take.
     """
     cols = column_datatype(dtype)
     if len(getattr(x, "shape", ())) < 2:
@@ -89,9 +100,10 @@ def dual_requests(
             f"cast_dual casts arrays of rank 2 or more (rows and columns), got shape "
             f"{tuple(getattr(x, 'shape', ()))}"
         )
+    row_modes, col_modes = (dataclasses.replace(modes, transform=t) for t in transforms)
     return (
-        engine.request(x, dtype, modes, seed, rbits),
-        engine.request(x, cols, modes, seed, rbits),
+        engine.request(x, dtype, row_modes, seed, rbits),
+        engine.request(x, cols, col_modes, seed, rbits),
     )
 
 
@@ -175,13 +187,16 @@ def run_dual(
     seed: int | None,
     rbits: Any,
     transposed: bool,
+    transforms: tuple[Any, Any] = (None, None),
 ) -> tuple[Any, Any]:
     """``cast_dual`` of checked arguments by one engine (its ``cast_dual``, else two casts).
+
+    ``transforms``: the row and column casts' transforms (:func:`dual_requests`).
 
     Raises:
         SpecError, UnsupportedError: as ``tcast.cast_dual``.
     """
-    rows, cols = dual_requests(engine, x, dtype, modes, seed, rbits)
+    rows, cols = dual_requests(engine, x, dtype, modes, seed, rbits, transforms)
     for req in (rows, cols):
         if not engine.supports(req.dtype, req.modes):
             raise UnsupportedError(
@@ -206,6 +221,8 @@ def dual_with(
     saturate: bool = True,
     transposed: bool = False,
     scale_layout: Any = "plain",
+    row_transform: Any = None,
+    column_transform: Any = None,
 ) -> tuple[Any, Any]:
     """``cast_dual`` with one engine from keyword arguments (an engine's public function).
 
@@ -213,7 +230,38 @@ def dual_with(
         SpecError, UnsupportedError: as ``tcast.cast_dual``.
     """
     transposed = check_transposed(transposed)
+    dt, modes, seed, transforms = dual_args(
+        dtype, castmode, roundmode, scalemode, seed, rbits, saturate, scale_layout,
+        row_transform, column_transform,
+    )  # fmt: skip
+    return run_dual(engine, x, dt, modes, seed, rbits, transposed, transforms)
+
+
+def dual_args(
+    dtype: Any,
+    castmode: Any,
+    roundmode: Any,
+    scalemode: Any,
+    seed: Any,
+    rbits: Any,
+    saturate: Any,
+    scale_layout: Any,
+    row_transform: Any,
+    column_transform: Any,
+) -> tuple[DataType, Any, int | None, tuple[Any, Any]]:
+    """:func:`normalize_args` of a dual cast, and its two transforms checked.
+
+    Returns:
+        ``(datatype, modes, seed, (row transform, column transform))``; the modes carry
+        no transform.
+
+    Raises:
+        SpecError: as :func:`normalize_args`; a transform that is not a ``tcast.Hadamard``.
+    """
     dt, modes, seed = normalize_args(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, False, scale_layout
     )
-    return run_dual(engine, x, dt, modes, seed, rbits, transposed)
+    transforms = (row_transform, column_transform)
+    for t in transforms:
+        dataclasses.replace(modes, transform=t)  # CastModes checks the type
+    return dt, modes, seed, transforms

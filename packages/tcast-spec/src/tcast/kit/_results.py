@@ -176,6 +176,7 @@ def build_result(
         engine=engine,
         extra={"bits": bits},
         scale_layout=req.modes.scale_layout,
+        transform=req.modes.transform,
     )
 
 
