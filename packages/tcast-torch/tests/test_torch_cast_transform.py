@@ -82,3 +82,17 @@ def test_cast_dual_with_a_column_transform_equals_the_reference(transposed):
         np.testing.assert_array_equal(
             tcast_torch.upcast(g).numpy().view(np.uint32), tcast_ref.upcast(w).view(np.uint32)
         )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("tdt", [torch.bfloat16, torch.float16])
+def test_a_nan_group_is_the_canonical_nan_of_the_input_dtype(tdt, device):
+    """§7: +NaN of the input dtype (torch converts a float32 NaN to bfloat16 0xFFFF on CPU)."""
+    x = torch.randn(2, 32).to(tdt)
+    x[0, 3] = float("nan")
+    h = Hadamard.seeded(16, 3)
+    v = tcast_torch.cast(x.to(device), "mxfp8", transform=h).cpu().view(torch.int16)
+    canonical = 0x7FC0 if tdt is torch.bfloat16 else 0x7E00
+    assert set(v[0, :32].tolist()) == {canonical}  # the NaN block of 32 (and its groups)
+    want = tcast_ref.cast(x.float().numpy().astype(_NP[tdt]), "mxfp8", transform=h)
+    np.testing.assert_array_equal(v.numpy(), want.view(np.int16))

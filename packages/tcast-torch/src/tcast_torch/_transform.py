@@ -12,6 +12,8 @@ __all__ = ["TORCH_TRANSFORMS", "TorchTransformOps"]
 
 #: The torch dtype of each input dtype name.
 _INPUT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+#: The canonical quiet +NaN bits of the 16-bit input dtypes.
+_QUIET_NAN = {torch.float16: 0x7E00, torch.bfloat16: 0x7FC0}
 
 
 class TorchTransformOps:
@@ -27,8 +29,17 @@ class TorchTransformOps:
         return hadamard(x, h, dim, inverse)
 
     def round_to_input(self, v: torch.Tensor, input_dtype: str) -> torch.Tensor:
-        """float32 values rounded to nearest even in ``input_dtype`` (torch's conversion)."""
-        return v.to(_INPUT_DTYPES[input_dtype])
+        """float32 values rounded to nearest even in ``input_dtype`` (torch's conversion).
+
+        A NaN becomes the input dtype's canonical +NaN (SEMANTICS.md §7; the transform's
+        NaNs are +NaN): torch's conversion of a NaN to bfloat16 is 0xFFFF on the CPU.
+        """
+        dtype = _INPUT_DTYPES[input_dtype]
+        out = v.to(dtype)
+        if dtype is torch.float32:
+            return out
+        nan = torch.full((), _QUIET_NAN[dtype], dtype=torch.int16, device=v.device).view(dtype)
+        return torch.where(torch.isnan(out), nan, out)
 
     def widen(self, v: torch.Tensor) -> torch.Tensor:
         """A tensor of an input dtype as float32 (exact)."""

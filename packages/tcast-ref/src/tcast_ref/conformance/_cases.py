@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import tcast
-from tcast import CastMode, CastModes, DataType, RoundMode, ScaleMode
+from tcast import CastMode, CastModes, DataType, Hadamard, RoundMode, ScaleMode
 
 __all__ = [
     "CAST_MODES",
@@ -21,6 +21,7 @@ __all__ = [
     "pairwise_cases",
     "smoke_cases",
     "tile_code",
+    "transform_cases",
 ]
 
 ROUND_MODES: tuple[RoundMode, ...] = tuple(RoundMode)
@@ -63,6 +64,7 @@ class Case:
         transpose_scale: swap the 2-D tile segments.
         rsource: ``"seed"`` or ``"rbits"`` under stochastic rounding, else None.
         castmodes: the cast modes to check.
+        transform: the cast's transform (SEMANTICS.md §5.11), else None.
     """
 
     dtype: DataType
@@ -72,11 +74,17 @@ class Case:
     transpose_scale: bool = False
     rsource: str | None = None
     castmodes: tuple[CastMode, ...] = CAST_MODES
+    transform: Hadamard | None = None
 
     def modes(self, castmode: CastMode) -> CastModes:
         """The CastModes an engine's ``supports`` receives for one cast mode."""
         return CastModes.of(
-            castmode, self.roundmode, self.scalemode, self.saturate, self.transpose_scale
+            castmode,
+            self.roundmode,
+            self.scalemode,
+            self.saturate,
+            self.transpose_scale,
+            transform=self.transform,
         )
 
     @property
@@ -90,6 +98,7 @@ class Case:
             self.saturate if _uses_saturate(dt) else True,
             self.transpose_scale if _uses_transpose(dt) else False,
             self.rsource,
+            self.transform,
         )
 
     @property
@@ -102,6 +111,9 @@ class Case:
             parts.append("transposed")
         if self.rsource:
             parts.append(self.rsource)
+        if self.transform is not None:
+            h = self.transform
+            parts.append(f"hadamard{h.size}[{''.join('+' if s > 0 else '-' for s in h.signs)}]")
         return "/".join(parts)
 
 
@@ -215,6 +227,34 @@ def axis_values(case: Case) -> set[tuple[str, object]]:
         out.add(("transpose_scale (2-D tiles)", case.transpose_scale))
     if case.rsource:
         out.add(("stochastic bits", case.rsource))
+    return out
+
+
+#: Casts with a transform in every tier (SEMANTICS.md §5.11): (catalog name or code, group
+#: size, sign seed (None: TransformerEngine's Wgrad signs), round mode, bit source, scale
+#: mode). Sizes 2..8 fit most battery shapes' tiled dimensions; 16 and 32 those of whole
+#: MX/NVFP4 tiles; the others are refused as the oracle refuses them (a checked SpecError).
+_TRANSFORMS = (
+    ("nvfp4", 16, None, RoundMode.EVEN, None, ScaleMode.FLOOR),
+    ("mxfp4", 32, 11, RoundMode.STOCHASTIC, "seed", ScaleMode.CEIL),
+    ("mxfp8", 8, 12, RoundMode.AWAY, None, ScaleMode.MIDMAX),
+    ("mxint8", 4, 13, RoundMode.STOCHASTIC, "rbits", ScaleMode.FLOOR),
+    ("e2m3f_e8m0_t32d0", 8, 14, RoundMode.ZERO, None, ScaleMode.FLOOR),
+    ("uint4_float32_int8_t16", 2, 15, RoundMode.TRUNC, None, ScaleMode.FLOOR),
+    ("e4m3fn_float32_t0", 4, 16, RoundMode.EVEN, None, ScaleMode.FLOOR),
+)
+
+
+def transform_cases(dtypes: Iterable[DataType] | None = None) -> list[Case]:
+    """The casts with a transform of every tier (of ``dtypes``, default all of them)."""
+    wanted = None if dtypes is None else set(dtypes)
+    out = []
+    for code, size, seed, rm, rsource, sm in _TRANSFORMS:
+        dt = tcast.datatype(code)
+        if wanted is not None and dt not in wanted:
+            continue
+        h = Hadamard.te_wgrad() if seed is None else Hadamard.seeded(size, seed)
+        out.append(Case(dt, rm, scalemode=sm, rsource=rsource, transform=h))
     return out
 
 

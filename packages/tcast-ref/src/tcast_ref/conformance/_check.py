@@ -217,7 +217,8 @@ class Failure:
     Attributes:
         datatype: the datatype's code.
         modes: the modes (``castmode``, ``roundmode``, ``scalemode``, ``saturate``,
-            ``transpose_scale``, and ``random_bits``: ``seed``, ``rbits`` or None).
+            ``transpose_scale``, ``random_bits``: ``seed``, ``rbits`` or None, and
+            ``transform``: the transform's size and signs, or None).
         input: the entry's label (what it exercises, shape, input dtype, layout).
         differences: one line per differing output (or the exception raised).
         reproducer: Python lines that rebuild the input bit for bit and make the call.
@@ -241,6 +242,7 @@ def describe(datatype: str, modes: dict[str, Any], entry: str) -> str:
     parts += ["ieee-overflow"] if not modes["saturate"] else []
     parts += ["transposed"] if modes["transpose_scale"] else []
     parts += [modes["random_bits"]] if modes["random_bits"] else []
+    parts += [modes["transform"]] if modes.get("transform") else []
     return f"{'/'.join(parts)} [{modes['castmode']}] on {entry}"
 
 
@@ -285,11 +287,13 @@ def reproducer(
     ``adapter_name`` (``numpy``, ``torch:cuda:0`` ...) says where the engine takes its input.
     """
     stochastic = {"seed": f", seed={entry.seed}", "rbits": ", rbits=rbits"}.get(case.rsource, "")
+    h = case.transform
+    transform = "" if h is None else f", transform=tcast.Hadamard.of({h.size}, {h.signs})"
     call = (
         f'tcast.cast(x, "{case.dtype.code}", castmode="{castmode.value}", '
         f'roundmode="{case.roundmode.value}", scalemode="{case.scalemode.value}", '
-        f"saturate={case.saturate}, transpose_scale={case.transpose_scale}{stochastic}, "
-        f'engine="{engine_name}")'
+        f"saturate={case.saturate}, transpose_scale={case.transpose_scale}{stochastic}"
+        f'{transform}, engine="{engine_name}")'
     )
     lines = [entry.repro(), *_to_engine_lines(adapter_name, entry, case.rsource), call]
     return "\n".join(lines)
@@ -303,7 +307,15 @@ def _modes(case: Case, castmode: CastMode) -> dict[str, Any]:
         "saturate": case.saturate,
         "transpose_scale": case.transpose_scale,
         "random_bits": case.rsource,
+        "transform": _transform_text(case.transform),
     }
+
+
+def _transform_text(h: Any) -> str | None:
+    """A transform as failure reports name it: ``hadamard16[++-+…]`` (None: none)."""
+    if h is None:
+        return None
+    return f"hadamard{h.size}[{''.join('+' if s > 0 else '-' for s in h.signs)}]"
 
 
 def check(

@@ -58,6 +58,7 @@ def cast_kwargs(case: Case, entry: Entry) -> dict[str, Any]:
         "seed": entry.seed if case.rsource == "seed" else None,
         "saturate": case.saturate,
         "transpose_scale": case.transpose_scale,
+        "transform": case.transform,
     }
 
 
@@ -84,6 +85,8 @@ class ExactOracle:
         virtual = [exact.to_input_dtype(v, in_name) for v in r.values]
         if dt.sspec is None:  # §8: upcast decodes the codes (an input NaN in FP4 gives +0)
             up = [exact.decode(c, dt.nspec) for c in r.codes]
+        elif case.transform is not None:  # §5.11: the virtual values, widened
+            up = virtual
         else:
             up = list(r.values)
         shape = x.shape

@@ -22,7 +22,7 @@ from tcast.kit import quote
 
 from ._adapters import Adapter, adapter_for
 from ._battery import battery, empty_entries, large_battery
-from ._cases import ROUND_MODES, Case, full_cases, pairwise_cases, smoke_cases
+from ._cases import ROUND_MODES, Case, full_cases, pairwise_cases, smoke_cases, transform_cases
 from ._check import Failure, check, check_refusals
 from ._oracles import oracle_for
 
@@ -142,6 +142,8 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
     else:
         dts = dict.fromkeys(c.dtype for c in fast)
         cases = [c for dt in dts for rm in ROUND_MODES for c in full_cases(dt, rm)]
+    # casts with a transform (SEMANTICS.md §5.11), in every tier
+    cases += transform_cases(wanted)
     grouped: dict[DataType, list[Case]] = {}
     for c in cases:
         grouped.setdefault(c.dtype, []).append(c)
