@@ -59,6 +59,7 @@ from ._cases import (
     pairwise_cases,
     smoke_cases,
     tile_code,
+    transform_cases,
 )
 from ._check import (
     CheckResult,
@@ -136,6 +137,7 @@ __all__ = [
     "tier_items",
     "tile_code",
     "torch_adapter",
+    "transform_cases",
     "versions",
 ]
 

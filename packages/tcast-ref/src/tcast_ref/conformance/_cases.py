@@ -239,7 +239,7 @@ _TRANSFORMS = (
     ("mxfp4", 32, 11, RoundMode.STOCHASTIC, "seed", ScaleMode.CEIL),
     ("mxfp8", 8, 12, RoundMode.AWAY, None, ScaleMode.MIDMAX),
     ("mxint8", 4, 13, RoundMode.STOCHASTIC, "rbits", ScaleMode.FLOOR),
-    ("e2m3f_e8m0_t32d0", 8, 14, RoundMode.ZERO, None, ScaleMode.FLOOR),
+    ("e5m2_e8m0_t8d0", 8, 14, RoundMode.ZERO, None, ScaleMode.FLOOR),
     ("uint4_float32_int8_t16", 2, 15, RoundMode.TRUNC, None, ScaleMode.FLOOR),
     ("e4m3fn_float32_t0", 4, 16, RoundMode.EVEN, None, ScaleMode.FLOOR),
 )

@@ -125,6 +125,8 @@ def hadamard_array(
     out = _floats(values)
     if len(out) != math.prod(shape):
         raise SpecError(f"{len(out)} values do not fill shape {shape}")
+    if not out:
+        return out  # an empty array: no group
     step = math.prod(shape[d + 1 :])  # C-order distance between neighbours along d
     span = shape[d] * step
     f = hadamard_inverse if inverse else hadamard
