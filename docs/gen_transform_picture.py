@@ -1,8 +1,8 @@
 """Measure and draw the cast error of NVFP4 and MXFP4 with and without a Hadamard transform.
 
 The picture and table of docs/transforms.md: heavy-tailed data (Student's t with ``nu``
-degrees of freedom: smaller is heavier; normal data; normal data with outlier channels), cast by tcast_ref (the reference engine, bit-exact
-with every other engine), two measures:
+degrees of freedom: smaller is heavier; normal data; normal data with outlier channels), cast
+by tcast_ref (the reference engine, bit-exact with every other engine), two measures:
 
 * the tensor: ``||x - cast(x)|| / ||x||`` of the virtual cast (with a transform, the inverse
   transform of the decoded values, SEMANTICS.md §5.11);
