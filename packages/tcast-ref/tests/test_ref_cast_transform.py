@@ -96,3 +96,20 @@ def test_cast_dual_transforms_one_side_as_its_single_cast(transposed):
     np.testing.assert_array_equal(tcast_ref.upcast(cols).view(np.uint32), values.view(np.uint32))
     with pytest.raises(SpecError, match=r"tcast\.Hadamard"):
         tcast_ref.cast_dual(x, "nvfp4", row_transform="te_wgrad")
+
+
+def test_an_engine_without_transforms_refuses_to_cast_or_decode_with_one():
+    from tcast import UnsupportedError
+    from tcast_ref._engine import RefEngine
+
+    class NoTransforms(RefEngine):
+        name = "no-transforms"
+        transforms = False
+
+    eng, h = NoTransforms(), Hadamard.of(32)
+    x = _x((2, 64), "float32")
+    result = tcast_ref.cast(x, "mxfp4", castmode="actual", transform=h)
+    with pytest.raises(UnsupportedError, match="transform"):
+        eng.upcast(result)
+    with pytest.raises(UnsupportedError, match="does not support"):
+        tcast.kit.cast_with(eng, x, "mxfp4", castmode="actual", transform=h)

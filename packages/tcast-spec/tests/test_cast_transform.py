@@ -132,13 +132,17 @@ def test_engines_without_transforms_do_not_support_them():
     assert not _Plain().supports(dt, CastModes.of(transform=Hadamard.of(32)))
 
 
-def test_the_front_door_refuses_a_result_that_dropped_the_transform():
+def test_the_front_door_refuses_transforms_for_an_engine_that_does_not_declare_them():
+    """An engine of the protocol alone, which would ignore ``modes.transform``."""
     from tcast import api
 
-    class Ignoring:
-        name = "ignoring"
+    class Protocol:
+        name = "protocol-only"
 
     modes = CastModes.of("actual", transform=Hadamard.of(16))
+    with pytest.raises(UnsupportedError, match="transforms = True"):
+        api._transforms(Protocol(), modes.transform)
+    api._transforms(Protocol(), None)  # no transform: nothing to refuse
     r = CastResult(None, None, None, None, None, None, tcast.datatype("nvfp4"), (1, 16), "actual")
     with pytest.raises(UnsupportedError, match="transform"):
-        api._honoured(Ignoring(), modes, r)
+        api._honoured(Protocol(), modes, r)  # a result that dropped the transform

@@ -52,20 +52,37 @@ def test_casts_with_a_transform_equal_the_reference(code, shape, h, tdt, kw, dev
             )
 
 
-def test_the_gradient_passes_through_the_transform_and_its_inverse():
-    """STE: the transform, the identity and the inverse multiply to the identity; with
-    ``grad="saturate"`` the clipped positions of the transformed values are cut, and the
-    gradient is that mask carried back through the transform (autograd of the steps)."""
+def _matrix(h: Hadamard, inverse: bool) -> np.ndarray:
+    """The transform of one group as a float64 matrix (SEMANTICS.md §5.10, without rounding)."""
+    n = h.size
+    sylvester = np.array([[(-1) ** bin(i & j).count("1") for j in range(n)] for i in range(n)])
+    signs = np.diag(np.array(h.signs, np.float64))
+    if inverse:
+        return signs @ sylvester * 2.0**-h.inverse_shift
+    return sylvester @ signs * 2.0**-h.shift
+
+
+def test_the_gradient_is_straight_through_exactly_or_masked_in_the_transformed_domain():
+    """STE: the incoming gradient itself (a random one, not ones). ``saturate``: the mask of
+    the clipped transformed values, carried back through the transform's matrices (float64,
+    within float32 rounding)."""
     h = Hadamard.seeded(32, 5)
     x = torch.randn(4, 64, requires_grad=True)
-    tcast_torch.cast(x, "mxfp4", transform=h).sum().backward()
-    assert torch.equal(x.grad, torch.ones_like(x))
-    got = torch.autograd.grad(tcast_torch.cast(x, "mxfp4", transform=h, grad="saturate").sum(), x)
-    t = tcast_torch.hadamard(x, h)
-    y = tcast_torch.hadamard(tcast_torch.cast(t, "mxfp4", grad="saturate"), h, inverse=True)
-    (want,) = torch.autograd.grad(y.sum(), x)
-    assert not torch.equal(want, torch.ones_like(x))  # the floor scale clips some values
-    assert torch.equal(got[0], want)
+    g = torch.randn(4, 64)
+    (got,) = torch.autograd.grad(tcast_torch.cast(x, "mxfp4", transform=h), x, g)
+    assert torch.equal(got, g)
+    (sat,) = torch.autograd.grad(tcast_torch.cast(x, "mxfp4", transform=h, grad="saturate"), x, g)
+    # the clipped transformed values: |t| beyond 6 times their block's scale (floor scales)
+    xn = x.detach().numpy()
+    t = tcast_ref.hadamard(xn, h)
+    r = tcast_ref.cast(xn, "mxfp4", castmode="actual", transform=h)
+    scale = np.exp2(r.scale.astype(np.float64) - 127).repeat(32, axis=1)
+    kept = ~(np.abs(t) > 6 * scale)
+    assert not kept.all()  # the floor scale clips some values
+    fwd, inv = _matrix(h, False), _matrix(h, True)
+    gt = (g.numpy().astype(np.float64).reshape(-1, 32) @ inv) * kept.reshape(-1, 32)
+    want = (gt @ fwd).reshape(4, 64)
+    np.testing.assert_allclose(sat.numpy(), want, rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("transposed", [False, True])

@@ -302,3 +302,8 @@ def test_casts_with_a_transform_take_no_call_object_and_equal_the_reference(code
     assert cols.transform == h
     np.testing.assert_array_equal(cols.data.cpu().numpy(), want_cols.data)
     np.testing.assert_array_equal(cols.scale.cpu().numpy(), want_cols.scale)
+    # the straight-through gradient is the incoming one exactly (not through the butterfly)
+    xg = x.float().to(DEVICE).requires_grad_()
+    g = torch.randn(xg.shape, device=DEVICE)
+    (got,) = torch.autograd.grad(tcast.cast(xg, code, transform=h, engine="triton"), xg, g)
+    assert torch.equal(got, g)

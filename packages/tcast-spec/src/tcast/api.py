@@ -327,6 +327,7 @@ def cast(
     )
     _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine)
+    _transforms(eng, modes.transform)
     if key is not None:
         if len(_CHOSEN) >= _MAX_CHOSEN:
             _CHOSEN.clear()
@@ -356,6 +357,22 @@ def _warn_ignored(dt: DataType, modes: CastModes) -> None:
             f"overflow to Inf or NaN. Leave saturate out for scaled datatypes",
             ArgumentWarning,
             stacklevel=3,
+        )
+
+
+def _transforms(eng: Engine, transform: Any) -> None:
+    """Refuse a transform for an engine that does not declare ``transforms`` (§5.11).
+
+    An engine of the protocol alone could otherwise ignore ``modes.transform`` and return
+    values of the untransformed cast.
+
+    Raises:
+        UnsupportedError: naming the engine.
+    """
+    if transform is not None and not getattr(eng, "transforms", False):
+        raise UnsupportedError(
+            f"engine {eng.name!r} does not implement casts with a transform (it does not set "
+            f"transforms = True; SEMANTICS.md §5.11): use tcast_ref, tcast_torch or tcast_triton"
         )
 
 
@@ -452,6 +469,7 @@ def cast_dual(
         x, dt, replace(modes, transform=transforms[0] or transforms[1]), engine,
         also=column_datatype(dt),
     )  # fmt: skip
+    _transforms(eng, transforms[0] or transforms[1])
     first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed, transforms)
     return (
         _honoured(eng, replace(modes, transform=transforms[0]), first),
@@ -470,7 +488,9 @@ def upcast(result: CastResult, *, engine: str | None = None) -> Any:
     if not isinstance(result, CastResult):
         raise SpecError(f"upcast takes a CastResult, got {type(result).__name__}")
     result = with_int_shape(result)  # engines read the shape as Python ints
-    return _result_engine(result, engine).upcast(result)
+    eng = _result_engine(result, engine)
+    _transforms(eng, result.transform)
+    return eng.upcast(result)
 
 
 def native(result: CastResult, *, engine: str | None = None) -> NativeParts:

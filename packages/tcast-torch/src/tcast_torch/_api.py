@@ -9,13 +9,14 @@ from typing import Any
 import torch
 
 from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import cast_transformed, check_transposed, dual_args, normalize_args, run_dual
+from tcast.kit import check_transposed, dual_args, normalize_args, run_dual
 
 from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
 from ._engine import engine
 from ._run import OPS
 from ._shards import dual_dtensor
+from ._transform import cast_transformed_grad
 
 __all__ = ["cast", "cast_dual", "upcast"]
 
@@ -98,7 +99,8 @@ def _run_with(
 ) -> torch.Tensor | CastResult:
     """:func:`run_cast` with a cast's run options, composed with the request's transform."""
     if req.modes.transform is not None:
-        return cast_transformed(engine, lambda t, r: run_cast(t, r, grad, compile), x, req)
+        run = lambda t, r: run_cast(t, r, grad, compile)  # noqa: E731
+        return cast_transformed_grad(engine, run, x, req, grad)
     return run_cast(x, req, grad, compile)
 
 

@@ -21,7 +21,7 @@ from ._shards import (
     same_sharding,
     upcast_dtensor,
 )
-from ._transform import TORCH_TRANSFORMS
+from ._transform import TORCH_TRANSFORMS, cast_transformed_grad
 
 __all__ = ["TorchEngine", "engine"]
 
@@ -153,6 +153,13 @@ class TorchEngine(EngineBase):
                     f"_neg_view()): codes are bit patterns, not numbers to negate; pass the "
                     f"codes the cast returned"
                 )
+
+    def cast(self, x: Any, request: CastRequest) -> torch.Tensor | CastResult:
+        """``EngineBase.cast``; with a transform, the straight-through gradient exactly."""
+        if isinstance(request, CastRequest) and request.modes.transform is not None:
+            self.check_request(x, request)
+            return cast_transformed_grad(self, self.run, x, request, "ste")
+        return super().cast(x, request)
 
     def run(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
         """The cast (straight-through gradient, this engine's ``compile``)."""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from tcast import Hadamard
+from tcast.kit import CastRequest, cast_transformed
 
+from ._autograd import _VirtualCast
 from ._hadamard import hadamard
 
-__all__ = ["TORCH_TRANSFORMS", "TorchTransformOps"]
+__all__ = ["TORCH_TRANSFORMS", "TorchTransformOps", "cast_transformed_grad"]
 
 #: The torch dtype of each input dtype name.
 _INPUT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -48,3 +53,19 @@ class TorchTransformOps:
 
 #: The steps both torch-tensor engines use.
 TORCH_TRANSFORMS = TorchTransformOps()
+
+
+def cast_transformed_grad(
+    ops: Any, run: Callable[[torch.Tensor, CastRequest], Any], x: torch.Tensor,
+    req: CastRequest, grad: str,
+) -> Any:  # fmt: skip
+    """``tcast.kit.cast_transformed`` with the gradient option of a virtual cast.
+
+    ``grad="ste"``: the straight-through gradient, exactly the incoming one (the transform and
+    its inverse are not differentiated: their float32 roundings would reach the gradient).
+    ``grad="saturate"``: autograd through the transform, the cast's mask on the transformed
+    values and the inverse (linear, their roundings in float32).
+    """
+    if req.virtual and grad == "ste" and x.requires_grad and torch.is_grad_enabled():
+        return _VirtualCast.apply(x, lambda v: cast_transformed(ops, run, v, req), None)
+    return cast_transformed(ops, run, x, req)

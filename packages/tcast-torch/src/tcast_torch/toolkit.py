@@ -38,7 +38,8 @@ Registration for ``torch.compile``
 Transforms
     :data:`TORCH_TRANSFORMS` (a :class:`TorchTransformOps`): the Hadamard transform, its
     inverse and the rounding to an input dtype on torch tensors, the steps an engine that
-    sets ``transforms`` supplies to ``tcast.kit.cast_transformed`` (SEMANTICS.md §5.11).
+    sets ``transforms`` supplies to ``tcast.kit.cast_transformed`` (SEMANTICS.md §5.11);
+    :func:`cast_transformed_grad` composes it with a virtual cast's gradient option.
 
 Results and packing
     :data:`TORCH_OPS` (a :class:`TorchResultOps`) is the kit's ``ArrayOps`` on torch
@@ -76,7 +77,7 @@ from ._shards import (
     dual_dtensor,
     upcast_dtensor,
 )
-from ._transform import TORCH_TRANSFORMS, TorchTransformOps
+from ._transform import TORCH_TRANSFORMS, TorchTransformOps, cast_transformed_grad
 
 __all__ = [
     "GRAD_MODES",
@@ -93,6 +94,7 @@ __all__ = [
     "TorchResultOps",
     "TorchTransformOps",
     "cast_dtensor",
+    "cast_transformed_grad",
     "check_run_options",
     "dtensor_refusal",
     "dtensor_result",

@@ -9,13 +9,14 @@ from typing import Any
 import torch
 
 from tcast import CastModes, CastResult, DataType, Hadamard, RoundMode, UnsupportedError
-from tcast.kit import CastRequest, EngineBase, cast_transformed, dual_by_casts, normalize_seed
+from tcast.kit import CastRequest, EngineBase, dual_by_casts, normalize_seed
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
     TORCH_TRANSFORMS,
     CastOps,
     DTensorCalls,
     cast_dtensor,
+    cast_transformed_grad,
     dtensor_refusal,
     dtensor_result,
     dual_dtensor,
@@ -112,6 +113,8 @@ class TritonEngine(EngineBase):
                 call = self.dtensor_call(x, request, "ste")
                 if call is not None and call.takes(x):
                     return call(x)
+        if isinstance(request, CastRequest) and request.modes.transform is not None:
+            return self.cast_grad(x, request, "ste")  # the transform's exact gradient
         return super().cast(x, request)
 
     def dtensor_call(self, x: Any, request: CastRequest, grad: str) -> Any:
@@ -235,7 +238,8 @@ class TritonEngine(EngineBase):
         self.check_request(x, request)
         if request.modes.transform is not None:
             # the transform by tcast_torch.hadamard around the kernels' cast (§5.11)
-            return cast_transformed(self, lambda t, r: self.run_grad(t, r, grad), x, request)
+            run = lambda t, r: self.run_grad(t, r, grad)  # noqa: E731
+            return cast_transformed_grad(self, run, x, request, grad)
         return self.run_grad(x, request, grad)
 
     def hadamard(self, x: torch.Tensor, h: Hadamard, dim: int, inverse: bool) -> torch.Tensor:

@@ -212,12 +212,19 @@ class EngineBase:
         Raises:
             SpecError: if ``result`` is not a valid result of this engine's arrays
                 (:meth:`check_result`).
-            UnsupportedError: for a part that :meth:`refusal` refuses.
+            UnsupportedError: for a part that :meth:`refusal` refuses, or a result with a
+                transform on an engine that does not set :attr:`transforms`.
         """
         result = with_int_shape(result) if isinstance(result, CastResult) else result
         self.check_result(result)
         plain = plain_result(result, self.result_ops)
         if plain.transform is not None:
+            if not self.transforms:
+                raise UnsupportedError(
+                    f"{self.label} does not decode results cast with a transform (SEMANTICS.md "
+                    f"§5.11): upcast it with an engine that sets transforms (tcast_ref, "
+                    f"tcast_torch)"
+                )
             return upcast_transformed(self, self.run_upcast, plain)
         return self.run_upcast(plain)
 
