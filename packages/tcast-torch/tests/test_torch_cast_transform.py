@@ -113,3 +113,8 @@ def test_a_nan_group_is_the_canonical_nan_of_the_input_dtype(tdt, device):
     assert set(v[0, :32].tolist()) == {canonical}  # the NaN block of 32 (and its groups)
     want = tcast_ref.cast(x.float().numpy().astype(_NP[tdt]), "mxfp8", transform=h)
     np.testing.assert_array_equal(v.numpy(), want.view(np.int16))
+    # upcast: the same values widened, the NaN as +NaN 0x7FC00000 (CUDA widens a float16
+    # NaN to 0x7FFFFFFF)
+    r = tcast_torch.cast(x.to(device), "mxfp8", castmode="actual", transform=h)
+    up = tcast_torch.upcast(r).cpu().view(torch.int32)
+    assert set(up[0, :32].tolist()) == {0x7FC00000}

@@ -47,8 +47,16 @@ class TorchTransformOps:
         return torch.where(torch.isnan(out), nan, out)
 
     def widen(self, v: torch.Tensor) -> torch.Tensor:
-        """A tensor of an input dtype as float32 (exact)."""
-        return v.to(torch.float32)
+        """A tensor of an input dtype as float32 (exact); a NaN as +NaN ``0x7FC00000``.
+
+        CUDA widens a float16 NaN to ``0x7FFFFFFF``; the canonical NaNs this widens (of
+        :meth:`round_to_input`) are positive.
+        """
+        out = v.to(torch.float32)
+        if v.dtype is torch.float32:
+            return out
+        nan = torch.full((), 0x7FC00000, dtype=torch.int32, device=v.device).view(torch.float32)
+        return torch.where(torch.isnan(out), nan, out)
 
 
 #: The steps both torch-tensor engines use.
