@@ -311,18 +311,28 @@ def test_every_bfloat16_input_in_every_round_mode_equals_reference(
 def test_compress_streams_written_packed_by_the_kernel_equal_reference(
     code, shape, device, monkeypatch
 ):
-    """Whole row tiles of codes under 8 bits: the cast kernel writes the compress stream itself."""
+    """Whole row tiles of codes under 8 bits: the cast kernel writes the compress stream itself.
+
+    Odd row counts, bfloat16 input, stochastic rounding from a seed and blocked scales where
+    the case allows them (the packing must not depend on any of them).
+    """
     import tcast_ref
+    from tcast.layout import blocked_refusal
     from tcast_triton import _launch
 
-    x = np.asarray(_entry(shape, seed=11).x)
-    xt = torch.from_numpy(x).to(device)
+    rows = shape[0] | 1  # an odd row count
+    x = np.asarray(_entry((rows, *shape[1:]), "bfloat16", seed=11).x)
+    xt = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).to(device)
+    dt = tcast.datatype(code)
+    kw = {"roundmode": "stochastic", "seed": 7}
+    if dt.sspec is not None and not blocked_refusal(dt):
+        kw["scale_layout"] = "blocked"
     # a plan cache of its own: call objects made under another serve none of these casts
     monkeypatch.setattr(_launch, "_PLANS", {})
-    got = tcast.cast(xt, code, castmode="compress", engine="triton")
+    got = tcast.cast(xt, code, castmode="compress", engine="triton", **kw)
     (plan,) = _launch._PLANS.values()
     assert plan.packed, f"{code} {shape}: the kernel did not pack"
-    want = tcast_ref.cast(x, code, castmode="compress")
+    want = tcast_ref.cast(x, code, castmode="compress", **kw)
     _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
     up = tcast_ref.upcast(want)
     np.testing.assert_array_equal(

@@ -207,6 +207,8 @@ def _result_to_numpy(r: tcast.CastResult, adapter: Adapter) -> tcast.CastResult:
         transpose_scale=r.transpose_scale,
         engine=r.engine,
         extra=r.extra,
+        scale_layout=r.scale_layout,
+        transform=r.transform,
     )
 
 
