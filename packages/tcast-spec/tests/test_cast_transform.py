@@ -61,9 +61,11 @@ def test_codes_are_the_cast_of_the_transformed_values_and_values_transform_back(
     assert got.input_dtype == in_dtype
     back = ex.hadamard_array(inner.values, shape, dim, h, inverse=True)
     assert _bits(got.values) == _bits(ex.to_input_dtype(v, in_dtype) for v in back)
-    # the decode of the stored parts is the virtual cast's values
-    up = ex.upcast(got, code, transform=h)
-    assert _bits(up) == _bits(got.values)
+    # the decode of the stored parts is the virtual cast's values (the result records h)
+    assert got.transform == h and inner.transform is None
+    assert _bits(ex.upcast(got, code)) == _bits(got.values)
+    # a float32-input result's decode, transformed back: the unrounded inverse
+    assert _bits(ex.upcast(inner, code, transform=h)) == _bits(back)
 
 
 @pytest.mark.parametrize(

@@ -91,6 +91,8 @@ class ArrayResult:
             ``meta_shape``, else None (SEMANTICS.md §8).
         meta_shape: the metadata array's shape, else None.
         meta_bits: the metadata code width (0 without metadata).
+        transform: the transform the codes were cast after (SEMANTICS.md §5.11), else None;
+            :func:`tcast.exact.upcast` inverts it.
     """
 
     shape: tuple[int, ...]
@@ -106,6 +108,7 @@ class ArrayResult:
     meta: tuple[int, ...] | None = None
     meta_shape: tuple[int, ...] | None = None
     meta_bits: int = 0
+    transform: Hadamard | None = None
 
     def packed(self) -> bytes:
         """The compress data: the kept codes, packed (SEMANTICS.md §8)."""
@@ -454,6 +457,7 @@ def _cast_transformed(
         inner,
         input_dtype=input_dtype,
         values=tuple(to_input_dtype(v, input_dtype) for v in back),
+        transform=h,
     )
 
 

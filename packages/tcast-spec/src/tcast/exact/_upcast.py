@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 from .._lookup import datatype
@@ -42,9 +43,9 @@ def upcast(
             tensor scale, mask and metadata are read; its values are not).
         dtype: the datatype it was cast to.
         transpose_scale: the transposed scaling it was cast with.
-        transform: the transform it was cast with (SEMANTICS.md §5.11): the decoded values
-            are transformed back and rounded to the result's input dtype (the virtual
-            cast's values).
+        transform: the transform it was cast with (SEMANTICS.md §5.11; default: the one the
+            result records): the decoded values are transformed back and rounded to the
+            result's input dtype (the virtual cast's values).
 
     Returns:
         One float32 value per element: ``fl32(dec(code) * X)`` with the element decoded
@@ -56,9 +57,11 @@ def upcast(
         SpecError: when the result's parts do not fit the datatype.
     """
     dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
+    transform = result.transform if transform is None else transform
     if transform is not None:
         d = transform_axis(tuple(result.shape), dt, transpose_scale, transform)
-        decoded = upcast(result, dt, transpose_scale=transpose_scale)
+        plain = replace(result, transform=None)  # its codes decoded as cast, untransformed
+        decoded = upcast(plain, dt, transpose_scale=transpose_scale)
         back = hadamard_array(decoded, result.shape, d, transform, inverse=True)
         return tuple(to_input_dtype(v, result.input_dtype) for v in back)
     n, s = dt.nspec, dt.sspec
