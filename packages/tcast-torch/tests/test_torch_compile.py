@@ -32,6 +32,9 @@ CASES = [
     ("mxfp4", "virtual", {"scalemode": "ceil"}),
     ("int8_Fc", "actual", {"roundmode": "trunc"}),
     ("e4m3fn_float32_float32_t32", "actual", {}),  # float32 tensor scale: M * max overflows
+    # a Hadamard transform (SEMANTICS.md §5.11): the butterfly traces with the cast
+    ("nvfp4", "actual", {"transform": tcast.Hadamard.te_wgrad()}),
+    ("mxfp4", "virtual", {"transform": tcast.Hadamard.seeded(32, 2)}),
 ]
 
 
