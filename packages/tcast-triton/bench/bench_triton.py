@@ -26,6 +26,7 @@ import triton
 from _timing import host_us
 from triton.testing import do_bench
 
+import tcast
 import tcast_torch
 import tcast_triton
 
@@ -59,6 +60,17 @@ CASTS: list[tuple[str, str, dict]] = [
     ("mxfp4 actual, column (t32d0)", "e2m1f_e8m0_t32d0", {"castmode": "actual"}),
     ("nvfp4 virtual", "nvfp4", {"castmode": "virtual"}),
     ("nvfp4 actual", "nvfp4", {"castmode": "actual"}),
+    # a Hadamard transform fused into the cast kernel (SEMANTICS.md §5.11)
+    (
+        "nvfp4 actual, RHT-16",
+        "nvfp4",
+        {"castmode": "actual", "transform": tcast.Hadamard.te_wgrad()},
+    ),
+    (
+        "mxfp4 actual, RHT-32",
+        "mxfp4",
+        {"castmode": "actual", "transform": tcast.Hadamard.seeded(32, 1)},
+    ),
     (
         "mxfp8 actual, stochastic seed",
         "mxfp8",

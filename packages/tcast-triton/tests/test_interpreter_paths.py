@@ -497,3 +497,40 @@ def test_an_overflowed_two_level_multiplier_gives_the_reference_nans(roundmode, 
     rbits = np.arange(x.size, dtype=np.uint32).reshape(x.shape) * np.uint32(0x9E3779B9)
     entry = cb.Entry("overflowed multiplier", x, rbits, 11)
     _check("int2_float16_float32_t16", entry, roundmode=roundmode, device=device)
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "h"),
+    [
+        ("nvfp4", (5, 64), tcast.Hadamard.te_wgrad()),  # the amax pass transforms too
+        ("mxfp4", (3, 96), tcast.Hadamard.seeded(32, 3)),
+        ("mxint8", (2, 64), tcast.Hadamard.seeded(8, 2)),  # groups smaller than the tile
+        ("uint4_float32_int8_t16", (3, 32), tcast.Hadamard.seeded(2, 5)),
+    ],
+)
+def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypatch):
+    """Actual and compress casts of whole row tiles: the cast kernel transforms the tiles it
+    loads (SEMANTICS.md §5.11), the reference's bits; other casts compose the transform."""
+    import tcast_ref
+    from tcast_triton import _launch
+
+    x = np.asarray(_entry(shape, "bfloat16", seed=13).x)
+    xt = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).to(device)
+    for cm in ("actual", "compress"):
+        for kw in ({}, {"roundmode": "stochastic", "seed": 11}):
+            monkeypatch.setattr(_launch, "_PLANS", {})
+            got = tcast.cast(xt, code, castmode=cm, transform=h, engine="triton", **kw)
+            (plan,) = _launch._PLANS.values()
+            assert plan.kw["RHT_G"] == h.size, f"{code}: the kernel did not transform"
+            want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
+            assert got.transform == h
+            _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
+    # a partial last tile (a multiple of the group, not of the tile): composed, the same bits
+    cut = shape[-1] - h.size
+    if cut % tcast.datatype(code).sspec.tiles[0].size:
+        monkeypatch.setattr(_launch, "_PLANS", {})
+        got = tcast.cast(xt[..., :cut], code, castmode="actual", transform=h, engine="triton")
+        assert not any(p.kw.get("RHT_G") for p in _launch._PLANS.values())
+        want = tcast_ref.cast(np.ascontiguousarray(x[..., :cut]), code, castmode="actual",
+                              transform=h)  # fmt: skip
+        _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))

@@ -30,9 +30,9 @@ from tcast_torch.toolkit import (
 
 from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
-from ._fallback import relabel
+from ._fallback import relabel, torch_cast
 from ._fastcast import CallsByRequest
-from ._launch import interpreting, tensor_maxima
+from ._launch import fused_transform, interpreting, tensor_maxima
 from ._launch_dual import run_dual
 from ._local import TritonLocal
 from ._pack import OPS
@@ -236,10 +236,13 @@ class TritonEngine(EngineBase):
     ) -> torch.Tensor | CastResult:
         """:meth:`cast` with a gradient option (``tcast_triton.cast(..., grad=...)``)."""
         self.check_request(x, request)
-        if request.modes.transform is not None:
+        if request.modes.transform is not None and not (
+            fused_transform(request) and not is_dtensor(x)
+        ):
             # the transform by tcast_torch.hadamard around the kernels' cast (§5.11)
             run = lambda t, r: self.run_grad(t, r, grad)  # noqa: E731
             return cast_transformed_grad(self, run, x, request, grad)
+        # the kernels (a fused transform: the cast kernel transforms the tiles it loads)
         return self.run_grad(x, request, grad)
 
     def hadamard(self, x: torch.Tensor, h: Hadamard, dim: int, inverse: bool) -> torch.Tensor:
@@ -300,7 +303,7 @@ class TritonEngine(EngineBase):
                 out = run_cast(x, request)
         if out is None:
             seed = None if request.seed is None else seed_of(request.seed)
-            out = relabel(torch_engine.run(x, replace(request, seed=seed)))
+            out = relabel(torch_cast(x, replace(request, seed=seed)))
         return out
 
     def cast_dual(

@@ -12,8 +12,17 @@ import dataclasses
 import torch
 
 from tcast import CastResult
+from tcast.kit import CastRequest, cast_transformed
+from tcast_torch import engine as torch_engine
 
-__all__ = ["relabel"]
+__all__ = ["relabel", "torch_cast"]
+
+
+def torch_cast(x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
+    """The torch engine's cast of a checked request, its transform (§5.11) composed around."""
+    if request.modes.transform is None:
+        return torch_engine.run(x, request)
+    return cast_transformed(torch_engine, torch_engine.run, x, request)
 
 
 def relabel(out: torch.Tensor | CastResult) -> torch.Tensor | CastResult:

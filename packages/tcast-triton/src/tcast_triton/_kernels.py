@@ -246,6 +246,32 @@ def store_packed(ptr, starts, row_ok, codes, N: tl.constexpr, W: tl.constexpr):
 
 
 @triton.jit
+def hadamard_rows(
+    x, G: tl.constexpr, STAGES: tl.constexpr, SIGNS: tl.constexpr, SCALE: tl.constexpr
+):
+    """The transform of SEMANTICS.md §5.10 on groups of ``G`` consecutive elements of each row.
+
+    ``x``: float32 ``[R, N]``, ``N`` a multiple of ``G = 2^STAGES`` (``G`` in 2..32);
+    ``SIGNS``: bit ``i`` set where sign ``i`` is -1; ``SCALE``: the normalization ``2^-c``.
+    The stages run in the normative order (``h = 1, 2, ..., G/2``), each add and subtract one
+    float32 rounding to nearest even; NaN payloads are left as the arithmetic makes them (a
+    cast reads a NaN's presence, not its bits).
+    """
+    R: tl.constexpr = x.shape[0]
+    N: tl.constexpr = x.shape[1]
+    k = tl.arange(0, N) % G
+    neg = ((SIGNS >> k) & 1) == 1
+    x = tl.where(neg[None, :], -x, x)  # a sign change: exact
+    for s in tl.static_range(STAGES):
+        H: tl.constexpr = 1 << s
+        v = tl.permute(tl.reshape(x, (R, N // (2 * H), 2, H)), (0, 1, 3, 2))
+        a, b = tl.split(v)
+        v = tl.join(a + b, a - b)
+        x = tl.reshape(tl.permute(v, (0, 1, 3, 2)), (R, N))
+    return x * SCALE
+
+
+@triton.jit
 def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
     """int32 codes as the stored unsigned dtype (CB bytes)."""
     if CB == 1:
@@ -578,8 +604,16 @@ def _cast_tiles(
     BLK: tl.constexpr = False,
     PATCH: tl.constexpr = False,
     GIVEN: tl.constexpr = False,
+    RHT_G: tl.constexpr = 0,
+    RHT_STAGES: tl.constexpr = 0,
+    RHT_SIGNS: tl.constexpr = 0,
+    RHT_SCALE: tl.constexpr = 1.0,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
+
+    ``RHT_G``: the cast's Hadamard transform (SEMANTICS.md §5.11) on groups of ``RHT_G``
+    elements of each row tile (0: none; flat row tiles, not ``LOOP``), applied as the tiles
+    are loaded (:func:`hadamard_rows`).
 
     ``PACK``: codes of ``PACK`` bits (1..7; 0: none) written packed into the compress stream
     (row tiles of a compile-time length, a multiple of :func:`tcast_triton._launch.pack_group`,
@@ -610,6 +644,8 @@ def _cast_tiles(
         )  # fmt: skip
     else:
         x = load_f32(x_ptr, offs, mask, IN)
+        if RHT_G > 0:
+            x = hadamard_rows(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
     tmax = 0
     if SK == SK_TWO:
@@ -666,6 +702,8 @@ def _cast_tiles(
     else:
         if PRE or GIVEN:
             x = load_f32(x_ptr, offs, mask, IN)
+            if RHT_G > 0:
+                x = hadamard_rows(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
         _encode_block(
             x,
@@ -1019,14 +1057,24 @@ def _amax_pass(
     U: tl.constexpr,
     BLOCK: tl.constexpr,
     I64: tl.constexpr,
+    RHT_G: tl.constexpr = 0,
+    RHT_STAGES: tl.constexpr = 0,
+    RHT_SIGNS: tl.constexpr = 0,
+    RHT_SCALE: tl.constexpr = 1.0,
 ):
     """The tensor's maxima of magnitude bits (and uint's positive/negative maxima).
 
-    Atomic integer max: the same result whatever order the programs run in.
+    Atomic integer max: the same result whatever order the programs run in. ``RHT_G``: the
+    maxima of the transformed values (groups of consecutive elements along the last
+    dimension, whose length is a multiple of ``RHT_G``; 0: none).
     """
     offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)
+    if RHT_G > 0:
+        xg = tl.reshape(x, (BLOCK // RHT_G, RHT_G))
+        xg = hadamard_rows(xg, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
+        x = tl.reshape(xg, (BLOCK,))
     mx, hi, lo = _block_max(x, mask, 0, U)
     tl.atomic_max(stats_ptr, mx)
     if U:

@@ -16,7 +16,7 @@ import torch
 import triton
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from tcast import CastMode, CastResult, DataType, RoundMode
+from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, TcastError
 from tcast.kit import CastRequest, CastRules, build_result, scale_bounds
 from tcast_torch.toolkit import traced_launches
 
@@ -131,7 +131,7 @@ def tensor_maxima(x: torch.Tensor, req: CastRequest) -> torch.Tensor:
     xin = bits_of(xc)
     buf = torch.zeros(3, dtype=torch.int32, device=xc.device)
     if xc.numel():
-        kw = amax_pass_kw(req.dtype, xc)
+        kw = amax_pass_kw(req.dtype, xc, req.modes.transform)
         key = tuple(sorted(kw.items()))
         launch = _AMAX_LAUNCHES.get(key)
         if launch is None:
@@ -572,6 +572,9 @@ def _tiled_plan(
     pack = _pack_bits(req)
     if not (flat and tp == tile and not channel and pack and tile % pack_group(pack) == 0):
         pack = 0
+    rht = rht_kw(req.modes.transform)
+    if rht and not (axis == 1 and flat and tp == tile and not (channel or given or pre)):
+        raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
     else:
@@ -596,6 +599,7 @@ def _tiled_plan(
         BLK=req.blocked is not None,
         PATCH=patch,
         GIVEN=given,
+        **rht,
         num_warps=warps,
         **_LAUNCH_OPTS,
     )
@@ -605,7 +609,7 @@ def _tiled_plan(
         ROW_PIECES
         and not given
         and flat
-        and not (loop or pre or channel or pack)
+        and not (loop or pre or channel or pack or rht)
         and tp == tile == ROW_PIECES_TILE
         and pieces > 1
         and bl >= 32
@@ -646,14 +650,54 @@ def _patches(req: CastRequest, row_tiles: bool, bl: int, nt: int, outer: int) ->
     )
 
 
-def amax_pass_kw(dt: DataType, xc: torch.Tensor) -> dict:
-    """The compile-time arguments of the tensor-amax pass (``_amax_pass``) over ``xc``."""
+def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = None) -> dict:
+    """The compile-time arguments of the tensor-amax pass (``_amax_pass``) over ``xc``.
+
+    ``transform``: the maxima of the transformed values (a fused transform, :func:`rht_kw`).
+    """
     return dict(
         IN=_IN_CODES[xc.dtype],
         U=dt.nspec.is_uint,
         BLOCK=AMAX_BLOCK,
         I64=_needs_i64(xc),
         num_warps=AMAX_WARPS,
+        **rht_kw(transform),
+    )
+
+
+#: The largest group a cast kernel transforms itself (its signs one compile-time int32 mask).
+MAX_FUSED_TRANSFORM = 32
+
+
+def rht_kw(h: Hadamard | None) -> dict:
+    """The compile-time arguments of a transform fused into a kernel (none for None)."""
+    if h is None:
+        return {}
+    signs = sum(1 << i for i, s in enumerate(h.signs) if s < 0)
+    return dict(RHT_G=h.size, RHT_STAGES=h.stages, RHT_SIGNS=signs, RHT_SCALE=2.0**-h.shift)
+
+
+def fused_transform(req: CastRequest) -> bool:
+    """Whether the cast kernel applies ``req``'s transform itself (SEMANTICS.md §5.11).
+
+    Actual and compress casts of dense 1-D tiles along the last dimension, whole (its length
+    a multiple of the tile), of at most :data:`MAX_ROW_CHANNEL` elements and a multiple of the
+    group size, groups of at most :data:`MAX_FUSED_TRANSFORM`. Other transforms are composed
+    (``tcast.kit.cast_transformed``).
+    """
+    h, lay = req.modes.transform, req.layout
+    if h is None or h.size > MAX_FUSED_TRANSFORM or req.virtual or lay is None:
+        return False
+    if len(lay.dims) != 1 or lay.sparse is not None or req.dtype.sspec.tiles[0].size == 0:
+        return False
+    (d,) = lay.dims
+    tile = lay.sizes[0]
+    return (
+        d == len(lay.shape) - 1
+        and tile <= MAX_ROW_CHANNEL
+        and tile & (tile - 1) == 0
+        and lay.shape[d] % tile == 0
+        and tile % h.size == 0
     )
 
 
@@ -677,7 +721,7 @@ def scaled_fields(
         padded = count != bs.rows * bs.cols
     if amax and numel:
         amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
-        amax_kw = amax_pass_kw(dt, xc)
+        amax_kw = amax_pass_kw(dt, xc, req.modes.transform)
     return dict(
         out_bytes=0 if req.virtual else _code_bytes(dt.nspec.bits),
         scale_bytes=_code_bytes(dt.sspec.scale.bits),

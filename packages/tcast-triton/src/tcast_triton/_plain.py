@@ -15,12 +15,11 @@ import torch
 
 from tcast import CastResult
 from tcast.kit import CastRequest
-from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import virtual_with_grad
 
 from ._cast_launch import run_cast
 from ._device import on_device
-from ._fallback import relabel
+from ._fallback import relabel, torch_cast
 
 __all__ = ["Traced", "cast_eager", "cast_plain"]
 
@@ -57,4 +56,4 @@ def cast_eager(x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResu
     if x.numel():
         with on_device(x):
             out = run_cast(x, request)
-    return relabel(torch_engine.run(x, request)) if out is None else out
+    return relabel(torch_cast(x, request)) if out is None else out
