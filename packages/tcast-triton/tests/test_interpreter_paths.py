@@ -503,7 +503,7 @@ def test_an_overflowed_two_level_multiplier_gives_the_reference_nans(roundmode, 
     ("code", "shape", "h"),
     [
         ("nvfp4", (5, 64), tcast.Hadamard.te_wgrad()),  # the amax pass transforms too
-        ("mxfp4", (3, 96), tcast.Hadamard.seeded(32, 3)),
+        ("mxfp4", (3, 96), tcast.Hadamard.seeded(32, 0)),  # sign 31 is -1: the int32 sign
         ("mxint8", (2, 64), tcast.Hadamard.seeded(8, 2)),  # groups smaller than the tile
         ("uint4_float32_int8_t16", (3, 32), tcast.Hadamard.seeded(2, 5)),
     ],
@@ -515,6 +515,8 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
     from tcast_triton import _launch
 
     x = np.asarray(_entry(shape, "bfloat16", seed=13).x)
+    # a group of signed zeros: the sign change is exact (-(+0) = -0)
+    x[0, : h.size] = np.where(np.arange(h.size) % 3 == 0, -0.0, 0.0).astype(x.dtype)
     xt = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).to(device)
     for cm in ("actual", "compress"):
         for kw in ({}, {"roundmode": "stochastic", "seed": 11}):
@@ -534,3 +536,22 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
         want = tcast_ref.cast(np.ascontiguousarray(x[..., :cut]), code, castmode="actual",
                               transform=h)  # fmt: skip
         _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
+
+
+def test_a_transform_under_torch_compile_is_composed_with_the_reference_bits(device):
+    """The ``tcast_triton::cast`` op carries no transform: traced casts compose it."""
+    import tcast_ref
+    import tcast_triton
+
+    h = tcast.Hadamard.seeded(16, 4)
+    x = np.asarray(_entry((4, 64), "float32", seed=2).x)
+    xt = torch.from_numpy(x).to(device)
+
+    def fn(v):
+        return tcast_triton.cast(v, "nvfp4", castmode="actual", transform=h)
+
+    torch._dynamo.reset()
+    got = torch.compile(fn, fullgraph=True, backend="eager")(xt)
+    assert got.transform == h
+    want = tcast_ref.cast(x, "nvfp4", castmode="actual", transform=h)
+    _assert_same_parts(want, got, ("data", "scale", "tenscale"))

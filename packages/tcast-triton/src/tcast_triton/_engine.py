@@ -236,8 +236,9 @@ class TritonEngine(EngineBase):
     ) -> torch.Tensor | CastResult:
         """:meth:`cast` with a gradient option (``tcast_triton.cast(..., grad=...)``)."""
         self.check_request(x, request)
+        # a fused transform outside traces only: the tcast_triton::cast op carries no transform
         if request.modes.transform is not None and not (
-            fused_transform(request) and not is_dtensor(x)
+            fused_transform(request) and not is_dtensor(x) and not torch.compiler.is_compiling()
         ):
             # the transform by tcast_torch.hadamard around the kernels' cast (§5.11)
             run = lambda t, r: self.run_grad(t, r, grad)  # noqa: E731

@@ -252,7 +252,8 @@ def hadamard_rows(
     """The transform of SEMANTICS.md §5.10 on groups of ``G`` consecutive elements of each row.
 
     ``x``: float32 ``[R, N]``, ``N`` a multiple of ``G = 2^STAGES`` (``G`` in 2..32);
-    ``SIGNS``: bit ``i`` set where sign ``i`` is -1; ``SCALE``: the normalization ``2^-c``.
+    ``SIGNS``: bit ``i`` set where sign ``i`` is -1 (an int32); ``SCALE``: the normalization
+    ``2^-c``.
     The stages run in the normative order (``h = 1, 2, ..., G/2``), each add and subtract one
     float32 rounding to nearest even; NaN payloads are left as the arithmetic makes them (a
     cast reads a NaN's presence, not its bits).
@@ -260,8 +261,10 @@ def hadamard_rows(
     R: tl.constexpr = x.shape[0]
     N: tl.constexpr = x.shape[1]
     k = tl.arange(0, N) % G
-    neg = ((SIGNS >> k) & 1) == 1
-    x = tl.where(neg[None, :], -x, x)  # a sign change: exact
+    neg = ((SIGNS >> k) & 1) == 1  # an arithmetic shift of an int32 mask: bit 0 is exact
+    # the sign bit flipped (exact, zeros too: Triton's -x is 0 - x, which makes -(+0) = +0)
+    xb = x.to(tl.int32, bitcast=True)
+    x = tl.where(neg[None, :], xb ^ -2147483648, xb).to(tl.float32, bitcast=True)
     for s in tl.static_range(STAGES):
         H: tl.constexpr = 1 << s
         v = tl.permute(tl.reshape(x, (R, N // (2 * H), 2, H)), (0, 1, 3, 2))

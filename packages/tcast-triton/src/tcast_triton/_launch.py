@@ -662,6 +662,7 @@ def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = No
         I64=_needs_i64(xc),
         num_warps=AMAX_WARPS,
         **rht_kw(transform),
+        **(_LAUNCH_OPTS if transform is not None else {}),  # the butterfly: no contraction
     )
 
 
@@ -674,6 +675,7 @@ def rht_kw(h: Hadamard | None) -> dict:
     if h is None:
         return {}
     signs = sum(1 << i for i, s in enumerate(h.signs) if s < 0)
+    signs -= (signs >> 31) << 32  # as int32 (Triton types the constant so): bit 31 its sign
     return dict(RHT_G=h.size, RHT_STAGES=h.stages, RHT_SIGNS=signs, RHT_SCALE=2.0**-h.shift)
 
 
