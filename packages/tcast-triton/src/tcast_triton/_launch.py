@@ -136,7 +136,7 @@ def tensor_maxima(x: torch.Tensor, req: CastRequest) -> torch.Tensor:
         launch = _AMAX_LAUNCHES.get(key)
         if launch is None:
             launch = _AMAX_LAUNCHES[key] = Launch(_amax_pass, kw)
-        launch((triton.cdiv(xc.numel(), AMAX_BLOCK),), xin, buf, xc.numel())
+        launch((triton.cdiv(xc.numel(), kw["BLOCK"]),), xin, buf, xc.numel())
     return buf
 
 
@@ -392,6 +392,9 @@ BLOCKED_PATCHES = "all"
 #: these two with ``triton.testing.do_bench``): bfloat16 16384 / 16 warps 0.143, 32768 / 16
 #: 0.135, 32768 / 8 0.132, 65536 / 8 0.131; float32 16384 / 16 0.256, 32768 / 8 0.248.
 AMAX_BLOCK = 32768
+#: Elements per program of an amax pass that transforms its values (a fused transform): its
+#: butterfly's layout changes hold the whole block, so it is smaller.
+AMAX_BLOCK_FUSED = 4096
 AMAX_WARPS = 8
 
 
@@ -658,7 +661,7 @@ def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = No
     return dict(
         IN=_IN_CODES[xc.dtype],
         U=dt.nspec.is_uint,
-        BLOCK=AMAX_BLOCK,
+        BLOCK=AMAX_BLOCK if transform is None else AMAX_BLOCK_FUSED,
         I64=_needs_i64(xc),
         num_warps=AMAX_WARPS,
         **rht_kw(transform),
@@ -722,8 +725,8 @@ def scaled_fields(
         blocked, count = bs.shape, bs.padded_rows * bs.padded_cols
         padded = count != bs.rows * bs.cols
     if amax and numel:
-        amax_grid = (triton.cdiv(numel, AMAX_BLOCK),)
         amax_kw = amax_pass_kw(dt, xc, req.modes.transform)
+        amax_grid = (triton.cdiv(numel, amax_kw["BLOCK"]),)
     return dict(
         out_bytes=0 if req.virtual else _code_bytes(dt.nspec.bits),
         scale_bytes=_code_bytes(dt.sspec.scale.bits),
