@@ -513,7 +513,7 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
     """Actual and compress casts of whole row tiles: the cast kernel transforms the tiles it
     loads (SEMANTICS.md §5.11), the reference's bits; other casts compose the transform."""
     import tcast_ref
-    from tcast_triton import _launch
+    from tcast_triton import _kernels, _launch
 
     x = np.asarray(_entry(shape, "bfloat16", seed=13).x)
     # a group of signed zeros: the sign change is exact (-(+0) = -0)
@@ -525,6 +525,10 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
             got = tcast.cast(xt, code, castmode=cm, transform=h, engine="triton", **kw)
             (plan,) = _launch._PLANS.values()
             assert plan.kw["RHT_G"] == h.size, f"{code}: the kernel did not transform"
+            # deterministic casts: each tile in one thread (packed compress streams and Philox
+            # by runs keep the [BL, TP] block of _cast_tiles)
+            pieces = not (plan.packed or kw)
+            assert (plan.kernel is _kernels._cast_row_pieces) == pieces, f"{code} {cm} {kw}"
             want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
             assert got.transform == h
             _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))

@@ -266,12 +266,37 @@ def hadamard_rows(
     xb = x.to(tl.int32, bitcast=True)
     x = tl.where(neg[None, :], xb ^ -2147483648, xb).to(tl.float32, bitcast=True)
     for s in tl.static_range(STAGES):
-        H: tl.constexpr = 1 << s
-        v = tl.permute(tl.reshape(x, (R, N // (2 * H), 2, H)), (0, 1, 3, 2))
-        a, b = tl.split(v)
-        v = tl.join(a + b, a - b)
-        x = tl.reshape(tl.permute(v, (0, 1, 3, 2)), (R, N))
+        x = _butterfly_stage(x, R, N, 1 << s)
     return x * SCALE
+
+
+@triton.jit
+def hadamard_pieces(
+    x, G: tl.constexpr, STAGES: tl.constexpr, SIGNS: tl.constexpr, SCALE: tl.constexpr
+):
+    """:func:`hadamard_rows` on a ``[R, NP, V]`` block: piece ``p`` of row ``r`` is elements
+    ``[p * V, (p + 1) * V)`` of it.
+
+    Loaded so (``V`` elements one 16-byte vector), a row's pieces lie in one thread's
+    registers: the butterfly's pairs never cross threads and the views below move no data
+    (in the ``[R, N]`` block of ``_cast_tiles`` a 32-element group spans two threads, and
+    its last stage goes through shared memory).
+    """
+    R: tl.constexpr = x.shape[0]
+    NP: tl.constexpr = x.shape[1]
+    V: tl.constexpr = x.shape[2]
+    t = hadamard_rows(tl.reshape(x, (R, NP * V)), G, STAGES, SIGNS, SCALE)
+    return tl.reshape(t, (R, NP, V))
+
+
+@triton.jit
+def _butterfly_stage(x, R: tl.constexpr, N: tl.constexpr, H: tl.constexpr):
+    """One stage: pairs ``(a, b)`` at distance ``H`` inside blocks of ``2H`` become
+    ``(a + b, a - b)`` (a helper, since a compiled loop cannot rebind a constexpr)."""
+    v = tl.permute(tl.reshape(x, (R, N // (2 * H), 2, H)), (0, 1, 3, 2))
+    a, b = tl.split(v)
+    v = tl.join(a + b, a - b)
+    return tl.reshape(tl.permute(v, (0, 1, 3, 2)), (R, N))
 
 
 @triton.jit
@@ -990,16 +1015,25 @@ def _cast_row_pieces(
     BLK: tl.constexpr = False,
     PATCH: tl.constexpr = False,
     PAIRS: tl.constexpr = False,
+    RHT_G: tl.constexpr = 0,
+    RHT_STAGES: tl.constexpr = 0,
+    RHT_SIGNS: tl.constexpr = 0,
+    RHT_SCALE: tl.constexpr = 1.0,
+    ROWS_OUTER: tl.constexpr = False,
 ):
-    """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile in one thread.
+    """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile's scale computed once.
 
-    In the ``[BL, TP]`` block of ``_cast_tiles`` the compiler gives each thread one 16-byte
-    vector of a row, so a tile wider than 16 bytes is spread over several threads and every
-    one of them computes the tile's scale (for a float or two-level scale, over a hundred
-    instructions). Here the block is ``[NP, BL, TP // NP]``: piece ``p`` of tile ``k`` is
-    elements ``[p * V, (p + 1) * V)`` of it, one 16-byte vector, and the compiler puts the
-    ``NP`` pieces of a tile in one thread's registers (threads and warps along ``BL``, one
-    tile per thread). Same bits as ``_cast_tiles``: only the placement differs.
+    In the ``[BL, TP]`` block of ``_cast_tiles`` every thread holding part of a tile computes
+    the tile's scale (for a float or two-level scale, over a hundred instructions). Here the
+    block is ``[NP, BL, TP // NP]``: piece ``p`` of tile ``k`` is elements
+    ``[p * V, (p + 1) * V)`` of it, one 16-byte vector; the tile's scale is computed once
+    per lane of ``BL`` (the compiler spreads the ``NP`` pieces over neighbouring threads,
+    which keeps the loads coalesced: the tile's maximum is a few shuffles). Same bits as
+    ``_cast_tiles``: only the placement differs.
+
+    ``ROWS_OUTER``: the block ``[BL, NP, TP // NP]`` instead (not with ``PAIRS``), which
+    the compiler places one tile per thread; ``RHT_G``: the transform of ``_cast_tiles`` on
+    groups inside a tile (with ``ROWS_OUTER``: the butterfly stays in registers).
     """
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -1009,13 +1043,21 @@ def _cast_row_pieces(
         k = _block_start(I64) * BL + tl.arange(0, BL)
         lane_ok = k < ntiles
     starts = k * TP
-    piece = (tl.arange(0, NP) * V)[:, None, None]
-    offs = starts[None, :, None] + piece + tl.arange(0, V)[None, None, :]
+    if ROWS_OUTER:
+        TA: tl.constexpr = 1  # the tile's pieces
+        piece = (tl.arange(0, NP) * V)[None, :, None]
+        offs = starts[:, None, None] + piece + tl.arange(0, V)[None, None, :]
+        lanes3 = lane_ok[:, None, None]
+    else:
+        TA: tl.constexpr = 0
+        piece = (tl.arange(0, NP) * V)[:, None, None]
+        offs = starts[None, :, None] + piece + tl.arange(0, V)[None, None, :]
+        lanes3 = lane_ok[None, :, None]
     if FULL:
         lane_ok = tl.full((BL,), 1, tl.int1)
-        mask = tl.full((NP, BL, V), 1, tl.int1)
+        mask = tl.full(offs.shape, 1, tl.int1)
     else:
-        mask = tl.broadcast_to(lane_ok[None, :, None], (NP, BL, V))
+        mask = tl.broadcast_to(lanes3, offs.shape)
     if PAIRS:  # bfloat16 words of two elements, encoded by _codec.pair_codes
         offw = (starts // 2)[None, :, None] + piece // 2 + tl.arange(0, V // 2)[None, None, :]
         maskw = tl.broadcast_to(lane_ok[None, :, None], offw.shape)
@@ -1023,10 +1065,12 @@ def _cast_row_pieces(
         mx, hi, lo = pair_pieces_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
+        if RHT_G > 0:
+            x = hadamard_pieces(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         m2, h2, l2 = _block_max(x, mask, 2, U)
-        mx = tl.max(m2, axis=0)
-        hi = tl.max(h2, axis=0)
-        lo = tl.max(l2, axis=0)
+        mx = tl.max(m2, axis=TA)
+        hi = tl.max(h2, axis=TA)
+        lo = tl.max(l2, axis=TA)
     tmax = 0
     if SK == SK_TWO:
         tmax = tl.load(stats_ptr)
@@ -1043,11 +1087,11 @@ def _cast_row_pieces(
         store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E)
     else:
         r = random_words(seed, rb_ptr, offs, mask, RS)
-        # the lane values as [1, BL]: _encode_block adds the trailing axis
+        # the lane values as [1, BL] ([BL, 1]): _encode_block adds the trailing axis
         _encode_block(
-            x, r, offs, mask, recip[None, :], zval[None, :], dec[None, :], bad[None, :],
-            out_ptr, 2, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB, starts, lane_ok,
-            0, TP,
+            x, r, offs, mask, tl.expand_dims(recip, TA), tl.expand_dims(zval, TA),
+            tl.expand_dims(dec, TA), tl.expand_dims(bad, TA), out_ptr, 2, E, MODE, EK, FIXED,
+            INV_FIXED, IN, VIRTUAL, CB, starts, lane_ok, 0, TP,
         )  # fmt: skip
 
 
@@ -1064,21 +1108,33 @@ def _amax_pass(
     RHT_STAGES: tl.constexpr = 0,
     RHT_SIGNS: tl.constexpr = 0,
     RHT_SCALE: tl.constexpr = 1.0,
+    RHT_V: tl.constexpr = 1,
 ):
     """The tensor's maxima of magnitude bits (and uint's positive/negative maxima).
 
     Atomic integer max: the same result whatever order the programs run in. ``RHT_G``: the
     maxima of the transformed values (groups of consecutive elements along the last
-    dimension, whose length is a multiple of ``RHT_G``; 0: none).
+    dimension, whose length is a multiple of ``RHT_G``; 0: none), each group in one thread
+    as pieces of ``RHT_V`` elements (:func:`hadamard_pieces`).
     """
-    offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = load_f32(x_ptr, offs, mask, IN)
+    start = _block_start(I64) * BLOCK
     if RHT_G > 0:
-        xg = tl.reshape(x, (BLOCK // RHT_G, RHT_G))
-        xg = hadamard_rows(xg, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
-        x = tl.reshape(xg, (BLOCK,))
-    mx, hi, lo = _block_max(x, mask, 0, U)
+        NP: tl.constexpr = RHT_G // RHT_V
+        groups = (tl.arange(0, BLOCK // RHT_G) * RHT_G)[:, None, None]
+        piece = (tl.arange(0, NP) * RHT_V)[None, :, None]
+        offs = start + groups + piece + tl.arange(0, RHT_V)[None, None, :]
+        mask = offs < n
+        x = load_f32(x_ptr, offs, mask, IN)
+        x = hadamard_pieces(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
+        m3, h3, l3 = _block_max(x, mask, 2, U)
+        mx = tl.max(tl.max(m3, axis=1), axis=0)
+        hi = tl.max(tl.max(h3, axis=1), axis=0)
+        lo = tl.max(tl.max(l3, axis=1), axis=0)
+    else:
+        offs = start + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = load_f32(x_ptr, offs, mask, IN)
+        mx, hi, lo = _block_max(x, mask, 0, U)
     tl.atomic_max(stats_ptr, mx)
     if U:
         tl.atomic_max(stats_ptr + 1, hi)

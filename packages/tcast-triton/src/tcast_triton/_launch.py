@@ -392,9 +392,10 @@ BLOCKED_PATCHES = "all"
 #: these two with ``triton.testing.do_bench``): bfloat16 16384 / 16 warps 0.143, 32768 / 16
 #: 0.135, 32768 / 8 0.132, 65536 / 8 0.131; float32 16384 / 16 0.256, 32768 / 8 0.248.
 AMAX_BLOCK = 32768
-#: Elements per program of an amax pass that transforms its values (a fused transform): its
-#: butterfly's layout changes hold the whole block, so it is smaller.
-AMAX_BLOCK_FUSED = 4096
+#: Elements per program of an amax pass that transforms its values (a fused transform; H200,
+#: 16384^2 bfloat16 NVFP4 with RHT-16, whole cast: 4096 0.451 ms, 8192 0.431, 16384 0.421,
+#: 32768 0.448).
+AMAX_BLOCK_FUSED = 16384
 AMAX_WARPS = 8
 
 
@@ -612,17 +613,19 @@ def _tiled_plan(
         ROW_PIECES
         and not given
         and flat
-        and not (loop or pre or channel or pack or rht)
-        and tp == tile == ROW_PIECES_TILE
+        and not (loop or pre or channel or pack)
+        # a transform's groups inside one thread: tiles of any size (ROW_PIECES_TILE otherwise)
+        and tp == tile == (tile if rht else ROW_PIECES_TILE)
         and pieces > 1
         and bl >= 32
         and rs != 1  # Philox by runs keeps the [BL, TP] block
     ):
         kernel = _cast_row_pieces
         kw = {k: v for k, v in kw.items() if k not in _NOT_PIECES}
-        kw.update(
-            NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs_ok(req, scaled, xc, length, word4)
-        )
+        pairs = not rht and pairs_ok(req, scaled, xc, length, word4)
+        # a transform's tile in one thread (H200: as fast as the [NP, BL, V] block for actual
+        # casts without one, slower for virtual ones)
+        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs, ROWS_OUTER=bool(rht))
     return _Plan(
         kernel,
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),
@@ -665,6 +668,8 @@ def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = No
         I64=_needs_i64(xc),
         num_warps=AMAX_WARPS,
         **rht_kw(transform),
+        # a group's pieces: 16-byte vectors of the input
+        **({} if transform is None else {"RHT_V": min(transform.size, 16 // xc.element_size())}),
         **(_LAUNCH_OPTS if transform is not None else {}),  # the butterfly: no contraction
     )
 
