@@ -274,13 +274,13 @@ def hadamard_rows(
 def hadamard_pieces(
     x, G: tl.constexpr, STAGES: tl.constexpr, SIGNS: tl.constexpr, SCALE: tl.constexpr
 ):
-    """:func:`hadamard_rows` on a ``[R, NP, V]`` block: piece ``p`` of row ``r`` is elements
-    ``[p * V, (p + 1) * V)`` of it.
+    """:func:`hadamard_rows` on a ``[R, NP, V]`` block of rows cut into pieces.
 
-    Loaded so (``V`` elements one 16-byte vector), a row's pieces lie in one thread's
-    registers: the butterfly's pairs never cross threads and the views below move no data
-    (in the ``[R, N]`` block of ``_cast_tiles`` a 32-element group spans two threads, and
-    its last stage goes through shared memory).
+    Piece ``p`` of row ``r`` is elements ``[p * V, (p + 1) * V)`` of it. Loaded so (``V``
+    elements one 16-byte vector), a row's pieces lie in one thread's registers: the
+    butterfly's pairs never cross threads and the views below move no data (in the ``[R, N]``
+    block of ``_cast_tiles`` a 32-element group spans two threads, and its last stage goes
+    through shared memory).
     """
     R: tl.constexpr = x.shape[0]
     NP: tl.constexpr = x.shape[1]
@@ -291,8 +291,10 @@ def hadamard_pieces(
 
 @triton.jit
 def _butterfly_stage(x, R: tl.constexpr, N: tl.constexpr, H: tl.constexpr):
-    """One stage: pairs ``(a, b)`` at distance ``H`` inside blocks of ``2H`` become
-    ``(a + b, a - b)`` (a helper, since a compiled loop cannot rebind a constexpr)."""
+    """One butterfly stage: pairs ``(a, b)`` at distance ``H`` become ``(a + b, a - b)``.
+
+    A helper, since a compiled loop cannot rebind a constexpr.
+    """
     v = tl.permute(tl.reshape(x, (R, N // (2 * H), 2, H)), (0, 1, 3, 2))
     a, b = tl.split(v)
     v = tl.join(a + b, a - b)
