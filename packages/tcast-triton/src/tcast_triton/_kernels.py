@@ -9,8 +9,9 @@ cast reads the input as the canonical view ``[outer, L, inner]`` with its tiles 
 * column geometry (``inner > 1``, ``AXIS == 0``): a program owns one tile index along ``L``
   for ``BL`` neighbouring columns of ``inner``, a ``[TP, BL]`` block reduced along axis 0,
   so loads and scale stores stay coalesced without a transpose;
-* flat 32-wide row tiles (``_cast_row_pieces``): the block is ``[NP, BL, TP // NP]``, each
-  tile's 16-byte pieces in one thread, so its scale is computed once per tile;
+* flat 32-wide row tiles (``_cast_row_pieces``): the block is ``[NP, BL, TP // NP]`` of
+  16-byte pieces, each tile's scale computed once (a transform: ``[BL, NP, TP // NP]``, each
+  tile in one thread);
 * ``LOOP``: the tile is longer than one block (channels): one loop takes the block maxima,
   a second encodes; ``PRE``: the block maxima come from the amax pass (a tensor scale).
 """

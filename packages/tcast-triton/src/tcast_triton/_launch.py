@@ -577,7 +577,8 @@ def _tiled_plan(
     if not (flat and tp == tile and not channel and pack and tile % pack_group(pack) == 0):
         pack = 0
     rht = rht_kw(req.modes.transform)
-    if rht and not (axis == 1 and flat and tp == tile and not (channel or given or pre)):
+    fused = rht["RHT_G"] > 0
+    if fused and not (axis == 1 and flat and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
@@ -615,17 +616,17 @@ def _tiled_plan(
         and flat
         and not (loop or pre or channel or pack)
         # a transform's groups inside one thread: tiles of any size (ROW_PIECES_TILE otherwise)
-        and tp == tile == (tile if rht else ROW_PIECES_TILE)
+        and tp == tile == (tile if fused else ROW_PIECES_TILE)
         and pieces > 1
         and bl >= 32
         and rs != 1  # Philox by runs keeps the [BL, TP] block
     ):
         kernel = _cast_row_pieces
         kw = {k: v for k, v in kw.items() if k not in _NOT_PIECES}
-        pairs = not rht and pairs_ok(req, scaled, xc, length, word4)
+        pairs = not fused and pairs_ok(req, scaled, xc, length, word4)
         # a transform's tile in one thread (H200: as fast as the [NP, BL, V] block for actual
         # casts without one, slower for virtual ones)
-        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs, ROWS_OUTER=bool(rht))
+        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs, ROWS_OUTER=fused)
     return _Plan(
         kernel,
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),
@@ -669,7 +670,7 @@ def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = No
         num_warps=AMAX_WARPS,
         **rht_kw(transform),
         # a group's pieces: 16-byte vectors of the input
-        **({} if transform is None else {"RHT_V": min(transform.size, 16 // xc.element_size())}),
+        RHT_V=1 if transform is None else min(transform.size, 16 // xc.element_size()),
         **(_LAUNCH_OPTS if transform is not None else {}),  # the butterfly: no contraction
     )
 
@@ -679,9 +680,13 @@ MAX_FUSED_TRANSFORM = 32
 
 
 def rht_kw(h: Hadamard | None) -> dict:
-    """The compile-time arguments of a transform fused into a kernel (none for None)."""
+    """The compile-time arguments of a transform fused into a kernel (``RHT_G`` 0: none).
+
+    Always all of them: ``torch.compile`` passes None for a kernel parameter a launch omits,
+    whatever its default.
+    """
     if h is None:
-        return {}
+        return dict(RHT_G=0, RHT_STAGES=0, RHT_SIGNS=0, RHT_SCALE=1.0)
     signs = sum(1 << i for i, s in enumerate(h.signs) if s < 0)
     signs -= (signs >> 31) << 32  # as int32 (Triton types the constant so): bit 31 its sign
     return dict(RHT_G=h.size, RHT_STAGES=h.stages, RHT_SIGNS=signs, RHT_SCALE=2.0**-h.shift)
