@@ -9,12 +9,13 @@ of a vector changed (SEMANTICS.md, docs/golden-vectors.md).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tcast.cli import main
-from tcast_ref.golden import CORE, METADATA_SETS, Settings, generate, write
+from tcast_ref.golden import CORE, METADATA_SETS, TRANSFORM_SETS, core_settings, generate, write
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -26,7 +27,7 @@ def test_the_core_sets_are_committed():
 
 @pytest.mark.parametrize("name", CORE)
 def test_regenerating_gives_the_committed_bytes(tmp_path, name):
-    write(generate(Settings.of(name)), tmp_path / name)
+    write(generate(core_settings(name)), tmp_path / name)
     new, old = tmp_path / name, GOLDEN / name
     assert sorted(p.name for p in new.iterdir()) == sorted(p.name for p in old.iterdir())
     for p in sorted(old.iterdir()):
@@ -50,7 +51,13 @@ def test_every_installed_engine_passes_every_committed_set(capsys):
     lines = table.splitlines()[2:]
     # the last line names the engines verified and those that could not run here
     assert lines[-1].startswith("engines verified: ") and "ref" in lines[-1]
-    rows = [r.split() for r in lines[:-1]]
+    # a row: the set's label (a name, and options in parentheses), cases, engine, result
+    rows = []
+    for line in lines[:-1]:
+        label, cases, engine, result = re.fullmatch(
+            r"(\S+(?: \([^)]*\))?)\s+(\d+|-)\s+(\S+)\s+(.*?)\s*", line
+        ).groups()
+        rows.append([label, cases, engine, *result.split()])
     # an engine with no usable device here (triton without a GPU) has one "no device" row;
     # one that does not implement a set's datatype (its supports() says no: the MSFP and
     # codebook sets on every engine but ref) has a "not supported" row, which is no failure
@@ -60,7 +67,10 @@ def test_every_installed_engine_passes_every_committed_set(capsys):
     ran = [r for r in ran if r not in refused]
     assert ran and all(r[-1] == "0" for r in ran)
     assert {"ref", "torch"} <= {r[2] for r in ran}
-    assert {r[0] for r in ran if r[2] == "ref"} == set(CORE)
+    labels = {n: n for n in CORE}
+    for n, (dtype, h) in TRANSFORM_SETS.items():
+        labels[n] = f"{dtype} (RHT-{h.size})"
+    assert {r[0] for r in ran if r[2] == "ref"} == set(labels.values())
 
 
 def test_a_named_engine_that_refuses_a_set_is_a_failure(capsys):

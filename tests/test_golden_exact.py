@@ -11,6 +11,8 @@ one vector; each line of a 1-D tile set is one block along the last dimension, c
 array of its LEN elements (partial tiles included); under a tensor scale over tile scales
 (NVFP4), ``lines_per_tensor`` consecutive lines of one extent are rows of one tensor. The
 absent elements of partial tiles must be OUT 0 with FLAGS ``absent`` (0x80) and nothing else.
+Sets with a transform (no partial tiles) are recast with ``transform=`` and their T words
+must be ``tcast.exact.hadamard_array`` of the IN words.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcast import datatype, exact
+from tcast import Hadamard, datatype, exact
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SETS = sorted(p.name for p in GOLDEN.iterdir() if (p / "header.json").is_file())
@@ -50,7 +52,7 @@ def _tensors(lens: np.ndarray, per: int | None) -> list[tuple[int, int]]:
 
 
 def test_every_core_set_is_committed():
-    assert len(SETS) == 18
+    assert len(SETS) == 20
     assert {s for s in SETS if "META" in _load(s)[1]} == set(META_SETS)
 
 
@@ -82,6 +84,11 @@ def _check_set(name: str, every: int) -> None:
     m = header["modes"]
     assert m["castmode"] == "actual"
     kw = {"roundmode": m["roundmode"], "scalemode": m["scalemode"], "saturate": m["saturate"]}
+    h = None
+    if "transform" in header:
+        t = header["transform"]
+        h = Hadamard.of(t["size"], [1 if c == "+" else -1 for c in t["signs"]])
+        kw["transform"] = h
     x = np.ascontiguousarray(cols["IN"]).view(np.float32)
     geo = header["cases"]["geometry"]
     if dt.sspec is None:
@@ -90,7 +97,11 @@ def _check_set(name: str, every: int) -> None:
         return
     # every committed tile set: one 1-D tile along the last dimension per line
     assert geo["kind"] == "tile1d" and geo["tile_dims"] == [1] and geo["count_dim"] == 0
-    lens = cols["LEN"][:, 0].astype(int)
+    if h is not None:  # whole tiles only: the transform needs whole groups
+        assert "LEN" not in cols
+        lens = np.full(len(x), geo["elements_per_line"])
+    else:
+        lens = cols["LEN"][:, 0].astype(int)
     assert lens.min() >= 1 and lens.max() == geo["elements_per_line"]
     per = geo["lines_per_tensor"] if dt.is_multiscale else 1
     checked = 0
@@ -104,6 +115,12 @@ def _check_set(name: str, every: int) -> None:
         bad = np.argwhere(codes != cols["OUT"][lo:hi, :n])
         assert bad.size == 0, f"{name} case {lo + bad[0][0] + 1} OUT[{bad[0][1]}]"
         assert list(r.scale) == cols["SCALE"][lo:hi, 0].tolist(), f"{name} cases {lo + 1}-{hi}"
+        if h is not None:  # T: the float32 transform of IN, bit for bit (NaN: any NaN)
+            t = exact.hadamard_array(rows.reshape(-1).tolist(), rows.shape, -1, h)
+            want = np.array(t, np.float32).reshape(rows.shape)
+            got = np.ascontiguousarray(cols["T"][lo:hi, :n]).view(np.float32)
+            same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+            assert same.all(), f"{name} case {lo + 1} T"
         if dt.is_multiscale:
             assert (cols["TENSCALE"][lo:hi, 0] == r.tenscale).all(), f"{name} case {lo + 1}"
         if "META" in cols:  # one word per subtile of the line, 1-D subtiles of length S
@@ -116,7 +133,7 @@ def _check_set(name: str, every: int) -> None:
     assert checked == len(lens) or every > 1
     assert every == 1 or checked > len(lens) // (2 * every)
     absent = np.arange(x.shape[1])[None, :] >= lens[:, None]
-    assert absent.any(), "the set holds partial tiles"
+    assert absent.any() == (h is None), "partial tiles: every set but those with a transform"
     assert (cols["OUT"][absent] == 0).all() and (cols["IN"][absent] == 0).all()
     assert (cols["FLAGS"][absent] == ABSENT).all()
     assert not (cols["FLAGS"][~absent] & ABSENT).any()

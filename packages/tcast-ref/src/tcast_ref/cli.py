@@ -23,8 +23,10 @@ from tcast import (
     ROUND_MODE_MEANINGS,
     SCALE_MODE_MEANINGS,
     CastMode,
+    Hadamard,
     RoundMode,
     ScaleMode,
+    SpecError,
     TcastError,
 )
 
@@ -32,6 +34,7 @@ from .conformance import check_device
 from .golden import (
     CORE,
     LEVELS,
+    TRANSFORM_SETS,
     EngineRefusesError,
     EngineUnavailableError,
     LoadedSet,
@@ -106,8 +109,38 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
         help="size of the random part (values, or tiles for scaled datatypes); "
         "at most 2**24 random elements (count times the elements of a tile)",
     )
+    p.add_argument(
+        "--transform",
+        type=_transform_arg,
+        default=None,
+        metavar="SPEC",
+        help="a Hadamard transform before the cast (SEMANTICS.md 5.11): te_wgrad "
+        "(TransformerEngine's 16 Wgrad signs), SIZE:SEED (signs drawn from SEED) or "
+        "SIZE:SIGNS (SIZE characters + or -); 1-D tiled or channel datatypes, levels 1 and 2",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_golden)
+
+
+def _transform_arg(text: str) -> Hadamard:
+    """``--transform``: ``te_wgrad``, ``SIZE:SEED`` or ``SIZE:SIGNS``."""
+    if text == "te_wgrad":
+        return Hadamard.te_wgrad()
+    size, sep, rest = text.partition(":")
+    try:
+        if not sep or not size.isdigit() or not rest:
+            raise SpecError("")
+        if rest.isdigit():
+            return Hadamard.seeded(int(size), int(rest))
+        if set(rest) <= set("+-"):
+            return Hadamard.of(int(size), [1 if c == "+" else -1 for c in rest])
+        raise SpecError("")
+    except SpecError as err:
+        why = f": {err}" if str(err) else ""
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a transform{why}; give te_wgrad, SIZE:SEED (32:0) or SIZE:SIGNS "
+            "(4:+-+-)"
+        ) from None
 
 
 def modes_epilog() -> str:
@@ -136,11 +169,22 @@ def run_golden(args: argparse.Namespace) -> int:
     if args.core == bool(args.datatype):
         print("tcast golden: give a DATATYPE or --core (not both)", file=sys.stderr)
         return 2
+    if args.core and args.transform is not None:
+        print(
+            "tcast golden: --transform goes with a DATATYPE; the core sets name their own "
+            f"({', '.join(TRANSFORM_SETS)})",
+            file=sys.stderr,
+        )
+        return 2
     names = CORE if args.core else (args.datatype,)
     try:
         for name in names:
+            if args.core:  # a core set's own transform
+                dtype, transform = TRANSFORM_SETS.get(name, (name, None))
+            else:
+                dtype, transform = name, args.transform
             st = Settings.of(
-                name,
+                dtype,
                 roundmode=args.roundmode,
                 scalemode=args.scalemode,
                 castmode=args.castmode,
@@ -149,6 +193,7 @@ def run_golden(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 input_dtype=args.input_dtype,
                 count=args.count,
+                transform=transform,
             )
             out = args.out / name if args.core else args.out
             check_destination(out)  # refuse before minutes of generation, not after
@@ -408,6 +453,8 @@ def _set_label(lset: LoadedSet) -> str:
         opts.append("ieee-overflow")
     if st.seed:
         opts.append(f"seed {st.seed}")
+    if st.transform is not None:
+        opts.append(f"RHT-{st.transform.size}")
     name = lset.header["datatype"]["name"]  # checked to name the set's datatype
     return f"{name} ({', '.join(opts)})" if opts else name
 

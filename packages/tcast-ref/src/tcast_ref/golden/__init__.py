@@ -9,7 +9,7 @@ stream only and every file is written deterministically. See ``docs/golden-vecto
 """
 
 from ._cases import LEVELS
-from ._core import CORE, METADATA_SETS
+from ._core import CORE, METADATA_SETS, TRANSFORM_SETS, core_settings
 from ._files import header_digest
 from ._flags import FLAGS
 from ._generate import SCHEMA_VERSION, GoldenSet, Settings, generate, write
@@ -33,6 +33,7 @@ __all__ = [
     "LEVELS",
     "METADATA_SETS",
     "SCHEMA_VERSION",
+    "TRANSFORM_SETS",
     "EngineRefusesError",
     "EngineUnavailableError",
     "GoldenSet",
@@ -41,6 +42,7 @@ __all__ = [
     "Mismatch",
     "Settings",
     "compare",
+    "core_settings",
     "describe_word",
     "engine_columns",
     "generate",

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-__all__ = ["CORE", "METADATA_SETS"]
+from typing import Any
+
+from tcast import Hadamard
+
+from ._generate import Settings
+
+__all__ = ["CORE", "METADATA_SETS", "TRANSFORM_SETS", "core_settings"]
 
 #: Datatypes with subtile metadata (MSFP exponent offsets, codebook mappings), level 1 with
 #: default options; engines that do not implement them refuse them, and ``tcast verify --engine
 #: all`` reports such an engine as not supporting the set.
 METADATA_SETS = ("mx9", "mx6", "mx4", "mxfi4", "mxfp4m", "mxfp4e", "mxfp4f4")
 
-#: Core datatypes at level 1 with default options (actual cast, even, floor, seed 0, float32).
+#: Core sets with a Hadamard transform (SEMANTICS.md 5.11): directory name -> (datatype,
+#: transform); level 1 with default options otherwise. NVFP4 with TransformerEngine's Wgrad
+#: signs (its training recipe's 16-point transform), MXFP4 with 32-point groups.
+TRANSFORM_SETS: dict[str, tuple[str, Hadamard]] = {
+    "nvfp4_rht16": ("nvfp4", Hadamard.te_wgrad()),
+    "mxfp4_rht32": ("mxfp4", Hadamard.seeded(32, 0)),
+}
+
+#: Core sets at level 1 with default options (actual cast, even, floor, seed 0, float32):
+#: datatype names, then the sets of :data:`TRANSFORM_SETS`.
 CORE = (
     "mxfp8",
     "mxfp8e5",
@@ -23,4 +38,11 @@ CORE = (
     "float8_e4m3fnuz",
     "float8_e5m2fnuz",
     *METADATA_SETS,
+    *TRANSFORM_SETS,
 )
+
+
+def core_settings(name: str, **options: Any) -> Settings:
+    """The settings of core set ``name`` (``options``: more of :meth:`Settings.of`'s)."""
+    dtype, transform = TRANSFORM_SETS.get(name, (name, None))
+    return Settings.of(dtype, transform=transform, **options)

@@ -14,6 +14,7 @@ from tcast import (
     CastMode,
     CastResult,
     DataType,
+    Hadamard,
     RoundMode,
     ScaleMode,
     ScaleSpec,
@@ -29,6 +30,7 @@ from tcast.kit import quote
 
 from .._api import cast, upcast
 from .._codec import code_dtype, encode
+from .._hadamard import hadamard
 from .._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._cases import (
     DEFAULT_COUNT,
@@ -88,6 +90,8 @@ class Settings:
     seed: int = 0
     input_dtype: str = "float32"
     count: int | None = None
+    #: a Hadamard transform before the cast (SEMANTICS.md 5.11), along each line's elements
+    transform: Hadamard | None = None
 
     @classmethod
     def of(
@@ -102,11 +106,13 @@ class Settings:
         seed: int = 0,
         input_dtype: str = "float32",
         count: int | None = None,
+        transform: Hadamard | None = None,
     ) -> Settings:
         """Validate and normalize options.
 
         Raises:
-            SpecError: for a bad datatype, mode, level, seed, count or input dtype.
+            SpecError: for a bad datatype, mode, level, seed, count or input dtype, or a
+                transform where the set has no line of tiles to run along (SEMANTICS.md 5.11).
             UnsupportedError: for datatypes tcast cannot build yet (codebooks).
         """
         dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
@@ -139,6 +145,7 @@ class Settings:
             raise SpecError(
                 "count sets the random part of levels 1 and 2; the exhaustive level has none"
             )
+        _check_transform(dt, level, transform)
         return cls(
             dt,
             round_mode(roundmode),
@@ -149,12 +156,45 @@ class Settings:
             seed,
             input_dtype,
             count,
+            transform,
         )
 
     @property
     def operation(self) -> str:
         """``cast``, or ``decode`` for the exhaustive level of a scaled datatype."""
         return "decode" if self.level == "exhaustive" and self.dtype.sspec is not None else "cast"
+
+
+def _check_transform(dt: DataType, level: str, h: Hadamard | None) -> None:
+    """Refuse a transform a set cannot carry: lines of 1-D tiles or channels only."""
+    if h is None:
+        return
+    if not isinstance(h, Hadamard):
+        raise SpecError(
+            f"transform must be a tcast.Hadamard or None, got {quote(h)}; build one with "
+            "tcast.Hadamard.of, .seeded or .te_wgrad"
+        )
+    geo = geometry(dt)
+    if level == "exhaustive" or geo.kind not in ("tile1d", "channel"):
+        what = "the exhaustive level" if level == "exhaustive" else f"{dt.code}"
+        raise SpecError(
+            f"a transform runs along the lines of a set of 1-D tiles or channels (SEMANTICS.md "
+            f"5.11); {what} has none: give a datatype with one tiled dimension (mxfp4, nvfp4, "
+            "mxfp8 ...) at level 1 or 2"
+        )
+    if geo.size % h.size:
+        raise SpecError(
+            f"a transform of {h.size} elements does not divide the {geo.size}-element lines of "
+            f"{dt.code}; give a size that divides {geo.size}"
+        )
+
+
+def partial_lines(st: Settings, geo: Geometry) -> bool:
+    """Whether the set has partial-tile lines (a LEN column): tile sets without a transform.
+
+    A transform needs whole groups, and its groups divide whole tiles only.
+    """
+    return geo.has_partial_tiles and st.transform is None
 
 
 @dataclass
@@ -179,6 +219,7 @@ class _Cast:
     mask: np.ndarray | None = None
     meta: np.ndarray | None = None
     nanblock: np.ndarray | None = None
+    transformed: np.ndarray | None = None
 
 
 def _runs(lens: np.ndarray | None, n: int, per: int) -> list[tuple[int, int]]:
@@ -209,6 +250,8 @@ def run_cast(
     (at most ``lines_per_tensor`` of them), as an array of that extent.
     """
     kw = {"roundmode": st.roundmode, "scalemode": st.scalemode, "saturate": st.saturate}
+    if st.transform is not None:
+        kw["transform"] = st.transform
     do_cast = cast if engine is None else engine.cast_numpy
     do_up = upcast if engine is None else engine.upcast_numpy
     dt = st.dtype
@@ -230,6 +273,15 @@ def run_cast(
             rb = None if rbits is None else geo.to_array(rbits[lo:hi], ext)
             res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw)
             codes, mask = _codes_of(res, arr.shape)
+            tlines = None
+            if st.transform is not None:
+                # T: the values the codes encode; the flags compare them with the decoded
+                # codes, before the inverse transform
+                tdim = geo.tile_dims[0]
+                t_arr = hadamard(arr, st.transform, tdim) if engine is None else None
+                t_arr = engine.hadamard_numpy(arr, st.transform, tdim) if engine else t_arr
+                tlines = geo.from_array(t_arr, ext)
+                res = replace(res, transform=None)
             dec = geo.from_array(np.asarray(do_up(res)), ext)
             virt = None
             if want_virtual:
@@ -253,6 +305,7 @@ def run_cast(
                     meta=None
                     if not geo.meta_count or want_virtual
                     else geo.meta_from_array(_meta_of(res, geo.meta_shape(arr.shape, ext)), ext),
+                    transformed=tlines,
                 )
             )
             bar.update(g)
@@ -310,8 +363,10 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
     fields = [_input_field(st, t)]
     if st.roundmode is RoundMode.STOCHASTIC:
         fields.append(Field("RBITS", t, 32, "input", "uint32"))
-    if geo.has_partial_tiles:
+    if partial_lines(st, geo):
         fields.append(Field("LEN", len(geo.tile_shape), 16, "input", "extent"))
+    if st.transform is not None:
+        fields.append(Field("T", t, 32, "output", "float32"))
     virtual = st.castmode is CastMode.VIRTUAL
     if dt.sspec is not None and not virtual:
         fields.append(Field("SCALE", 1, dt.sspec.scale.bits, "output", dt.sspec.scale.code))
@@ -379,6 +434,11 @@ def cast_inputs(
     geo = geometry(dt)
     rng = Stream(st.seed)
     info: dict[str, Any] = {"geometry": geo.describe()}
+    if st.transform is not None:
+        info["geometry"]["padding"] = (
+            "none: every line is one whole block (a transform needs whole groups, so the set "
+            "has no partial tiles; SEMANTICS.md 5.11)"
+        )
     lens = rbits = None
     if geo.kind == "unscaled":
         if st.level == "exhaustive":
@@ -450,6 +510,12 @@ def cast_inputs(
                 "rule": "random tiles at k = 0 after the finite tiles, so the "
                 "finite tiles fill whole tensors; the tiles holding NaN/Inf come last",
             }
+        if st.transform is not None:
+            info["inputs"]["transform"] = (
+                "the lines of the same set without a transform (no partial tiles): scale "
+                "positions and patterns describe IN; the transform mixes each group, and the "
+                "cast's cases arise in T"
+            )
         x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
     if st.roundmode is RoundMode.STOCHASTIC:
         rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
@@ -460,7 +526,7 @@ def _with_partial_tiles(
     st: Settings, geo: Geometry, x2: np.ndarray, rng: Stream, inputs: dict
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The whole tiles followed by the partial tiles, and every line's extent (LEN)."""
-    if not geo.has_partial_tiles:
+    if not partial_lines(st, geo):
         return x2, None
     dt = st.dtype
     channel = tuple(t.is_channel for t in dt.sspec.tiles)
@@ -504,6 +570,8 @@ def _columns(
         cols["RBITS"] = rbits
     if lens is not None:
         cols["LEN"] = lens.astype(np.uint16)
+    if res.transformed is not None:
+        cols["T"] = np.ascontiguousarray(res.transformed.reshape(n_lines, -1)).view(np.uint32)
     keep = None if res.mask is None else res.mask.reshape(n_lines, -1).astype(bool)
     if dt.sspec is not None and st.castmode is not CastMode.VIRTUAL:
         cols["SCALE"] = res.scale.reshape(n_lines, 1)
@@ -520,7 +588,9 @@ def _columns(
     else:
         cols["OUT"] = codes.astype(code_dtype(dt.nspec.bits))
     nanblock = None if res.nanblock is None else res.nanblock.reshape(n_lines, -1)
-    cols["FLAGS"] = flags(_f32(x2), codes, dec, dt, nanblock, keep)
+    # with a transform the flags describe the cast of T (the values the codes encode)
+    xf = _f32(x2) if res.transformed is None else res.transformed.reshape(n_lines, -1)
+    cols["FLAGS"] = flags(xf, codes, dec, dt, nanblock, keep)
     if lens is not None:  # absent elements of partial tiles: nothing but the absent flag
         absent = ~geo.live(lens)
         cols["FLAGS"][absent] = FLAGS["absent"]
@@ -738,7 +808,10 @@ def header_rules(st: Settings, layout: Layout) -> dict:
     anything else.
     """
     dt = st.dtype
+    # a key of its own only with a transform: the headers of sets without one are unchanged
+    extra = {} if st.transform is None else {"transform": transform_description(st.transform)}
     return {
+        **extra,
         "schema_version": SCHEMA_VERSION,
         "semantics": f"tcast SEMANTICS.md, schema version {SCHEMA_VERSION}",
         "operation": st.operation,
@@ -780,6 +853,23 @@ def header_rules(st: Settings, layout: Layout) -> dict:
             "npz": "one array per field, named in lower case, shape (lines, count)",
         },
         "flags": flag_docs(dt) if layout.field("FLAGS") is not None else None,
+    }
+
+
+def transform_description(h: Hadamard) -> dict:
+    """A set's transform as its header states it (``tcast verify`` reads it back)."""
+    return {
+        "kind": "hadamard",
+        "size": h.size,
+        "signs": "".join("+" if s > 0 else "-" for s in h.signs),
+        "normalization": f"2^-{h.shift}",
+        "rule": "SEMANTICS.md 5.10 and 5.11: each line's elements, in groups of size "
+        "consecutive elements, are widened to float32, multiplied by their signs (sign i for "
+        "element i of a group), transformed by the float32 butterfly (stages h = 1, 2, ..., "
+        "size/2, each add and subtract rounded to nearest even) and multiplied by the "
+        "normalization; the cast encodes these values (column T). FLAGS describe the cast of T. "
+        "A virtual set's OUT is the inverse transform of the decoded values, rounded to the "
+        "input dtype",
     }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tcast import SpecError, TcastError, datatype
+from tcast import Hadamard, SpecError, TcastError, datatype
 from tcast.kit import quote
 
 from .._codec import code_dtype
@@ -200,11 +200,26 @@ def _settings(header: dict) -> Settings:
         seed=_get(header, "random", "seed", kind=int),
         input_dtype=_get(header, "input_dtype", kind=str),
         count=count,
+        transform=_transform(header),
     )
     _check_name(name, st)
     if _get(header, "operation", kind=str) != st.operation:
         raise _Malformed(f"operation {quote(header['operation'])} is not {st.operation!r}")
     return st
+
+
+def _transform(header: dict) -> Hadamard | None:
+    """The set's transform (``transform.size`` and ``.signs``), or None without the key."""
+    if "transform" not in header:
+        return None
+    size = _get(header, "transform", "size", kind=int)
+    signs = _get(header, "transform", "signs", kind=str)
+    if len(signs) > 1024 or set(signs) - set("+-"):
+        raise _Malformed(f"transform.signs must be a string of + and -, not {quote(signs)}")
+    try:
+        return Hadamard.of(size, [1 if c == "+" else -1 for c in signs])
+    except SpecError as err:
+        raise _Malformed(f"transform: {err}") from None
 
 
 def _check_name(name: str, st: Settings) -> None:

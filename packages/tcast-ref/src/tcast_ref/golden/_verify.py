@@ -304,13 +304,16 @@ class _EngineArrays:
         roundmode: Any,
         scalemode: Any,
         saturate: bool,
+        transform: Any = None,
     ) -> Any:
-        modes = CastModes.of(castmode, roundmode, scalemode, saturate, False)
+        modes = CastModes.of(castmode, roundmode, scalemode, saturate, transform=transform)
         if not self.engine.supports(dt, modes):
             raise EngineRefusesError(
                 f"engine {self.engine.name!r} does not support {dt.code} (castmode "
                 f"{modes.castmode.value}, roundmode {modes.roundmode.value}, scalemode "
-                f"{modes.scalemode.value}): its supports() refuses it"
+                f"{modes.scalemode.value}"
+                + ("" if transform is None else f", a Hadamard transform of {transform.size}")
+                + "): its supports() refuses it"
             )
         out = cast_with(
             self.engine,
@@ -321,6 +324,7 @@ class _EngineArrays:
             scalemode=modes.scalemode,
             rbits=self._native(rbits),
             saturate=saturate,
+            transform=transform,
         )
         if not isinstance(out, CastResult):
             return self._numpy(out)
@@ -334,6 +338,8 @@ class _EngineArrays:
 
     def upcast_numpy(self, result: CastResult) -> np.ndarray:
         native = result.extra.get("_native") if result.extra else None
+        if native is not None and result.transform is None and native.transform is not None:
+            native = replace(native, transform=None)  # the decoded values of T, not inverted
         if native is None:
             conv = {
                 k: self._native(getattr(result, k))
@@ -341,6 +347,10 @@ class _EngineArrays:
             }
             native = replace(result, **conv, engine=self.engine.name)
         return self._numpy(self.engine.upcast(native))
+
+    def hadamard_numpy(self, x: np.ndarray, h: Any, dim: int) -> np.ndarray:
+        """The engine's own transform of ``x`` along ``dim`` (the T column), as NumPy."""
+        return self._numpy(self.engine.hadamard(self._native(x), h, dim, False))
 
 
 def engine_columns(
