@@ -543,6 +543,45 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
         _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
 
 
+@pytest.mark.parametrize(
+    ("code", "shape", "h"),
+    [
+        ("e2m1f_e8m0_t32d0", (64, 6), tcast.Hadamard.seeded(32, 1)),  # MXFP4 down the columns
+        ("uint4_float32_int8_t16d1", (2, 32, 5), tcast.Hadamard.seeded(4, 2)),  # a middle dim
+    ],
+)
+def test_a_fused_transform_down_the_columns_equals_the_reference(
+    code, shape, h, device, monkeypatch
+):
+    """Tiles along another dimension: the column geometry's block transformed along axis 0.
+
+    Two-level scales there compose (the amax pass transforms groups along the last dimension
+    only).
+    """
+    import tcast_ref
+    from tcast_triton import _launch
+
+    x = np.asarray(_entry(shape, "float16", seed=17).x)
+    xt = torch.from_numpy(x).to(device)
+    for cm in ("actual", "compress"):
+        for kw in ({}, {"roundmode": "stochastic", "seed": 5}):
+            monkeypatch.setattr(_launch, "_PLANS", {})
+            got = tcast.cast(xt, code, castmode=cm, transform=h, engine="triton", **kw)
+            (plan,) = _launch._PLANS.values()
+            assert plan.kw["RHT_G"] == h.size and plan.kw["AXIS"] == 0, code
+            want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
+            _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
+    # NVFP4 down the columns: composed, the reference's bits
+    monkeypatch.setattr(_launch, "_PLANS", {})
+    x16 = np.ascontiguousarray(np.asarray(_entry((32, 6), "float16", seed=3).x))
+    te = tcast.Hadamard.te_wgrad()
+    got = tcast.cast(torch.from_numpy(x16).to(device), "e2m1f_e4m3fn_float32_t16d0",
+                     castmode="actual", transform=te, engine="triton")  # fmt: skip
+    assert not any(p.kw.get("RHT_G") for p in _launch._PLANS.values())
+    want = tcast_ref.cast(x16, "e2m1f_e4m3fn_float32_t16d0", castmode="actual", transform=te)
+    _assert_same_parts(want, got, ("data", "scale", "tenscale"))
+
+
 def test_a_transform_under_torch_compile_is_composed_with_the_reference_bits(device):
     """The ``tcast_triton::cast`` op carries no transform: traced casts compose it."""
     import tcast_ref

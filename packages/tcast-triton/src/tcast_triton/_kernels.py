@@ -272,6 +272,25 @@ def hadamard_rows(
 
 
 @triton.jit
+def hadamard_axis(
+    x,
+    AXIS: tl.constexpr,
+    G: tl.constexpr,
+    STAGES: tl.constexpr,
+    SIGNS: tl.constexpr,
+    SCALE: tl.constexpr,
+):
+    """:func:`hadamard_rows` along axis ``AXIS`` of a 2-D block.
+
+    Axis 0: the column geometry's ``[TP, BL]`` block, its tiles down the columns.
+    """
+    if AXIS == 1:
+        return hadamard_rows(x, G, STAGES, SIGNS, SCALE)
+    else:
+        return tl.trans(hadamard_rows(tl.trans(x), G, STAGES, SIGNS, SCALE))
+
+
+@triton.jit
 def hadamard_pieces(
     x, G: tl.constexpr, STAGES: tl.constexpr, SIGNS: tl.constexpr, SCALE: tl.constexpr
 ):
@@ -643,8 +662,8 @@ def _cast_tiles(
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
     ``RHT_G``: the cast's Hadamard transform (SEMANTICS.md §5.11) on groups of ``RHT_G``
-    elements of each row tile (0: none; flat row tiles, not ``LOOP``), applied as the tiles
-    are loaded (:func:`hadamard_rows`).
+    elements of each tile (0: none; whole tiles, not ``LOOP``), applied as the tiles are
+    loaded (:func:`hadamard_axis`).
 
     ``PACK``: codes of ``PACK`` bits (1..7; 0: none) written packed into the compress stream
     (row tiles of a compile-time length, a multiple of :func:`tcast_triton._launch.pack_group`,
@@ -676,7 +695,7 @@ def _cast_tiles(
     else:
         x = load_f32(x_ptr, offs, mask, IN)
         if RHT_G > 0:
-            x = hadamard_rows(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
+            x = hadamard_axis(x, AXIS, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
     tmax = 0
     if SK == SK_TWO:
@@ -734,7 +753,7 @@ def _cast_tiles(
         if PRE or GIVEN:
             x = load_f32(x_ptr, offs, mask, IN)
             if RHT_G > 0:
-                x = hadamard_rows(x, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
+                x = hadamard_axis(x, AXIS, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
         _encode_block(
             x,

@@ -578,7 +578,8 @@ def _tiled_plan(
         pack = 0
     rht = rht_kw(req.modes.transform)
     fused = rht["RHT_G"] > 0
-    if fused and not (axis == 1 and flat and tp == tile and not (channel or given or pre)):
+    whole = flat if axis == 1 else length % tile == 0 and not loop
+    if fused and not (whole and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
     if axis == 1:
         aligned = tile % 4 == 0 and (flat or length % 4 == 0)
@@ -695,10 +696,12 @@ def rht_kw(h: Hadamard | None) -> dict:
 def fused_transform(req: CastRequest) -> bool:
     """Whether the cast kernel applies ``req``'s transform itself (SEMANTICS.md §5.11).
 
-    Actual and compress casts of dense 1-D tiles along the last dimension, whole (its length
-    a multiple of the tile), of at most :data:`MAX_ROW_CHANNEL` elements and a multiple of the
-    group size, groups of at most :data:`MAX_FUSED_TRANSFORM`. Other transforms are composed
-    (``tcast.kit.cast_transformed``).
+    Actual and compress casts of dense 1-D tiles, whole (the tiled dimension a multiple of
+    the tile), of a power-of-two length that is a multiple of the group size, groups of at
+    most :data:`MAX_FUSED_TRANSFORM`: tiles along the last dimension of at most
+    :data:`MAX_ROW_CHANNEL` elements, or along another dimension (the column geometry) of at
+    most :data:`MAX_TILE` without a tensor scale (the amax pass transforms groups along the
+    last dimension only). Other transforms are composed (``tcast.kit.cast_transformed``).
     """
     h, lay = req.modes.transform, req.layout
     if h is None or h.size > MAX_FUSED_TRANSFORM or req.virtual or lay is None:
@@ -707,9 +710,9 @@ def fused_transform(req: CastRequest) -> bool:
         return False
     (d,) = lay.dims
     tile = lay.sizes[0]
+    rows = math.prod(lay.shape[d + 1 :]) == 1  # the row geometry: groups are contiguous
     return (
-        d == len(lay.shape) - 1
-        and tile <= MAX_ROW_CHANNEL
+        (tile <= MAX_ROW_CHANNEL if rows else tile <= MAX_TILE and not req.dtype.is_multiscale)
         and tile & (tile - 1) == 0
         and lay.shape[d] % tile == 0
         and tile % h.size == 0
