@@ -80,8 +80,10 @@ def cast(
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs read,
             SEMANTICS.md §8.1), written by the cast kernel itself.
         transform: a ``tcast.Hadamard`` applied along the datatype's tiled dimension before
-            the cast (SEMANTICS.md §5.11; the transform by ``tcast_torch.hadamard``, then the
-            cast kernels); the result records it and upcast inverts it. Plain tensors only.
+            the cast (SEMANTICS.md §5.11): fused into the cast kernel where it takes the cast
+            (``_launch.fused_transform``), else ``tcast_torch.hadamard`` and then the cast
+            kernels, with the same bits; the result records it and upcast inverts it. Plain
+            tensors only.
         grad: the gradient of a virtual cast of a tensor that requires grad, as in
             ``tcast_torch.cast``: ``"ste"`` (straight through) or ``"saturate"`` (zero where
             the cast clipped the input).
@@ -194,8 +196,8 @@ def cast_dual(
 
     ``grad`` is :func:`cast`'s (virtual casts of a tensor that requires grad).
     ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``);
-    with either, the two casts are made one after the other (the transform by
-    ``tcast_torch.hadamard``).
+    with either, the two casts are made one after the other, each as :func:`cast` makes it
+    (the transform fused or composed).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.

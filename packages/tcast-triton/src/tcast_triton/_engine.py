@@ -320,7 +320,8 @@ class TritonEngine(EngineBase):
         Virtual casts of a tensor that requires grad are two differentiable casts
         (:meth:`run_grad`; the transposed one through its transpose).
 
-        Casts with a transform are two casts, each composed with its transform (§5.11).
+        Casts with a transform are two casts, each as :meth:`cast_grad` makes it (§5.11: the
+        transform fused into the cast kernel or composed with it).
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
         sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
         Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
@@ -331,7 +332,7 @@ class TritonEngine(EngineBase):
         """
         x = resolved(x)
         if rows.modes.transform is not None or cols.modes.transform is not None:
-            # two casts, each composed with its transform (tcast.kit.cast_transformed)
+            # two casts, each with its transform (fused or composed: cast_grad)
             runner = SimpleNamespace(
                 name=self.name,
                 result_ops=self.result_ops,

@@ -287,7 +287,7 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     CUDA's limit, and plans whose scale buffers are longer than the result's scales.
     """
     if req.rbits is not None or req.modes.transform is not None or not x.numel():
-        return None  # a transform is composed around the cast (tcast.kit.cast_transformed)
+        return None  # the general path: a transform fused or composed (TritonEngine.cast_grad)
     rs = 0 if req.seed is None else 1  # _launch._random_source: 1, a Philox seed
     if uses_nd(req):
         if req.dtype.sspec.is_sparse:  # a keep-mask, selected and packed by build_result

@@ -10,8 +10,9 @@ cast reads the input as the canonical view ``[outer, L, inner]`` with its tiles 
   for ``BL`` neighbouring columns of ``inner``, a ``[TP, BL]`` block reduced along axis 0,
   so loads and scale stores stay coalesced without a transpose;
 * flat 32-wide row tiles (``_cast_row_pieces``): the block is ``[NP, BL, TP // NP]`` of
-  16-byte pieces, each tile's scale computed once (a transform: ``[BL, NP, TP // NP]``, each
-  tile in one thread);
+  16-byte pieces, each tile's scale computed once; with a fused transform, flat row tiles of
+  two or more 16-byte pieces and at least 32 tiles per program take ``[BL, NP, TP // NP]``,
+  each tile in one thread;
 * ``LOOP``: the tile is longer than one block (channels): one loop takes the block maxima,
   a second encodes; ``PRE``: the block maxima come from the amax pass (a tensor scale).
 """
