@@ -49,6 +49,12 @@ def test_every_size_equals_the_reference_forward_and_inverse(n, device):
         np.testing.assert_array_equal(
             _bits(back), tcast_ref.hadamard(want, h, dim, inverse=True).view(np.uint32)
         )
+    # the last dimension, and a transposed (strided) view along its first
+    xl = _inputs((3, 2 * n), n)
+    want = tcast_ref.hadamard(xl, h, -1)
+    t = torch.from_numpy(xl).to(device)
+    np.testing.assert_array_equal(_bits(tcast_torch.hadamard(t, h, -1)), want.view(np.uint32))
+    np.testing.assert_array_equal(_bits(tcast_torch.hadamard(t.t(), h, 0)), want.T.view(np.uint32))
 
 
 @pytest.mark.parametrize("device", DEVICES)

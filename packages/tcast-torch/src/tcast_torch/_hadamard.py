@@ -7,6 +7,8 @@ performs SEMANTICS.md's operations in its stated order, a whole stage of every g
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from tcast import Hadamard, SpecError, UnsupportedError, group_dim
@@ -46,18 +48,22 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
         raise SpecError(f"the Hadamard transform takes float32, float16 or bfloat16, not {what}")
     dim = group_dim(tuple(x.shape), dim, h)
     n = h.size
-    v = x.to(torch.float32).movedim(dim, -1)
-    moved = v.shape
-    v = v.reshape(-1, n)  # one group per row
-    signs = torch.tensor(h.signs, dtype=torch.float32, device=x.device)
+    v = x.to(torch.float32)
+    shape = v.shape
+    # [groups along dim and before it, n, everything after dim]: the stages below slice the
+    # middle axis, so every operation reads and writes runs of `inner` contiguous elements
+    # (moving dim last would transpose the tensor twice)
+    inner = math.prod(shape[dim + 1 :])
+    v = v.reshape(-1, n, inner)
+    signs = torch.tensor(h.signs, dtype=torch.float32, device=x.device).view(1, n, 1)
     if not inverse:
         v = v * signs  # a sign change: exact
     step = 1
     while step < n:
-        # [rows, blocks of 2*step, the two halves, step]: j and j + step are one pair
-        p = v.reshape(v.shape[0], n // (2 * step), 2, step)
-        lo, hi = p[:, :, 0, :], p[:, :, 1, :]
-        v = torch.stack([lo + hi, lo - hi], dim=2).reshape(-1, n)
+        # [groups, blocks of 2*step, the two halves, step, inner]: j and j + step are a pair
+        p = v.reshape(v.shape[0], n // (2 * step), 2, step, inner)
+        lo, hi = p[:, :, 0], p[:, :, 1]
+        v = torch.stack([lo + hi, lo - hi], dim=2).reshape(-1, n, inner)
         step *= 2
     v = v * (2.0 ** -(h.inverse_shift if inverse else h.shift))
     if inverse:
@@ -67,4 +73,4 @@ def hadamard(x: torch.Tensor, h: Hadamard, dim: int = -1, inverse: bool = False)
     # views: the transform is differentiable (linear), a cast's gradient passes through it.
     quiet = torch.full((), _QUIET_NAN, dtype=torch.int32, device=v.device).view(torch.float32)
     v = torch.where(torch.isnan(v), quiet, v)
-    return v.reshape(moved).movedim(-1, dim).contiguous()
+    return v.reshape(shape)
