@@ -72,6 +72,11 @@ CASTS: list[tuple[str, str, dict]] = [
         {"castmode": "actual", "transform": tcast.Hadamard.seeded(32, 1)},
     ),
     (
+        "mxfp4 actual, column (t32d0), RHT-32",
+        "e2m1f_e8m0_t32d0",
+        {"castmode": "actual", "transform": tcast.Hadamard.seeded(32, 1)},
+    ),
+    (
         "mxfp8 actual, stochastic seed",
         "mxfp8",
         {"castmode": "actual", "roundmode": "stochastic", "seed": 1},
