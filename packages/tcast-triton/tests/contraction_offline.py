@@ -63,9 +63,12 @@ def _request(
     castmode: str = "actual",
     roundmode: str = "even",
     layout: str = "plain",
+    transform: tcast.Hadamard | None = None,
 ):
     dt = code if isinstance(code, tcast.DataType) else tcast.datatype(code)
-    modes = tcast.CastModes.of(castmode=castmode, roundmode=roundmode, scale_layout=layout)
+    modes = tcast.CastModes.of(
+        castmode=castmode, roundmode=roundmode, scale_layout=layout, transform=transform
+    )
     seed = 0 if roundmode == "stochastic" else None
     return make_request(dt, modes, seed, None, shape, str(dtype)[6:], cast_rules(dt))
 
@@ -107,13 +110,15 @@ def single(
     given: bool = False,
     stats: bool = False,
     amax: bool = False,
+    transform: tcast.Hadamard | None = None,
 ) -> Iterator[Compile]:
     """The kernel the engine launches for one cast (``_launch_2d`` or ``_launch``).
 
     ``given``: ``_cast_tiles`` reading given tile statistics; ``stats``: the plan's
-    ``_tile_stats`` instead; ``amax``: its tensor-amax pass instead.
+    ``_tile_stats`` instead; ``amax``: its tensor-amax pass instead; ``transform``: a fused
+    Hadamard transform (the butterfly's adds and subtracts, then its normalizing product).
     """
-    req = _request(code, shape, dtype, castmode, roundmode)
+    req = _request(code, shape, dtype, castmode, roundmode, transform=transform)
     xc = torch.empty(shape, dtype=dtype, device="meta")
     src = _rs(req, rs)
     if _launch.uses_nd(req):
@@ -235,6 +240,8 @@ def cases() -> Iterator[Compile]:
     yield from single("mxint4 actual", "mxint4", ROWS)
     yield from single("mxfp8 virtual", "mxfp8", ROWS, castmode="virtual")
     yield from single("mxfp4 actual (pairs)", "mxfp4", ROWS)
+    yield from single("nvfp4 actual RHT-16 (tile per thread)", "nvfp4", ROWS,
+                      transform=tcast.Hadamard.te_wgrad())  # fmt: skip
     # the tile statistics and the tensor-amax pass
     yield from single("uint4 tile stats", "uint4_float32_float32_t32", ROWS, stats=True)
     yield from single("nvfp4 amax pass", "nvfp4", ROWS, amax=True)
@@ -273,6 +280,12 @@ def more_cases() -> Iterator[Compile]:
     yield from single("nvfp4 given", "nvfp4", ROWS, castmode="virtual", given=True)
     yield from single("mxfp4 compress", "mxfp4", ROWS, castmode="compress")
     yield from single("mxfp8 actual", "mxfp8", ROWS)
+    h32 = tcast.Hadamard.seeded(32, 0)
+    yield from single("nvfp4 amax pass RHT-16", "nvfp4", ROWS, amax=True,
+                      transform=tcast.Hadamard.te_wgrad())  # fmt: skip
+    yield from single("mxfp4 compress RHT-32", "mxfp4", ROWS, castmode="compress", transform=h32)
+    yield from single("mxfp4 columns RHT-32", column_datatype(tcast.datatype("mxfp4")), ROWS,
+                      transform=h32)  # fmt: skip
     yield from single("mxfp6e3 actual", "mxfp6e3", ROWS, F32)
     yield from single("mxfp8_2d actual", "mxfp8_2d", ROWS)
     yield from single("int8 sparse columns virtual", column_datatype(
