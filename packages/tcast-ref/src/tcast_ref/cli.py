@@ -49,6 +49,7 @@ from .golden import (
 from .golden import compare as compare_set
 from .golden._cases import INPUT_TYPES
 from .golden._files import check_destination
+from .golden._generate import hadamard_of_text
 
 __all__ = ["modes_epilog", "register_golden", "register_verify", "run_golden", "run_verify"]
 
@@ -132,9 +133,7 @@ def _transform_arg(text: str) -> Hadamard:
             raise SpecError("")
         if rest.isdigit():
             return Hadamard.seeded(int(size), int(rest))
-        if set(rest) <= set("+-"):
-            return Hadamard.of(int(size), [1 if c == "+" else -1 for c in rest])
-        raise SpecError("")
+        return hadamard_of_text(int(size), rest)
     except SpecError as err:
         why = f": {err}" if str(err) else ""
         raise argparse.ArgumentTypeError(

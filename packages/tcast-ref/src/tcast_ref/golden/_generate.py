@@ -277,10 +277,8 @@ def run_cast(
             if st.transform is not None:
                 # T: the values the codes encode; the flags compare them with the decoded
                 # codes, before the inverse transform
-                tdim = geo.tile_dims[0]
-                t_arr = hadamard(arr, st.transform, tdim) if engine is None else None
-                t_arr = engine.hadamard_numpy(arr, st.transform, tdim) if engine else t_arr
-                tlines = geo.from_array(t_arr, ext)
+                do_h = hadamard if engine is None else engine.hadamard_numpy
+                tlines = geo.from_array(do_h(arr, st.transform, geo.tile_dims[0]), ext)
                 res = replace(res, transform=None)
             dec = geo.from_array(np.asarray(do_up(res)), ext)
             virt = None
@@ -856,12 +854,29 @@ def header_rules(st: Settings, layout: Layout) -> dict:
     }
 
 
+def signs_text(h: Hadamard) -> str:
+    """A transform's signs as a header and ``--transform`` write them: ``+`` or ``-`` each."""
+    return "".join("+" if s > 0 else "-" for s in h.signs)
+
+
+def hadamard_of_text(size: int, text: str) -> Hadamard:
+    """The transform of ``size`` with the signs :func:`signs_text` wrote.
+
+    Raises:
+        SpecError: for a character other than ``+`` and ``-``, or signs that do not fit the
+            size.
+    """
+    if set(text) - set("+-"):
+        raise SpecError(f"signs are + and - characters, not {quote(text[:40])}")
+    return Hadamard.of(size, [1 if c == "+" else -1 for c in text])
+
+
 def transform_description(h: Hadamard) -> dict:
     """A set's transform as its header states it (``tcast verify`` reads it back)."""
     return {
         "kind": "hadamard",
         "size": h.size,
-        "signs": "".join("+" if s > 0 else "-" for s in h.signs),
+        "signs": signs_text(h),
         "normalization": f"2^-{h.shift}",
         "rule": "SEMANTICS.md 5.10 and 5.11: each line's elements, in groups of size "
         "consecutive elements, are widened to float32, multiplied by their signs (sign i for "

@@ -36,6 +36,7 @@ from ._generate import (
     Settings,
     cast_inputs,
     decode_inputs,
+    hadamard_of_text,
     header_outputs,
     header_rules,
     set_files,
@@ -214,10 +215,10 @@ def _transform(header: dict) -> Hadamard | None:
         return None
     size = _get(header, "transform", "size", kind=int)
     signs = _get(header, "transform", "signs", kind=str)
-    if len(signs) > 1024 or set(signs) - set("+-"):
-        raise _Malformed(f"transform.signs must be a string of + and -, not {quote(signs)}")
+    if len(signs) > 1024:
+        raise _Malformed(f"transform.signs must be at most 1024 characters, not {len(signs)}")
     try:
-        return Hadamard.of(size, [1 if c == "+" else -1 for c in signs])
+        return hadamard_of_text(size, signs)
     except SpecError as err:
         raise _Malformed(f"transform: {err}") from None
 
