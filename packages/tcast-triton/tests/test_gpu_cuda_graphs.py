@@ -6,7 +6,8 @@ the first input was baked into the graph (a host copy, a value read back) and th
 not fall back to work outside the stream. One case per launch path: unscaled, row and column
 tiles, channels, two-level scaling (its amax pass), a tensor scale, 2-D tiles, sparsity,
 blocked scales, the packed compress stream, stochastic rounding from a seed and from random
-bits, and the dual kernel.
+bits, and the dual kernel. A second replay on the first input (of smaller maxima) checks that
+an amax pass starts from zero on every replay.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ def _same(a, b) -> bool:
 
 
 def _captured(fn, static: torch.Tensor, new: torch.Tensor):
-    """``fn(static)`` captured, ``static`` overwritten by ``new``, the graph replayed."""
+    """``fn(static)`` captured, ``static`` overwritten by ``new``, the graph replayed.
+
+    Returns (the graph, the captured result) for more replays.
+    """
     fn(static)  # compiles the kernels outside the capture
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
@@ -67,7 +71,13 @@ def _captured(fn, static: torch.Tensor, new: torch.Tensor):
     static.copy_(new)
     g.replay()
     torch.cuda.synchronize()
-    return out
+    return g, out
+
+
+def _replayed(g, static: torch.Tensor, new: torch.Tensor) -> None:
+    static.copy_(new)
+    g.replay()
+    torch.cuda.synchronize()
 
 
 def _inputs(dtype=torch.bfloat16):
@@ -82,9 +92,13 @@ def _inputs(dtype=torch.bfloat16):
 )
 def test_cast_replays_in_a_cuda_graph(code, kw):
     a, b = _inputs()
-    out = _captured(lambda t: tcast_triton.cast(t, code, **kw), a.clone(), b)
+    static = a.clone()
+    g, out = _captured(lambda t: tcast_triton.cast(t, code, **kw), static, b)
     assert _same(out, tcast_triton.cast(b, code, **kw))
     assert not _same(out, tcast_triton.cast(a, code, **kw))
+    # a replay after one of larger maxima: an amax pass must start from zero every time
+    _replayed(g, static, a)
+    assert _same(out, tcast_triton.cast(a, code, **kw))
 
 
 def test_cast_with_random_bits_replays_in_a_cuda_graph():
@@ -94,11 +108,11 @@ def test_cast_with_random_bits_replays_in_a_cuda_graph():
     def fn(t):
         return tcast_triton.cast(t, "mxfp8", castmode="actual", roundmode="stochastic", rbits=rbits)
 
-    out = _captured(fn, a.clone(), b)
+    _, out = _captured(fn, a.clone(), b)
     assert _same(out, fn(b))
 
 
 def test_dual_cast_replays_in_a_cuda_graph():
     a, b = _inputs()
-    dual = _captured(lambda t: tcast_triton.cast_dual(t, "mxfp8", transposed=True), a.clone(), b)
+    _, dual = _captured(lambda t: tcast_triton.cast_dual(t, "mxfp8", transposed=True), a.clone(), b)
     assert _same(dual, tcast_triton.cast_dual(b, "mxfp8", transposed=True))
