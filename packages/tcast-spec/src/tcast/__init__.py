@@ -207,7 +207,7 @@ from .modes import (
     scale_mode,
 )
 from .number import Kind, NumberSpec, Style, codebook, number
-from .philox import check_random_source, philox4x32, random_bits
+from .philox import check_random_source, philox4x32, random_bits, rbits_width
 from .scale import ScaleSpec, TileSpec, scale
 
 __all__ = [
@@ -388,6 +388,7 @@ __all__ = [
     "nvfp4",
     "philox4x32",
     "random_bits",
+    "rbits_width",
     "refresh_engines",
     "round_mode",
     "scale",

@@ -224,6 +224,7 @@ def cast(
     scale_layout: ScaleLayout | str = "plain",
     transform: Hadamard | None = None,
     engine: str | None = None,
+    stream: int = 0,
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
 
@@ -244,7 +245,9 @@ def cast(
             {scale modes}
         seed: stochastic rounding: seed of the Philox bits (SEMANTICS.md §3.3), any integer
             type in [0, 2**64).
-        rbits: stochastic rounding: explicit 32-bit random integers, one per element.
+        rbits: stochastic rounding: explicit random integers, one per element, of
+            :func:`tcast.rbits_width` bits (uint8 for formats of at most 8 bits, uint16
+            for wider ones).
         saturate: unscaled casts: overflow to +-max (default) or IEEE Inf/NaN. Scaled casts
             always saturate: ``False`` there has no effect and issues an
             :class:`~tcast.ArgumentWarning`.
@@ -259,6 +262,8 @@ def cast(
             result (which records the transform), are the inverse transform of the decoded
             values rounded to x's dtype.
         engine: the engine's name, to bypass automatic selection.
+        stream: stochastic rounding from a seed: the Philox stream, an int in [0, 2**32)
+            (the second result of :func:`cast_dual` draws stream 1).
 
     Returns:
         The virtual array, or a CastResult.
@@ -295,6 +300,7 @@ def cast(
                 transpose_scale,
                 scale_layout,
                 transform,
+                stream,
             ),
         )
         try:
@@ -324,6 +330,7 @@ def cast(
         transpose_scale,
         scale_layout,
         transform,
+        stream,
     )
     _warn_ignored(dt, modes)
     eng = select_engine(x, dt, modes, engine)
@@ -434,8 +441,10 @@ def cast_dual(
         castmode: actual (the default here, unlike :func:`cast`), compress or virtual.
         roundmode: as :func:`cast`.
         scalemode: as :func:`cast`.
-        seed: as :func:`cast` (both casts use the words of ``x``'s flat indices).
-        rbits: as :func:`cast` (one word per element of ``x``, used by both casts).
+        seed: as :func:`cast`: by ``x``'s flat indices, the first result from Philox stream
+            0, the second from stream 1 (SEMANTICS.md §8.2): the second equals
+            ``cast(x, column datatype, seed=seed, stream=1)``.
+        rbits: as :func:`cast` (one integer per element of ``x``, used by both casts).
         saturate: as :func:`cast`.
         scale_layout: as :func:`cast`, for both results.
         engine: as :func:`cast`; the engine must support both tilings.

@@ -45,6 +45,7 @@ from .modes import (
 )
 from .modes import scale_layout as _scale_layout
 from .number import number
+from .philox import check_stream
 from .scale import scale
 
 __all__ = [
@@ -91,8 +92,14 @@ class CastModes:
     scale_layout: ScaleLayout = ScaleLayout.PLAIN
     #: a transform applied along the scaled dimension before the cast (SEMANTICS.md §5.11)
     transform: Hadamard | None = None
+    #: the Philox stream of seeded stochastic rounding (SEMANTICS.md §3.3), in [0, 2**32)
+    stream: int = 0
 
     def __post_init__(self) -> None:
+        if type(self.stream) is not int:
+            object.__setattr__(self, "stream", check_stream(self.stream))
+        elif not 0 <= self.stream < (1 << 32):
+            check_stream(self.stream)
         if self.transform is not None and not isinstance(self.transform, Hadamard):
             raise SpecError(
                 f"transform must be a tcast.Hadamard or None, got {quote(self.transform)}; "
@@ -134,13 +141,14 @@ class CastModes:
         transpose_scale: bool = False,
         scale_layout: ScaleLayout | str = "plain",
         transform: Hadamard | None = None,
+        stream: int = 0,
     ) -> CastModes:
         """Build from enums or strings (aliases allowed).
 
         Raises:
             SpecError: for an unknown mode or a non-bool flag, the blocked scale layout
-                with a virtual cast (it has no scales to lay out), or a transform that is not
-                a :class:`tcast.Hadamard`.
+                with a virtual cast (it has no scales to lay out), a transform that is not
+                a :class:`tcast.Hadamard`, or a stream that is not an int in [0, 2**32).
         """
         for flag, value in (("saturate", saturate), ("transpose_scale", transpose_scale)):
             if not isinstance(value, bool):
@@ -159,6 +167,7 @@ class CastModes:
             transpose_scale,
             sl,
             transform,
+            check_stream(stream),
         )
 
 

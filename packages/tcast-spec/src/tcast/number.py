@@ -123,6 +123,14 @@ class NumberSpec:
         return self.mbits
 
     @property
+    def rbits_width(self) -> int:
+        """``K``, the random bits of one stochastic rounding into this format (SEMANTICS §3.2).
+
+        8 for formats of at most 8 bits, 16 for wider ones.
+        """
+        return 8 if self.bits <= 8 else 16
+
+    @property
     def is_float(self) -> bool:
         """True for signed minifloats (every ``eXmY`` with a sign bit)."""
         return self.kind is Kind.FLOAT

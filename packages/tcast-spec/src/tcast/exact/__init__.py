@@ -34,12 +34,11 @@ from ._f32 import bits32, f32, from_bits32
 from ._hadamard import hadamard, hadamard_array, hadamard_inverse
 from ._msfp import subtile_offset
 from ._pack import pack_codes, pack_mask, storage_bytes, unpack_codes, unpack_mask
-from ._scalar import RBITS_WIDTH, decode, decode_exact, encode
+from ._scalar import decode, decode_exact, encode
 from ._upcast import upcast
 
 __all__ = [
     "INPUT_DTYPES",
-    "RBITS_WIDTH",
     "ArrayResult",
     "BlockResult",
     "bits32",

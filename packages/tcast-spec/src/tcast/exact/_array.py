@@ -294,6 +294,7 @@ def cast_array(
     saturate: bool = True,
     transpose_scale: bool = False,
     transform: Hadamard | None = None,
+    stream: int = 0,
 ) -> ArrayResult:
     """Cast a small array exactly.
 
@@ -304,13 +305,15 @@ def cast_array(
         input_dtype: float32, float16 or bfloat16.
         roundmode: the round mode.
         scalemode: the scale mode.
-        seed: stochastic rounding: Philox seed (bits drawn by flat index).
-        rbits: stochastic rounding: one 32-bit integer per element, C order.
+        seed: stochastic rounding: Philox seed (bits drawn by flat index, SEMANTICS.md §3.3).
+        rbits: stochastic rounding: one integer per element, C order, of the element
+            format's ``rbits_width`` bits (8 or 16).
         saturate: unscaled casts: saturate (True) or IEEE overflow.
         transpose_scale: swap the two tile segments.
         transform: a Hadamard transform along the datatype's tiled dimension before the
             cast (SEMANTICS.md §5.11): the codes are those of the transformed float32
             values, the virtual values the inverse transform of their decoded values.
+        stream: the Philox stream of the seed's bits (a dual cast's column result: 1).
 
     Returns:
         The ArrayResult (with the metadata in C order of its ``meta_shape`` for datatypes
@@ -336,9 +339,9 @@ def cast_array(
     if transform is not None:
         return _cast_transformed(
             vals, shape, dt, input_dtype, transform, mode, smode, seed, rbits, saturate,
-            transpose_scale,
+            transpose_scale, stream,
         )  # fmt: skip
-    rs = _rbits(mode, seed, rbits, len(vals))
+    rs = _rbits(mode, seed, rbits, len(vals), dt, stream)
     codes: list[int] = [0] * len(vals)
     out: list[float] = [0.0] * len(vals)
     if dt.sspec is None:
@@ -437,6 +440,7 @@ def _cast_transformed(
     rbits: Sequence[int] | None,
     saturate: bool,
     transpose_scale: bool,
+    stream: int,
 ) -> ArrayResult:
     """§5.11: cast the transformed float32 values; virtual values transformed back."""
     d = transform_axis(shape, dt, transpose_scale, h)
@@ -451,6 +455,7 @@ def _cast_transformed(
         rbits=rbits,
         saturate=saturate,
         transpose_scale=transpose_scale,
+        stream=stream,
     )
     back = hadamard_array(inner.values, shape, d, h, inverse=True)
     return replace(
@@ -487,12 +492,19 @@ def _value(v: object) -> float:
         raise SpecError(f"value {quote(v)} is not a real number of a float dtype") from None
 
 
-def _rbits(mode: RoundMode, seed: int | None, rbits: Sequence[int] | None, n: int):
-    check_random_source(mode, seed, rbits)
+def _rbits(
+    mode: RoundMode,
+    seed: int | None,
+    rbits: Sequence[int] | None,
+    n: int,
+    dt: DataType,
+    stream: int,
+):
+    check_random_source(mode, seed, rbits, stream)
     if mode is not RoundMode.STOCHASTIC:
         return None
     if seed is not None:
-        return random_bits(normalize_seed(seed), range(n))
+        return random_bits(normalize_seed(seed), range(n), dt.nspec.rbits_width, stream=stream)
     words = items(rbits, "rbits must be a sequence of ints")
     if len(words) != n:
         raise SpecError(f"rbits has {len(words)} values for {n} elements")

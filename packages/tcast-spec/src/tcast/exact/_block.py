@@ -179,7 +179,8 @@ def cast_block(
         dtype: the datatype (a DataType or a catalog name).
         roundmode: the element round mode.
         scalemode: how a power-of-two scale is chosen.
-        rbits: one 32-bit random integer per element (stochastic rounding).
+        rbits: one random integer per element (stochastic rounding), of the element
+            format's ``rbits_width`` bits.
         saturate: unscaled casts only: overflow to +-max (True) or IEEE-style.
         tensor_amax: two-level scaling: the whole tensor's amax (default: the block's).
         keep: sparsity: the keep-mask, when the caller forms the groups itself
@@ -203,7 +204,7 @@ def cast_block(
     vals = _check_inputs(xs)
     n, s = dt.nspec, dt.sspec
     check_codebook_mode(dt, mode)
-    rs = _check_block_rbits(mode, rbits, len(vals))
+    rs = _check_block_rbits(mode, rbits, len(vals), n)
     groups = _subtiles(dt, subtiles, len(vals))
     if tensor_amax is not None and not dt.is_multiscale:
         raise SpecError(f"tensor_amax is for two-level datatypes; {dt.name} has one scale level")
@@ -255,12 +256,14 @@ def check_codebook_mode(dt: DataType, mode: RoundMode) -> None:
         )
 
 
-def _check_block_rbits(mode: RoundMode, rbits: Sequence[int] | None, size: int) -> list:
+def _check_block_rbits(
+    mode: RoundMode, rbits: Sequence[int] | None, size: int, n: NumberSpec
+) -> list:
     if mode is RoundMode.STOCHASTIC:
         words = None if rbits is None else items(rbits, "rbits must be a sequence of ints")
         if words is None or len(words) != size:
             raise SpecError(f"stochastic rounding needs one rbits value per element ({size})")
-        return [_check_rbits(mode, r) for r in words]
+        return [_check_rbits(mode, r, n) for r in words]
     if rbits is not None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
     return [None] * size

@@ -12,15 +12,18 @@ from ..errors import SpecError
 from ..modes import RoundMode, round_mode
 from ..number import Kind, NumberSpec, Style, number
 
-__all__ = ["RBITS_WIDTH", "decode", "decode_exact", "encode", "round_magnitude"]
+__all__ = ["decode", "decode_exact", "encode", "round_magnitude"]
 
-#: Width of the random integer that drives one stochastic rounding.
-RBITS_WIDTH = 32
 _HALF = Fraction(1, 2)
 
 
 def round_magnitude(
-    a: Fraction, ulp: Fraction, mode: RoundMode, rbits: int | None, odd: bool | None = None
+    a: Fraction,
+    ulp: Fraction,
+    mode: RoundMode,
+    rbits: int | None,
+    odd: bool | None = None,
+    width: int | None = None,
 ) -> Fraction:
     """Round a non-negative exact value to a multiple of ``ulp``.
 
@@ -28,9 +31,11 @@ def round_magnitude(
         a: the magnitude.
         ulp: the spacing of the destination grid around ``a``.
         mode: the round mode.
-        rbits: the 32-bit random integer (stochastic only).
+        rbits: the ``width``-bit random integer (stochastic only).
         odd: whether the lower neighbour is an odd code, for ties to even; None
             means the parity of ``floor(a / ulp)``.
+        width: ``K``, the random width of the destination (stochastic only; SEMANTICS.md
+            §3.2, ``NumberSpec.rbits_width``).
 
     Returns:
         The rounded magnitude (it may be one ulp above the binade of ``a``).
@@ -48,24 +53,31 @@ def round_magnitude(
     elif mode is RoundMode.TRUNC:
         up = False
     else:
-        if rbits is None:
-            raise SpecError("stochastic rounding needs random bits (rbits)")
-        # Up iff floor(frac * 2**32) + r >= 2**32: probability frac (to 32 bits),
+        if rbits is None or width is None:
+            raise SpecError("stochastic rounding needs random bits (rbits) and their width")
+        # Up iff floor(frac * 2**K) + r >= 2**K: probability floor(frac * 2**K) / 2**K,
         # never up for an exact value, always down for r == 0.
-        scaled = frac * (1 << RBITS_WIDTH)
-        up = (scaled.numerator // scaled.denominator) + rbits >= (1 << RBITS_WIDTH)
+        scaled = frac * (1 << width)
+        up = (scaled.numerator // scaled.denominator) + rbits >= (1 << width)
     return (n + (1 if up else 0)) * ulp
 
 
-def _check_rbits(mode: RoundMode, rbits: int | None) -> int | None:
-    """The random integer as a Python int (NumPy integers accepted), or None."""
+def _check_rbits(mode: RoundMode, rbits: int | None, n: NumberSpec) -> int | None:
+    """The random integer of ``n``'s ``rbits_width`` bits as a Python int, or None.
+
+    NumPy integers are accepted.
+    """
     if mode is RoundMode.STOCHASTIC:
+        width = n.rbits_width
         try:
             r = None if rbits is None or isinstance(rbits, bool) else operator.index(rbits)
         except TypeError:
             r = None
-        if r is None or not 0 <= r < (1 << RBITS_WIDTH):
-            raise SpecError(f"stochastic rounding needs rbits, an int in [0, 2**32), got {rbits!r}")
+        if r is None or not 0 <= r < (1 << width):
+            raise SpecError(
+                f"stochastic rounding needs rbits, an int in [0, 2**{width}) ({width} random "
+                f"bits for this format, SEMANTICS.md §3.2), got {rbits!r}"
+            )
         return r
     if rbits is not None:
         raise SpecError(f"rbits are only used by stochastic rounding, not by {mode.value!r}")
@@ -103,7 +115,7 @@ def encode(
         value: a Python float (NaN and +-Inf allowed), int or Fraction.
         nspec: the destination format.
         roundmode: even, away (nearest), zero, trunc or stochastic.
-        rbits: the 32-bit random integer for stochastic rounding.
+        rbits: the random integer for stochastic rounding, ``nspec.rbits_width`` bits.
         saturate: overflow gives +-max (True) or, IEEE-style, Inf / NaN (False).
 
     Returns:
@@ -114,7 +126,7 @@ def encode(
     """
     n = number(nspec)
     mode = round_mode(roundmode)
-    rbits = _check_rbits(mode, rbits)
+    rbits = _check_rbits(mode, rbits, n)
     value = _as_number(value)
     if isinstance(value, float) and math.isnan(value):
         return _encode_nan(n, math.copysign(1.0, value) < 0)
@@ -125,7 +137,7 @@ def encode(
     if n.kind is Kind.EXPONENT:
         return _encode_exponent(n, a, negative, mode, rbits, saturate)
     if n.is_integer:
-        m = round_magnitude(a, Fraction(1), mode, rbits)
+        m = round_magnitude(a, Fraction(1), mode, rbits, width=n.rbits_width)
         m = min(m, Fraction(n.maxint))
         if negative and n.is_uint:
             return 0
@@ -138,7 +150,7 @@ def encode(
     # Ties go to the even *code*; with no mantissa bits that is the exponent's parity.
     lo = (a // ulp) * ulp
     odd = bool(_magnitude_code(n, lo) & 1) if lo else False
-    m = round_magnitude(a, ulp, mode, rbits, odd=odd)
+    m = round_magnitude(a, ulp, mode, rbits, odd=odd, width=n.rbits_width)
     if m > n.max_value:
         return _encode_overflow(n, negative, saturate, mode, is_inf=False)
     mag = _magnitude_code(n, m)
@@ -203,7 +215,7 @@ def _encode_exponent(
     e = _floor_log2(a)
     code_lo = e + n.bias
     # The grid between 2**e and 2**(e+1) has one step; ties go to the even code.
-    m = round_magnitude(a, _pow2(e), mode, rbits, odd=code_lo % 2 == 1)
+    m = round_magnitude(a, _pow2(e), mode, rbits, odd=code_lo % 2 == 1, width=n.rbits_width)
     e_out = e + (1 if m > _pow2(e) else 0)
     code = e_out + n.bias
     if code < 0:

@@ -46,6 +46,7 @@ def cast_with(
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
     transform: Any = None,
+    stream: int = 0,
 ) -> Any:
     """Cast with one engine through its protocol, from keyword arguments.
 
@@ -67,6 +68,7 @@ def cast_with(
         transpose_scale,
         scale_layout,
         transform,
+        stream,
     )
     return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
 
@@ -154,7 +156,7 @@ class EngineBase:
         if rbits is not None:
             if self.accepts(rbits):
                 self.check_array(rbits, "rbits")
-            rbits = self.check_rbits(x, rbits)
+            rbits = self.check_rbits(x, rbits, dtype.nspec.rbits_width)
         return make_request(
             dtype, modes, seed, rbits, tuple(x.shape), in_name, self.rules(dtype, modes)
         )
@@ -186,7 +188,7 @@ class EngineBase:
                 f"{self.label}: cast takes x and a tcast.kit.CastRequest, got "
                 f"{type(request).__name__}; build one with engine.request(...)"
             )
-        check_random_source(request.roundmode, request.seed, request.rbits)
+        check_random_source(request.roundmode, request.seed, request.rbits, request.modes.stream)
         if not self.supports(request.dtype, request.modes):
             raise UnsupportedError(
                 f"engine {self.name!r} does not support {request.dtype.name} with {request.modes}"
@@ -330,8 +332,11 @@ class EngineBase:
         return f"tcast_{base} ({variant})" if sep else f"tcast_{base}"
 
     # ------------------------------------------------------------- for subclasses
-    def check_rbits(self, x: Any, rbits: Any) -> Any:
+    def check_rbits(self, x: Any, rbits: Any, width: int) -> Any:
         """Check explicit random bits against ``x`` (type, dtype, shape, device); return them.
+
+        ``width``: ``K`` (SEMANTICS.md §3.2), the bits of each integer: the array's dtype
+        must be the engine's unsigned (or same-width signed) integer type of ``K`` bits.
 
         Raises:
             SpecError: for rbits that do not fit.

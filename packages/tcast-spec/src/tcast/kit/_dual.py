@@ -2,10 +2,11 @@
 
 Training casts each tensor twice: with the datatype's 1-D tiles along the last dimension
 (the forward GEMM reads ``x``) and along the second-to-last (the backward GEMM reads
-``xᵀ``). Both results are exactly the single casts (same random word per element under
-stochastic rounding: the flat index is ``x``'s in both); ``transposed=True`` stores the second
-for ``xᵀ`` (C-contiguous), which is the cast of ``xᵀ`` with the row tiling in every part but
-the random words. The rules are here, once; an engine may override
+``xᵀ``). Both results are exactly the single casts; under stochastic rounding from a seed the
+row cast draws Philox stream 0 and the column cast stream 1, both by ``x``'s flat index
+(SEMANTICS.md §8.2), given random bits serve both; ``transposed=True`` stores the second for
+``xᵀ`` (C-contiguous), which is the cast of ``xᵀ`` with the row tiling in every part but the
+random bits. The rules are here, once; an engine may override
 ``EngineBase.cast_dual`` with a fused kernel that reads ``x`` once.
 """
 
@@ -88,7 +89,8 @@ def dual_requests(
     """The requests of the row cast and of the column cast of ``x``.
 
     ``transforms``: the row cast's and the column cast's transform (SEMANTICS.md §5.11),
-    each None or a ``tcast.Hadamard`` (it replaces ``modes.transform``).
+    each None or a ``tcast.Hadamard`` (it replaces ``modes.transform``). A seeded column
+    request draws stream 1 (SEMANTICS.md §8.2), the row request stream 0.
 
     Raises:
         SpecError: for an ``x`` of rank below 2, a datatype :func:`column_datatype` refuses,
@@ -100,7 +102,11 @@ def dual_requests(
             f"cast_dual casts arrays of rank 2 or more (rows and columns), got shape "
             f"{tuple(getattr(x, 'shape', ()))}"
         )
-    row_modes, col_modes = (dataclasses.replace(modes, transform=t) for t in transforms)
+    streams = (0, 0 if seed is None else 1)
+    row_modes, col_modes = (
+        dataclasses.replace(modes, transform=t, stream=s)
+        for t, s in zip(transforms, streams, strict=True)
+    )
     return (
         engine.request(x, dtype, row_modes, seed, rbits),
         engine.request(x, cols, col_modes, seed, rbits),

@@ -167,6 +167,7 @@ def arguments_key(
     transpose_scale: object,
     scale_layout: object,
     transform: object = None,
+    stream: object = 0,
 ) -> tuple:
     """A cache key of a cast's arguments as given (without a random source).
 
@@ -188,6 +189,8 @@ def arguments_key(
         type(saturate),
         type(transpose_scale),
         transform,
+        stream,
+        type(stream),
     )
 
 
@@ -202,6 +205,7 @@ def normalize_args(
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
     transform: Hadamard | None = None,
+    stream: int = 0,
 ) -> tuple[DataType, CastModes, int | None]:
     """Check the arguments that do not depend on the array: datatype, modes, random source.
 
@@ -212,17 +216,18 @@ def normalize_args(
         SpecError: for a bad datatype, mode, flag or seed; both or neither of seed and rbits
             under stochastic rounding, or either without it; the blocked scale layout for a
             virtual cast or a datatype it does not apply to (:func:`tcast.blocked_refusal`);
-            a transform that is not a :class:`tcast.Hadamard`.
+            a transform that is not a :class:`tcast.Hadamard`; a stream that is not an int
+            in [0, 2**32), or a non-zero one without a seed (SEMANTICS.md §3.3).
     """
     dt = as_datatype(dtype)
     modes = CastModes.of(
-        castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout, transform
+        castmode, roundmode, scalemode, saturate, transpose_scale, scale_layout, transform, stream
     )
     if modes.scale_layout is ScaleLayout.BLOCKED:
         why = blocked_refusal(dt)
         if why:
             raise SpecError(f"scale_layout='blocked' does not apply to {dt.name}: {why}")
-    check_random_source(modes.roundmode, seed, rbits)
+    check_random_source(modes.roundmode, seed, rbits, modes.stream)
     return dt, modes, normalize_seed(seed)
 
 
