@@ -24,6 +24,7 @@ def cast(
     transpose_scale: bool = False,
     scale_layout: ScaleLayout | str = "plain",
     transform: Hadamard | None = None,
+    stream: int = 0,
 ) -> np.ndarray | CastResult:
     """Cast a NumPy array bit-exactly as SEMANTICS.md defines.
 
@@ -35,12 +36,15 @@ def cast(
         scalemode: floor, ceil, midmax, option3, topbinade (rceil).
         seed: stochastic rounding: Philox seed (bits by flat C-order index), any integer
             type in [0, 2**64).
-        rbits: stochastic rounding: uint32 array of x's shape.
+        rbits: stochastic rounding: array of x's shape of ``tcast.rbits_width(dtype)``-bit
+            integers: uint8 for element formats of at most 8 bits, else uint16.
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 GEMM layout, SEMANTICS.md §8.1).
         transform: a ``tcast.Hadamard`` applied along the datatype's tiled dimension before
             the cast (SEMANTICS.md §5.11); the result records it and upcast inverts it.
+        stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
+            second result of :func:`cast_dual` draws stream 1).
 
     Returns:
         The virtual array, or a CastResult.
@@ -62,6 +66,7 @@ def cast(
         transpose_scale=transpose_scale,
         scale_layout=scale_layout,
         transform=transform,
+        stream=stream,
     )
 
 

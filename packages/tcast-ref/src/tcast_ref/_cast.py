@@ -34,7 +34,15 @@ from tcast.kit import (
     upcast_parts,
 )
 
-from ._codec import code_dtype, decode, encode, floor_log2, round_even_values, split_f32
+from ._codec import (
+    code_dtype,
+    decode,
+    encode,
+    encode_words,
+    floor_log2,
+    round_even_values,
+    split_f32,
+)
 from ._meta import MetaRule, decode_units, encode_units, meta_rule
 from ._native import numpy_native_view
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
@@ -329,7 +337,7 @@ def _element_values(q, plan: _Plan, rs, rules: CastRules, pops: _PieceOps) -> np
 def _encode_piece(chunk, plan, rs, cs, req, rbits, pops) -> np.ndarray:
     """Pass 2a: element codes of a piece (SEMANTICS.md §5.3-§5.7)."""
     xs = _scaled_inputs(chunk, plan, rs, req, pops)
-    codes = encode(xs, req.dtype.nspec, req.roundmode, rbits, True, pops.ws)
+    codes = encode_words(xs, req.dtype.nspec, req.roundmode, rbits, True, pops.ws)
     nonfinite = plan.nonfinite[rs]
     if plan.keep is not None:
         zero_out = nonfinite[:, None] | ~plan.keep[rs, cs]
@@ -397,35 +405,57 @@ def _decode_piece(codes, plan, rs, cs, rules: CastRules, pops) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the cast
+def _words(r: np.ndarray, width: int) -> np.ndarray:
+    """``width``-bit random integers as the codec's uint32 words: ``r << (32 - width)``.
+
+    The codec rounds up iff ``floor(frac * 2**32) + word >= 2**32``, which for these words is
+    exactly §3.2's ``floor(frac * 2**K) + r >= 2**K`` (both sides are whole multiples of
+    ``2**(32 - K)`` once the floor is taken at ``K`` bits).
+    """
+    return r.astype(np.uint32) << np.uint32(32 - width)
+
+
 @dataclass(frozen=True)
 class _SeedBits:
-    """Random bits to draw from Philox by flat index, as pieces need them."""
+    """Random bits to draw from Philox by flat index, as pieces need them (codec words)."""
 
     seed: int
+    width: int
+    stream: int
 
     def flat(self, start: int, count: int) -> np.ndarray:
-        """The bits of flat indices ``start .. start + count - 1``."""
-        return random_bits(self.seed, count, start)
+        """The words of flat indices ``start .. start + count - 1``."""
+        r = random_bits(self.seed, count, start, width=self.width, stream=self.stream)
+        return _words(r, self.width)
 
     def full(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The bits of a whole array."""
-        return random_bits(self.seed, int(np.prod(shape, dtype=np.int64))).reshape(shape)
+        """The words of a whole array."""
+        return self.flat(0, int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
-def check_rbits(x: np.ndarray, rbits: object) -> np.ndarray:
-    """Explicit random bits: a uint32 NumPy array of x's shape.
+#: The NumPy dtype of explicit random bits, by width (SEMANTICS.md §3.3).
+RBITS_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16)}
+
+
+def check_rbits(x: np.ndarray, rbits: object, width: int) -> np.ndarray:
+    """Explicit random bits: a uint8 (``width`` 8) or uint16 (16) NumPy array of x's shape.
+
+    Returns:
+        The codec's uint32 words of them (:func:`_words`).
 
     Raises:
-        SpecError: for anything else.
+        SpecError: for anything else, naming the dtype the datatype needs.
     """
-    if not isinstance(rbits, np.ndarray) or rbits.dtype != np.uint32:
+    want = RBITS_DTYPES[width]
+    if not isinstance(rbits, np.ndarray) or rbits.dtype != want:
+        got = f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
         raise SpecError(
-            f"rbits must be a uint32 NumPy array, got "
-            f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
+            f"rbits must be a {want} NumPy array ({width} random bits per element for this "
+            f"datatype, SEMANTICS.md §3.3), got {got}"
         )
     if rbits.shape != x.shape:
         raise SpecError(f"rbits has shape {rbits.shape}, the input has shape {x.shape}")
-    return rbits
+    return _words(rbits, width)
 
 
 def run_cast(x: np.ndarray, req: CastRequest) -> np.ndarray | CastResult:
@@ -438,7 +468,8 @@ def run_cast(x: np.ndarray, req: CastRequest) -> np.ndarray | CastResult:
             f"evenly spaced) such as {req.dtype.name}: use even, away, zero or trunc"
         )
     else:
-        rb = req.rbits if req.seed is None else _SeedBits(req.seed)
+        width = req.dtype.nspec.rbits_width
+        rb = req.rbits if req.seed is None else _SeedBits(req.seed, width, req.modes.stream)
     # float32 overflow to Inf is part of the semantics (§0), not an accident to warn about
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if req.layout is None:
@@ -471,7 +502,7 @@ def _unscaled(x, req: CastRequest, rb):
             if rflat is not None
             else (rb.flat(lo, x32.size) if isinstance(rb, _SeedBits) else None)
         )
-        codes = encode(x32, n, rmode, bits, req.saturate, ws)
+        codes = encode_words(x32, n, rmode, bits, req.saturate, ws)
         if not virtual:
             out[sl] = codes
             continue

@@ -113,7 +113,8 @@ def encode(
         x: float32 array (other float arrays are converted to float32 first).
         spec: float, int, uint or exponent spec (or its code).
         mode: round mode (enum or name).
-        rbits: uint32 random bits of x's shape (stochastic).
+        rbits: stochastic: the random integers of x's shape, ``spec.rbits_width`` bits
+            each (uint8 for formats of at most 8 bits, else uint16; SEMANTICS.md §3.3).
         saturate: overflow to +-max (True) or IEEE-style.
         ws: scratch buffers to reuse (the result may live in them).
 
@@ -124,16 +125,45 @@ def encode(
         SpecError: for an unknown spec or mode, or random bits missing or malformed.
     """
     spec = number(spec)
+    words = None
+    if rbits is not None:
+        width = spec.rbits_width
+        want = np.uint8 if width == 8 else np.uint16
+        rbits = np.asarray(rbits)
+        if rbits.dtype != want:
+            raise SpecError(
+                f"rbits must be {np.dtype(want)} ({width} random bits per element for "
+                f"{spec.code}, SEMANTICS.md §3.3), got {rbits.dtype}"
+            )
+        words = rbits.astype(np.uint32) << np.uint32(32 - width)
+    return encode_words(x, spec, mode, words, saturate, ws)
+
+
+def encode_words(
+    x: np.ndarray,
+    spec: NumberSpec,
+    mode: RoundMode = RoundMode.EVEN,
+    words: np.ndarray | None = None,
+    saturate: bool = True,
+    ws: Workspace | None = None,
+) -> np.ndarray:
+    """:func:`encode` with stochastic rounding's bits as 32-bit words ``r << (32 - K)``.
+
+    The rule ``floor(frac * 2**32) + word >= 2**32`` of such words is §3.2's
+    ``floor(frac * 2**K) + r >= 2**K``: the casts draw their bits into words once.
+    """
+    spec = number(spec)
     mode = round_mode(mode)
+    rbits = words
     with np.errstate(over="ignore", invalid="ignore"):  # wider inputs round into float32
         x = np.asarray(x, dtype=np.float32)
     if mode is RoundMode.STOCHASTIC and rbits is None:
-        raise SpecError("stochastic rounding needs rbits (uint32, one per element)")
+        raise SpecError("stochastic rounding needs rbits (one random integer per element)")
     if rbits is not None:
         rbits = np.asarray(rbits)
         if rbits.dtype != np.uint32 or rbits.shape != x.shape:
             raise SpecError(
-                f"rbits must be uint32 of shape {x.shape}, got {rbits.dtype} {rbits.shape}"
+                f"rbits must be of x's shape {x.shape}, got {rbits.dtype} {rbits.shape}"
             )
     if mode is RoundMode.EVEN and rbits is None:
         fast = _encode_native(x, spec, saturate, ws or Workspace())

@@ -60,9 +60,9 @@ class RefEngine(EngineBase):
                 result = dataclasses.replace(result, **plain)
         return super().upcast(result)
 
-    def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
+    def check_rbits(self, x: Any, rbits: Any, width: int) -> np.ndarray:
         """A uint32 NumPy array of x's shape (an accepted subclass as its plain array)."""
-        return check_rbits(x, plain_array(rbits))
+        return check_rbits(x, plain_array(rbits), width)
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
         """The cast, by :func:`tcast_ref._cast.run_cast`."""

@@ -20,7 +20,7 @@ from tcast import CodebookSpec, DataType, NumberSpec, RoundMode
 from tcast.kit import CastRules
 
 from ._codebook import Book, book, choose_mapping
-from ._codec import decode, encode
+from ._codec import decode, encode_words
 from ._offsets import pow2, subtile_offsets
 from ._subtiles import Units
 from ._tiles import Tiling
@@ -95,7 +95,7 @@ def encode_units(
         rule: the metadata rule.
         n: the element number spec (or codebook spec).
         mode: the round mode.
-        rbits: uint32 random bits of ``xs``'s shape (stochastic offsets), else None.
+        rbits: the random words of ``xs``'s shape (``_codec.encode_words``), else None.
         real: where ``xs`` holds real elements (codebooks whose padding adds error).
 
     Returns:
@@ -114,7 +114,7 @@ def encode_units(
     meta = subtile_offsets(xu, rule.emax, rule.offset_bits)
     up = pow2(meta)[..., None]
     bu = None if rbits is None else units.to_units(rbits)
-    codes = encode(np.multiply(xu, up, dtype=np.float32), n, mode, bu, True)
+    codes = encode_words(np.multiply(xu, up, dtype=np.float32), n, mode, bu, True)
     q = np.multiply(decode(codes, n), pow2(meta, -1)[..., None], dtype=np.float32)
     return units.from_units(codes, cols), units.from_units(q, cols), meta
 

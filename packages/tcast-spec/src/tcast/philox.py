@@ -122,7 +122,8 @@ def rbits_width(fmt: object) -> int:
     Raises:
         SpecError: for something that is not a format or datatype.
     """
-    from .datatype import DataType, datatype
+    from ._lookup import datatype
+    from .datatype import DataType
     from .number import NumberSpec, number
 
     if isinstance(fmt, NumberSpec):

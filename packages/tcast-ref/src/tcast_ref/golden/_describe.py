@@ -168,6 +168,7 @@ def policies(
 ) -> dict:
     """Every implementation-defined rule of SEMANTICS.md that this set depends on, by name."""
     n, ss = dt.nspec, dt.sspec
+    k = None if n.is_codebook else n.rbits_width
     p = {
         "rounding": {
             RoundMode.EVEN: "to nearest, ties to the even code (also for formats without "
@@ -175,8 +176,8 @@ def policies(
             RoundMode.AWAY: "to nearest, ties away from zero (3.2)",
             RoundMode.ZERO: "to nearest, ties toward zero (3.2)",
             RoundMode.TRUNC: "toward zero (3.2)",
-            RoundMode.STOCHASTIC: "up iff floor(frac * 2^32) + r >= 2^32 for the element's "
-            "32-bit random integer r (RBITS column) (3.2)",
+            RoundMode.STOCHASTIC: f"up iff floor(frac * 2^{k}) + r >= 2^{k} for the "
+            f"element's {k}-bit random integer r (RBITS column) (3.2)",
         }[roundmode],
         "sign_magnitude": "the magnitude is rounded and the sign reapplied (3)",
         "negative_zero": "a zero result keeps the input's sign where the format has -0; "

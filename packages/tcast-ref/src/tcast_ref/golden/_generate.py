@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 #: Version of the set format and of the semantics it encodes (SEMANTICS.md schema version).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Philox counter offset of the random-bits stream (inputs use counters from 0).
 RBITS_STREAM = 1 << 40
 #: Largest decode set (lines) the exhaustive level writes.
@@ -360,7 +360,8 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
     dt, t = st.dtype, geo.size
     fields = [_input_field(st, t)]
     if st.roundmode is RoundMode.STOCHASTIC:
-        fields.append(Field("RBITS", t, 32, "input", "uint32"))
+        k = dt.nspec.rbits_width  # K random bits per element (SEMANTICS.md §3.3)
+        fields.append(Field("RBITS", t, k, "input", f"rbits{k}"))
     if partial_lines(st, geo):
         fields.append(Field("LEN", len(geo.tile_shape), 16, "input", "extent"))
     if st.transform is not None:
@@ -516,7 +517,9 @@ def cast_inputs(
             )
         x2, lens = _with_partial_tiles(st, geo, x2, rng, info["inputs"])
     if st.roundmode is RoundMode.STOCHASTIC:
-        rbits = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
+        k = st.dtype.nspec.rbits_width  # the low K bits of each word: K-bit integers
+        words = Stream(st.seed, RBITS_STREAM).words(x2.size).reshape(x2.shape)
+        rbits = (words & np.uint32((1 << k) - 1)).astype(np.uint8 if k == 8 else np.uint16)
     return x2, rbits, lens, info
 
 
@@ -832,8 +835,8 @@ def header_rules(st: Settings, layout: Layout) -> dict:
             "seed": st.seed,
             "inputs_stream": "counters from 0: choices are word mod n, signs the low bit",
             "rbits_stream": (
-                f"RBITS[i] = word 0 at counter {RBITS_STREAM} + i (i = line * "
-                "elements_per_line + element)"
+                f"RBITS[i] = the low {st.dtype.nspec.rbits_width} bits of word 0 at counter "
+                f"{RBITS_STREAM} + i (i = line * elements_per_line + element)"
             )
             if st.roundmode is RoundMode.STOCHASTIC
             else None,

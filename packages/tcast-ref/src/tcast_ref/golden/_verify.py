@@ -397,7 +397,7 @@ def engine_columns(
 # ---------------------------------------------------------------------- comparing
 def _nan_codes(fmt: str, width: int) -> np.ndarray | None:
     """A table: True where a code of ``fmt`` decodes to NaN (None: no NaN rule)."""
-    if fmt in ("uint32", "flags8", "mask") or width > 16:
+    if fmt in ("uint32", "rbits8", "rbits16", "flags8", "mask") or width > 16:
         return None
     try:
         spec = number(fmt)
@@ -491,7 +491,7 @@ def describe_word(value: int, fmt: str) -> str:
         return "|".join(names) or "none"
     if fmt == "mask":
         return f"{value:b}"
-    if fmt in ("uint32", "extent", "offset", "mapping"):
+    if fmt in ("uint32", "rbits8", "rbits16", "extent", "offset", "mapping"):
         return str(value)
     spec = number(fmt)
     if spec.is_codebook:  # the entry's value depends on the mapping (META): the index alone
