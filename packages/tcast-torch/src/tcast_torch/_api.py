@@ -36,6 +36,7 @@ def cast(
     transform: Hadamard | None = None,
     grad: str = "ste",
     compile: bool | None = None,
+    stream: int = 0,
 ) -> torch.Tensor | CastResult:
     """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -47,7 +48,9 @@ def cast(
         scalemode: floor, ceil, midmax, option3, topbinade (rceil).
         seed: stochastic rounding: Philox seed (bits by flat C-order index), any integer
             type in [0, 2**64).
-        rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
+        rbits: stochastic rounding: tensor of x's shape and device of
+            ``tcast.rbits_width(dtype)``-bit integers: torch.uint8 (or int8) for element
+            formats of at most 8 bits, else torch.uint16 (or int16).
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs and
@@ -68,6 +71,8 @@ def cast(
             kernels use :func:`exact_inductor_options` and give the eager bits (the CUDA
             conformance runs in the package README); ``tcast_torch._compiled`` lists the
             calls that always run eagerly.
+        stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
+            second result of :func:`cast_dual` draws stream 1).
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -89,6 +94,7 @@ def cast(
         transpose_scale,
         scale_layout,
         transform,
+        stream,
     )
     check_run_options(grad, compile)
     return _run_with(x, engine.request(x, dt, modes, seed, rbits), grad, compile)

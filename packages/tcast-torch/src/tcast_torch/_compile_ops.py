@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import warnings
 from collections.abc import Iterator
 from typing import Any, Protocol
@@ -138,7 +139,7 @@ class EagerEngine(Protocol):
 
 
 def modes_text(m: CastModes) -> str:
-    """The modes as the ops' one string: ``castmode/roundmode/scalemode/sat/tr/layout``."""
+    """The modes as the ops' one string: ``castmode/roundmode/scalemode/sat/tr/layout/stream``."""
     return "/".join(
         (
             m.castmode.value,
@@ -147,6 +148,7 @@ def modes_text(m: CastModes) -> str:
             str(int(m.saturate)),
             str(int(m.transpose_scale)),
             m.scale_layout.value,
+            str(m.stream),
         )
     )
 
@@ -155,8 +157,8 @@ def modes_of(text: str) -> CastModes:
     """The modes of :func:`modes_text`'s string (one object per string)."""
     m = _MODES.get(text)
     if m is None:
-        cm, rm, sm, sat, tr, lay = text.split("/")
-        m = _MODES[text] = CastModes.of(cm, rm, sm, sat == "1", tr == "1", lay)
+        cm, rm, sm, sat, tr, lay, stream = text.split("/")
+        m = _MODES[text] = CastModes.of(cm, rm, sm, sat == "1", tr == "1", lay, stream=int(stream))
     return m
 
 
@@ -273,7 +275,9 @@ class CastOps:
         ) -> list[torch.Tensor]:
             dt, m = _datatype(code), modes_of(modes)
             rows = engine.request(x, dt, m, seed_of(seed), rbits)
-            cols = engine.request(x, column_datatype(dt), m, seed_of(seed), rbits)
+            # a seeded column cast draws stream 1 (SEMANTICS.md §8.2)
+            cm = m if seed is None else dataclasses.replace(m, stream=1)
+            cols = engine.request(x, column_datatype(dt), cm, seed_of(seed), rbits)
             a, b = engine.cast_dual_eager(resolved(x), rows, cols, transposed)
             return _tensors(a, x) + _tensors(b, x)
 

@@ -75,32 +75,33 @@ class TorchEngine(EngineBase):
             return dtensor_refusal(a)
         return tensor_refusal(a)
 
-    def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
-        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view.
+    def check_rbits(self, x: Any, rbits: Any, width: int) -> torch.Tensor:
+        """A ``width``-bit integer tensor of x's shape and device, as the codec's int32 words.
 
+        ``width`` 8: torch.uint8 (or int8); 16: torch.uint16 (or int16) (SEMANTICS.md §3.3).
         For a DTensor ``x``: a DTensor of its mesh and placements, or a plain tensor of its
         whole shape; a DTensor ``rbits`` needs a DTensor ``x`` sharded alike. Bits with the
         negative bit are the bits of the negated values (``_accept.resolved``).
         """
         if isinstance(rbits, torch.Tensor):
-            if rbits.dtype is torch.int32:  # other dtypes are refused without a view
+            if rbits.dtype in (torch.int8, torch.int16, torch.uint8):
                 rbits = resolved(rbits)  # no-op without the negative bit
             elif (
-                rbits.dtype is torch.uint32
+                rbits.dtype is torch.uint16
                 and not torch.compiler.is_compiling()  # dynamo cannot trace is_neg
                 and rbits.is_neg()
             ):
-                # torch negates no uint32 tensor (nor copies one with the negative bit)
+                # torch negates no uint16 tensor (nor copies one with the negative bit)
                 raise SpecError(
-                    "rbits is a torch.uint32 tensor with a pending negation (the negative "
-                    "bit), which torch cannot apply to uint32; pass the negated bits as int32"
+                    "rbits is a torch.uint16 tensor with a pending negation (the negative "
+                    "bit), which torch cannot apply to uint16; pass the negated bits as int16"
                 )
         if is_dtensor(rbits) and not (is_dtensor(x) and same_sharding(x, rbits)):
             raise SpecError(
                 "rbits is a DTensor: it must be sharded like x (a DTensor of the same mesh "
                 "and placements), or be a plain tensor of x's whole shape"
             )
-        return check_rbits(x, rbits)
+        return check_rbits(x, rbits, width)
 
     def cast_dual(
         self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool

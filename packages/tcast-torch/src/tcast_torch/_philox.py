@@ -1,9 +1,15 @@
 """Philox4x32-10 over tensors of counters (SEMANTICS.md §3.3), on the input's device.
 
-Element ``i`` takes word ``i mod 4`` of the call at counter ``i >> 2``. The contiguous
-stream (:func:`philox_stream`, behind :func:`random_bits` and seeded casts) makes each call
-once and interleaves its four words; :func:`philox_bits` serves arbitrary indices with one
-call per element.
+Element ``i`` takes ``K`` bits of the call ``i // (128 / K)`` on the cast's stream (bits
+``[K b, K b + K)`` of word ``w``, where ``j = i mod (128 / K)``, ``w = j // (32 / K)``,
+``b = j mod (32 / K)``): the little-endian bytes (``K`` = 8) or halves (16) of the call's
+four words in order. The contiguous stream (:func:`philox_stream`, behind
+:func:`random_bits` and seeded casts) makes each call once for ``128 / K`` elements;
+:func:`philox_bits` serves arbitrary indices with one call per element.
+
+The casts take the bits as 32-bit words ``r << (32 - K)`` (int32 patterns): the codec's
+rule ``floor(frac * 2**32) + word >= 2**32`` is then §3.2's ``floor(frac * 2**K) + r >=
+2**K``.
 
 The 32 x 32 -> 64-bit products are formed from 16-bit halves of the round multiplier in
 int64 (each partial product is below 2**48), because the full product of a 32-bit counter
@@ -19,8 +25,9 @@ import torch
 
 from tcast import SpecError
 from tcast.kit import normalize_seed
+from tcast.philox import RBITS_WIDTHS, check_stream
 
-__all__ = ["philox_bits", "philox_gather", "philox_stream", "random_bits"]
+__all__ = ["philox_bits", "philox_gather", "philox_stream", "random_bits", "rbits_words"]
 
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
@@ -35,7 +42,7 @@ _CALLS = 1 << 20
 # input: 2**17 calls keep them at 1 MiB each (about 12 MiB in all, where 2**20 calls keep
 # about 100 MiB whatever the input's size).
 _CPU_CALLS = 1 << 17
-#: Largest flat index + 1 of the stream: the counters are int64 (``index >> 2`` of an int64).
+#: Largest flat index + 1 of the stream (the indices are int64).
 _END = 1 << 63
 
 
@@ -57,11 +64,11 @@ def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     return t >> 16, ((t & 0xFFFF) << 16) | (p_lo & 0xFFFF)
 
 
-def _philox(call: torch.Tensor, k0: int, k1: int) -> list[torch.Tensor]:
-    """The four words (int64 in [0, 2**32)) at counters (call mod 2**32, call >> 32, 0, 0)."""
+def _philox(call: torch.Tensor, k0: int, k1: int, stream: int) -> list[torch.Tensor]:
+    """The four words (int64 in [0, 2**32)) at counters (call mod 2**32, call >> 32, stream, 0)."""
     c0 = call & _MASK
     c1 = call >> 32
-    c2 = torch.zeros_like(c0)
+    c2 = torch.full_like(c0, stream)
     c3 = torch.zeros_like(c0)
     for _ in range(10):
         hi0, lo0 = _mulhilo(c0, _M0)
@@ -86,13 +93,13 @@ def _int32_pattern(word: torch.Tensor) -> torch.Tensor:
 # the eager code below on every path, compiled or not.
 @torch.library.custom_op("tcast_torch::philox_stream_words", mutates_args=())
 def _stream_words(
-    key0: int, key1: int, first: int, calls: int, device: torch.device
+    key0: int, key1: int, first: int, calls: int, stream: int, device: torch.device
 ) -> torch.Tensor:
     """The four int32 words of Philox calls ``first .. first + calls - 1``: (calls, 4).
 
-    Internal: the arguments are not checked (``key0``, ``key1`` in [0, 2**32), ``first`` and
-    ``calls`` non-negative, ``first + calls`` at most ``2**61 + 1``); the public entry is
-    :func:`tcast_torch.random_bits`.
+    Internal: the arguments are not checked (``key0``, ``key1``, ``stream`` in [0, 2**32),
+    ``first`` and ``calls`` non-negative, ``first + calls`` at most ``2**60 + 1``); the public
+    entry is :func:`tcast_torch.random_bits`.
     """
     words = torch.empty((calls, 4), dtype=torch.int32, device=device)
     step = _calls_per_piece(words.device)
@@ -101,84 +108,128 @@ def _stream_words(
             first + lo, first + min(lo + step, calls), dtype=torch.int64, device=device
         )
         piece = words[lo : lo + call.numel()]
-        for k, w in enumerate(_philox(call, key0, key1)):
+        for k, w in enumerate(_philox(call, key0, key1, stream)):
             piece[:, k] = _int32_pattern(w)
     return words
 
 
 @_stream_words.register_fake
-def _stream_words_fake(key0, key1, first, calls, device):
+def _stream_words_fake(key0, key1, first, calls, stream, device):
     return torch.empty((calls, 4), dtype=torch.int32, device=device)
 
 
 @torch.library.custom_op("tcast_torch::philox_index_words", mutates_args=())
-def _index_words(key0: int, key1: int, index: torch.Tensor) -> torch.Tensor:
-    """The int32 word of each flat element index (word ``index & 3`` of call ``index >> 2``).
+def _index_words(
+    key0: int, key1: int, index: torch.Tensor, width: int, stream: int
+) -> torch.Tensor:
+    """The codec word (``r << (32 - width)``, int32) of each flat element index.
 
-    Internal: the arguments are not checked (``key0``, ``key1`` in [0, 2**32), ``index``
-    int64 and non-negative); use :func:`tcast_torch.random_bits`.
+    Internal: the arguments are not checked (``key0``, ``key1``, ``stream`` in [0, 2**32),
+    ``width`` 8 or 16, ``index`` int64 and non-negative); use :func:`tcast_torch.random_bits`.
     """
     flat = index.reshape(-1)
     out = torch.empty(flat.shape, dtype=torch.int32, device=index.device)
     step = _calls_per_piece(index.device)
+    per_word = 32 // width
+    shift_e = per_word.bit_length() - 1  # log2 of the elements per word
     for lo in range(0, flat.numel(), step):
         idx = flat[lo : lo + step]
-        words = torch.stack(_philox(idx >> 2, key0, key1), dim=-1)
-        word = torch.gather(words, -1, (idx & 3).unsqueeze(-1)).squeeze(-1)
-        out[lo : lo + idx.numel()] = _int32_pattern(word)
+        j = idx & (4 * per_word - 1)
+        words = torch.stack(_philox(idx >> (shift_e + 2), key0, key1, stream), dim=-1)
+        word = torch.gather(words, -1, (j >> shift_e).unsqueeze(-1)).squeeze(-1)
+        r = (word >> ((j & (per_word - 1)) * width)) & ((1 << width) - 1)
+        out[lo : lo + idx.numel()] = _int32_pattern(r << (32 - width))
     return out.reshape(index.shape)
 
 
 @_index_words.register_fake
-def _index_words_fake(key0, key1, index):
+def _index_words_fake(key0, key1, index, width, stream):
     return torch.empty(index.shape, dtype=torch.int32, device=index.device)
 
 
-def philox_bits(seed: int, index: torch.Tensor) -> torch.Tensor:
-    """The seeded stochastic-rounding bits of arbitrary int64 flat indices, as int32 patterns.
+def philox_bits(seed: int, index: torch.Tensor, width: int, stream: int = 0) -> torch.Tensor:
+    """The seeded stochastic-rounding words of arbitrary int64 flat indices (int32 patterns).
 
-    One Philox call per element (word ``index & 3`` of the call at ``index >> 2``); for a
-    contiguous range :func:`philox_stream` makes each call once for four elements.
+    One Philox call per element; for a contiguous range :func:`philox_stream` makes each
+    call once for ``128 / width`` elements.
 
     Args:
         seed: the seed, in [0, 2**64) (validated by the caller).
         index: int64 tensor of flat element indices (non-negative).
+        width: ``K``, 8 or 16 (validated by the caller).
+        stream: the Philox stream (validated by the caller).
 
     Returns:
-        int32 tensor of index's shape: the uint32 words as two's-complement patterns.
+        int32 tensor of index's shape: each element's ``r << (32 - width)``.
     """
-    return _index_words(seed & _MASK, seed >> 32, index)
+    return _index_words(seed & _MASK, seed >> 32, index, width, stream)
+
+
+def _elements(words: torch.Tensor, width: int) -> torch.Tensor:
+    """The ``width``-bit integers of (calls, 4) int32 words in element order, as int32."""
+    if width == 8:
+        return words.view(torch.uint8).reshape(-1).to(torch.int32)
+    return words.view(torch.int16).reshape(-1).to(torch.int32) & 0xFFFF
 
 
 def philox_stream(
-    seed: int, start: int, count: int, device: torch.device | str | None = None
+    seed: int,
+    start: int,
+    count: int,
+    device: torch.device | str | None = None,
+    width: int = 8,
+    stream: int = 0,
 ) -> torch.Tensor:
-    """The seeded stochastic-rounding bits of flat indices ``start .. start + count - 1``.
+    """The seeded stochastic-rounding words of flat indices ``start .. start + count - 1``.
 
-    Each Philox call is made once and gives four consecutive elements their words.
+    Each Philox call is made once and gives ``128 / width`` consecutive elements their bits.
 
     Args:
         seed: the seed, in [0, 2**64) (validated by the caller).
         start: the first flat index (a non-negative int, validated by the caller).
         count: how many elements.
         device: where to generate the bits (default: the CPU).
+        width: ``K``, 8 or 16.
+        stream: the Philox stream, in [0, 2**32).
 
     Returns:
-        1-D int32 tensor of ``count`` words as two's-complement patterns.
+        1-D int32 tensor of ``count`` codec words ``r << (32 - width)``.
 
     Raises:
-        SpecError: if the seed, ``start`` or ``count`` is out of range (checked where they
-            are Python ints; a traced seed is the cast's, already checked).
+        SpecError: if the seed, ``start``, ``count``, ``width`` or ``stream`` is out of range
+            (checked where they are Python ints; a traced seed is the cast's, checked).
     """
     if isinstance(seed, int):
         seed = _check_seed(seed)
     if isinstance(start, int) and isinstance(count, int):
         start = _check_range(start, count)
-    first, end = start >> 2, (start + count + 3) >> 2  # the calls that cover the range
+    width, stream = _check_width(width), check_stream(stream)
+    per_call = 128 // width
+    first, end = start // per_call, (start + count + per_call - 1) // per_call
     device = torch.device("cpu") if device is None else torch.device(device)
-    words = _stream_words(seed & _MASK, seed >> 32, first, end - first, device)
-    skip = start & 3  # an unaligned start drops the first words of the first call
-    return words.reshape(-1)[skip : skip + count]
+    words = _stream_words(seed & _MASK, seed >> 32, first, end - first, stream, device)
+    skip = start % per_call  # an unaligned start drops the first elements of the first call
+    r = _elements(words, width)[skip : skip + count]
+    return r << (32 - width)
+
+
+def _check_width(width: object) -> int:
+    if isinstance(width, bool) or width not in RBITS_WIDTHS:
+        raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
+    return int(width)  # type: ignore[arg-type]
+
+
+def rbits_words(rbits: torch.Tensor, width: int) -> torch.Tensor:
+    """Explicit ``width``-bit random integers (uint8/int8 or uint16/int16) as codec words.
+
+    Returns:
+        int32 ``r << (32 - width)`` of ``rbits``'s shape (DTensors stay DTensors).
+    """
+    if width == 8:
+        r = rbits.view(torch.uint8).to(torch.int32)
+    else:
+        r = rbits.view(torch.int16).to(torch.int32) & 0xFFFF
+    return r << (32 - width)
 
 
 def _check_range(start: object, count: int) -> int:
@@ -213,26 +264,28 @@ def _cut(v: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def philox_gather(seed: int, index: torch.Tensor) -> torch.Tensor:
+def philox_gather(seed: int, index: torch.Tensor, width: int, stream: int = 0) -> torch.Tensor:
     """:func:`philox_bits` of int64 flat indices, from the stream over their range if compact.
 
     Where the indices span at most twice their count (the block rows of 2-D tiles, a piece
     of an input's rows), the stream over ``min .. max`` makes each Philox call once for
-    four elements; scattered indices take one call each. Same words either way.
+    ``128 / width`` elements; scattered indices take one call each. Same words either way.
 
     Args:
         seed: the seed, in [0, 2**64) (validated by the caller).
         index: int64 tensor of flat element indices (non-negative).
+        width: ``K``, 8 or 16.
+        stream: the Philox stream.
 
     Returns:
-        int32 tensor of index's shape.
+        int32 tensor of index's shape (codec words).
     """
     if index.numel() == 0:
         return torch.empty(index.shape, dtype=torch.int32, device=index.device)
     lo, hi = int(index.min()), int(index.max())
     if hi - lo < 2 * index.numel():
-        return philox_stream(seed, lo, hi - lo + 1, index.device)[index - lo]
-    return philox_bits(seed, index)
+        return philox_stream(seed, lo, hi - lo + 1, index.device, width, stream)[index - lo]
+    return philox_bits(seed, index, width, stream)
 
 
 def random_bits(
@@ -240,26 +293,38 @@ def random_bits(
     shape: int | tuple[int, ...] | torch.Size,
     start: int = 0,
     device: torch.device | str | None = None,
+    *,
+    width: int,
+    stream: int = 0,
 ) -> torch.Tensor:
-    """The Philox words seeded stochastic rounding uses, for flat indices from ``start``.
+    """The random integers seeded stochastic rounding uses, for flat indices from ``start``.
 
-    Element ``i`` (C order) of the result holds the word of flat index ``start + i``: the
-    same stream as ``tcast.random_bits`` and ``tcast_ref.random_bits``.
+    Element ``i`` (C order) of the result holds the ``width``-bit integer of flat index
+    ``start + i`` (SEMANTICS.md §3.3): the same as ``tcast.random_bits`` and
+    ``tcast_ref.random_bits``.
 
     Args:
         seed: an int in [0, 2**64).
         shape: the result's shape (an int for a 1-D stream).
         start: the first flat index.
         device: where to generate the bits (default: the CPU).
+        width: ``K``, 8 or 16 (``tcast.rbits_width`` of the datatype).
+        stream: the Philox stream, in [0, 2**32).
 
     Returns:
-        torch.uint32 tensor of ``shape``.
+        torch.uint8 (``width`` 8) or torch.uint16 (16) tensor of ``shape``: usable as a
+        cast's ``rbits``.
 
     Raises:
-        SpecError: if the seed, the shape or ``start`` is out of range.
+        SpecError: if the seed, the shape, ``start``, ``width`` or ``stream`` is out of range.
     """
     seed = _check_seed(seed)
     dims = _dims(shape)
     count = math.prod(dims)
     start = _check_range(start, count)
-    return philox_stream(seed, start, count, device).reshape(dims).view(torch.uint32)
+    width = _check_width(width)
+    words = philox_stream(seed, start, count, device, width, stream)
+    r = (words >> (32 - width)) & ((1 << width) - 1)  # the arithmetic shift's sign bits off
+    if width == 8:
+        return r.to(torch.uint8).reshape(dims)
+    return r.to(torch.int16).view(torch.uint16).reshape(dims)

@@ -19,7 +19,7 @@ from ._codec import decode, encode, round_even_applies, round_even_values
 from ._dtypes import torch_native_view
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
-from ._philox import philox_gather, philox_stream
+from ._philox import philox_gather, philox_stream, rbits_words
 from ._pieces import BlockRows, by_blocks, cuts, piece_elements
 from ._scale import Given, Ops, Plan, make_plan
 from ._tiles import Tiling, from_layout, tiling
@@ -56,19 +56,28 @@ def to_input_dtype(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- arguments
-def check_rbits(x: torch.Tensor, rbits: object) -> torch.Tensor:
-    """Explicit random bits: a torch.uint32 (or int32) tensor of x's shape and device.
+#: The dtypes of explicit random bits, by width (SEMANTICS.md §3.3): unsigned, or the signed
+#: type of the same width read as the same bits.
+RBITS_DTYPES = {8: (torch.uint8, torch.int8), 16: (torch.uint16, torch.int16)}
+
+
+def check_rbits(x: torch.Tensor, rbits: object, width: int) -> torch.Tensor:
+    """Explicit random bits: a ``width``-bit integer tensor of x's shape and device.
 
     Returns:
-        The bits as an int32 view.
+        The bits as a torch.uint8 (``width`` 8) or int16 (16) view: the request keeps them
+        so (an op of a compiled cast checks them again); a cast reads them as the codec's
+        words (:func:`_philox.rbits_words`).
 
     Raises:
-        SpecError: for anything else.
+        SpecError: for anything else, naming the dtype the datatype needs.
     """
-    if not isinstance(rbits, torch.Tensor) or rbits.dtype not in (torch.uint32, torch.int32):
+    ok = RBITS_DTYPES[width]
+    if not isinstance(rbits, torch.Tensor) or rbits.dtype not in ok:
+        got = f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
         raise SpecError(
-            f"rbits must be a torch.uint32 (or int32 bit-pattern) tensor, got "
-            f"{type(rbits).__name__} {getattr(rbits, 'dtype', '')}".rstrip()
+            f"rbits must be a {ok[0]} (or {ok[1]}) tensor: {width} random bits per element "
+            f"for this datatype (SEMANTICS.md §3.3), got {got}"
         )
     if tuple(rbits.shape) != tuple(x.shape):
         raise SpecError(
@@ -76,16 +85,22 @@ def check_rbits(x: torch.Tensor, rbits: object) -> torch.Tensor:
         )
     if rbits.device != x.device:
         raise SpecError(f"rbits is on {rbits.device}, the input on {x.device}")
-    return rbits.view(torch.int32)
+    return rbits.view(torch.uint8 if width == 8 else torch.int16)
+
+
+def seed_source(req: CastRequest) -> tuple[int, int, int]:
+    """``(seed, width, stream)`` of a seeded request: what its Philox bits depend on."""
+    return req.seed, req.dtype.nspec.rbits_width, req.modes.stream
 
 
 def random_source_bits(req: CastRequest, x: torch.Tensor) -> torch.Tensor | None:
-    """int32 random bits in x's (logical) shape: explicit, or Philox by flat C-order index."""
+    """int32 codec words in x's (logical) shape: explicit, or Philox by flat C-order index."""
     if req.roundmode is not RoundMode.STOCHASTIC:
         return None
     if req.seed is None:
-        return req.rbits
-    return philox_stream(req.seed, 0, x.numel(), x.device).reshape(x.shape)
+        return rbits_words(req.rbits, req.dtype.nspec.rbits_width)
+    seed, width, stream = seed_source(req)
+    return philox_stream(seed, 0, x.numel(), x.device, width, stream).reshape(x.shape)
 
 
 # ----------------------------------------------------------------- the cast
@@ -115,14 +130,15 @@ def cast_checked(
     return _scaled(x, req, til, rb, given)
 
 
-def _seeded_rows(seed: int, til: Tiling, rows: BlockRows, s: slice) -> torch.Tensor:
-    """The seeded random bits (int32) of the block rows ``s``, by their elements' flat index."""
+def _seeded_rows(req: CastRequest, til: Tiling, rows: BlockRows, s: slice) -> torch.Tensor:
+    """The seeded codec words (int32) of the block rows ``s``, by their elements' flat index."""
+    seed, width, stream = seed_source(req)
     lo, hi, _ = s.indices(rows.shape[0])
     length = rows.shape[1]
     if til.rows_are_runs():
-        bits = philox_stream(seed, lo * length, (hi - lo) * length, rows.device)
+        bits = philox_stream(seed, lo * length, (hi - lo) * length, rows.device, width, stream)
         return bits.reshape(hi - lo, length)
-    return philox_gather(seed, til.row_flat_index(lo, hi, rows.device))
+    return philox_gather(seed, til.row_flat_index(lo, hi, rows.device), width, stream)
 
 
 def _f32_keeping_nan_sign(x: torch.Tensor) -> torch.Tensor:
@@ -247,7 +263,7 @@ def _scaled(
             p = plan.rows(s)
             rr = None if rrows is None else rrows[s]
             if seeded:
-                rr = _seeded_rows(req.seed, til, rows, s)
+                rr = _seeded_rows(req, til, rows, s)
             codes = encode(scaled_inputs(rows[s], p, rules), n, req.roundmode, rr, True)
             zero_out = p.nonfinite[:, None]
             if p.keep is not None:

@@ -73,7 +73,7 @@ from tcast.kit import (
 )
 
 from ._accept import is_dtensor
-from ._philox import philox_bits, philox_stream
+from ._philox import philox_bits, philox_stream, rbits_words
 
 __all__ = [
     "BlockStats",
@@ -412,23 +412,26 @@ def _window_rbits(
 ) -> torch.Tensor | None:
     """The random words of the window's elements (0 in the padding).
 
-    Seeded: the words of the elements' flat indices in the whole tensor (SEMANTICS.md
-    §3.3); explicit bits: their shard (a DTensor's local part, or a slice of a whole tensor).
+    Seeded: the codec words of the elements' flat indices in the whole tensor (SEMANTICS.md
+    §3.3); explicit bits: the words of their shard (a DTensor's local part, or a slice of a
+    whole tensor).
     """
     if req.roundmode is not RoundMode.STOCHASTIC:
         return None
     if req.seed is None:
         rb = req.rbits
         rb = rb.to_local() if _is_dtensor(rb) else rb[_shard_slices(spec)]
-        return _pad_front(rb.view(torch.int32), pads)
+        return _pad_front(rbits_words(rb, req.dtype.nspec.rbits_width), pads)
+    width, stream = req.dtype.nspec.rbits_width, req.modes.stream
     strides = _contiguous_strides(spec.shape)
     window = tuple(n + p for n, p in zip(spec.lengths, pads, strict=True))
     partial = [d for d, n in enumerate(window) if n != spec.shape[d]]
     first = [o - p for o, p in zip(spec.offsets, pads, strict=True)]  # the window's corner
     if len(partial) <= 1 and all(window[d] == 1 for d in range(partial[0] if partial else 0)):
-        # one run of flat indices (rows of a Shard(0)): each Philox call serves four words
+        # one run of flat indices (rows of a Shard(0)): each Philox call serves 128 / K
         start = sum(o * st for o, st in zip(first, strides, strict=True))
-        return philox_stream(req.seed, start, math.prod(window), device).reshape(window)
+        bits = philox_stream(req.seed, start, math.prod(window), device, width, stream)
+        return bits.reshape(window)
     index = torch.zeros((), dtype=torch.int64, device=device)
     for d, stride in enumerate(strides):
         n = spec.lengths[d] + pads[d]
@@ -437,7 +440,7 @@ def _window_rbits(
         shape[d] = n
         index = index + pos.reshape(shape) * stride
     index = index.expand(window)
-    return philox_bits(req.seed, index.contiguous())
+    return philox_bits(req.seed, index.contiguous(), width, stream)
 
 
 def _shard_slices(spec: ShardSpec) -> tuple[slice, ...]:
