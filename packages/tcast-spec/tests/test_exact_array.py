@@ -125,23 +125,41 @@ def test_sparsity_ties_keep_the_lower_index_in_the_array():
 
 
 # ------------------------------------------------------------------- random bits, §3.3
-def test_seeded_bits_are_word_i_mod_4_of_philox_at_counter_i_div_4():
+def test_seeded_bits_are_byte_i_mod_4_of_word_of_the_philox_call_i_div_16():
+    # e2m1f takes K = 8 bits: element i = 16c + 4w + b takes byte b of word w of call c
     rng = np.random.default_rng(3)
     vals = f32_values(rng, 24)
     dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
     by_seed = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", seed=2**40 + 5)
-    words = [exact.philox4x32((i // 4, 0, 0, 0), (5, 256))[i % 4] for i in range(24)]
-    by_bits = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", rbits=words)
+    calls = [exact.philox4x32((c, 0, 0, 0), (5, 256)) for c in (0, 1)]
+    rbits = [(calls[i // 16][i % 16 // 4] >> (8 * (i % 4))) & 0xFF for i in range(24)]
+    by_bits = exact.cast_array(vals, (4, 6), dt, roundmode="stochastic", rbits=rbits)
     assert by_seed == by_bits
+
+
+def test_seeded_bits_of_a_16_bit_format_are_half_i_mod_2_of_word_of_the_call_i_div_8():
+    # bfloat16 (unscaled) takes K = 16 bits: element i = 8c + 2w + b takes half b of word w
+    rng = np.random.default_rng(5)
+    vals = f32_values(rng, 12)
+    dt = tcast.datatype("bfloat16")
+    for stream in (0, 1):
+        by_seed = exact.cast_array(
+            vals, (3, 4), dt, roundmode="stochastic", seed=2**40 + 5, stream=stream
+        )
+        calls = [exact.philox4x32((c, 0, stream, 0), (5, 256)) for c in (0, 1)]
+        rbits = [(calls[i // 8][i % 8 // 2] >> (16 * (i % 2))) & 0xFFFF for i in range(12)]
+        by_bits = exact.cast_array(vals, (3, 4), dt, roundmode="stochastic", rbits=rbits)
+        assert by_seed == by_bits
 
 
 def test_random_bits_follow_the_flat_index_under_transposed_scaling():
     # Transposed scaling changes the tiles (4x2 -> 2x4) but element i still draws the bits
-    # of flat index i.
+    # of flat index i: the 16 elements are one Philox call of seed 9, byte i % 4 of word i // 4.
     rng = np.random.default_rng(4)
     vals = f32_values(rng, 16)
     dt = tcast.datatype("e2m1f", "e8m0_t4_t2")
-    words = exact.random_bits(9, range(16))
+    call = exact.philox4x32((0, 0, 0, 0), (9, 0))
+    rbits = [(call[i // 4] >> (8 * (i % 4))) & 0xFF for i in range(16)]
     for transpose in (False, True):
         res = exact.cast_array(
             vals, (4, 4), dt, roundmode="stochastic", seed=9, transpose_scale=transpose
@@ -150,7 +168,7 @@ def test_random_bits_follow_the_flat_index_under_transposed_scaling():
         assert {len(idx) for _, idx in blocks} == {8}
         for k, (_, idx) in enumerate(blocks):
             blk = exact.cast_block(
-                [vals[i] for i in idx], dt, roundmode="stochastic", rbits=[words[i] for i in idx]
+                [vals[i] for i in idx], dt, roundmode="stochastic", rbits=[rbits[i] for i in idx]
             )
             assert res.scale[k] == blk.scale
             assert [res.codes[i] for i in idx] == list(blk.codes)
@@ -162,6 +180,9 @@ def test_random_bits_follow_the_flat_index_under_transposed_scaling():
         ({"roundmode": "stochastic", "seed": 1, "rbits": [0] * 4}, "not both"),
         ({"roundmode": "stochastic"}, "seed or rbits"),
         ({"roundmode": "stochastic", "rbits": [0] * 3}, "3 values for 4"),
+        ({"roundmode": "stochastic", "rbits": [0, 0, 0, 256]}, r"\[0, 2\*\*8\)"),  # e2m1f: K = 8
+        ({"roundmode": "stochastic", "rbits": [0] * 4, "stream": 1}, "stream"),
+        ({"roundmode": "stochastic", "seed": 1, "stream": -1}, "stream"),
         ({"seed": 1}, "stochastic"),
         ({"input_dtype": "float64"}, "float64"),
     ],

@@ -23,7 +23,6 @@ from tcast.exact import cast_block, decode, sparsity_mask
 
 NAN = math.nan
 INF = math.inf
-U32 = (1 << 32) - 1
 
 
 def f32(x: float) -> float:
@@ -781,8 +780,9 @@ SR_BLOCK = [7.0, 5.0, -5.0, 2.5, -0.75, f32(0.2), 4.0, 0.0]
 
 
 def test_stochastic_rbits_zero_truncates():
-    # frac * 2^32 + 0 < 2^32 always -> round toward zero: 7 -> 6 (0x7), 5 -> 4 (0x6),
-    # -5 -> -4 (0xE), 2.5 -> 2 (0x4), -0.75 -> -0.5 (0x9), 0.2 -> 0, 4 -> 4, 0 -> 0.
+    # e2m1 takes K = 8 random bits: floor(frac * 2^8) + 0 < 2^8 always -> round toward zero:
+    # 7 -> 6 (0x7), 5 -> 4 (0x6), -5 -> -4 (0xE), 2.5 -> 2 (0x4), -0.75 -> -0.5 (0x9),
+    # 0.2 -> 0, 4 -> 4, 0 -> 0.
     r = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[0] * 8)
     assert r.scale == 127
     assert r.codes == (0x7, 0x6, 0xE, 0x4, 0x9, 0x0, 0x6, 0x0)
@@ -790,20 +790,34 @@ def test_stochastic_rbits_zero_truncates():
 
 
 def test_stochastic_rbits_all_ones_rounds_away_unless_exact():
-    # r = 2^32 - 1: up iff floor(frac 2^32) >= 1, i.e. any nonzero fraction:
-    # 7 -> 8 -> saturates 6 (0x7), 5 -> 6 (0x7), -5 -> -6 (0xF), 2.5 -> 3 (0x5),
-    # -0.75 -> -1 (0xA), 0.2 -> 0.5 (0x1); exact 4 and 0 stay.
-    r = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[U32] * 8)
+    # r = 2^8 - 1: up iff floor(frac 2^8) >= 1, i.e. frac >= 2^-8, which every inexact
+    # element here has (0.2: frac 0.4): 7 -> 8 -> saturates 6 (0x7), 5 -> 6 (0x7),
+    # -5 -> -6 (0xF), 2.5 -> 3 (0x5), -0.75 -> -1 (0xA), 0.2 -> 0.5 (0x1); exact 4 and 0 stay.
+    r = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[0xFF] * 8)
     assert r.scale == 127
     assert r.codes == (0x7, 0x7, 0xF, 0x5, 0xA, 0x1, 0x6, 0x0)
 
 
 def test_stochastic_rbits_half_is_ties_away():
-    # r = 2^31: up iff frac >= 1/2: 5 -> 6, -5 -> -6, 2.5 -> 3, -0.75 -> -1, 0.2
-    # (frac 0.4) -> 0, 7 (frac 0.5) -> 8 -> sat 6: the same codes as 'away'.
-    r = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[1 << 31] * 8)
+    # r = 2^7: up iff floor(frac 2^8) >= 2^7, i.e. frac >= 1/2: 5 -> 6, -5 -> -6, 2.5 -> 3,
+    # -0.75 -> -1, 0.2 (frac 0.4) -> 0, 7 (frac 0.5) -> 8 -> sat 6: the same codes as 'away'.
+    r = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[1 << 7] * 8)
     assert r.codes == (0x7, 0x7, 0xF, 0x5, 0xA, 0x0, 0x6, 0x0)
     assert r.codes == run(SR_BLOCK, "mxfp4", roundmode="away").codes
+
+
+def test_stochastic_threshold_is_floor_of_frac_times_2_to_the_8():
+    # f32(0.2) = 0.20000000298...: frac 0.40000000596 of the ulp 0.5, floor(frac 2^8) = 102,
+    # so it rounds up iff r >= 256 - 102 = 154; the fractions 1/2 (floor 128) go up from
+    # r = 128 on, so both r = 153 and r = 154 round them up.
+    below = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[153] * 8)
+    assert below.codes == (0x7, 0x7, 0xF, 0x5, 0xA, 0x0, 0x6, 0x0)
+    at = run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[154] * 8)
+    assert at.codes == (0x7, 0x7, 0xF, 0x5, 0xA, 0x1, 0x6, 0x0)
+    # r = 127: the fractions 1/2 stay down (128 + 127 < 256): the codes of trunc
+    assert run(SR_BLOCK, "mxfp4", roundmode="stochastic", rbits=[127] * 8).codes == (
+        run(SR_BLOCK, "mxfp4", roundmode="trunc").codes
+    )
 
 
 @pytest.mark.parametrize(
@@ -812,7 +826,8 @@ def test_stochastic_rbits_half_is_ties_away():
         ("stochastic", [0] * 7),  # one too few
         ("stochastic", [0] * 9),  # one too many
         ("stochastic", None),
-        ("stochastic", [0] * 7 + [1 << 32]),  # out of range
+        ("stochastic", [0] * 7 + [1 << 8]),  # out of range: e2m1 takes 8 bits
+        ("stochastic", [0] * 7 + [1 << 32]),
         ("stochastic", [0] * 7 + [-1]),
         ("even", [0] * 8),  # rbits without stochastic rounding
     ],

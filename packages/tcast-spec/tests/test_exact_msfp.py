@@ -206,8 +206,10 @@ def test_msfp_nonfinite_block_has_nan_scale_zero_codes_and_zero_offsets(bad):
         ("zero", None, 126),
         ("trunc", None, 126),
         ("stochastic", [0, 0, 0, 0], 126),  # r = 0 truncates
-        ("stochastic", [0, 0, (1 << 31), 0], 127),  # frac 1/2: up iff r >= 2**31
-        ("stochastic", [0, 0, (1 << 31) - 1, 0], 126),
+        # int8 elements take K = 8 bits: frac 1/2 goes up iff 128 + r >= 2**8
+        ("stochastic", [0, 0, 1 << 7, 0], 127),
+        ("stochastic", [0, 0, (1 << 7) - 1, 0], 126),
+        ("stochastic", [0, 0, 0xFF, 0], 127),
     ],
 )
 def test_msfp_round_modes_apply_after_the_offset(mode, rbits, code):

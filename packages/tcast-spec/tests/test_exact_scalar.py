@@ -20,8 +20,10 @@ from hypothesis import strategies as st
 from tcast import SpecError, number
 from tcast.exact import decode, encode
 
-TWO32 = 1 << 32
-HALF_R = 1 << 31  # r >= 2**31 rounds a tie (frac = 1/2) up
+# Every format of this file has at most 8 bits, so stochastic rounding takes K = 8 random
+# bits (SEMANTICS.md §3.2): r in [0, 2**8), up iff floor(frac * 2**8) + r >= 2**8.
+TWO8 = 1 << 8
+HALF_R = 1 << 7  # r >= 2**7 rounds a tie (frac = 1/2) up
 NAN = math.nan
 INF = math.inf
 
@@ -89,20 +91,20 @@ def test_tie_table_every_round_mode(fmt, x, even, away, zero, trunc, negative):
     assert encode(v, fmt, "nearest") == sign | away  # alias of away
     assert encode(v, fmt, "zero") == sign | zero
     assert encode(v, fmt, "trunc") == sign | trunc
-    # stochastic: frac = 1/2, so up (= away here, except at the saturating 464) iff r >= 2**31
+    # stochastic: frac = 1/2, so up (= away here, except at the saturating 464) iff r >= 2**7
     up = away
     assert encode(v, fmt, "stochastic", rbits=HALF_R) == sign | up
-    assert encode(v, fmt, "stochastic", rbits=TWO32 - 1) == sign | up
+    assert encode(v, fmt, "stochastic", rbits=TWO8 - 1) == sign | up
     assert encode(v, fmt, "stochastic", rbits=HALF_R - 1) == sign | trunc
     assert encode(v, fmt, "stochastic", rbits=0) == sign | trunc
 
 
 def test_tie_table_stochastic_quarter_fraction():
-    # e2m1f 2.25: between 2 (c4) and 3 (c5), frac = 1/4 -> up iff 2**30 + r >= 2**32
+    # e2m1f 2.25: between 2 (c4) and 3 (c5), frac = 1/4 -> up iff 2**6 + r >= 2**8
     for sign in (0, 0x8):
         v = -2.25 if sign else 2.25
-        assert encode(v, "e2m1f", "stochastic", rbits=3 * (1 << 30)) == sign | 5
-        assert encode(v, "e2m1f", "stochastic", rbits=3 * (1 << 30) - 1) == sign | 4
+        assert encode(v, "e2m1f", "stochastic", rbits=3 * (1 << 6)) == sign | 5
+        assert encode(v, "e2m1f", "stochastic", rbits=3 * (1 << 6) - 1) == sign | 4
 
 
 def test_sticky_bit_just_above_subnormal_tie():
@@ -283,10 +285,13 @@ def test_integer_round_clamp_and_nan(x, fmt, mode, code):
 
 
 def test_integer_stochastic():
-    # 2.25 into int8: frac 1/4 -> up iff 2**30 + r >= 2**32
-    assert encode(2.25, "int8", "stochastic", rbits=3 * (1 << 30)) == 3
-    assert encode(2.25, "int8", "stochastic", rbits=3 * (1 << 30) - 1) == 2
-    assert encode(-2.25, "int8", "stochastic", rbits=TWO32 - 1) == 0xFD
+    # 2.25 into int8: frac 1/4 -> up iff 2**6 + r >= 2**8
+    assert encode(2.25, "int8", "stochastic", rbits=3 * (1 << 6)) == 3
+    assert encode(2.25, "int8", "stochastic", rbits=3 * (1 << 6) - 1) == 2
+    assert encode(-2.25, "int8", "stochastic", rbits=TWO8 - 1) == 0xFD
+    # uint4 takes 8 bits too; a negative value clamps to 0 whatever r is
+    assert encode(2.25, "uint4", "stochastic", rbits=3 * (1 << 6)) == 3
+    assert encode(-2.25, "uint4", "stochastic", rbits=TWO8 - 1) == 0
 
 
 # ------------------------------------------------------------------------ exponent types
@@ -507,30 +512,48 @@ def _float16_inputs(maxval: float) -> list[float]:
 
 
 @pytest.mark.parametrize("fmt", list(STOCH_FORMATS))
-def test_stochastic_extreme_rbits_are_trunc_and_round_up(fmt):
-    # rbits = 0 always truncates; rbits = 2**32 - 1 rounds up any inexact value whose
-    # discarded fraction is >= 2**-32 (every float16 input here: its fraction is a
-    # multiple of 2**-15 or coarser). Oracle: the ml_dtypes grid, neighbours by search.
+def test_stochastic_extreme_rbits_truncate_and_round_up_a_fraction_of_at_least_2_to_minus_8(fmt):
+    # rbits = 0 always truncates; rbits = 2**8 - 1 rounds up exactly the inexact values whose
+    # discarded fraction is >= 2**-8 (floor(frac * 2**8) >= 1); smaller fractions (float16
+    # inputs far below the format's subnormal ulp) stay down. Oracle: the ml_dtypes grid,
+    # neighbours by search, the fraction in exact arithmetic.
     mags, table = _grid(STOCH_FORMATS[fmt])
     sign = 1 << (number(fmt).bits - 1)
+    tiny = 0
     for x in _float16_inputs(float(mags[-1])):
         a = abs(x)
         i = int(np.searchsorted(mags, a, side="right")) - 1  # mags[i] <= a
         down = table[float(mags[i])]
-        up = down if mags[i] == a else table[float(mags[i + 1])]
+        if mags[i] == a:
+            up = down
+        else:
+            lo, hi = Fraction(float(mags[i])), Fraction(float(mags[i + 1]))
+            frac = (Fraction(a) - lo) / (hi - lo)
+            up = table[float(mags[i + 1])] if frac >= Fraction(1, 256) else down
+            tiny += frac < Fraction(1, 256)
         s = sign if math.copysign(1, x) < 0 else 0
         assert encode(x, fmt, "stochastic", rbits=0) == s | down, x
-        assert encode(x, fmt, "stochastic", rbits=TWO32 - 1) == s | up, x
+        assert encode(x, fmt, "stochastic", rbits=TWO8 - 1) == s | up, x
+    # e5m2 keeps 8 fewer bits than float16 everywhere; the other two see fractions below 2**-8
+    assert (tiny > 0) == (fmt != "e5m2")
 
 
-def test_stochastic_fraction_below_two_to_minus_32_never_rounds_up():
-    # e4m3fn subnormal ulp is 2**-9. floor(frac * 2**32) + r >= 2**32:
-    #   x = 2**-41: frac = 2**-32 -> 1 + (2**32 - 1) >= 2**32 -> up to code 1
-    #   x = 2**-42: frac = 2**-33 -> 0 + (2**32 - 1) <  2**32 -> stays 0
+def test_stochastic_fraction_below_two_to_minus_8_never_rounds_up():
+    # e4m3fn subnormal ulp is 2**-9. floor(frac * 2**8) + r >= 2**8:
+    #   x = 2**-17: frac = 2**-8 -> 1 + (2**8 - 1) >= 2**8 -> up to code 1
+    #   x = 2**-17 - 2**-30: frac = 2**-8 - 2**-21 -> 0 + (2**8 - 1) < 2**8 -> stays 0
+    #   x = 2**-18: frac = 2**-9 -> stays 0
     #   x = 2**-149: frac = 2**-140 -> stays 0
-    assert encode(2.0**-41, "e4m3fn", "stochastic", rbits=TWO32 - 1) == 0x01
-    assert encode(2.0**-42, "e4m3fn", "stochastic", rbits=TWO32 - 1) == 0x00
-    assert encode(2.0**-149, "e4m3fn", "stochastic", rbits=TWO32 - 1) == 0x00
+    # 2**-41 (frac 2**-32), which a 32-bit random integer could round up, stays 0 here.
+    assert encode(2.0**-17, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x01
+    assert encode(2.0**-17 - 2.0**-30, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x00
+    assert encode(2.0**-18, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x00
+    assert encode(2.0**-149, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x00
+    assert encode(2.0**-41, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x00
+    # the same above the subnormals: 1 + 2**-11 (frac 2**-8 of the ulp 2**-3) and 1 + 2**-12
+    assert encode(1 + 2.0**-11, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x39
+    assert encode(1 + 2.0**-12, "e4m3fn", "stochastic", rbits=TWO8 - 1) == 0x38
+    assert encode(1 + 2.0**-11, "e4m3fn", "stochastic", rbits=TWO8 - 2) == 0x38
 
 
 @pytest.mark.parametrize("fmt", list(STOCH_FORMATS))
@@ -538,24 +561,33 @@ def test_stochastic_exact_value_never_moves(fmt):
     _, table = _grid(STOCH_FORMATS[fmt])
     sign = 1 << (number(fmt).bits - 1)
     for v, c in table.items():
-        for r in (0, 1, HALF_R - 1, HALF_R, TWO32 - 1):
+        for r in (0, 1, HALF_R - 1, HALF_R, TWO8 - 1):
             assert encode(v, fmt, "stochastic", rbits=r) == c
             if v:
                 assert encode(-v, fmt, "stochastic", rbits=r) == c | sign
 
 
-def test_stochastic_half_fraction_rounds_up_iff_r_at_least_two_to_31():
-    # e2m1f 2.5: between 2 (c4) and 3 (c5), frac = 1/2
+def test_stochastic_half_fraction_rounds_up_iff_r_at_least_2_to_the_7():
+    # e2m1f 2.5: between 2 (c4) and 3 (c5), frac = 1/2: floor(frac * 2**8) = 2**7
     for r in (0, 1, HALF_R - 2, HALF_R - 1):
         assert encode(2.5, "e2m1f", "stochastic", rbits=r) == 4
-    for r in (HALF_R, HALF_R + 1, TWO32 - 2, TWO32 - 1):
+    for r in (HALF_R, HALF_R + 1, TWO8 - 2, TWO8 - 1):
         assert encode(2.5, "e2m1f", "stochastic", rbits=r) == 5
 
 
-@pytest.mark.parametrize("rbits", [None, -1, TWO32, 2**40, 0.5, "1"])
-def test_stochastic_missing_or_bad_rbits_is_spec_error(rbits):
+@pytest.mark.parametrize("rbits", [None, -1, TWO8, 1 << 16, 1 << 32, 2**40, 0.5, "1", True])
+@pytest.mark.parametrize("fmt", ["e2m1f", "e4m3fn", "int8", "e8m0"])
+def test_stochastic_missing_or_bad_rbits_is_spec_error(rbits, fmt):
+    # every format here takes 8 bits: 2**8 is the first value out of range
+    with pytest.raises(SpecError, match=r"rbits"):
+        encode(2.5, fmt, "stochastic", rbits=rbits)
+
+
+def test_stochastic_rbits_accept_numpy_integers_of_k_bits():
+    assert encode(2.5, "e2m1f", "stochastic", rbits=np.uint8(HALF_R)) == 5
+    assert encode(2.5, "e2m1f", "stochastic", rbits=np.uint16(HALF_R - 1)) == 4
     with pytest.raises(SpecError):
-        encode(2.5, "e2m1f", "stochastic", rbits=rbits)
+        encode(2.5, "e2m1f", "stochastic", rbits=np.uint16(TWO8))
 
 
 @pytest.mark.parametrize("mode", ["even", "away", "nearest", "zero", "trunc"])

@@ -27,7 +27,14 @@ from tcast import SpecError
 from tcast.kit import normalize_seed
 from tcast.philox import RBITS_WIDTHS, check_stream
 
-__all__ = ["philox_bits", "philox_gather", "philox_stream", "random_bits", "rbits_words"]
+__all__ = [
+    "philox_bits",
+    "philox_gather",
+    "philox_stream",
+    "random_bits",
+    "rbits_words",
+    "words_rbits",
+]
 
 _M0, _M1 = 0xD2511F53, 0xCD9E8D57
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
@@ -219,6 +226,15 @@ def _check_width(width: object) -> int:
     return int(width)  # type: ignore[arg-type]
 
 
+def words_rbits(words: torch.Tensor, width: int) -> torch.Tensor:
+    """Codec words ``r << (32 - width)`` back as the ``width``-bit integers (uint8 or int16).
+
+    The form a request holds explicit bits in (``_run.check_rbits``).
+    """
+    r = (words >> (32 - width)) & ((1 << width) - 1)  # the arithmetic shift's sign bits off
+    return r.to(torch.uint8 if width == 8 else torch.int16)
+
+
 def rbits_words(rbits: torch.Tensor, width: int) -> torch.Tensor:
     """Explicit ``width``-bit random integers (uint8/int8 or uint16/int16) as codec words.
 
@@ -323,8 +339,5 @@ def random_bits(
     count = math.prod(dims)
     start = _check_range(start, count)
     width = _check_width(width)
-    words = philox_stream(seed, start, count, device, width, stream)
-    r = (words >> (32 - width)) & ((1 << width) - 1)  # the arithmetic shift's sign bits off
-    if width == 8:
-        return r.to(torch.uint8).reshape(dims)
-    return r.to(torch.int16).view(torch.uint16).reshape(dims)
+    r = words_rbits(philox_stream(seed, start, count, device, width, stream), width)
+    return (r if width == 8 else r.view(torch.uint16)).reshape(dims)

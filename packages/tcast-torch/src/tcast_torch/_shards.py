@@ -73,7 +73,7 @@ from tcast.kit import (
 )
 
 from ._accept import is_dtensor
-from ._philox import philox_bits, philox_stream, rbits_words
+from ._philox import philox_bits, philox_stream, words_rbits
 
 __all__ = [
     "BlockStats",
@@ -410,18 +410,18 @@ def _max_reduce(t: torch.Tensor, spec: ShardSpec, mesh_dim: int) -> None:
 def _window_rbits(
     req: CastRequest, spec: ShardSpec, pads: tuple[int, ...], device: torch.device
 ) -> torch.Tensor | None:
-    """The random words of the window's elements (0 in the padding).
+    """The random bits of the window's elements (0 in the padding), as a request holds them.
 
-    Seeded: the codec words of the elements' flat indices in the whole tensor (SEMANTICS.md
-    §3.3); explicit bits: the words of their shard (a DTensor's local part, or a slice of a
-    whole tensor).
+    ``K``-bit integers (uint8, or int16 for ``K`` = 16: ``_run.check_rbits``'s form).
+    Seeded: the bits of the elements' flat indices in the whole tensor (SEMANTICS.md §3.3);
+    explicit bits: their shard (a DTensor's local part, or a slice of a whole tensor).
     """
     if req.roundmode is not RoundMode.STOCHASTIC:
         return None
     if req.seed is None:
         rb = req.rbits
         rb = rb.to_local() if _is_dtensor(rb) else rb[_shard_slices(spec)]
-        return _pad_front(rbits_words(rb, req.dtype.nspec.rbits_width), pads)
+        return _pad_front(rb, pads)
     width, stream = req.dtype.nspec.rbits_width, req.modes.stream
     strides = _contiguous_strides(spec.shape)
     window = tuple(n + p for n, p in zip(spec.lengths, pads, strict=True))
@@ -431,7 +431,7 @@ def _window_rbits(
         # one run of flat indices (rows of a Shard(0)): each Philox call serves 128 / K
         start = sum(o * st for o, st in zip(first, strides, strict=True))
         bits = philox_stream(req.seed, start, math.prod(window), device, width, stream)
-        return bits.reshape(window)
+        return words_rbits(bits, width).reshape(window)
     index = torch.zeros((), dtype=torch.int64, device=device)
     for d, stride in enumerate(strides):
         n = spec.lengths[d] + pads[d]
@@ -440,7 +440,7 @@ def _window_rbits(
         shape[d] = n
         index = index + pos.reshape(shape) * stride
     index = index.expand(window)
-    return philox_bits(req.seed, index.contiguous(), width, stream)
+    return words_rbits(philox_bits(req.seed, index.contiguous(), width, stream), width)
 
 
 def _shard_slices(spec: ShardSpec) -> tuple[slice, ...]:

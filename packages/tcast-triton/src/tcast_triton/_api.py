@@ -64,6 +64,7 @@ def cast(
     scale_layout: ScaleLayout | str = "plain",
     transform: Hadamard | None = None,
     grad: str = "ste",
+    stream: int = 0,
 ) -> torch.Tensor | CastResult:
     """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -74,7 +75,9 @@ def cast(
         roundmode: even, away (nearest), zero, trunc, stochastic.
         scalemode: floor, ceil, midmax, option3, topbinade (rceil).
         seed: stochastic rounding: Philox seed (bits by flat C-order index).
-        rbits: stochastic rounding: torch.uint32 (or int32) tensor of x's shape and device.
+        rbits: stochastic rounding: tensor of x's shape and device of
+            ``tcast.rbits_width(dtype)``-bit integers: torch.uint8 (or int8) for element
+            formats of at most 8 bits, else torch.uint16 (or int16).
         saturate: unscaled casts: overflow to +-max, or IEEE (Inf/NaN).
         transpose_scale: swap the two segments of a 2-D tile.
         scale_layout: plain, or blocked (the 128 x 4 layout block-scaled GEMMs read,
@@ -87,6 +90,8 @@ def cast(
         grad: the gradient of a virtual cast of a tensor that requires grad, as in
             ``tcast_torch.cast``: ``"ste"`` (straight through) or ``"saturate"`` (zero where
             the cast clipped the input).
+        stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
+            second result of :func:`cast_dual` draws stream 1).
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -114,6 +119,7 @@ def cast(
                 transpose_scale,
                 scale_layout,
                 transform,
+                stream,
             ),
         )
         try:
@@ -132,6 +138,7 @@ def cast(
                 transpose_scale,
                 scale_layout,
                 transform,
+                stream,
             )
             check_run_options(grad, None)
             known = (dt, modes)
@@ -171,6 +178,7 @@ def cast(
         transpose_scale,
         scale_layout,
         transform,
+        stream,
     )
     check_run_options(grad, None)
     return engine.cast_grad(x, engine.request(x, dt, modes, seed, rbits), grad)

@@ -195,12 +195,12 @@ class TritonEngine(EngineBase):
             return dtensor_refusal(a)
         return tensor_refusal(a)
 
-    def check_rbits(self, x: Any, rbits: Any) -> torch.Tensor:
-        """A torch.uint32 (or int32) tensor of x's shape and device, as an int32 view.
+    def check_rbits(self, x: Any, rbits: Any, width: int) -> torch.Tensor:
+        """A ``width``-bit integer tensor of x's shape and device (uint8, or int16 view).
 
-        DTensors: as the torch engine takes them.
+        As the torch engine takes them (SEMANTICS.md §3.3), DTensors included.
         """
-        return torch_engine.check_rbits(x, rbits)
+        return torch_engine.check_rbits(x, rbits, width)
 
     def upcast(self, result: CastResult) -> torch.Tensor:
         """Decode a result; a DTensor cast's result (parts DTensors) to a DTensor.

@@ -112,6 +112,7 @@ class FastCast:
         "req",
         "scale",
         "slots",
+        "stream",
         "tcode",
         "unscaled",
         "virtual",
@@ -164,6 +165,7 @@ class FastCast:
         # cast, 1 the amax pass; the seed's specialization, which Triton types by range)
         self._runs: dict[Any, Any] = {}
         self.virtual = req.virtual
+        self.stream = req.modes.stream  # the Philox stream of a seeded cast (a launch argument)
         self.dtype = getattr(torch, req.input_dtype)
         self.bits = req.dtype.nspec.bits
         # the fields every result of this request shares (build_result's)
@@ -230,7 +232,7 @@ class FastCast:
         aligned = out.data_ptr() & 15 == 0
         plan = self.plan
         if self.unscaled:
-            args = (x, x, out, *plan.sizes, seed)
+            args = (x, x, out, *plan.sizes, seed, self.stream)
             self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
             return out if self.virtual else self._result(out, None, None, None)
         shape, dtype, zeroed = self.scale
@@ -272,6 +274,7 @@ class FastCast:
             stats,
             *plan.sizes,
             seed,
+            self.stream,
         )
         self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
         return out if self.virtual else self._result(out, scale, zero, tcode)

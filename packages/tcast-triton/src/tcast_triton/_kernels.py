@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 from ._codec import (
+    F_BITS,
     F_HW,
     F_NANC,
     NAN_BITS,
@@ -334,18 +335,52 @@ def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
 
 
 @triton.jit
-def random_words(seed, rb_ptr, offs, mask, RS: tl.constexpr):
-    """int32 random bit patterns per element, or the caller's bits.
+def rbits_width(E: tl.constexpr):
+    """``K``, the random bits of the element format ``E`` (SEMANTICS.md §3.2): 8 or 16."""
+    if E[F_BITS] <= 8:
+        k: tl.constexpr = 8
+    else:
+        k: tl.constexpr = 16
+    return k
 
-    Philox word ``i % 4`` at counter ``i >> 2`` (SEMANTICS.md §3.3).
+
+@triton.jit
+def _philox_words(seed, stream, calls):
+    """The four words (uint32) of the Philox calls ``calls`` (int) on ``stream``.
+
+    Counter ``(calls mod 2**32, calls >> 32, stream, 0)``, key the 64-bit seed (§3.3).
     """
+    lo = calls.to(tl.uint32)  # the low word (truncation)
+    if calls.dtype.primitive_bitwidth > 32:
+        hi = (calls >> 32).to(tl.uint32)
+    else:
+        hi = lo * 0
+    s = lo * 0 + stream.to(tl.uint32)
+    return tl.philox(seed, lo, hi, s, lo * 0)
+
+
+@triton.jit
+def random_words(seed, stream, rb_ptr, offs, mask, RS: tl.constexpr, RK: tl.constexpr):
+    """int32 codec words ``r << (32 - RK)`` per element: Philox, or the caller's bits.
+
+    Element ``i`` takes bits ``[RK b, RK b + RK)`` of word ``w`` of call ``i // (128 / RK)``
+    (SEMANTICS.md §3.3): one call per element here; :func:`random_runs` makes each call
+    once for ``128 / RK`` elements. Given bits are ``RK``-bit integers (uint8 or int16).
+    """
+    PER_WORD: tl.constexpr = 32 // RK
+    LOG_E: tl.constexpr = 4 if RK == 8 else 3
     if RS == RS_SEED:
-        r0, r1, r2, r3 = tl.randint4x(seed, offs >> 2)
-        w = offs & 3
-        r = tl.where(w == 0, r0, tl.where(w == 1, r1, tl.where(w == 2, r2, r3)))
-        r = r.to(tl.int32, bitcast=True)
+        r0, r1, r2, r3 = _philox_words(seed, stream, offs >> LOG_E)
+        j = (offs & (4 * PER_WORD - 1)).to(tl.int32)
+        w = j // PER_WORD
+        word = tl.where(w == 0, r0, tl.where(w == 1, r1, tl.where(w == 2, r2, r3)))
+        word = word.to(tl.int32, bitcast=True)
+        # the element's bits to the top: shift left by 32 - RK - RK * b, keep the top RK
+        up = 32 - RK - RK * (j % PER_WORD)
+        r = (word << up) & (-(1 << (32 - RK)))
     elif RS == RS_BITS:
-        r = tl.load(rb_ptr + offs, mask=mask, other=0)
+        g = tl.load(rb_ptr + offs, mask=mask, other=0).to(tl.int32)
+        r = (g & ((1 << RK) - 1)) << (32 - RK)
     else:
         r = offs.to(tl.int32)  # unused
     return r
@@ -361,13 +396,14 @@ def _block_start(I64: tl.constexpr):
     return p
 
 
-@triton.jit(do_not_specialize=["seed"])
+@triton.jit(do_not_specialize=["seed", "stream"])
 def _cast_unscaled(
     x_ptr,
     rb_ptr,
     out_ptr,
     n,
     seed,
+    stream,
     E: tl.constexpr,
     MODE: tl.constexpr,
     IN: tl.constexpr,
@@ -386,10 +422,12 @@ def _cast_unscaled(
     offs = start + tl.arange(0, BLOCK)
     mask = offs < n
     x = load_f32(x_ptr, offs, mask, IN)
+    RK: tl.constexpr = rbits_width(E)
     if RS == RS_SEED:
-        r = tl.reshape(random_runs(seed, tl.full((1,), 0, offs.dtype) + start, BLOCK), (BLOCK,))
+        first = tl.full((1,), 0, offs.dtype) + start
+        r = tl.reshape(random_runs(seed, stream, first, BLOCK, RK), (BLOCK,))
     else:
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
     codes = encode(x, r, E, MODE)
     if VIRTUAL:
         v = decode(codes, E)
@@ -578,35 +616,49 @@ def _geometry(
 
 
 @triton.jit
-def random_runs(seed, starts, N: tl.constexpr):
-    """Philox words of a block made of runs of ``N`` contiguous flat indices.
+def random_runs(seed, stream, starts, N: tl.constexpr, RK: tl.constexpr):
+    """Philox codec words of a block made of runs of ``N`` contiguous flat indices.
 
-    Run ``k`` covers flat indices ``starts[k] + [0, N)`` with ``starts[k] % 4 == 0`` and
-    ``N % 4 == 0``: one ``randint4x`` call per four elements (SEMANTICS.md §3.3), its words
-    interleaved into element order (``join`` adds a trailing axis, so the pairs are
-    (w0, w2) and (w1, w3)).
+    Run ``k`` covers flat indices ``starts[k] + [0, N)``, with ``starts[k]`` and ``N``
+    multiples of ``E = 128 / RK``: one Philox call per ``E`` elements (SEMANTICS.md §3.3),
+    its words in order, each word's ``RK``-bit fields from the least significant up
+    (``join`` adds a trailing axis, so the word pairs are (w0, w2) and (w1, w3)).
     """
-    ctr = (starts >> 2)[:, None] + tl.arange(0, N // 4)[None, :]
-    r0, r1, r2, r3 = tl.randint4x(seed, ctr)
-    w = tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), (starts.shape[0], N))
-    return w.to(tl.int32, bitcast=True)
+    E: tl.constexpr = 128 // RK
+    PER_WORD: tl.constexpr = 32 // RK
+    ctr = (starts // E)[:, None] + tl.arange(0, N // E)[None, :]
+    r0, r1, r2, r3 = _philox_words(seed, stream, ctr)
+    w = tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), (starts.shape[0], N // E, 4))
+    w = w.to(tl.int32, bitcast=True)
+    up = 32 - RK - RK * tl.arange(0, PER_WORD)  # field b to the top
+    f = (w[:, :, :, None] << up[None, None, None, :]) & (-(1 << (32 - RK)))
+    return tl.reshape(f, (starts.shape[0], N))
 
 
 @triton.jit
 def _block_randoms(
-    seed, rb_ptr, offs, mask, starts, RS: tl.constexpr, RV: tl.constexpr, N: tl.constexpr
+    seed,
+    stream,
+    rb_ptr,
+    offs,
+    mask,
+    starts,
+    RS: tl.constexpr,
+    RV: tl.constexpr,
+    N: tl.constexpr,
+    RK: tl.constexpr,
 ):
     """The block's random words: by runs (``RV``: aligned runs of ``N``) or per element."""
     if RV:
-        r = random_runs(seed, starts, N)
+        r = random_runs(seed, stream, starts, N, RK)
     else:
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
     return r
 
 
 # tile and program counts only decompose program ids and bound masks: Triton's divisibility
 # and ==1 specializations of them would add compiled variants per shape and speed nothing
-@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed"])
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "stream"])
 def _cast_tiles(
     x_ptr,
     rb_ptr,
@@ -622,6 +674,7 @@ def _cast_tiles(
     nt,
     ntiles,
     seed,
+    stream,
     AXIS: tl.constexpr,
     TP: tl.constexpr,
     BL: tl.constexpr,
@@ -724,7 +777,9 @@ def _cast_tiles(
                 pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
             )
             x = load_f32(x_ptr, offs, mask, IN)
-            r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
+            r = _block_randoms(
+                seed, stream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E)
+            )
             _encode_block(
                 x,
                 r,
@@ -755,7 +810,7 @@ def _cast_tiles(
             x = load_f32(x_ptr, offs, mask, IN)
             if RHT_G > 0:
                 x = hadamard_axis(x, AXIS, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
-        r = _block_randoms(seed, rb_ptr, offs, mask, starts, RS, RV, RUN)
+        r = _block_randoms(seed, stream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E))
         _encode_block(
             x,
             r,
@@ -996,7 +1051,7 @@ def _store_lane_codes(
 
 
 # the same run-time arguments as _cast_tiles (one launcher passes either)
-@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed"])
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "stream"])
 def _cast_row_pieces(
     x_ptr,
     rb_ptr,
@@ -1012,6 +1067,7 @@ def _cast_row_pieces(
     nt,
     ntiles,
     seed,
+    stream,
     TP: tl.constexpr,
     BL: tl.constexpr,
     NP: tl.constexpr,
@@ -1109,7 +1165,7 @@ def _cast_row_pieces(
     if PAIRS:
         store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E)
     else:
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = random_words(seed, stream, rb_ptr, offs, mask, RS, rbits_width(E))
         # the lane values as [1, BL] ([BL, 1]): _encode_block adds the trailing axis
         _encode_block(
             x, r, offs, mask, tl.expand_dims(recip, TA), tl.expand_dims(zval, TA),

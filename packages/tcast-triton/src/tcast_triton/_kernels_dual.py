@@ -44,6 +44,7 @@ from ._kernels import (
     pair_pieces_max,
     pair_words,
     random_words,
+    rbits_width,
     store_pair_pieces,
 )
 from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
@@ -125,7 +126,7 @@ def column_slots(o, N, n, bm, ntc, TRANS: tl.constexpr, BLK: tl.constexpr):
     return slots
 
 
-@triton.jit(do_not_specialize=["outer", "seed"])
+@triton.jit(do_not_specialize=["outer", "seed", "stream_r", "stream_c"])
 def _cast_dual(
     x_ptr,
     rb_ptr,
@@ -141,6 +142,8 @@ def _cast_dual(
     M,
     N,
     seed,
+    stream_r,
+    stream_c,
     T: tl.constexpr,
     BN: tl.constexpr,
     NP: tl.constexpr,
@@ -218,7 +221,7 @@ def _cast_dual(
         mx, hi, lo = pair_pieces_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = random_words(seed, stream_r, rb_ptr, offs, mask, RS, rbits_width(E))
         m2, h2, l2 = _block_max(x, mask, 2, U)
         mx = tl.max(m2, axis=0)
         hi = tl.max(h2, axis=0)
@@ -257,7 +260,7 @@ def _cast_dual(
         mx, hi, lo = pair_columns_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
-        r = random_words(seed, rb_ptr, offs, mask, RS)
+        r = random_words(seed, stream_c, rb_ptr, offs, mask, RS, rbits_width(E))
         mx, hi, lo = _block_max(x, mask, 0, U)
     scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C

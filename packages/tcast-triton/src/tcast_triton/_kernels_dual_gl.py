@@ -39,7 +39,7 @@ from ._kernels_dual import block_at, column_slots, row_slots
 from ._scales import SK_EXP, lane_scales
 
 
-@gluon.jit(do_not_specialize=["outer", "seed"])
+@gluon.jit(do_not_specialize=["outer", "seed", "stream_r", "stream_c"])
 def _cast_dual_gl(
     x_ptr,
     rb_ptr,
@@ -55,6 +55,8 @@ def _cast_dual_gl(
     M,
     N,
     seed,
+    stream_r,
+    stream_c,
     T: gl.constexpr,
     BN: gl.constexpr,
     NP: gl.constexpr,

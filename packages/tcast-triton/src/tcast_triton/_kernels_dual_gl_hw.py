@@ -42,7 +42,7 @@ from ._kernels_dual_gl import _block_at, _column_scales, _store_scales, store_tr
 from ._scales import SK_EXP, lane_scales
 
 
-@gluon.jit(do_not_specialize=["outer", "seed"])
+@gluon.jit(do_not_specialize=["outer", "seed", "stream_r", "stream_c"])
 def _cast_dual_gl_hw(
     x_ptr,
     rb_ptr,
@@ -58,6 +58,8 @@ def _cast_dual_gl_hw(
     M,
     N,
     seed,
+    stream_r,
+    stream_c,
     T: gl.constexpr,
     BN: gl.constexpr,
     NP: gl.constexpr,

@@ -581,10 +581,12 @@ def _tiled_plan(
     whole = flat if axis == 1 else length % tile == 0 and not loop
     if fused and not (whole and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
+    # a Philox call serves E = 128 / K elements (SEMANTICS.md §3.3): runs from multiples of E
+    per_call = 128 // req.dtype.nspec.rbits_width
     if axis == 1:
-        aligned = tile % 4 == 0 and (flat or length % 4 == 0)
+        aligned = tile % per_call == 0 and (flat or length % per_call == 0)
     else:
-        aligned = inner % 4 == 0
+        aligned = inner % per_call == 0
     kw = dict(
         AXIS=axis,
         TP=tp,
@@ -598,8 +600,8 @@ def _tiled_plan(
         LOOP=loop,
         PRE=pre,
         **scaled,
-        # Philox words by aligned runs of RUN elements (one randint4x per four elements)
-        RV=rs == 1 and aligned and run % 4 == 0,
+        # Philox bits by aligned runs of RUN elements (one call per 128 / K elements)
+        RV=rs == 1 and aligned and run % per_call == 0,
         RUN=run,
         PACK=pack,
         BLK=req.blocked is not None,
@@ -776,7 +778,7 @@ def _launch(
     result, out = element_output(plan, xc)
     if plan.kernel is _cast_unscaled:
         if plan.grid[0]:
-            plan.launch(plan.grid, xin, rb, out, *plan.sizes, seed)
+            plan.launch(plan.grid, xin, rb, out, *plan.sizes, seed, req.modes.stream)
         if req.virtual:
             return result
         return build_result(req, result, OPS, "triton", packed=plan.packed)
@@ -793,6 +795,7 @@ def _launch(
             stats,
             *plan.sizes,
             seed,
+            req.modes.stream,
         )
     return scaled_result(plan, req, result, scale, zero, tcode, packed=plan.packed)
 

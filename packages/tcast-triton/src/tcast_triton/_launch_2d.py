@@ -222,5 +222,6 @@ def _launch(
             stats,
             *plan.sizes,
             seed,
+            req.modes.stream,
         )
     return scaled_result(plan, req, result, scale, zero, tcode, mask=keep)

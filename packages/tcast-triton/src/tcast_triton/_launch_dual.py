@@ -338,6 +338,8 @@ def run_dual(
             shape[-2],
             shape[-1],
             seed,
+            rows.modes.stream,
+            cols.modes.stream,
         )
     if rows.virtual:
         return out_r, out_c
