@@ -110,6 +110,21 @@ def check_stream(stream: object) -> int:
     return s
 
 
+def _integer(value: object, what: str, end: int) -> int:
+    """``value`` as a Python int in ``[0, end)`` (any integer type but bool).
+
+    Raises:
+        SpecError: naming ``what`` and the bad value.
+    """
+    try:
+        v = None if isinstance(value, bool) else operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        v = None
+    if v is None or not 0 <= v < end:
+        raise SpecError(f"{what} {value!r} must be an int in [0, 2**{end.bit_length() - 1})")
+    return v
+
+
 def rbits_width(fmt: object) -> int:
     """``K``: the random bits one stochastic rounding into ``fmt`` takes (SEMANTICS.md §3.2).
 
@@ -158,9 +173,8 @@ def random_bits(seed: int, indices: Iterable[int], width: int, *, stream: int = 
     Raises:
         SpecError: if the seed, width, stream or an index is out of range.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < (1 << 64):
-        raise SpecError(f"seed {seed!r} must be an int in [0, 2**64)")
-    if width not in RBITS_WIDTHS or isinstance(width, bool):
+    seed = _integer(seed, "seed", 1 << 64)
+    if type(width) is not int or width not in RBITS_WIDTHS:
         raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
     stream = check_stream(stream)
     key = (seed & _MASK, seed >> 32)
@@ -170,9 +184,8 @@ def random_bits(seed: int, indices: Iterable[int], width: int, *, stream: int = 
     out = []
     # consecutive indices share a call: keep the last one's words rather than recompute them
     call, words = -1, (0, 0, 0, 0)
-    for i in indices:
-        if not 0 <= i < (1 << 64):
-            raise SpecError(f"element index {i} out of range [0, 2**64)")
+    for index in indices:
+        i = _integer(index, "element index", 1 << 64)
         c, j = divmod(i, per_call)
         if c != call:
             call = c
