@@ -38,7 +38,8 @@ class Adapter:
 
     Attributes:
         name: a label (``numpy``, ``torch:cuda`` ...).
-        to_engine: NumPy array (float32/float16/bfloat16 inputs, uint32 rbits) -> engine array.
+        to_engine: NumPy array (float32/float16/bfloat16 inputs, uint8/uint16 rbits) ->
+            engine array.
         to_numpy: engine array (or scalar, or None) -> NumPy array (None stays None).
         sample: a small float32 input in the engine's array type, for ``accepts``.
     """
@@ -77,6 +78,8 @@ def torch_adapter(device: str | None = None) -> Adapter:
     def to_engine(a: np.ndarray) -> Any:
         if a.dtype == ml_dtypes.bfloat16:
             return torch.from_numpy(bits_of(a).view(np.int16)).view(torch.bfloat16).to(dev)
+        if a.dtype == np.uint16:  # 16-bit random bits: through int16, the same bits
+            return torch.from_numpy(a.view(np.int16)).view(torch.uint16).to(dev)
         return torch.from_numpy(a).to(dev)
 
     def to_numpy(t: Any) -> Any:

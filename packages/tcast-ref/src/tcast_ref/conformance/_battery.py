@@ -49,8 +49,10 @@ class Entry:
     Attributes:
         name: what the entry exercises (``edge``, ``special``, ``random`` ...).
         x: the input array (float32, float16 or bfloat16; possibly a non-contiguous view).
-        rbits: explicit random bits, uint32 of ``x.shape`` (C-contiguous).
+        rbits: random words, uint32 of ``x.shape`` (C-contiguous): a cast's explicit bits
+            are their top ``K`` bits (:meth:`rbits_of`).
         seed: the Philox seed for the seeded stochastic cast (uses both key words).
+        stream: the Philox stream of the seeded cast (SEMANTICS.md §3.3).
     """
 
     name: str
@@ -58,6 +60,14 @@ class Entry:
     rbits: np.ndarray
     seed: int
     origin: str = ""  # the expression that rebuilds it from this package (large entries)
+    stream: int = 0
+
+    def rbits_of(self, width: int) -> np.ndarray:
+        """The explicit random bits of a datatype of random width ``width`` (8 or 16).
+
+        The top ``width`` bits of :attr:`rbits`, as uint8 or uint16 (SEMANTICS.md §3.3).
+        """
+        return (self.rbits >> np.uint32(32 - width)).astype(np.uint8 if width == 8 else np.uint16)
 
     @property
     def input_dtype(self) -> str:
@@ -508,7 +518,9 @@ def _entries(dt: DataType, layout, tag: str) -> tuple[Entry, ...]:
         fn = "battery" if tag == "small" else "large_battery"
         k = i if tag == "small" else i + len(_LAYOUT)
         origin = f"{fn}(tcast.datatype({dt.code!r}))[{k}]"
-        out.append(Entry(name, x, _rbits(rng, shape), seed, origin))
+        # streams 0, 1 and the largest: a stream is the third counter word, all 32 bits of it
+        stream = (0, 1, 0xFFFFFFFF)[i % 3]
+        out.append(Entry(name, x, _rbits(rng, shape), seed, origin, stream))
     return tuple(out)
 
 

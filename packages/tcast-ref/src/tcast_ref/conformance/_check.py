@@ -154,7 +154,8 @@ def check_case(
 ) -> Iterator[tuple[CastMode, str]]:
     """Cast ``entry`` with ``engine`` in each of ``castmodes``; yield every difference."""
     kw = cast_kwargs(case, entry)
-    kw["rbits"] = adapter.to_engine(entry.rbits) if case.rsource == "rbits" else None
+    k = case.dtype.nspec.rbits_width if case.rsource == "rbits" else 0
+    kw["rbits"] = adapter.to_engine(entry.rbits_of(k)) if k else None
     x = adapter.to_engine(entry.x)
     for cm in castmodes:
         try:
@@ -275,8 +276,9 @@ def _to_engine_lines(adapter_name: str, entry: Entry, rsource: str | None) -> li
     )
     lines = ["import torch", f"x = {x}.to({dev!r})  # bit for bit (tcast_ref.conformance)"]
     if rsource == "rbits":
+        # int8 / int16: the same bits, as the torch engines take them
         lines.append(
-            f"rbits = torch.from_numpy(rbits.view(np.int32)).view(torch.uint32).to({dev!r})"
+            f"rbits = torch.from_numpy(rbits.view(f'int{{rbits.itemsize * 8}}')).to({dev!r})"
         )
     return lines
 
@@ -288,7 +290,10 @@ def reproducer(
 
     ``adapter_name`` (``numpy``, ``torch:cuda:0`` ...) says where the engine takes its input.
     """
-    stochastic = {"seed": f", seed={entry.seed}", "rbits": ", rbits=rbits"}.get(case.rsource, "")
+    stream = f", stream={entry.stream}" if entry.stream else ""
+    stochastic = {"seed": f", seed={entry.seed}{stream}", "rbits": ", rbits=rbits"}.get(
+        case.rsource, ""
+    )
     h = case.transform
     transform = "" if h is None else f", transform=tcast.Hadamard.of({h.size}, {h.signs})"
     call = (
@@ -297,7 +302,11 @@ def reproducer(
         f"saturate={case.saturate}, transpose_scale={case.transpose_scale}{stochastic}"
         f'{transform}, engine="{engine_name}")'
     )
-    lines = [entry.repro(), *_to_engine_lines(adapter_name, entry, case.rsource), call]
+    lines = [entry.repro()]
+    if case.rsource == "rbits":  # the datatype's K bits of the entry's words (§3.3)
+        k = case.dtype.nspec.rbits_width
+        lines.append(f"rbits = (rbits >> {32 - k}).astype(np.uint{k})")
+    lines += [*_to_engine_lines(adapter_name, entry, case.rsource), call]
     return "\n".join(lines)
 
 

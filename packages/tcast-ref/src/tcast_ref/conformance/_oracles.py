@@ -56,6 +56,7 @@ def cast_kwargs(case: Case, entry: Entry) -> dict[str, Any]:
         "roundmode": case.roundmode,
         "scalemode": case.scalemode,
         "seed": entry.seed if case.rsource == "seed" else None,
+        "stream": entry.stream if case.rsource == "seed" else 0,
         "saturate": case.saturate,
         "transpose_scale": case.transpose_scale,
         "transform": case.transform,
@@ -75,7 +76,8 @@ class ExactOracle:
             raise ValueError(f"entry {entry.label} is too large for the exact oracle")
         vals = np.asarray(x, np.float32).reshape(-1).tolist()
         kw = cast_kwargs(case, entry)
-        rbits = entry.rbits.reshape(-1).tolist() if case.rsource == "rbits" else None
+        k = dt.nspec.rbits_width if case.rsource == "rbits" else 0
+        rbits = entry.rbits_of(k).reshape(-1).tolist() if k else None
         try:
             # float32 values first (codes and upcast), then rounded to the input dtype (§7)
             r = exact.cast_array(vals, x.shape, dt, input_dtype="float32", rbits=rbits, **kw)
@@ -122,7 +124,8 @@ class RefOracle:
         """Cast ``entry`` with tcast_ref under ``case``."""
         x, dt = entry.x, case.dtype
         kw = cast_kwargs(case, entry)
-        kw["rbits"] = entry.rbits if case.rsource == "rbits" else None
+        k = dt.nspec.rbits_width if case.rsource == "rbits" else 0
+        kw["rbits"] = entry.rbits_of(k) if k else None
         try:
             v = ref_cast(x, dt, castmode="virtual", **kw)
             a = ref_cast(x, dt, castmode="actual", **kw)
