@@ -97,19 +97,49 @@ def encode(
         x: float32 tensor.
         spec: float, int, uint or exponent spec (or its code).
         mode: round mode.
-        rbits: int32 random bit patterns of x's shape (stochastic).
+        rbits: stochastic: the random integers of x's shape, ``spec.rbits_width`` bits each:
+            torch.uint8 (or int8) for formats of at most 8 bits, else torch.uint16 (or
+            int16) (SEMANTICS.md §3.3).
         saturate: overflow to +-max (True) or IEEE-style.
 
     Returns:
         int32 tensor of codes (unsigned patterns of the format's width), x's shape.
 
     Raises:
-        SpecError: for an unknown spec or mode, or missing random bits.
+        SpecError: for an unknown spec or mode, or random bits missing or of another width.
+    """
+    spec = number(spec)
+    words = None
+    if rbits is not None:
+        width = spec.rbits_width
+        ok = (torch.uint8, torch.int8) if width == 8 else (torch.uint16, torch.int16)
+        if not isinstance(rbits, torch.Tensor) or rbits.dtype not in ok:
+            raise SpecError(
+                f"rbits must be a {ok[0]} (or {ok[1]}) tensor: {width} random bits per "
+                f"element for {spec.code} (SEMANTICS.md §3.3), got "
+                f"{getattr(rbits, 'dtype', type(rbits).__name__)}"
+            )
+        r = rbits.view(torch.uint8 if width == 8 else torch.int16).to(torch.int32)
+        words = (r & ((1 << width) - 1)) << (32 - width)
+    return encode_words(x, spec, mode, words, saturate)
+
+
+def encode_words(
+    x: torch.Tensor,
+    spec: NumberSpec | str,
+    mode: RoundMode | str = RoundMode.EVEN,
+    rbits: torch.Tensor | None = None,
+    saturate: bool = True,
+) -> torch.Tensor:
+    """:func:`encode` with stochastic rounding's bits as int32 words ``r << (32 - K)``.
+
+    The rule ``floor(frac * 2**32) + word >= 2**32`` of such words is §3.2's
+    ``floor(frac * 2**K) + r >= 2**K``: the casts draw their bits as words once.
     """
     spec = number(spec)
     mode = round_mode(mode)
     if mode is RoundMode.STOCHASTIC and rbits is None:
-        raise SpecError("stochastic rounding needs rbits (32-bit, one per element)")
+        raise SpecError("stochastic rounding needs rbits (one random integer per element)")
     if spec.kind is Kind.FLOAT:
         return _encode_float(x, spec, mode, rbits, saturate)
     if spec.kind is Kind.EXPONENT:

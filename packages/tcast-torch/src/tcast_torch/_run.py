@@ -15,7 +15,7 @@ from tcast import CastResult, RoundMode, SpecError
 from tcast.kit import CastRequest, CastRules, build_result, cast_rules, run_recipe, upcast_parts
 
 from ._bits import NAN_BITS, SIGN, nan_like_bits, to_bits, to_f32, unsigned_codes, widen_codes
-from ._codec import decode, encode, round_even_applies, round_even_values
+from ._codec import decode, encode_words, round_even_applies, round_even_values
 from ._dtypes import torch_native_view
 from ._fast import fast_scaled
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
@@ -159,7 +159,7 @@ def _unscaled(x: torch.Tensor, req: CastRequest, rb: torch.Tensor | None):
         nan_bits = nan_like_bits(to_bits(x32) < 0) if req.rules.nan_keeps_sign else NAN_BITS
         values = to_f32(torch.where(torch.isnan(x32), nan_bits, to_bits(values)))
         return to_input_dtype(values, x.dtype).contiguous()
-    codes = encode(x32, n, req.roundmode, rb, req.saturate)
+    codes = encode_words(x32, n, req.roundmode, rb, req.saturate)
     if not virtual:
         return build_result(req, codes, OPS, "torch")
     values = decode(codes, n)
@@ -264,7 +264,7 @@ def _scaled(
             rr = None if rrows is None else rrows[s]
             if seeded:
                 rr = _seeded_rows(req, til, rows, s)
-            codes = encode(scaled_inputs(rows[s], p, rules), n, req.roundmode, rr, True)
+            codes = encode_words(scaled_inputs(rows[s], p, rules), n, req.roundmode, rr, True)
             zero_out = p.nonfinite[:, None]
             if p.keep is not None:
                 zero_out = zero_out | ~p.keep
