@@ -40,6 +40,10 @@ DUALS = [
     ("nvfp4 actual", "nvfp4", {}),
     ("nvfp4 actual, transposed", "nvfp4", {"transposed": True}),
     ("mxfp8 virtual", "mxfp8", {"castmode": "virtual"}),
+    # seeded stochastic rounding: rows draw Philox stream 0, columns stream 1
+    ("mxfp8 actual, stochastic seed", "mxfp8", {"roundmode": "stochastic", "seed": 1}),
+    ("mxfp4 actual, stochastic seed", "mxfp4", {"roundmode": "stochastic", "seed": 1}),
+    ("nvfp4 actual, stochastic seed", "nvfp4", {"roundmode": "stochastic", "seed": 1}),
 ]
 BLOCKED = [
     ("mxfp8 actual", "mxfp8"),
@@ -100,7 +104,9 @@ def _two_casts(x, code, kw):
     kw.pop("transposed", None)
     cm = kw.pop("castmode", "actual")
     a = tcast_triton.cast(x, code, castmode=cm, **kw)
-    b = tcast_triton.cast(x, cols, castmode=cm, **kw)
+    # a seeded column cast draws Philox stream 1 (SEMANTICS.md §8.2)
+    stream = 1 if kw.get("seed") is not None else 0
+    b = tcast_triton.cast(x, cols, castmode=cm, stream=stream, **kw)
     return a, b
 
 

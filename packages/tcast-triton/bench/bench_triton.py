@@ -86,6 +86,11 @@ CASTS: list[tuple[str, str, dict]] = [
         "mxfp4",
         {"castmode": "actual", "roundmode": "stochastic", "seed": 1},
     ),
+    (
+        "nvfp4 actual, stochastic seed",
+        "nvfp4",
+        {"castmode": "actual", "roundmode": "stochastic", "seed": 1},
+    ),
     ("int8 per-token (t0) actual", "int8_float32_t0", {"castmode": "actual"}),
     ("mxfp8 2-D 32x32 actual", "mxfp8_2d", {"castmode": "actual"}),
 ]

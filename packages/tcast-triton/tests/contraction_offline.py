@@ -91,10 +91,11 @@ def _parts(plan, xc: torch.Tensor, rs: int) -> dict:
     zero = _t(_CODES[plan.zero_bytes]) if plan.zero_bytes else scale
     tcode = _t(_CODES[plan.tcode_bytes]) if plan.tcode_bytes else scale
     stats = _t(torch.int32) if plan.amax_grid or plan.kw.get("GIVEN") else scale
-    rb = _t(torch.int32) if rs == 2 else x
+    # given bits: K-bit integers (the cases' formats have at most 8 bits: uint8)
+    rb = _t(torch.uint8) if rs == 2 else x
     return dict(
         x_ptr=x, rb_ptr=rb, out_ptr=out, scale_ptr=scale, zero_ptr=zero, tcode_ptr=tcode,
-        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0,
+        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0, stream=0,
     )  # fmt: skip
 
 
@@ -171,7 +172,8 @@ def dual(
     args = dict(
         x_ptr=x, rb_ptr=x, out_r=out, out_c=out, scale_r=scale, scale_c=scale,
         zero_r=zero, zero_c=zero, tcode_ptr=tcode, stats_ptr=_t(torch.int32),
-        outer=math.prod(shape[:-2]), M=shape[-2], N=shape[-1], seed=0,
+        outer=math.prod(shape[:-2]), M=shape[-2], N=shape[-1], seed=0, stream_r=0,
+        stream_c=1,
     )  # fmt: skip
     yield label, k, args, kw
 

@@ -334,14 +334,13 @@ def store_codes(ptr, offs, mask, codes, CB: tl.constexpr):
         tl.store(ptr + offs, codes.to(tl.uint32, bitcast=True), mask=mask)
 
 
-@triton.jit
-def rbits_width(E: tl.constexpr):
-    """``K``, the random bits of the element format ``E`` (SEMANTICS.md §3.2): 8 or 16."""
-    if E[F_BITS] <= 8:
-        k: tl.constexpr = 8
-    else:
-        k: tl.constexpr = 16
-    return k
+@triton.constexpr_function
+def rbits_width(E):
+    """``K``, the random bits of the element format ``E`` (SEMANTICS.md §3.2): 8 or 16.
+
+    Evaluated while compiling (a constant of the kernel).
+    """
+    return 8 if E[F_BITS] <= 8 else 16
 
 
 @triton.jit
