@@ -1111,7 +1111,8 @@ def _cast_row_pieces(
 
     ``ROWS_OUTER``: the block ``[BL, NP, TP // NP]`` instead (not with ``PAIRS``), which
     the compiler places one tile per thread; ``RHT_G``: the transform of ``_cast_tiles`` on
-    groups inside a tile (with ``ROWS_OUTER``: the butterfly stays in registers).
+    groups inside a tile (with ``ROWS_OUTER``: the butterfly stays in registers). A seeded
+    stochastic cast takes ``ROWS_OUTER``: each thread makes its tile's Philox calls.
     """
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -1164,7 +1165,12 @@ def _cast_row_pieces(
     if PAIRS:
         store_pair_pieces(out_ptr, offw, maskw, w, recip, bad, E)
     else:
-        r = random_words(seed, stream, rb_ptr, offs, mask, RS, rbits_width(E))
+        RK: tl.constexpr = rbits_width(E)
+        if RS == RS_SEED and ROWS_OUTER:
+            # a tile per thread: its Philox calls (TP a multiple of 128 / RK) in registers
+            r = tl.reshape(random_runs(seed, stream, starts, TP, RK), (BL, NP, V))
+        else:
+            r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
         # the lane values as [1, BL] ([BL, 1]): _encode_block adds the trailing axis
         _encode_block(
             x, r, offs, mask, tl.expand_dims(recip, TA), tl.expand_dims(zval, TA),

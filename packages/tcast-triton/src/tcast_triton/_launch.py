@@ -618,18 +618,20 @@ def _tiled_plan(
         and not given
         and flat
         and not (loop or pre or channel or pack)
-        # a transform's groups inside one thread: tiles of any size (ROW_PIECES_TILE otherwise)
-        and tp == tile == (tile if fused else ROW_PIECES_TILE)
+        # a transform's groups, or a seeded cast's Philox calls, inside one thread: tiles of
+        # any size (ROW_PIECES_TILE otherwise)
+        and tp == tile == (tile if fused or rs == 1 else ROW_PIECES_TILE)
         and pieces > 1
         and bl >= 32
-        and rs != 1  # Philox by runs keeps the [BL, TP] block
+        and (rs != 1 or tile % per_call == 0)  # Philox calls inside a tile
     ):
         kernel = _cast_row_pieces
         kw = {k: v for k, v in kw.items() if k not in _NOT_PIECES}
-        pairs = not fused and pairs_ok(req, scaled, xc, length, word4)
-        # a transform's tile in one thread (H200: as fast as the [NP, BL, V] block for actual
-        # casts without one, slower for virtual ones)
-        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs, ROWS_OUTER=fused)
+        outer_rows = fused or rs == 1
+        pairs = not outer_rows and pairs_ok(req, scaled, xc, length, word4)
+        # a tile in one thread (H200: as fast as the [NP, BL, V] block for actual casts
+        # without a transform, slower for virtual ones)
+        kw.update(NP=pieces, num_warps=min(bl // 32, 8), PAIRS=pairs, ROWS_OUTER=outer_rows)
     return _Plan(
         kernel,
         (grid if isinstance(grid, tuple) else (grid,)) if numel else (0,),
