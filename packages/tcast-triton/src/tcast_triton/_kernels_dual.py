@@ -43,6 +43,7 @@ from ._kernels import (
     pair_columns_max,
     pair_pieces_max,
     pair_words,
+    random_runs,
     random_words,
     rbits_width,
     store_pair_pieces,
@@ -170,8 +171,13 @@ def _cast_dual(
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
+    RV: tl.constexpr = False,
 ):
     """Both casts of one ``[T, BN]`` block of ``x`` (see the module docstring).
+
+    ``RV``: seeded random bits by runs (``N``, ``T`` and ``BN`` multiples of ``128 / K``):
+    one Philox call per ``128 / K`` elements, the rows' tiles and the columns' block rows
+    (else one call per element).
 
     ``NP``: 16-byte pieces per row tile; ``FULL``: ``M % T == 0`` and ``N % BN == 0``;
     ``PAIRS``: bfloat16 ``x`` read as words of two elements, encoded by
@@ -221,7 +227,11 @@ def _cast_dual(
         mx, hi, lo = pair_pieces_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
-        r = random_words(seed, stream_r, rb_ptr, offs, mask, RS, rbits_width(E))
+        if RV:  # the tiles' Philox calls, [BN, T] as the pieces [NP, BN, V]
+            r = random_runs(seed, stream_r, starts, T, rbits_width(E))
+            r = tl.permute(tl.reshape(r, (BN, NP, V)), (1, 0, 2))
+        else:
+            r = random_words(seed, stream_r, rb_ptr, offs, mask, RS, rbits_width(E))
         m2, h2, l2 = _block_max(x, mask, 2, U)
         mx = tl.max(m2, axis=0)
         hi = tl.max(h2, axis=0)
@@ -260,7 +270,10 @@ def _cast_dual(
         mx, hi, lo = pair_columns_max(mag)
     else:
         x = load_f32(x_ptr, offs, mask, IN)
-        r = random_words(seed, stream_c, rb_ptr, offs, mask, RS, rbits_width(E))
+        if RV:  # each block row's BN elements: runs of the rows' flat indices
+            r = random_runs(seed, stream_c, (row0 + i) * N + bn * BN, BN, rbits_width(E))
+        else:
+            r = random_words(seed, stream_c, rb_ptr, offs, mask, RS, rbits_width(E))
         mx, hi, lo = _block_max(x, mask, 0, U)
     scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
         mx, hi, lo, tmax, SK, S, TS, Z, RULE, C

@@ -239,6 +239,10 @@ def _build(
         else:
             elems = DUAL_ELEMS
         bn = max(elems // t, t)
+        # seeded bits by runs: tiles, block rows and rows start at multiples of 128 / K
+        per_call = 128 // rows.dtype.nspec.rbits_width
+        aligned = all(v % per_call == 0 for v in (t, n, bn))
+        extra = {"RV": rs == 1 and not pairs and aligned}
     kw = dict(
         T=t,
         BN=bn,
