@@ -163,15 +163,38 @@ def test_seed_and_options_change_the_set(tmp_path):
     assert (a / "vectors.txt").read_bytes() != (b / "vectors.txt").read_bytes()
 
 
-def test_random_bits_are_the_documented_philox_stream(tmp_path):
-    """RBITS[i] = word 0 of Philox at counter 2**40 + i (checked with tcast's pure-Python
-    Philox, not the NumPy one that generated them): the case stream, not the seeded cast's
-    four-words rule."""
-    d = _gen(tmp_path, "float8_e4m3fn", roundmode="stochastic", seed=99)
-    rb = np.load(d / "vectors.npz")["rbits"].reshape(-1)
-    for i in (0, 1, 2, 777, rb.size - 1):
+@pytest.mark.parametrize(
+    ("name", "k"), [("float8_e4m3fn", 8), ("mxfp8", 8), ("bfloat16_e8m0_t32", 16)]
+)
+def test_stochastic_sets_hold_k_bit_rbits_from_the_documented_philox_stream(
+    tmp_path, capsys, name, k
+):
+    """RBITS is a K-bit column (K = tcast.rbits_width: 8, ``rbits8``, 2 digits; 16,
+    ``rbits16``, 4 digits) and RBITS[i] = the low K bits of word 0 of Philox at counter
+    2**40 + i, i = line * elements_per_line + element (checked with tcast's pure-Python Philox,
+    not the NumPy one that generated them): the case stream, not the seeded cast's rule. The
+    set verifies through the reference engine."""
+    assert tcast.rbits_width(name) == k
+    d, seed = tmp_path / "s", 2**40 + 99
+    argv = ["golden", name, "--roundmode", "stochastic", "--seed", str(seed), "--count", "1"]
+    assert main([*argv, "--out", str(d), "--quiet"]) == 0
+    h = json.loads((d / "header.json").read_text())
+    field = next(f for f in h["layout"]["fields"] if f["name"] == "RBITS")
+    assert (field["bits"], field["format"], field["hex_digits"]) == (k, f"rbits{k}", k // 4)
+    assert field["role"] == "input"
+    assert f"the low {k} bits of word 0 at counter {1 << 40}" in h["random"]["rbits_stream"]
+    rb = np.load(d / "vectors.npz")["rbits"]
+    assert rb.dtype == (np.uint8 if k == 8 else np.uint16)
+    assert rb.shape == (h["counts"]["lines"], field["count"])
+    key = (seed & 0xFFFFFFFF, seed >> 32)
+    want = []
+    for i in range(rb.size):
         c = (1 << 40) + i
-        assert int(rb[i]) == tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), (99, 0))[0]
+        want.append(tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, 0, 0), key)[0] % (1 << k))
+    assert rb.reshape(-1).tolist() == want
+    capsys.readouterr()
+    assert main(["verify", str(d), "--engine", "ref"]) == 0
+    assert "ref: all" in capsys.readouterr().out
 
 
 def test_the_case_stream_is_word_0_at_consecutive_counters():

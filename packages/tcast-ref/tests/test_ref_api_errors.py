@@ -85,7 +85,7 @@ def test_rejects_non_numpy_input(bad):
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_seed_together_with_rbits_is_a_spec_error(entry):
     x = _x()
-    rb = np.zeros(x.shape, np.uint32)
+    rb = np.zeros(x.shape, np.uint8)  # well-formed K = 8 bits for mxfp8
     before, rb_before = _bits(x), _bits(rb)
     with pytest.raises(SpecError, match="not both"):
         CASTS[entry](x, "mxfp8", roundmode="stochastic", seed=1, rbits=rb)
@@ -95,7 +95,7 @@ def test_seed_together_with_rbits_is_a_spec_error(entry):
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_seed_or_rbits_without_stochastic_rounding_is_a_spec_error(entry):
     x = _x()
-    for kw in ({"seed": 1}, {"rbits": np.zeros(x.shape, np.uint32)}):
+    for kw in ({"seed": 1}, {"rbits": np.zeros(x.shape, np.uint8)}):
         with pytest.raises(SpecError, match="stochastic"):
             CASTS[entry](x, "mxfp8", roundmode="even", **kw)
 
@@ -108,15 +108,17 @@ def test_stochastic_without_seed_or_rbits_is_a_spec_error():
 @pytest.mark.parametrize(
     "rbits",
     [
-        np.zeros((64, 4), np.uint32),  # transposed shape
-        np.zeros(256, np.uint32),  # flat
-        np.zeros((1, 64), np.uint32),  # broadcastable, not equal
-        np.zeros((4, 64, 1), np.uint32),
+        np.zeros((64, 4), np.uint8),  # transposed shape (the right dtype: K = 8, uint8)
+        np.zeros(256, np.uint8),  # flat
+        np.zeros((1, 64), np.uint8),  # broadcastable, not equal
+        np.zeros((4, 64, 1), np.uint8),
         np.zeros((4, 64), np.int64),  # wrong dtypes
         np.zeros((4, 64), np.uint64),
         np.zeros((4, 64), np.int32),
         np.zeros((4, 64), np.float32),
         np.zeros((4, 64), np.uint16),
+        np.zeros((4, 64), np.uint32),  # the 32-bit words of schema versions 1-3
+        np.zeros((4, 64), np.int8),
         [[0] * 64] * 4,  # not an array
     ],
     ids=[
@@ -129,6 +131,8 @@ def test_stochastic_without_seed_or_rbits_is_a_spec_error():
         "int32",
         "float32",
         "uint16",
+        "uint32",
+        "int8",
         "list",
     ],
 )
@@ -140,6 +144,54 @@ def test_rbits_of_the_wrong_shape_or_dtype_is_a_spec_error(entry, rbits):
         with pytest.raises(SpecError, match="rbits"):
             CASTS[entry](x, dt, roundmode="stochastic", rbits=rbits)
     assert np.array_equal(_bits(x), before)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "rbits_dtype", "want"),
+    [
+        ("mxfp8", np.uint32, "uint8"),
+        ("float8_e4m3fn", np.int8, "uint8"),
+        ("mxfp4", np.uint16, "uint8"),
+        ("e8m7", np.uint8, "uint16"),  # bfloat16: K = 16
+        ("bfloat16_e8m0_t32", np.uint32, "uint16"),
+    ],
+)
+@pytest.mark.parametrize("entry", list(CASTS))
+def test_rbits_of_the_wrong_dtype_are_refused_naming_the_needed_dtype(
+    entry, dtype, rbits_dtype, want
+):
+    """uint8 for element formats of at most 8 bits, uint16 for wider ones (SEMANTICS.md §3.3)."""
+    x = _x()
+    assert tcast.rbits_width(dtype) == np.dtype(want).itemsize * 8
+    with pytest.raises(SpecError, match=f"rbits must be a {want} NumPy array"):
+        CASTS[entry](x, dtype, roundmode="stochastic", rbits=np.zeros(x.shape, rbits_dtype))
+    if entry == "tcast_ref.cast" and dtype == "mxfp8":  # a dual cast checks them the same way
+        bad = np.zeros(x.shape, rbits_dtype)
+        with pytest.raises(SpecError, match=f"rbits must be a {want} NumPy array"):
+            tcast_ref.cast_dual(x, dtype, roundmode="stochastic", rbits=bad)
+    # the right dtype is taken
+    ok = np.zeros(x.shape, want)
+    CASTS[entry](x, dtype, roundmode="stochastic", rbits=ok)
+
+
+@pytest.mark.parametrize("entry", list(CASTS))
+def test_a_stream_without_a_seed_or_out_of_range_is_a_spec_error(entry):
+    x = _x()
+    rb = np.zeros(x.shape, np.uint8)
+    for kw in (
+        {"roundmode": "stochastic", "rbits": rb, "stream": 1},  # given rbits have no stream
+        {"roundmode": "stochastic", "stream": 1},
+        {"stream": 1},
+    ):
+        with pytest.raises(SpecError, match="seed"):  # a non-zero stream needs a seed
+            CASTS[entry](x, "mxfp8", **kw)
+    for stream in (True, -1, 2**32, 1.0, "1", None):
+        with pytest.raises(SpecError, match="stream"):
+            CASTS[entry](x, "mxfp8", roundmode="stochastic", seed=3, stream=stream)
+    # 0 without a seed is the default: fine; the last stream, 2**32 - 1, is taken
+    CASTS[entry](x, "mxfp8", stream=0)
+    CASTS[entry](x, "mxfp8", roundmode="stochastic", rbits=rb, stream=0)
+    CASTS[entry](x, "mxfp8", roundmode="stochastic", seed=3, stream=np.uint32(2**32 - 1))
 
 
 @pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "7", True])
@@ -238,7 +290,8 @@ def test_a_successful_cast_leaves_its_input_unchanged(dtype, castmode):
     x[7, :] = 0.0
     for arr in (x, x.T, x[::2, ::-1]):
         before = _bits(arr)
-        rb = np.arange(arr.size, dtype=np.uint32).reshape(arr.shape)
+        k = tcast.rbits_width(dtype)  # K-bit random integers: uint8 or uint16 (§3.3)
+        rb = (np.arange(arr.size) % (1 << k)).astype(f"uint{k}").reshape(arr.shape)
         rb_before = _bits(rb)
         tcast_ref.cast(arr, dtype, castmode=castmode)
         tcast_ref.cast(arr, dtype, castmode=castmode, roundmode="stochastic", rbits=rb)

@@ -69,7 +69,8 @@ def test_subclass_with_hooks_of_its_own_is_refused_naming_them(cast):
 
 def test_masked_rbits_and_result_parts_are_refused():
     x = _x()
-    rbits = np.random.default_rng(5).integers(0, 2**32, x.shape, dtype=np.uint32)
+    # the right dtype (K = 8 for mxfp8: uint8), refused only for being masked
+    rbits = np.random.default_rng(5).integers(0, 2**8, x.shape, dtype=np.uint8)
     with pytest.raises(UnsupportedError, match=r"rbits: it is a numpy\.ma\.MaskedArray"):
         tcast_ref.cast(x, "mxfp8", roundmode="stochastic", rbits=np.ma.masked_array(rbits))
     r = tcast_ref.cast(x, "mxfp8", castmode="actual")

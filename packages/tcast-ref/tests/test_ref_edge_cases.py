@@ -18,7 +18,7 @@ from tcast.exact import cast_array
 
 PNAN, NNAN = "+nan", "-nan"  # the canonical quiet NaNs 0x7FC00000 / 0xFFC00000
 FINITE_ONLY = ("e2m1f", "e2m3f", "e3m2f")
-ONES = np.uint32(0xFFFFFFFF)
+ONES = np.uint8(0xFF)  # all ones of K = 8 random bits (formats of at most 8 bits, §3.2)
 
 
 def f32(*vals) -> np.ndarray:
@@ -796,17 +796,19 @@ def test_mxint8_never_produces_code_minus_128_on_random_negative_blocks():
 
 
 # ------------------------------------------------------------ stochastic rounding (§3.2)
-def test_stochastic_rounding_with_rbits_all_zeros_and_all_ones():
-    # frac of 1 + 2^-20 on the e4m3fn grid 2^-3: 2^-17; of 1 + 2^-23: 2^-20 (>= 2^-32).
-    # r = 0: floor(frac 2^32) + 0 < 2^32: never up (truncation). r = 2^32 - 1: up for every
-    # frac >= 2^-32. 1.125 (0x39) and 0 are exact: never move. Subnormal grid 2^-9:
-    # 2^-41 has frac 2^-32 -> up with all ones; 2^-42 has frac 2^-33 -> floor(frac 2^32) = 0:
-    # never up. 464 with all ones -> 480 > max: saturates to 0x7E (saturate=True).
+def test_stochastic_rounding_with_8_bit_rbits_all_zeros_and_all_ones():
+    # K = 8 for e4m3fn: up iff floor(frac 2^8) + r >= 2^8. On the e4m3fn grid 2^-3 around 1,
+    # 1 + 2^-11 has frac 2^-8 (floor(frac 2^8) = 1) and 1 + 2^-12 has frac 2^-9 (floor 0).
+    # r = 0: never up (truncation). r = 2^8 - 1: up for every frac >= 2^-8, so 1 + 2^-11 goes
+    # up and 1 + 2^-12 stays (the bias below 2^-K ulp). 1.125 (0x39) and 0 are exact: never
+    # move. Subnormal grid 2^-9: 2^-17 has frac 2^-8 -> up with all ones to 0x01; 2^-18 has
+    # frac 2^-9 -> never up. 464 (frac 1/2 between 448 and 480) with all ones -> 480 > max:
+    # saturates to 0x7E (saturate=True).
     x = f32(
-        1 + 2.0**-20, -(1 + 2.0**-20), 1.125, -1.125, 1 + 2.0**-23, 0.0, 2.0**-41, 2.0**-42, 464.0
+        1 + 2.0**-11, -(1 + 2.0**-11), 1.125, -1.125, 1 + 2.0**-12, 0.0, 2.0**-17, 2.0**-18, 464.0
     )
-    zeros = np.zeros(x.shape, np.uint32)
-    ones = np.full(x.shape, ONES, np.uint32)
+    zeros = np.zeros(x.shape, np.uint8)
+    ones = np.full(x.shape, ONES, np.uint8)
     check(
         x,
         "float8_e4m3fn",
@@ -819,7 +821,7 @@ def test_stochastic_rounding_with_rbits_all_zeros_and_all_ones():
         "float8_e4m3fn",
         roundmode="stochastic",
         rbits=ones,
-        codes=[0x39, 0xB9, 0x39, 0xB9, 0x39, 0x00, 0x01, 0x00, 0x7E],
+        codes=[0x39, 0xB9, 0x39, 0xB9, 0x38, 0x00, 0x01, 0x00, 0x7E],
     )
     # the IEEE option: 464 rounded up to 480 overflows to the NaN code
     check(
@@ -830,14 +832,30 @@ def test_stochastic_rounding_with_rbits_all_zeros_and_all_ones():
         saturate=False,
         codes=[0x7F],
     )
-    # 2^-41 with r = 2^32 - 2: floor(2^-32 * 2^32) + r = 2^32 - 1 < 2^32: stays 0
+    # 2^-17 with r = 2^8 - 2: floor(2^-8 * 2^8) + r = 2^8 - 1 < 2^8: stays 0. 1 + 2^-4 (frac
+    # 1/2, floor 128): up with r = 0x80 (128 + 128 = 2^8), down with r = 0x7F.
     check(
-        f32(2.0**-41),
+        f32(2.0**-17, 1 + 2.0**-4, 1 + 2.0**-4),
         "float8_e4m3fn",
         roundmode="stochastic",
-        rbits=np.array([0xFFFFFFFE], np.uint32),
-        codes=[0x00],
+        rbits=np.array([0xFE, 0x80, 0x7F], np.uint8),
+        codes=[0x00, 0x39, 0x38],
     )
+
+
+def test_stochastic_rounding_of_16_bit_formats_takes_16_random_bits():
+    # K = 16 for bfloat16 and float16: up iff floor(frac 2^16) + r >= 2^16.
+    # bfloat16, grid 2^-7 around 1: 1 + 2^-23 has frac 2^-16 (floor 1): up only for
+    # r = 0xFFFF (to 1 + 2^-7, 0x3F81); r = 0xFFFE stays at 1.0 (0x3F80).
+    x = f32(1 + 2.0**-23, 1 + 2.0**-23, -(1 + 2.0**-23))
+    rb = np.array([0xFFFF, 0xFFFE, 0xFFFF], np.uint16)
+    check(x, "bfloat16", roundmode="stochastic", rbits=rb, codes=[0x3F81, 0x3F80, 0xBF81])
+    # float16, grid 2^-10 around 1: 1 + 2^-23 has frac 2^-13 (floor(frac 2^16) = 8): up iff
+    # r >= 2^16 - 8 (0xFFF8 -> 0x3C01), down for 0xFFF7; 1 + 2^-11 (frac 1/2, floor 2^15):
+    # up iff r >= 2^15.
+    x = f32(1 + 2.0**-23, 1 + 2.0**-23, 1 + 2.0**-11, 1 + 2.0**-11)
+    rb = np.array([0xFFF8, 0xFFF7, 0x8000, 0x7FFF], np.uint16)
+    check(x, "float16", roundmode="stochastic", rbits=rb, codes=[0x3C01, 0x3C00, 0x3C01, 0x3C00])
 
 
 def test_stochastic_exactly_representable_inputs_never_move():
@@ -848,9 +866,9 @@ def test_stochastic_exactly_representable_inputs_never_move():
     x, src = x[keep], src[keep]
     rng = np.random.default_rng(3)
     for rb in (
-        np.zeros(x.shape, np.uint32),
-        np.full(x.shape, ONES, np.uint32),
-        rng.integers(0, 1 << 32, x.shape, dtype=np.uint64).astype(np.uint32),
+        np.zeros(x.shape, np.uint8),
+        np.full(x.shape, ONES, np.uint8),
+        rng.integers(0, 1 << 8, x.shape, dtype=np.uint8),
     ):
         res, virt = check(x, "float8_e4m3fn", roundmode="stochastic", rbits=rb)
         assert res.data.tolist() == src.tolist()
@@ -858,16 +876,17 @@ def test_stochastic_exactly_representable_inputs_never_move():
 
 
 def test_stochastic_in_a_scaled_block():
-    # amax 256 -> scale code 127 (1.0): the elements round as unscaled (see above).
-    x = block(256.0, 1 + 2.0**-20, 1.125, -(1 + 2.0**-20))
-    ones = np.full(32, ONES, np.uint32)
+    # amax 256 -> scale code 127 (1.0): the elements round as unscaled (see above), with
+    # K = 8 random bits: 1 + 2^-11 goes up with all ones, 1 + 2^-12 never.
+    x = block(256.0, 1 + 2.0**-11, 1.125, -(1 + 2.0**-11), 1 + 2.0**-12)
+    ones = np.full(32, ONES, np.uint8)
     check(
         x,
         "mxfp8",
         roundmode="stochastic",
-        rbits=np.zeros(32, np.uint32),
+        rbits=np.zeros(32, np.uint8),
         scale=[127],
-        codes=[0x78, 0x38, 0x39, 0xB8] + [0] * 28,
+        codes=[0x78, 0x38, 0x39, 0xB8, 0x38] + [0] * 27,
     )
     check(
         x,
@@ -875,7 +894,7 @@ def test_stochastic_in_a_scaled_block():
         roundmode="stochastic",
         rbits=ones,
         scale=[127],
-        codes=[0x78, 0x39, 0x39, 0xB9] + [0] * 28,
+        codes=[0x78, 0x39, 0x39, 0xB9, 0x38] + [0] * 27,
     )
 
 

@@ -46,14 +46,33 @@ def test_encode_takes_mode_names_and_spec_codes():
     ("kwargs", "match"),
     [
         ({"mode": "stochastic"}, "needs rbits"),
-        ({"mode": "stochastic", "rbits": np.zeros(3, np.uint32)}, "shape"),
-        ({"mode": "stochastic", "rbits": np.zeros(2, np.int64)}, "uint32"),
+        ({"mode": "stochastic", "rbits": np.zeros(3, np.uint8)}, "shape"),
+        # K = 8 random bits for e2m1f (SEMANTICS.md §3.3): the message names uint8
+        ({"mode": "stochastic", "rbits": np.zeros(2, np.int64)}, "must be uint8"),
+        ({"mode": "stochastic", "rbits": np.zeros(2, np.uint32)}, "must be uint8"),
+        ({"mode": "stochastic", "rbits": np.zeros(2, np.uint16)}, "must be uint8"),
         ({"mode": "banker"}, "round mode"),
     ],
 )
 def test_encode_rejects_bad_modes_and_bits(kwargs, match):
     with pytest.raises(SpecError, match=match):
         tcast_ref.encode(np.ones(2, np.float32), "e2m1f", **kwargs)
+
+
+def test_encode_takes_k_bit_rbits():
+    # e2m1f (K = 8): 1.25 lies half way between 1.0 (code 2) and 1.5 (code 3): floor(frac 2^8)
+    # = 128, up iff r >= 128. e8m7 (bfloat16, K = 16): 1 + 2^-23 has frac 2^-16 on the grid
+    # 2^-7: up only for r = 0xFFFF.
+    x = np.array([1.25, 1.25], np.float32)
+    rb = np.array([0x80, 0x7F], np.uint8)
+    assert tcast_ref.encode(x, "e2m1f", "stochastic", rb).tolist() == [3, 2]
+    x = np.array([1 + 2.0**-23] * 2, np.float32)
+    rb = np.array([0xFFFF, 0xFFFE], np.uint16)
+    assert tcast_ref.encode(x, "e8m7", "stochastic", rb).tolist() == [0x3F81, 0x3F80]
+    pairs = zip(x.tolist(), rb.tolist(), strict=True)
+    assert [exact.encode(v, "e8m7", "stochastic", r) for v, r in pairs] == [0x3F81, 0x3F80]
+    with pytest.raises(SpecError, match="must be uint16"):
+        tcast_ref.encode(x, "e8m7", "stochastic", rb.astype(np.uint8))
 
 
 def test_encode_of_wide_inputs_rounds_them_to_float32_without_warnings():

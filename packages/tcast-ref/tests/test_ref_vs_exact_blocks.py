@@ -468,6 +468,11 @@ STOCHASTIC_DTYPES = [
 ]
 
 
+def rbits_dtype(dt: tcast.DataType) -> type:
+    """The dtype of explicit random bits: uint8 for K = 8, uint16 for K = 16 (SEMANTICS §3.3)."""
+    return np.uint8 if dt.nspec.rbits_width == 8 else np.uint16
+
+
 @pytest.mark.parametrize("dt", STOCHASTIC_DTYPES, ids=[d.code for d in STOCHASTIC_DTYPES])
 def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(pool, dt):
     rng = _stable_rng("sr", dt.code)
@@ -483,7 +488,9 @@ def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(p
             ("reversed", base[::-2, ::-1]),
         ):
             assert view.flags.c_contiguous == (label == "contiguous")
-            rb = np.array(exact.random_bits(seed, range(view.size)), np.uint32).reshape(view.shape)
+            rb = np.array(
+                tcast.random_bits(seed, range(view.size), dt.nspec.rbits_width), rbits_dtype(dt)
+            ).reshape(view.shape)
             # the seed path and the explicit Philox bits by logical C-order flat index
             cases.append((view, dt, {"roundmode": "stochastic", "seed": seed}))
             cases.append((view, dt, {"roundmode": "stochastic", "rbits": rb}))
@@ -493,6 +500,64 @@ def test_seeded_block_stochastic_rounding_equals_explicit_philox_bits_on_views(p
             )
             assert np.array_equal(got.data, ref.data) and np.array_equal(got.scale, ref.scale)
     run_cases(pool, cases)
+
+
+# one 8-bit and two 16-bit element formats (K = 8, 16; SEMANTICS.md §3.2), scaled and unscaled
+@pytest.mark.parametrize("name", ["mxfp8", "bfloat16", "float16_e8m0_t32"])
+def test_seeded_stochastic_rounding_on_stream_1_equals_its_bits_and_exact(name):
+    dt = tcast.datatype(name)
+    k = dt.nspec.rbits_width
+    assert k == (8 if name == "mxfp8" else 16)
+    x = mixed_values(_stable_rng("stream", name), 6 * 32, base=0, spread=8).reshape(6, 32)
+    seed = 2**35 + 3
+    rb = tcast_ref.random_bits(seed, x.size, width=k, stream=1)
+    assert rb.dtype == rbits_dtype(dt)
+    assert rb.tolist() == tcast.random_bits(seed, range(x.size), k, stream=1)
+    rb = rb.reshape(x.shape)
+    kw = {"castmode": "actual", "roundmode": "stochastic"}
+    got = tcast_ref.cast(x, dt, seed=seed, stream=1, **kw)
+    by_bits = tcast_ref.cast(x, dt, rbits=rb, **kw)
+    ex = exact.cast_array(
+        x.reshape(-1).tolist(), x.shape, dt, roundmode="stochastic", seed=seed, stream=1
+    )
+    assert got.data.reshape(-1).tolist() == by_bits.data.reshape(-1).tolist() == list(ex.codes)
+    if ex.scale is not None:
+        assert np.asarray(got.scale).reshape(-1).tolist() == list(ex.scale)
+    virt = tcast_ref.cast(x, dt, roundmode="stochastic", seed=seed, stream=1)
+    assert np.array_equal(util.raw(virt), util.raw(np.array(ex.values, np.float32).reshape(6, 32)))
+    # stream 0 (the default) draws other bits: many of these inexact elements round otherwise
+    other = tcast_ref.cast(x, dt, seed=seed, **kw).data
+    assert (other != got.data).sum() > x.size // 8
+
+
+def test_seeded_dual_cast_draws_its_column_result_from_stream_1():
+    """cast_dual with a seed (SEMANTICS.md §8.2): the row result is the single cast (stream 0),
+    the column result the single cast of the column tiling on stream 1, by x's flat indices;
+    given rbits serve both."""
+    dt = tcast.datatype("mxfp8")
+    col = tcast.kit.column_datatype(dt)
+    x = _stable_rng("dual").standard_normal((64, 32)).astype(np.float32)  # nearly all inexact
+    seed = 2**33 + 1
+    kw = {"castmode": "actual", "roundmode": "stochastic"}
+    rows, cols = tcast_ref.cast_dual(x, "mxfp8", roundmode="stochastic", seed=seed)
+    want_rows = tcast_ref.cast(x, dt, seed=seed, **kw)
+    want_cols = tcast_ref.cast(x, col, seed=seed, stream=1, **kw)
+    for got, want in ((rows, want_rows), (cols, want_cols)):
+        assert np.array_equal(got.data, want.data) and np.array_equal(got.scale, want.scale)
+    stream0 = tcast_ref.cast(x, col, seed=seed, **kw)
+    assert (stream0.data != cols.data).sum() > x.size // 4  # independent of the row bits
+    ex_cols = exact.cast_array(
+        x.reshape(-1).tolist(), x.shape, col, roundmode="stochastic", seed=seed, stream=1
+    )
+    assert cols.data.reshape(-1).tolist() == list(ex_cols.codes)
+    assert cols.scale.reshape(-1).tolist() == list(ex_cols.scale)
+    _, cols_t = tcast_ref.cast_dual(x, "mxfp8", roundmode="stochastic", seed=seed, transposed=True)
+    assert np.array_equal(cols_t.data, cols.data.T)
+    # given rbits (K = 8: uint8) serve both results
+    rb = _stable_rng("dual rbits").integers(0, 256, x.shape, dtype=np.uint8)
+    rows, cols = tcast_ref.cast_dual(x, "mxfp8", roundmode="stochastic", rbits=rb)
+    assert np.array_equal(rows.data, tcast_ref.cast(x, dt, rbits=rb, **kw).data)
+    assert np.array_equal(cols.data, tcast_ref.cast(x, col, rbits=rb, **kw).data)
 
 
 # ----------------------------------------------------------------- hypothesis blocks
@@ -565,7 +630,8 @@ def block_cases(draw, kinds: tuple[str, ...]):
         if draw(st.booleans()):
             kw["seed"] = draw(st.integers(0, 2**64 - 1))
         else:
-            kw["rbits"] = rng.integers(0, 2**32, x.shape, dtype=np.uint32)
+            k = dt.nspec.rbits_width  # K-bit random integers (SEMANTICS.md §3.3)
+            kw["rbits"] = rng.integers(0, 2**k, x.shape, dtype=rbits_dtype(dt))
     return x, dt, kw
 
 

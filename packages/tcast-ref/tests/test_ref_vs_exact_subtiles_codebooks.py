@@ -204,7 +204,8 @@ def test_msfp_stochastic_rounding_by_seed_matches_exact(name):
 def test_msfp_stochastic_rounding_by_explicit_bits_matches_exact():
     dt = tcast.datatype(NAMED["mx6"])
     x = adversarial(dt, 2)
-    rbits = np.random.default_rng(3).integers(0, 1 << 32, x.shape, dtype=np.uint32)
+    assert dt.nspec.rbits_width == 8  # uint8 random bits (SEMANTICS.md §3.3)
+    rbits = np.random.default_rng(3).integers(0, 1 << 8, x.shape, dtype=np.uint8)
     ex = exact.cast_array(
         x.reshape(-1).tolist(), x.shape, dt, roundmode="stochastic", rbits=rbits.reshape(-1)
     )

@@ -5,8 +5,9 @@ float16 and all 65,536 bfloat16 bit patterns (NaN payloads, ±0, ±Inf and subno
 included) under every deterministic round mode, saturating and IEEE overflow, and the
 reference's codes (actual), virtual bits (in the input dtype) and upcast bits must equal
 what ``tcast.exact.encode`` / ``decode`` / ``to_input_dtype`` give. Stochastic rounding is
-checked with fixed random bits (all zeros, all ones, 2**31) and with seeded bits, which must
-be ``tcast.exact.random_bits(seed, range(n))`` by logical C-order flat index, also for
+checked with fixed 8-bit random integers (every format here has ``K = 8``, SEMANTICS.md
+§3.2: all zeros, all ones, 0x80) and with seeded bits, which must be
+``tcast.random_bits(seed, range(n), 8)`` by logical C-order flat index, also for
 non-contiguous and transposed views.
 
 Cost and how it is kept down. The exact model takes about 15-25 us per encode
@@ -141,7 +142,8 @@ def check_against_exact(
         # (the canonical NaN with the input's sign where the format has no NaN code, §4.2/§7).
         rb = None if rbits is None else [int(r) for r in np.asarray(rbits).reshape(-1)[nan]]
         if seed is not None:
-            rb = exact.random_bits(seed, nan.tolist())  # Philox by flat C-order index
+            # Philox by flat C-order index, K = n.rbits_width bits per element
+            rb = tcast.random_bits(seed, nan.tolist(), n.rbits_width)
         blk = exact.cast_block(
             [float(v) for v in flat[nan].astype(np.float32)],
             dt,
@@ -236,7 +238,9 @@ def test_the_sweep_covers_every_float_format_of_at_most_8_bits():
 
 # ----------------------------------------------------------------- stochastic rounding
 SR_COUNT = 2048  # values per input dtype and format
-FIXED_RBITS = {"zeros": 0, "ones": 0xFFFFFFFF, "half": 1 << 31}
+#: Every format here is of at most 8 bits: K = 8 random bits per element (SEMANTICS.md §3.2).
+K = 8
+FIXED_RBITS = {"zeros": 0, "ones": 0xFF, "half": 0x80}
 
 
 def _sr_sample(n, in_name: str, salt: int) -> np.ndarray:
@@ -252,13 +256,14 @@ def _sr_sample(n, in_name: str, salt: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n", FORMATS, ids=FORMAT_IDS)
 def test_stochastic_rounding_with_fixed_random_bits_matches_exact(pool, n):
+    assert n.rbits_width == K
     msgs = []
     for k, in_name in enumerate(INPUTS):
         x = _sr_sample(n, in_name, k)
         x32 = x.astype(np.float32)
         for label, r in FIXED_RBITS.items():
             sat, nosat = exact_codes(pool, n, "stochastic", x32, r)
-            rb = np.full(x.shape, r, np.uint32)
+            rb = np.full(x.shape, r, np.uint8)
             for saturate, want in ((True, sat), (False, nosat)):
                 m = check_against_exact(x, n, "stochastic", saturate, want, rbits=rb)
                 msgs.append(m and f"rbits {label}: {m}")
@@ -272,7 +277,7 @@ def test_seeded_stochastic_rounding_equals_explicit_philox_bits_and_exact(pool, 
     msgs = []
     for k, in_name in enumerate(INPUTS):
         x = _sr_sample(n, in_name, 7 + k)
-        rb = np.array(exact.random_bits(seed, range(x.size)), np.uint32)
+        rb = np.array(tcast.random_bits(seed, range(x.size), K), np.uint8)
         sat, nosat = exact_codes(pool, n, "stochastic", x.astype(np.float32), rb)
         for saturate, want in ((True, sat), (False, nosat)):
             msgs.append(check_against_exact(x, n, "stochastic", saturate, want, seed=seed))
@@ -306,7 +311,7 @@ def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(poo
     msgs = []
     for label, view in _views(base).items():
         assert not view.flags.c_contiguous
-        rb = np.array(exact.random_bits(seed, range(view.size)), np.uint32).reshape(view.shape)
+        rb = np.array(tcast.random_bits(seed, range(view.size), K), np.uint8).reshape(view.shape)
         logical = np.ascontiguousarray(view)  # the same values in logical C order
         for code in ("e4m3fn", "e2m1f", "binary8p3", "e5m2"):
             n = tcast.number(code)
@@ -323,30 +328,56 @@ def test_seeded_stochastic_rounding_draws_bits_by_logical_c_order_flat_index(poo
     assert not msg, msg
 
 
-# starts of every residue mod 4, across the low counter word's end (call 2**32, element
-# 2**34) and at the last indices; counts that end at every residue mod 4
-STARTS = [0, 1, 2, 3, 4, 2**32 - 300, 2**34 - 301, 2**34 - 2, 2**34 + 3, 2**64 - 600]
-COUNTS = [0, 1, 2, 3, 4, 5, 7, 600]
+def _starts(width: int) -> list[int]:
+    """Starts at several residues mod ``E = 128 / width`` (elements per call) and mod
+    ``32 / width`` (elements per word), across the low counter word's end (call 2**32, element
+    ``E * 2**32``) and at the last indices."""
+    e = 128 // width
+    return [0, 1, 3, 5, e - 1, e + 7, 3 * e - 2, e * 2**32 - 301, e * 2**32 - 2, e * 2**32 + 3]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 0xFFFFFFFF, 2**32 + 5, 2**64 - 1])
-def test_reference_random_bits_are_the_documented_philox_words_by_flat_index(seed):
-    assert tcast_ref.random_bits(seed, 600).tolist() == exact.random_bits(seed, range(600))
-    for start in STARTS:
-        for count in COUNTS:
-            got = tcast_ref.random_bits(seed, count, start)
-            assert got.dtype == np.uint32 and got.shape == (count,)
-            want = exact.random_bits(seed, range(start, start + count))
-            assert got.tolist() == want, (start, count)
+def _counts(width: int) -> list[int]:
+    """Counts that end at several residues and cross one and two call boundaries."""
+    e = 128 // width
+    return [0, 1, 2, 3, 5, e - 1, e, e + 1, 2 * e + 3, 600]
+
+
+# (seed, stream): stream 0 (the single cast's default), 1 (a dual cast's column result), the last
+@pytest.mark.parametrize(
+    ("seed", "stream"),
+    [(0, 0), (1, 1), (0xFFFFFFFF, 0), (2**32 + 5, 2**32 - 1), (2**64 - 1, 1)],
+)
+def test_reference_random_bits_are_the_documented_philox_integers_by_flat_index(seed, stream):
+    for width, dtype in ((8, np.uint8), (16, np.uint16)):
+        kw = {"width": width, "stream": stream}
+        got = tcast_ref.random_bits(seed, 600, **kw)
+        assert got.dtype == dtype and got.tolist() == tcast.random_bits(seed, range(600), **kw)
+        for start in [*_starts(width), 2**64 - 600]:
+            for count in _counts(width):
+                got = tcast_ref.random_bits(seed, count, start, **kw)
+                assert got.dtype == dtype and got.shape == (count,)
+                want = tcast.random_bits(seed, range(start, start + count), **kw)
+                assert got.tolist() == want, (width, start, count)
+        # by hand from the raw generator: element E*c + j takes bits [K*b, K*b + K) of word
+        # j // (32 / K), b = j % (32 / K), of the call at counter (c mod 2**32, c >> 32, stream, 0)
+        e, per_word, c = 128 // width, 32 // width, 2**32 + 7
+        key = (seed & 0xFFFFFFFF, seed >> 32)
+        words = tcast.philox4x32((c & 0xFFFFFFFF, c >> 32, stream, 0), key)
+        want = [(words[j // per_word] >> (width * (j % per_word))) % (1 << width) for j in range(e)]
+        assert tcast_ref.random_bits(seed, e, e * c, **kw).tolist() == want
+        assert tcast_ref.random_bits(seed, 3, e * c + e - 2, **kw).tolist()[:2] == want[-2:]
 
 
 def test_reference_random_bits_are_the_same_across_its_pieces(monkeypatch):
-    # pieces of 3 calls (12 words) put piece edges at every residue of an unaligned start
-    want = {s: tcast_ref.random_bits(77, 100, s).tolist() for s in (0, 1, 2, 3, 2**34 - 50)}
+    # pieces of 3 calls (48 elements for K = 8, 24 for K = 16) put piece edges at many
+    # residues of an unaligned start
+    cases = [(w, t, s) for w in (8, 16) for t in (0, 1) for s in (0, 1, 2, 3, 9, 2**36 - 50)]
+    want = {(w, t, s): tcast_ref.random_bits(77, 100, s, width=w, stream=t) for w, t, s in cases}
     monkeypatch.setattr(ref_philox, "_CALLS", 3)
-    for s, w in want.items():
-        assert tcast_ref.random_bits(77, 100, s).tolist() == w
-        assert w == exact.random_bits(77, range(s, s + 100))
+    for (w, t, s), v in want.items():
+        v = v.tolist()
+        assert tcast_ref.random_bits(77, 100, s, width=w, stream=t).tolist() == v
+        assert v == tcast.random_bits(77, range(s, s + 100), w, stream=t)
 
 
 @pytest.mark.parametrize(
@@ -354,4 +385,20 @@ def test_reference_random_bits_are_the_same_across_its_pieces(monkeypatch):
 )
 def test_reference_random_bits_refuse_counts_and_starts_out_of_range(count, start):
     with pytest.raises(tcast.SpecError):
-        tcast_ref.random_bits(1, count, start)
+        tcast_ref.random_bits(1, count, start, width=8)
+
+
+def test_reference_random_bits_refuse_widths_and_streams_out_of_range():
+    for kw in (
+        {"width": 32},
+        {"width": 4},
+        {"width": True},
+        {"width": 8, "stream": -1},
+        {"width": 16, "stream": 2**32},
+        {"width": 8, "stream": True},
+        {"width": 8, "stream": 1.0},
+    ):
+        with pytest.raises(tcast.SpecError):
+            tcast_ref.random_bits(1, 4, **kw)
+    with pytest.raises(TypeError):  # no default width: K is the datatype's
+        tcast_ref.random_bits(1, 4)  # type: ignore[call-arg]

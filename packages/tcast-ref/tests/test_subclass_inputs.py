@@ -81,7 +81,8 @@ def test_a_subclass_overriding_methods_casts_as_the_plain_array(cls, castmode, d
 @pytest.mark.parametrize("cls", SUBCLASSES, ids=lambda c: c.__name__)
 def test_subclass_rbits_and_dual_casts_use_the_plain_arrays(cls):
     x = _x((64, 64))
-    rbits = np.random.default_rng(4).integers(0, 2**32, x.shape, dtype=np.uint32)
+    # mxfp4's elements take K = 8 random bits each (SEMANTICS.md §3.3): uint8
+    rbits = np.random.default_rng(4).integers(0, 2**8, x.shape, dtype=np.uint8)
     want = tcast_ref.cast(x, "mxfp4", roundmode="stochastic", rbits=rbits)
     got = tcast.cast(x, "mxfp4", roundmode="stochastic", rbits=_as(rbits, cls))
     assert _raw(got) == _raw(want)

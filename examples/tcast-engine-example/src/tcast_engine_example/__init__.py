@@ -37,9 +37,9 @@ class ExampleEngine(EngineBase):
     array_what = "NumPy arrays"
     result_ops = _reference.result_ops  # build, check and unpack results (tcast.kit.ArrayOps)
 
-    def check_rbits(self, x: Any, rbits: Any) -> np.ndarray:
-        """Explicit random bits: a uint32 NumPy array of x's shape."""
-        return _reference.check_rbits(x, rbits)
+    def check_rbits(self, x: Any, rbits: Any, width: int) -> np.ndarray:
+        """Explicit random bits: ``width``-bit integers (uint8 or uint16) of x's shape."""
+        return _reference.check_rbits(x, rbits, width)
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
         """The cast of a checked request (your array code goes here)."""

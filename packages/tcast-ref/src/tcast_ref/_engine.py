@@ -61,7 +61,10 @@ class RefEngine(EngineBase):
         return super().upcast(result)
 
     def check_rbits(self, x: Any, rbits: Any, width: int) -> np.ndarray:
-        """A uint32 NumPy array of x's shape (an accepted subclass as its plain array)."""
+        """A uint8 (``width`` 8) or uint16 (16) NumPy array of x's shape, as codec words.
+
+        An accepted subclass as its plain array (``_cast.check_rbits``).
+        """
         return check_rbits(x, plain_array(rbits), width)
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:

@@ -14,7 +14,7 @@ import numpy as np
 
 from tcast import SpecError
 from tcast.kit import normalize_seed
-from tcast.philox import RBITS_WIDTHS, check_stream
+from tcast.philox import check_stream, check_width
 
 __all__ = ["philox_word0", "random_bits"]
 
@@ -48,9 +48,7 @@ def random_bits(
         SpecError: if the seed, ``count``, ``start``, ``width`` or ``stream`` is out of range.
     """
     seed, count, start = _check(seed, count, start)
-    if isinstance(width, bool) or width not in RBITS_WIDTHS:
-        raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
-    stream = check_stream(stream)
+    width, stream = check_width(width), check_stream(stream)
     dtype = np.uint8 if width == 8 else np.uint16
     per_call = 128 // width
     out = np.empty(count, dtype=dtype)

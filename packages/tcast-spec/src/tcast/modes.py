@@ -40,8 +40,8 @@ ROUND_MODE_MEANINGS: Mapping[str, str] = MappingProxyType(
         "zero": "nearest, ties toward zero (upstream tensorcast's 'zero'); not truncation, "
         "which is trunc",
         "trunc": "toward zero, i.e. truncation (IEEE roundTowardZero)",
-        "stochastic": "up with probability equal to the discarded fraction, from 32 random "
-        "bits per element (give seed or rbits)",
+        "stochastic": "up iff floor(frac * 2^K) + r >= 2^K, r the element's K random bits "
+        "(K = 8 for formats of at most 8 bits, else 16; give seed or rbits)",
     }
 )
 

@@ -21,6 +21,7 @@ __all__ = [
     "RBITS_WIDTHS",
     "check_random_source",
     "check_stream",
+    "check_width",
     "philox4x32",
     "random_bits",
     "rbits_width",
@@ -91,6 +92,21 @@ def check_random_source(roundmode: object, seed: object, rbits: object, stream: 
             f"stream={stream} selects the Philox stream of a seed: give a seed with "
             f"roundmode='stochastic' (given rbits have no stream)"
         )
+
+
+def check_width(width: object) -> int:
+    """``width`` checked: 8 or 16 as an int (any integer type but bool).
+
+    Raises:
+        SpecError: naming the bad value.
+    """
+    try:
+        w = None if isinstance(width, bool) else operator.index(width)  # type: ignore[arg-type]
+    except TypeError:
+        w = None
+    if w not in RBITS_WIDTHS:
+        raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
+    return w  # type: ignore[return-value]
 
 
 def check_stream(stream: object) -> int:
@@ -174,8 +190,7 @@ def random_bits(seed: int, indices: Iterable[int], width: int, *, stream: int = 
         SpecError: if the seed, width, stream or an index is out of range.
     """
     seed = _integer(seed, "seed", 1 << 64)
-    if type(width) is not int or width not in RBITS_WIDTHS:
-        raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
+    width = check_width(width)
     stream = check_stream(stream)
     key = (seed & _MASK, seed >> 32)
     per_word = 32 // width

@@ -25,7 +25,7 @@ import torch
 
 from tcast import SpecError
 from tcast.kit import normalize_seed
-from tcast.philox import RBITS_WIDTHS, check_stream
+from tcast.philox import check_stream, check_width
 
 __all__ = [
     "philox_bits",
@@ -210,7 +210,7 @@ def philox_stream(
         seed = _check_seed(seed)
     if isinstance(start, int) and isinstance(count, int):
         start = _check_range(start, count)
-    width, stream = _check_width(width), check_stream(stream)
+    width, stream = check_width(width), check_stream(stream)
     per_call = 128 // width
     first, end = start // per_call, (start + count + per_call - 1) // per_call
     device = torch.device("cpu") if device is None else torch.device(device)
@@ -218,12 +218,6 @@ def philox_stream(
     skip = start % per_call  # an unaligned start drops the first elements of the first call
     r = _elements(words, width)[skip : skip + count]
     return r << (32 - width)
-
-
-def _check_width(width: object) -> int:
-    if isinstance(width, bool) or width not in RBITS_WIDTHS:
-        raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
-    return int(width)  # type: ignore[arg-type]
 
 
 def words_rbits(words: torch.Tensor, width: int) -> torch.Tensor:
@@ -338,6 +332,6 @@ def random_bits(
     dims = _dims(shape)
     count = math.prod(dims)
     start = _check_range(start, count)
-    width = _check_width(width)
+    width = check_width(width)
     r = words_rbits(philox_stream(seed, start, count, device, width, stream), width)
     return (r if width == 8 else r.view(torch.uint16)).reshape(dims)
