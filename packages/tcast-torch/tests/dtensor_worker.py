@@ -191,19 +191,24 @@ def check_cast(chk: Checker, name: str, x, mesh, placements, dt, castmode, cast,
 
     d = distribute(x, mesh, placements)
     rbits = kw.pop("rbits", None)
-    # explicit bits as an int32 or uint32 DTensor sharded like x, or a plain whole tensor
-    rbits_kind = kw.pop("rbits_kind", "int32")
+    # explicit K-bit bits (uint8/int8 or uint16/int16) as a DTensor sharded like x, or a
+    # plain whole tensor
+    rbits_kind = kw.pop("rbits_kind", "sharded")
     want = E.cast(x, dt, castmode=castmode, rbits=rbits, **kw)
     if rbits is not None and rbits_kind != "plain":
-        rbits = distribute(rbits, mesh, placements)
-        if rbits_kind == "uint32":  # gloo scatters no uint32: the int32 shards viewed
-            rbits = DTensor.from_local(
-                rbits.to_local().view(torch.uint32),
-                mesh,
-                rbits.placements,
-                shape=rbits.shape,
-                stride=rbits.stride(),
-            )
+        # gloo scatters no 16-bit integers: the bits scattered as int32 values in [0, 2**K),
+        # each shard narrowed back to rbits' dtype
+        unsigned = {torch.int8: torch.uint8, torch.int16: torch.uint16}.get(rbits.dtype)
+        wide = rbits.view(unsigned).to(torch.int32) if unsigned else rbits.to(torch.int32)
+        wide = distribute(wide, mesh, placements)
+        local = wide.to_local().to(unsigned or rbits.dtype)
+        rbits = DTensor.from_local(
+            local.view(rbits.dtype) if unsigned else local,
+            mesh,
+            wide.placements,
+            shape=wide.shape,
+            stride=wide.stride(),
+        )
     got = cast(d, dt, castmode=castmode, rbits=rbits, **kw)
     if castmode == "virtual":
         if not isinstance(got, DTensor) or tuple(got.placements) != tuple(d.placements):
@@ -267,11 +272,14 @@ def conformance_sample(chk: Checker, mesh, world: int, part: tuple[int, int] = (
                 if case.rsource == "seed":
                     args["seed"] = 1000 + i
                 elif case.rsource == "rbits":
+                    # K-bit integers (SEMANTICS.md §3.3), unsigned or the same bits signed
                     g = torch.Generator().manual_seed(i)
-                    args["rbits"] = torch.randint(
-                        -(2**31), 2**31, shape, dtype=torch.int32, generator=g
-                    ).to(E.device)
-                    args["rbits_kind"] = ("plain", "int32", "uint32")[i % 3]
+                    width = tcast.rbits_width(dt)
+                    r = torch.randint(0, 1 << width, shape, dtype=torch.int32, generator=g)
+                    unsigned = r.to(torch.uint8 if width == 8 else torch.uint16)
+                    signed = unsigned.view(torch.int8 if width == 8 else torch.int16)
+                    args["rbits"] = (unsigned, signed, unsigned)[i % 3].to(E.device)
+                    args["rbits_kind"] = ("plain", "sharded", "sharded")[i % 3]
                 cast = tcast.cast if i % 2 else E.cast
                 name = f"{dt.name or dt.code} {which} {idt} {pl} {castmode} {case.label}"
                 try:
@@ -337,6 +345,27 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2, lean: bool = Fa
                     seed=77,
                 )
                 check_cast(chk, name + " actual", x3, mesh, pl, dt, "actual", E.cast)
+            except Exception:
+                chk.fail(name, traceback.format_exc(limit=4))
+    # stream 1 (a dual cast's column stream), K = 8 and 16: a run of flat indices (Shard(0))
+    # and the per-index bits of a cut window (Shard(-1))
+    for dt in ("mxfp4", "bfloat16_e8m0_t32"):
+        for pl in ([Shard(0)], [Shard(-1)]):
+            name = f"{dt} 3-D {pl} seeded stream 1"
+            try:
+                check_cast(
+                    chk,
+                    name,
+                    x3,
+                    mesh,
+                    pl,
+                    dt,
+                    "virtual",
+                    E.cast,
+                    roundmode="stochastic",
+                    seed=77,
+                    stream=1,
+                )
             except Exception:
                 chk.fail(name, traceback.format_exc(limit=4))
     if mesh2 is not None:

@@ -70,16 +70,20 @@ def test_seeded_casts_trace_philox_as_one_operator_and_do_not_recompile_per_seed
 
 
 def test_philox_of_arbitrary_indices_is_one_operator_too():
-    """The shard path's generator (one call per index) compiles the same way, same bits."""
+    """The shard path's generator (one call per index) compiles the same way, same bits: the
+    codec words ``r << (32 - K)`` of tcast.random_bits' ``K``-bit integers, for both widths
+    and a non-zero stream."""
     from tcast_torch._philox import philox_bits
 
     index = torch.tensor([[0, 7, 2**33 + 1], [5, 4, 3]])
+    flat = index.reshape(-1).tolist()
     graphs = _Graphs()
     torch._dynamo.reset()
-    f = torch.compile(lambda i, s: philox_bits(s, i), fullgraph=True, backend=graphs)
-    for seed in SEEDS:
-        got = f(index, seed).view(torch.uint32).to(torch.int64) & 0xFFFFFFFF
-        assert got.reshape(-1).tolist() == tcast.random_bits(seed, index.reshape(-1).tolist())
+    f = torch.compile(lambda i, s, k, st: philox_bits(s, i, k, st), fullgraph=True, backend=graphs)
+    for seed, width, stream in zip(SEEDS, (8, 16, 8, 16), (0, 1, 2**32 - 1, 0), strict=True):
+        got = f(index, seed, width, stream).to(torch.int64) & 0xFFFFFFFF
+        want = [r << (32 - width) for r in tcast.random_bits(seed, flat, width, stream=stream)]
+        assert got.reshape(-1).tolist() == want
     for gm in graphs.graphs:
         assert _targets(gm).count(torch.ops.tcast_torch.philox_index_words.default) == 1
 

@@ -7,12 +7,15 @@ Every comparison is against tcast_ref (the reference), in raw bits.
 * Ranks 0..4, scaling along every dimension, non-contiguous views (transposes, steps,
   permutations, broadcasts) and seeded stochastic rounding on such views: the bits of the
   reference on the same logical array.
-* Philox: the known-answer stream of ``tcast.random_bits`` and tcast_ref's, indices past 2**32.
+* Philox: the known-answer bits of ``tcast.random_bits`` and tcast_ref's, for both widths
+  (8 and 16 bits), streams 0, 1 and 2**32 - 1, indices past 2**32.
 * Sparsity groups longer than the pairwise limit (the sort path), 2-D sparsity, partial
   groups; packing of every width 1..32.
 """
 
 from __future__ import annotations
+
+import re
 
 import ml_dtypes
 import numpy as np
@@ -76,15 +79,21 @@ def _raw(a) -> np.ndarray:
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.itemsize]).astype(np.uint64)
 
 
+def _ref_rbits(rb: torch.Tensor | None) -> np.ndarray | None:
+    """K-bit torch bits (uint8/int8, uint16/int16) as the reference's uint8/uint16 array."""
+    if rb is None:
+        return None
+    unsigned = {1: (torch.uint8, np.uint8), 2: (torch.int16, np.uint16)}[rb.element_size()]
+    return rb.contiguous().view(unsigned[0]).numpy().view(unsigned[1])
+
+
 def assert_same_as_ref(xt: torch.Tensor, dt, **kw) -> None:
     """Every cast mode and the upcasts of tcast_torch equal tcast_ref's, in raw bits."""
     xn = _np(xt)
     rb = kw.pop("rbits", None)
     for cm in CASTMODES:
         got = tcast_torch.cast(xt, dt, castmode=cm, rbits=rb, **kw)
-        want = tcast_ref.cast(
-            xn, dt, castmode=cm, rbits=None if rb is None else _u(rb).astype(np.uint32), **kw
-        )
+        want = tcast_ref.cast(xn, dt, castmode=cm, rbits=_ref_rbits(rb), **kw)
         if cm == "virtual":
             assert got.dtype == xt.dtype and tuple(got.shape) == xn.shape
             np.testing.assert_array_equal(_u(got), _raw(want), err_msg=f"{dt} {cm} {kw}")
@@ -149,7 +158,7 @@ def test_rejects_non_tensor_input(bad):
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_seed_together_with_rbits_is_a_spec_error(entry):
     x = _x()
-    rb = torch.zeros(x.shape, dtype=torch.uint32)
+    rb = torch.zeros(x.shape, dtype=torch.uint8)
     before = _bits(x)
     with pytest.raises(SpecError, match="not both"):
         CASTS[entry](x, "mxfp8", roundmode="stochastic", seed=1, rbits=rb)
@@ -159,7 +168,7 @@ def test_seed_together_with_rbits_is_a_spec_error(entry):
 @pytest.mark.parametrize("entry", list(CASTS))
 def test_seed_or_rbits_without_stochastic_rounding_is_a_spec_error(entry):
     x = _x()
-    for kw in ({"seed": 1}, {"rbits": torch.zeros(x.shape, dtype=torch.uint32)}):
+    for kw in ({"seed": 1}, {"rbits": torch.zeros(x.shape, dtype=torch.uint8)}):
         with pytest.raises(SpecError, match="stochastic"):
             CASTS[entry](x, "mxfp8", roundmode="even", **kw)
     with pytest.raises(SpecError, match="seed or rbits"):
@@ -169,15 +178,18 @@ def test_seed_or_rbits_without_stochastic_rounding_is_a_spec_error(entry):
 @pytest.mark.parametrize(
     "rbits",
     [
-        torch.zeros((64, 4), dtype=torch.uint32),
-        torch.zeros(256, dtype=torch.uint32),
-        torch.zeros((1, 64), dtype=torch.uint32),
-        torch.zeros((4, 64, 1), dtype=torch.uint32),
+        torch.zeros((64, 4), dtype=torch.uint8),
+        torch.zeros(256, dtype=torch.uint8),
+        torch.zeros((1, 64), dtype=torch.uint8),
+        torch.zeros((4, 64, 1), dtype=torch.uint8),
         torch.zeros((4, 64), dtype=torch.int64),
         torch.zeros((4, 64), dtype=torch.float32),
         torch.zeros((4, 64), dtype=torch.uint16),
-        torch.zeros((4, 64), dtype=torch.uint32, device="meta"),
-        np.zeros((4, 64), np.uint32),
+        torch.zeros((4, 64), dtype=torch.int16),
+        torch.zeros((4, 64), dtype=torch.uint32),
+        torch.zeros((4, 64), dtype=torch.int32),
+        torch.zeros((4, 64), dtype=torch.uint8, device="meta"),
+        np.zeros((4, 64), np.uint8),
     ],
     ids=[
         "transposed",
@@ -187,6 +199,9 @@ def test_seed_or_rbits_without_stochastic_rounding_is_a_spec_error(entry):
         "int64",
         "float32",
         "uint16",
+        "int16",
+        "uint32",
+        "int32",
         "other-device",
         "numpy",
     ],
@@ -199,6 +214,38 @@ def test_rbits_of_the_wrong_shape_dtype_or_device_is_a_spec_error(entry, rbits):
         with pytest.raises(SpecError, match="rbits"):
             CASTS[entry](x, dt, roundmode="stochastic", rbits=rbits)
     assert torch.equal(_bits(x), before)
+
+
+_WRONG_WIDTH = {
+    "mxfp8": (torch.uint32, torch.int32, torch.uint16, torch.int16),
+    "e5m10_e8m0_t32": (torch.uint32, torch.int32, torch.uint8, torch.int8),
+    "bfloat16": (torch.uint8, torch.uint32),
+}
+
+
+@pytest.mark.parametrize(
+    ("entry", "dtype"),
+    [(e, dt) for e in CASTS for dt in _WRONG_WIDTH]
+    + [("cast_dual", "mxfp8"), ("cast_dual", "e5m10_e8m0_t32")],
+)
+def test_rbits_of_another_width_are_refused_naming_the_dtype_the_datatype_needs(entry, dtype):
+    """K = 8 bits for formats of at most 8 bits, 16 for wider (SEMANTICS.md §3.2): the
+    message names the unsigned and signed dtypes of K bits and the one given."""
+    x = _x()
+    width = tcast.rbits_width(dtype)
+    need = "torch.uint8 (or torch.int8)" if width == 8 else "torch.uint16 (or torch.int16)"
+    cast = tcast_torch.cast_dual if entry == "cast_dual" else CASTS[entry]
+    for b in _WRONG_WIDTH[dtype]:
+        rb = torch.zeros(x.shape, dtype=b)
+        with pytest.raises(SpecError, match=rf"rbits must be a {re.escape(need)} .* got .*{b}$"):
+            cast(x, dtype, roundmode="stochastic", rbits=rb)
+    # the same bits as the unsigned or the signed dtype of K bits: the same cast
+    r = torch.randint(0, 1 << width, x.shape, generator=torch.Generator().manual_seed(3))
+    unsigned = r.to(torch.uint8 if width == 8 else torch.uint16)
+    signed = unsigned.view(torch.int8 if width == 8 else torch.int16)
+    a = tcast_torch.cast(x, dtype, roundmode="stochastic", rbits=unsigned)
+    b = tcast_torch.cast(x, dtype, roundmode="stochastic", rbits=signed)
+    assert torch.equal(_bits(a), _bits(b))
 
 
 @pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "7", True])
@@ -286,7 +333,10 @@ def test_a_successful_cast_leaves_its_input_unchanged(dtype, castmode):
     x[7, :] = 0.0
     for arr in (x, x.T, x[::2, 1::3]):
         before = _bits(arr)
-        rb = torch.arange(arr.numel(), dtype=torch.int32).reshape(arr.shape).view(torch.uint32)
+        # K-bit integers 0, 1, ... (wrapping at 2**K): uint8 or uint16 (tcast.rbits_width)
+        rdt = torch.uint8 if tcast.rbits_width(dtype) == 8 else torch.uint16
+        rb = torch.arange(arr.numel(), dtype=torch.int32).remainder(1 << (8 * rdt.itemsize))
+        rb = rb.to(rdt).reshape(arr.shape)
         tcast_torch.cast(arr, dtype, castmode=castmode)
         tcast_torch.cast(arr, dtype, castmode=castmode, roundmode="stochastic", rbits=rb)
         assert torch.equal(_bits(arr), before)
@@ -352,20 +402,40 @@ def test_non_contiguous_views_give_the_bits_of_their_contiguous_copies(dtype):
 
 
 # ------------------------------------------------------------ Philox (§3.3)
-def test_philox_stream_matches_the_spec_and_the_reference():
+@pytest.mark.parametrize("width", [8, 16])
+def test_philox_stream_matches_the_spec_and_the_reference(width):
     seed = 0x0123456789ABCDEF
-    got = tcast_torch.random_bits(seed, 1000)
-    assert got.dtype == torch.uint32
-    assert _u(got).tolist() == tcast.random_bits(seed, range(1000))
-    start = (1 << 32) - 500  # crosses into the second counter word
-    got = tcast_torch.random_bits(seed, (10, 100), start=start)
-    assert _u(got).reshape(-1).tolist() == tcast.random_bits(seed, range(start, start + 1000))
-    big = tcast_torch.random_bits(7, 1 << 18, start=3 << 33)
-    np.testing.assert_array_equal(_u(big), tcast_ref.random_bits(7, 1 << 18, 3 << 33))
+    per_call = 128 // width  # elements per Philox call
+    got = tcast_torch.random_bits(seed, 1000, width=width)
+    assert got.dtype == (torch.uint8 if width == 8 else torch.uint16)
+    assert _u(got).tolist() == tcast.random_bits(seed, range(1000), width)
+    start = per_call * (1 << 32) - 500  # crosses call 2**32: into the second counter word
+    got = tcast_torch.random_bits(seed, (10, 100), start=start, width=width)
+    assert got.shape == (10, 100)
+    want = tcast.random_bits(seed, range(start, start + 1000), width)
+    assert _u(got).reshape(-1).tolist() == want
+    big = tcast_torch.random_bits(7, 1 << 18, start=3 << 37, width=width)
+    np.testing.assert_array_equal(_u(big), tcast_ref.random_bits(7, 1 << 18, 3 << 37, width=width))
     for s in (0, 1, 2**64 - 1):
-        np.testing.assert_array_equal(
-            _u(tcast_torch.random_bits(s, 4096)), tcast_ref.random_bits(s, 4096)
-        )
+        for stream in (0, 1, 2**32 - 1):
+            np.testing.assert_array_equal(
+                _u(tcast_torch.random_bits(s, 4096, width=width, stream=stream)),
+                tcast_ref.random_bits(s, 4096, width=width, stream=stream),
+                err_msg=f"seed {s} stream {stream}",
+            )
+
+
+def test_streams_of_random_bits_differ_and_unaligned_starts_match_the_reference():
+    """Streams 0 and 1 of one seed are different bits; a stream-1 range from any start (of
+    every residue modulo the 16 or 8 elements of a call) is the reference's."""
+    for width in (8, 16):
+        a = tcast_torch.random_bits(5, 512, width=width)
+        b = tcast_torch.random_bits(5, 512, width=width, stream=1)
+        assert (a != b).float().mean() > 0.9  # independent words: 2**-K of them agree
+        whole = tcast_ref.random_bits(5, 600, width=width, stream=1)
+        for start in range(0, 40, 3):
+            got = tcast_torch.random_bits(5, (4, 5), start=start, width=width, stream=1)
+            np.testing.assert_array_equal(_u(got).reshape(-1), whole[start : start + 20])
 
 
 def _u32(bits: torch.Tensor) -> list[int]:
@@ -373,38 +443,54 @@ def _u32(bits: torch.Tensor) -> list[int]:
     return _u(bits.view(torch.uint32)).reshape(-1).tolist()
 
 
-# starts of every residue mod 4, across call 2**32 (element 2**34); counts ending at each residue
-PHILOX_STARTS = [0, 1, 2, 3, 5, 2**32 - 3, 2**34 - 301, 2**34 - 2, 2**34 + 3, 2**62 + 1]
-PHILOX_COUNTS = [0, 1, 2, 3, 4, 5, 7, 600]
+def _starts(width: int) -> list[int]:
+    """Starts of varied residues modulo a call's 128 / width elements, across call 2**32."""
+    e = 128 // width
+    return [0, 1, 2, 3, 5, e - 1, e + 3, 2**32 - 3, e * 2**32 - 301, e * 2**32 - 2, e * 2**32 + 3]
 
 
-@pytest.mark.parametrize("seed", [0, 0x0123456789ABCDEF, 2**64 - 1])
-def test_philox_stream_and_philox_bits_match_the_spec_for_unaligned_starts(seed):
-    for start in PHILOX_STARTS:
+PHILOX_COUNTS = [0, 1, 2, 3, 4, 5, 7, 9, 17, 600]
+
+
+@pytest.mark.parametrize(
+    ("seed", "width", "stream"),
+    [(0, 8, 0), (0x0123456789ABCDEF, 16, 1), (2**64 - 1, 8, 2**32 - 1), (2**64 - 1, 16, 0)],
+)
+def test_philox_stream_and_philox_bits_match_the_spec_for_unaligned_starts(seed, width, stream):
+    """random_bits' K-bit integers, and philox_bits' codec words ``r << (32 - K)``."""
+    for start in [*_starts(width), 2**62 + 1]:
         for count in PHILOX_COUNTS:
-            want = tcast.random_bits(seed, range(start, start + count))
-            got = tcast_torch.random_bits(seed, count, start=start)
+            want = tcast.random_bits(seed, range(start, start + count), width, stream=stream)
+            words = [r << (32 - width) for r in want]
+            got = tcast_torch.random_bits(seed, count, start=start, width=width, stream=stream)
             assert got.shape == (count,) and _u(got).tolist() == want, (start, count)
             idx = torch.arange(start, start + count, dtype=torch.int64)
-            got = philox_bits(seed, idx)  # one call per element, any index order
-            assert got.dtype == torch.int32 and _u32(got) == want, (start, count)
+            got = philox_bits(seed, idx, width, stream)  # one call per element, any order
+            assert got.dtype == torch.int32 and _u32(got) == words, (start, count)
             perm = torch.randperm(count, generator=torch.Generator().manual_seed(count))
-            assert _u32(philox_bits(seed, idx[perm])) == [want[i] for i in perm.tolist()]
-    idx = torch.tensor([[7, 2**34], [0, 2**34 - 1]], dtype=torch.int64)
-    got = philox_bits(seed, idx)
+            got = philox_bits(seed, idx[perm], width, stream)
+            assert _u32(got) == [words[i] for i in perm.tolist()]
+    idx = torch.tensor([[7, 2**36], [0, 2**36 - 1]], dtype=torch.int64)
+    got = philox_bits(seed, idx, width, stream)
     assert got.shape == (2, 2)
-    assert _u32(got) == tcast.random_bits(seed, idx.reshape(-1).tolist())
+    want = tcast.random_bits(seed, idx.reshape(-1).tolist(), width, stream=stream)
+    assert _u32(got) == [r << (32 - width) for r in want]
 
 
-def test_philox_stream_is_the_same_across_its_pieces(monkeypatch):
-    # pieces of 3 calls (12 words) put piece edges at every residue of an unaligned start
+@pytest.mark.parametrize(("width", "stream"), [(8, 0), (16, 1)])
+def test_philox_stream_is_the_same_across_its_pieces(monkeypatch, width, stream):
+    # pieces of 3 calls (48 or 24 elements) put piece edges at many residues of a start
+    starts = (0, 1, 2, 3, 7, 2**36 - 50)
     want = {
-        s: _u(tcast_torch.random_bits(77, 100, start=s)).tolist() for s in (0, 1, 2, 3, 2**34 - 50)
+        s: _u(tcast_torch.random_bits(77, 100, start=s, width=width, stream=stream)).tolist()
+        for s in starts
     }
-    monkeypatch.setattr(torch_philox, "_CALLS", 3)
+    monkeypatch.setattr(torch_philox, "_CALLS", 3)  # the pieces on a GPU
+    monkeypatch.setattr(torch_philox, "_CPU_CALLS", 3)  # and on the CPU
     for s, w in want.items():
-        assert _u(tcast_torch.random_bits(77, 100, start=s)).tolist() == w
-        assert w == tcast.random_bits(77, range(s, s + 100))
+        got = tcast_torch.random_bits(77, 100, start=s, width=width, stream=stream)
+        assert _u(got).tolist() == w
+        assert w == tcast.random_bits(77, range(s, s + 100), width, stream=stream)
 
 
 @pytest.mark.parametrize(
@@ -417,19 +503,65 @@ def test_philox_stream_is_the_same_across_its_pieces(monkeypatch):
         "nvfp4",
         "uint8_bfloat16_int8_t16",
         "e2m1f_e8m0_t32n2m4",
+        "bfloat16_e8m0_t32",
     ],
 )
 def test_seeded_stochastic_rounding_uses_the_logical_flat_index(dtype):
     """Transposed and strided views draw the bits of their logical C-order positions."""
     base = _x((48, 80), seed=5)
+    width = tcast.rbits_width(dtype)
     for v in (base, base.T[:64], base[1::3, ::2], base[:, 16:48]):
         assert_same_as_ref(v, dtype, roundmode="stochastic", seed=0xFEEDFACECAFEBEEF)
-        rb = tcast_torch.random_bits(0xFEEDFACECAFEBEEF, tuple(v.shape))
+        rb = tcast_torch.random_bits(0xFEEDFACECAFEBEEF, tuple(v.shape), width=width)
         a = tcast_torch.cast(
             v, dtype, castmode="actual", roundmode="stochastic", seed=0xFEEDFACECAFEBEEF
         )
         b = tcast_torch.cast(v, dtype, castmode="actual", roundmode="stochastic", rbits=rb)
         assert torch.equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("dtype", ["mxfp8", "e5m10_e8m0_t32", "e8m7"])
+def test_a_seeded_cast_on_stream_1_draws_the_stream_1_bits(dtype):
+    """``stream=1`` (tcast_torch.cast and tcast.cast) equals the cast with the explicit bits
+    of random_bits(..., stream=1) and tcast_ref's seeded stream-1 cast, for K = 8 and 16; it
+    differs from stream 0."""
+    x = _x((8, 64), seed=9)
+    seed, width = 2**40 + 11, tcast.rbits_width(dtype)
+    rb = tcast_torch.random_bits(seed, tuple(x.shape), width=width, stream=1)
+    np.testing.assert_array_equal(
+        _ref_rbits(rb), tcast_ref.random_bits(seed, x.numel(), width=width, stream=1).reshape(8, 64)
+    )
+    kw = {"roundmode": "stochastic", "seed": seed, "stream": 1}
+    assert_same_as_ref(x, dtype, **kw)
+    got = tcast_torch.cast(x, dtype, castmode="actual", **kw)
+    via_tcast = tcast.cast(x, dtype, castmode="actual", **kw)
+    given = tcast_torch.cast(x, dtype, castmode="actual", roundmode="stochastic", rbits=rb)
+    stream0 = tcast_torch.cast(x, dtype, castmode="actual", roundmode="stochastic", seed=seed)
+    assert torch.equal(_bits(got.data), _bits(given.data))
+    assert torch.equal(_bits(via_tcast.data), _bits(given.data))
+    assert not torch.equal(_bits(got.data), _bits(stream0.data))
+
+
+@pytest.mark.parametrize("dtype", ["mxfp8", "e5m10_e8m0_t32"])
+def test_cast_dual_columns_draw_stream_1_and_given_bits_serve_both(dtype):
+    """A seeded dual cast: rows on stream 0, columns on stream 1 (SEMANTICS.md §8.2), each
+    the single cast (columns: tcast_ref's stream-1 cast too); given bits serve both."""
+    x = _x((64, 96), seed=4)
+    seed, col = 0xC0FFEE, tcast.kit.column_datatype(tcast.datatype(dtype))
+    sr = {"castmode": "actual", "roundmode": "stochastic"}
+    row_got, col_got = tcast_torch.cast_dual(x, dtype, seed=seed, **sr)
+    assert torch.equal(row_got.data, tcast_torch.cast(x, dtype, seed=seed, **sr).data)
+    col_want = tcast_torch.cast(x, col, seed=seed, stream=1, **sr)
+    assert torch.equal(col_got.data, col_want.data)
+    assert torch.equal(col_got.scale, col_want.scale)
+    ref = tcast_ref.cast(_np(x), col, seed=seed, stream=1, **sr)
+    np.testing.assert_array_equal(_u(col_got.data), _raw(ref.data))
+    col_stream0 = tcast_torch.cast(x, col, seed=seed, **sr)
+    assert not torch.equal(col_got.data, col_stream0.data)
+    rb = tcast_torch.random_bits(3, tuple(x.shape), width=tcast.rbits_width(dtype), stream=1)
+    row_got, col_got = tcast_torch.cast_dual(x, dtype, rbits=rb, **sr)
+    assert torch.equal(row_got.data, tcast_torch.cast(x, dtype, rbits=rb, **sr).data)
+    assert torch.equal(col_got.data, tcast_torch.cast(x, col, rbits=rb, **sr).data)
 
 
 # ------------------------------------------------------------ sparsity and packing

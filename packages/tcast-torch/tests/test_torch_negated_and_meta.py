@@ -2,7 +2,8 @@
 
 A tensor with the negative bit (``x._neg_view()``, ``z.conj().imag``) stands for ``-x``:
 every cast path gives the raw bits of the cast of the materialized ``(-x).clone()``. Codes
-in a CastResult are never negated (refused), random bits are (int32). Meta tensors cast to
+in a CastResult are never negated (refused), random bits are (int8, uint8, int16; torch
+negates no uint16, which is refused). Meta tensors cast to
 meta results of the CPU cast's dtypes and shapes, and those results upcast to float32 meta
 tensors after the same checks of their parts.
 """
@@ -107,21 +108,33 @@ def test_negative_bit_input_keeps_its_gradient():
     assert torch.equal(x.grad, torch.full_like(x, -1.0))  # straight through -x
 
 
-def test_negative_bit_rbits_are_the_bits_of_the_negated_int32_values():
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [("mxfp4", torch.int8), ("mxfp4", torch.uint8), ("e5m10_e8m0_t32", torch.int16)],
+)
+def test_negative_bit_rbits_are_the_bits_of_the_negated_values(name, dtype):
+    """K-bit bits with the negative bit stand for their negation modulo 2**K (two's
+    complement: -(-128) is -128 in int8), computed here in int32."""
     x = _x()
-    bits = torch.randint(-(2**31), 2**31, x.shape, dtype=torch.int32)
+    width = 8 if dtype.itemsize == 1 else 16
+    r = torch.randint(0, 1 << width, x.shape, generator=torch.Generator().manual_seed(4))
+    r[0, :3] = torch.tensor([0, 1, 1 << (width - 1)])  # 0, -1 and the most negative
+    unsigned = torch.uint8 if width == 8 else torch.uint16
+    bits = r.to(unsigned).view(dtype)
+    negated = ((-r) & ((1 << width) - 1)).to(unsigned)
     kw = {"roundmode": "stochastic"}
+    want = tcast_torch.cast(x, name, rbits=negated, **kw)
     for cast in CASTS.values():
-        got = cast(x, "mxfp4", rbits=bits._neg_view(), **kw)
-        _assert_same_bits(got, tcast_torch.cast(x, "mxfp4", rbits=(-bits).clone(), **kw))
+        _assert_same_bits(cast(x, name, rbits=bits._neg_view(), **kw), want)
 
 
-def test_negative_bit_uint32_rbits_are_refused_torch_cannot_negate_them():
+def test_negative_bit_uint16_rbits_are_refused_torch_cannot_negate_them():
     x = _x()
-    bits = torch.zeros(x.shape, dtype=torch.uint32)._neg_view()
+    bits = torch.zeros(x.shape, dtype=torch.uint16)._neg_view()
     for cast in CASTS.values():
-        with pytest.raises(SpecError, match=r"rbits is a torch.uint32 tensor with a pending"):
-            cast(x, "mxfp4", roundmode="stochastic", rbits=bits)
+        for name in ("e5m10_e8m0_t32", "bfloat16"):
+            with pytest.raises(SpecError, match=r"rbits is a torch.uint16 tensor with a pending"):
+                cast(x, name, roundmode="stochastic", rbits=bits)
 
 
 @pytest.mark.parametrize("name", ["nvfp4", "bfloat16", "e4m3fn_e8m0_t32n2m4"])

@@ -19,6 +19,7 @@ CASES = [
     ("mxfp4", {}),  # the fast path (RNE, last-dimension tiles)
     ("mxfp4", {"roundmode": "stochastic", "seed": 2**63 + 9}),  # general path, Philox runs
     ("mxfp4", {"roundmode": "stochastic", "rbits": True}),  # explicit bits, cut like the rows
+    ("bfloat16_e8m0_t32", {"roundmode": "stochastic", "seed": 13, "stream": 1}),  # K = 16
     ("mxfp8", {"roundmode": "trunc"}),
     ("mxint8", {"scalemode": "ceil"}),
     ("nvfp4", {}),  # two-level: one tensor scale over every piece
@@ -79,10 +80,10 @@ def test_casts_in_pieces_give_the_reference_bits(stage_calls, name, kw):
     x[9] = 0.0
     xn = x.numpy()
     tkw, rkw = dict(kw), dict(kw)
-    if kw.get("rbits"):
-        bits = torch.randint(0, 2**32, x.shape, generator=torch.Generator().manual_seed(8))
-        tkw["rbits"] = bits.to(torch.uint32)
-        rkw["rbits"] = bits.numpy().astype(np.uint32)
+    if kw.get("rbits"):  # K-bit integers: uint8 for an 8-bit element format
+        bits = torch.randint(0, 256, x.shape, generator=torch.Generator().manual_seed(8))
+        tkw["rbits"] = bits.to(torch.uint8)
+        rkw["rbits"] = bits.numpy().astype(np.uint8)
     for castmode in ("virtual", "actual", "compress"):
         stage_calls.clear()
         got = tcast_torch.cast(x, name, castmode=castmode, compile=False, **tkw)
@@ -133,9 +134,9 @@ def test_seeded_bits_are_made_piece_by_piece(monkeypatch):
     sizes = []
     real = _philox._stream_words
 
-    def spy(key0, key1, first, calls, device):
+    def spy(key0, key1, first, calls, stream, device):
         sizes.append(calls)
-        return real(key0, key1, first, calls, device)
+        return real(key0, key1, first, calls, stream, device)
 
     monkeypatch.setattr(_philox, "_stream_words", spy)
     x = torch.randn(256, 64, generator=torch.Generator().manual_seed(3))
@@ -144,20 +145,23 @@ def test_seeded_bits_are_made_piece_by_piece(monkeypatch):
         got = tcast_torch.cast(x, name, roundmode="stochastic", seed=9, compile=False)
         want = tcast_ref.cast(x.numpy(), name, roundmode="stochastic", seed=9)
         np.testing.assert_array_equal(_raw(got), _raw(want), err_msg=name)
-        assert len(sizes) == 8 and max(sizes) * 4 == 2048, f"{name}: Philox calls {sizes}"
+        # 16 elements of an 8-bit format per Philox call
+        assert len(sizes) == 8 and max(sizes) * 16 == 2048, f"{name}: Philox calls {sizes}"
 
 
-def test_philox_gather_is_the_word_of_each_index():
+@pytest.mark.parametrize(("width", "stream"), [(8, 0), (16, 1)])
+def test_philox_gather_is_the_word_of_each_index(width, stream):
     """Indices within a compact range (taken from the stream) or scattered (one Philox call
-    each) get the word of their flat index."""
+    each) get the codec word ``r << (32 - K)`` of their flat index's bits (tcast_ref's)."""
     seed = 2**40 + 3
-    stream = _philox.philox_stream(seed, 0, 4096)
+    r = tcast_ref.random_bits(seed, 4096, width=width, stream=stream).astype(np.int64)
+    words = torch.from_numpy((r << (32 - width)).astype(np.uint32).view(np.int32))
     compact = torch.arange(1000, 1600).reshape(20, 30).flip(0)
     scattered = torch.tensor([[4095, 0, 17], [2048, 5, 3]])
     for index in (compact, scattered):
-        np.testing.assert_array_equal(
-            _philox.philox_gather(seed, index).numpy(), stream[index].numpy()
-        )
+        got = _philox.philox_gather(seed, index, width, stream)
+        assert got.dtype == torch.int32
+        np.testing.assert_array_equal(got.numpy(), words[index].numpy())
 
 
 @pytest.mark.parametrize(

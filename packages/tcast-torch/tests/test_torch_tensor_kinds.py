@@ -84,7 +84,7 @@ def test_dtensor_rbits_of_a_plain_input_and_mixed_result_parts_are_refused(mesh)
     from torch.distributed.tensor import Replicate, distribute_tensor
 
     x = _x()
-    rbits = torch.randint(0, 2**31, x.shape, dtype=torch.int32)
+    rbits = torch.randint(0, 256, x.shape, dtype=torch.uint8)  # K = 8 bits, the right dtype
     d_rbits = distribute_tensor(rbits, mesh, [Replicate()])
     with pytest.raises(SpecError, match=r"rbits is a DTensor: it must be sharded like x"):
         tcast_torch.cast(x, "mxfp8", roundmode="stochastic", rbits=d_rbits)

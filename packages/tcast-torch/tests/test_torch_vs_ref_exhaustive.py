@@ -60,11 +60,23 @@ def _raw(a: np.ndarray) -> np.ndarray:
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.itemsize])
 
 
+def _rbits(rng: np.random.Generator, shape: tuple[int, ...], width: int) -> np.ndarray:
+    """Random ``width``-bit integers (uint8 or uint16, SEMANTICS.md §3.3), the first two the
+    extremes 0 and 2**width - 1."""
+    r = rng.integers(0, 1 << width, size=shape).astype(np.uint8 if width == 8 else np.uint16)
+    r[:2] = (0, (1 << width) - 1)
+    return r
+
+
+def _torch_rbits(rbits: np.ndarray, signed: bool = False) -> torch.Tensor:
+    """NumPy uint8/uint16 bits as torch.uint8/uint16, or as the same bits int8/int16."""
+    t = torch.from_numpy(rbits.view(np.int8 if rbits.itemsize == 1 else np.int16))
+    return t if signed else t.view(torch.uint8 if rbits.itemsize == 1 else torch.uint16)
+
+
 def _check(fmt, xn, xt, mode, saturate, rbits_np=None, seed=None):
     kw = {"roundmode": mode, "saturate": saturate, "seed": seed}
-    rb_t = (
-        None if rbits_np is None else torch.from_numpy(rbits_np.view(np.int32)).view(torch.uint32)
-    )
+    rb_t = None if rbits_np is None else _torch_rbits(rbits_np)
     where = f"{fmt} {xn.dtype} {mode} saturate={saturate} seed={seed}"
     v_t = tcast_torch.cast(xt, fmt, rbits=rb_t, **kw)
     v_r = tcast_ref.cast(xn, fmt, rbits=rbits_np, **kw)
@@ -105,8 +117,7 @@ def test_every_16_bit_input_pattern_matches_the_reference(fmt, mode):
     rng = np.random.default_rng(7)
     for dtype in ("float16", "bfloat16"):
         xn, xt = _all_patterns(dtype)
-        rbits = rng.integers(0, 1 << 32, size=xn.shape, dtype=np.uint64).astype(np.uint32)
-        rbits[:2] = (0, 0xFFFFFFFF)
+        rbits = _rbits(rng, xn.shape, tcast.rbits_width(fmt))
         for saturate in (True, False):
             if mode == "stochastic":
                 _check(fmt, xn, xt, mode, saturate, rbits_np=rbits)
@@ -146,8 +157,10 @@ def test_elementwise_encode_and_decode_of_every_kind_match_the_reference(code):
         with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns, on purpose
             x32 = np.concatenate([x32, x32 * np.float32(2.0**20), x32 * np.float32(2.0**-60)])
         xt32 = torch.from_numpy(x32.copy())
-        rbits = rng.integers(0, 1 << 32, size=x32.shape, dtype=np.uint64).astype(np.uint32)
-        rb_t = torch.from_numpy(rbits.view(np.int32))
+        # both encodes take K-bit integers (spec.rbits_width); torch's as the unsigned
+        # dtype, or (float16 inputs) the same bits signed
+        rbits = _rbits(rng, x32.shape, spec.rbits_width)
+        rb_t = _torch_rbits(rbits, signed=dtype == "float16")
         for mode in ROUND_MODES:
             for saturate in (True, False):
                 rb = rbits if mode == "stochastic" else None

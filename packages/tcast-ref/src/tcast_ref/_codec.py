@@ -130,10 +130,11 @@ def encode(
         width = spec.rbits_width
         want = np.uint8 if width == 8 else np.uint16
         rbits = np.asarray(rbits)
-        if rbits.dtype != want:
+        if rbits.dtype != want or rbits.shape != np.shape(x):
             raise SpecError(
-                f"rbits must be {np.dtype(want)} ({width} random bits per element for "
-                f"{spec.code}, SEMANTICS.md §3.3), got {rbits.dtype}"
+                f"rbits must be {np.dtype(want)} of x's shape {np.shape(x)} ({width} random "
+                f"bits per element for {spec.code}, SEMANTICS.md §3.3), got {rbits.dtype} "
+                f"{rbits.shape}"
             )
         words = rbits.astype(np.uint32) << np.uint32(32 - width)
     return encode_words(x, spec, mode, words, saturate, ws)

@@ -119,6 +119,18 @@ def encode(
                 f"element for {spec.code} (SEMANTICS.md §3.3), got "
                 f"{getattr(rbits, 'dtype', type(rbits).__name__)}"
             )
+        if tuple(rbits.shape) != tuple(x.shape):
+            raise SpecError(
+                f"rbits has shape {tuple(rbits.shape)}, x has shape {tuple(x.shape)}: one "
+                f"random integer per element"
+            )
+        if rbits.is_neg():  # the negative bit: the bits of the negated values
+            if rbits.dtype is torch.uint16:
+                raise SpecError(
+                    "rbits is a torch.uint16 tensor with a pending negation, which torch "
+                    "cannot apply; pass the negated bits as int16"
+                )
+            rbits = rbits.resolve_neg()
         r = rbits.view(torch.uint8 if width == 8 else torch.int16).to(torch.int32)
         words = (r & ((1 << width) - 1)) << (32 - width)
     return encode_words(x, spec, mode, words, saturate)
