@@ -5,7 +5,9 @@ Triton interpreter tier) as ``dual_checks``. An engine's ``cast_dual`` is compar
 results built here from single ``tcast_ref.cast`` calls, never with the kit's own
 ``dual_by_casts``:
 
-* the first result is ``cast(x, dtype)``; the second ``cast(x, column_datatype(dtype))``;
+* the first result is ``cast(x, dtype)``; the second ``cast(x, column_datatype(dtype))``,
+  under stochastic rounding with a seed drawn from Philox stream 1 (``stream=1``; the first
+  from stream 0), given ``rbits`` serving both (SEMANTICS.md §8.2);
 * ``transposed=True``: for deterministic round modes the second result is
   ``cast(xᵀ, dtype)`` of a C-contiguous ``xᵀ`` (the claim itself); under stochastic rounding
   (whose random words follow ``x``'s flat indices) it is the plain column cast's parts
@@ -101,7 +103,8 @@ def _swap(a: np.ndarray) -> np.ndarray:
 def expected_dual(x: np.ndarray, dtype, *, transposed=False, scale_layout="plain", **kw):
     """``cast_dual``'s two results for a NumPy ``x``, from single tcast_ref casts.
 
-    ``kw``: castmode (default actual), roundmode, scalemode, seed, rbits, saturate.
+    ``kw``: castmode (default actual), roundmode, scalemode, seed, rbits, saturate. With a
+    seed the first result is the stream-0 cast and the second the stream-1 column cast.
     """
     dt = tcast.datatype(dtype) if isinstance(dtype, str) else dtype
     kw.setdefault("castmode", "actual")
@@ -109,13 +112,15 @@ def expected_dual(x: np.ndarray, dtype, *, transposed=False, scale_layout="plain
     lay = "plain" if cm is CastMode.VIRTUAL else scale_layout
     first = tcast_ref.cast(x, dt, scale_layout=lay, **kw)
     cdt = tcast.kit.column_datatype(dt)
+    # the column result's own random bits: Philox stream 1 of the same seed (§3.3, §8.2)
+    ckw = {**kw, "stream": 1} if kw.get("seed") is not None else kw
     if not transposed:
-        return first, tcast_ref.cast(x, cdt, scale_layout=lay, **kw)
+        return first, tcast_ref.cast(x, cdt, scale_layout=lay, **ckw)
     if cm is CastMode.VIRTUAL:
-        return first, _swap(tcast_ref.cast(x, cdt, **kw))
+        return first, _swap(tcast_ref.cast(x, cdt, **ckw))
     if tcast.round_mode(kw.get("roundmode", "even")) is not RoundMode.STOCHASTIC:
         return first, tcast_ref.cast(_swap(x), dt, scale_layout=lay, **kw)
-    col = tcast_ref.cast(x, cdt, **{**kw, "castmode": "actual"})
+    col = tcast_ref.cast(x, cdt, **{**ckw, "castmode": "actual"})
     data = _swap(col.data)
     mask = None if col.mask is None else _swap(col.mask)
     scale = _swap(col.scale)
@@ -199,8 +204,11 @@ def case(i: int, dt) -> tuple[np.ndarray, dict]:
     if rm == "stochastic":
         if i % 2:
             kw["seed"] = 1000 + i
-        else:
-            kw["rbits"] = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+        else:  # K bits per element (uint8 or uint16, SEMANTICS.md §3.3), 0 and 2**K - 1 among them
+            k = tcast.rbits_width(dt)
+            r = rng.integers(0, 1 << k, n, dtype=np.uint8 if k == 8 else np.uint16)
+            r[0], r[-1] = 0, (1 << k) - 1
+            kw["rbits"] = r.reshape(shape)
     return x, kw
 
 

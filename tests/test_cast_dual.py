@@ -4,7 +4,8 @@ Over the conformance space's datatypes with one tile segment along the last dime
 (every one the fast tier casts that ``cast_dual`` takes), one case each, the modes rotated:
 cast mode, ``transposed``, scale layout, round mode (stochastic with a seed and with explicit
 bits), scale mode, input dtype and shape (partial tiles both ways, a batch dimension). The
-expectations come from single ``tcast_ref.cast`` calls (``dual_checks.expected_dual``), not
+expectations come from single ``tcast_ref.cast`` calls (``dual_checks.expected_dual``: with a
+seed the second result is the column cast on Philox stream 1), not
 from the kit's ``dual_by_casts``. The Triton engine runs the same cases through its
 interpreter in ``packages/tcast-triton/tests/test_interpreter_dual.py``.
 """
@@ -30,13 +31,12 @@ def engine_input(name: str, a):
         import torch
     except ImportError:
         return None
+    # rbits: uint8 / uint16 NumPy arrays become torch.uint8 / torch.uint16, the same bits
     t = (
         torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
         if a.dtype == ml_dtypes.bfloat16
         else torch.from_numpy(a)
     )
-    if a.dtype == np.uint32:
-        t = torch.from_numpy(a.view(np.int32)).view(torch.uint32)
     return t if eng.accepts(t) else None
 
 

@@ -300,7 +300,8 @@ def test_full_tier_spans_every_combination_and_mode():
 
 def test_battery_holds_every_edge_kind():
     """NaN of both signs, +-Inf, +-0, float32 subnormals, all-zero and empty inputs, ranks 1-3,
-    every input dtype, a non-contiguous view, explicit rbits with 0 and 2^32-1, 64-bit seeds."""
+    every input dtype, a non-contiguous view, random words with 0 and 2^32-1 (explicit K-bit
+    rbits 0 and 2^K-1, their top bits), 64-bit seeds on Philox streams 0, 1 and 2^32-1."""
     for dt in DTYPES:
         entries = cb.battery(dt)
         assert all(e.x.size <= cb.EXACT_MAX_ELEMENTS for e in entries), dt.code
@@ -320,6 +321,13 @@ def test_battery_holds_every_edge_kind():
         zeros = [e for e in entries if e.name == "zeros"]
         assert zeros and all((z.x == 0).all() for z in zeros), dt.code
         assert any(e.rbits.min() == 0 and e.rbits.max() == 0xFFFFFFFF for e in entries)
+        assert {e.stream for e in entries} == {0, 1, 0xFFFFFFFF}, dt.code
+        for k, kind in ((8, np.uint8), (16, np.uint16)):  # a case's bits: the words' top K
+            r = entries[0].rbits_of(k)
+            assert r.dtype == kind and r.shape == entries[0].x.shape
+            assert np.array_equal(r, entries[0].rbits >> (32 - k))
+            ends = [(e.rbits_of(k).min(), e.rbits_of(k).max()) for e in entries]
+            assert (0, (1 << k) - 1) in ends, dt.code
         empty = cb.empty_entries(dt)
         assert empty and all(e.x.size == 0 for e in empty), dt.code
 
@@ -484,7 +492,7 @@ class _TorchWrappedRef(tcast.kit.EngineBase):
         self.adapter = cb.torch_adapter()
         self.result_ops = _NumpyOpsOnTensors(self.adapter.to_numpy)
 
-    def check_rbits(self, x, rbits):
+    def check_rbits(self, x, rbits, width):
         return rbits
 
     def run(self, x, req):
@@ -499,6 +507,7 @@ class _TorchWrappedRef(tcast.kit.EngineBase):
             roundmode=req.roundmode,
             scalemode=req.scalemode,
             seed=req.seed,
+            stream=req.modes.stream,
             rbits=rbits,
             saturate=req.saturate,
             transpose_scale=req.transpose_scale,

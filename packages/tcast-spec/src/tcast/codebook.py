@@ -351,6 +351,18 @@ class CodebookSpec:
         return self.index_bits
 
     @property
+    def rbits_width(self) -> int:
+        """Refused: stochastic rounding takes no random bits for codebooks (SEMANTICS.md §5.9).
+
+        Raises:
+            SpecError: always, naming the round modes to use.
+        """
+        raise SpecError(
+            f"stochastic rounding is not defined for codebook datatypes such as {self.code} "
+            f"(their entries are not evenly spaced): use even, away, zero or trunc"
+        )
+
+    @property
     def mappings(self) -> int:
         """The number of mappings, ``2**M``."""
         return 1 << self.meta_bits

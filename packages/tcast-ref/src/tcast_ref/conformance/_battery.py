@@ -62,6 +62,10 @@ class Entry:
     origin: str = ""  # the expression that rebuilds it from this package (large entries)
     stream: int = 0
 
+    def rbits_for(self, dt: DataType) -> np.ndarray:
+        """:meth:`rbits_of` the datatype's random width (8 for codebooks, which refuse them)."""
+        return self.rbits_of(8 if dt.nspec.is_codebook else dt.nspec.rbits_width)
+
     def rbits_of(self, width: int) -> np.ndarray:
         """The explicit random bits of a datatype of random width ``width`` (8 or 16).
 

@@ -154,8 +154,8 @@ def check_case(
 ) -> Iterator[tuple[CastMode, str]]:
     """Cast ``entry`` with ``engine`` in each of ``castmodes``; yield every difference."""
     kw = cast_kwargs(case, entry)
-    k = case.dtype.nspec.rbits_width if case.rsource == "rbits" else 0
-    kw["rbits"] = adapter.to_engine(entry.rbits_of(k)) if k else None
+    rb = entry.rbits_for(case.dtype) if case.rsource == "rbits" else None
+    kw["rbits"] = None if rb is None else adapter.to_engine(rb)
     x = adapter.to_engine(entry.x)
     for cm in castmodes:
         try:
@@ -304,7 +304,7 @@ def reproducer(
     )
     lines = [entry.repro()]
     if case.rsource == "rbits":  # the datatype's K bits of the entry's words (§3.3)
-        k = case.dtype.nspec.rbits_width
+        k = 8 if case.dtype.nspec.is_codebook else case.dtype.nspec.rbits_width
         lines.append(f"rbits = (rbits >> {32 - k}).astype(np.uint{k})")
     lines += [*_to_engine_lines(adapter_name, entry, case.rsource), call]
     return "\n".join(lines)

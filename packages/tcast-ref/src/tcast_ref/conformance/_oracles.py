@@ -76,8 +76,8 @@ class ExactOracle:
             raise ValueError(f"entry {entry.label} is too large for the exact oracle")
         vals = np.asarray(x, np.float32).reshape(-1).tolist()
         kw = cast_kwargs(case, entry)
-        k = dt.nspec.rbits_width if case.rsource == "rbits" else 0
-        rbits = entry.rbits_of(k).reshape(-1).tolist() if k else None
+        rb = entry.rbits_for(dt) if case.rsource == "rbits" else None
+        rbits = None if rb is None else rb.reshape(-1).tolist()
         try:
             # float32 values first (codes and upcast), then rounded to the input dtype (§7)
             r = exact.cast_array(vals, x.shape, dt, input_dtype="float32", rbits=rbits, **kw)
@@ -124,8 +124,7 @@ class RefOracle:
         """Cast ``entry`` with tcast_ref under ``case``."""
         x, dt = entry.x, case.dtype
         kw = cast_kwargs(case, entry)
-        k = dt.nspec.rbits_width if case.rsource == "rbits" else 0
-        kw["rbits"] = entry.rbits_of(k) if k else None
+        kw["rbits"] = entry.rbits_for(dt) if case.rsource == "rbits" else None
         try:
             v = ref_cast(x, dt, castmode="virtual", **kw)
             a = ref_cast(x, dt, castmode="actual", **kw)
