@@ -357,6 +357,10 @@ def run(sources: list[Callable[[], Iterator[Compile]]], dump: str = "", shard: s
         row = {"case": label, "kernel": kernel.__name__}
         start = time.perf_counter()
         try:
+            # a run-time argument left out would be compiled as a constant (its default)
+            missing = [p.name for p in kernel.params if not p.is_constexpr and p.name not in args]
+            if missing:
+                raise AssertionError(f"run-time arguments not given: {missing}")
             off = compile_sass(kernel, args, {**kw, "enable_fp_fusion": False}, kw["num_warps"])
             on = compile_sass(kernel, args, {**kw, "enable_fp_fusion": True}, kw["num_warps"])
         except Exception as err:  # report every case, then fail

@@ -74,9 +74,14 @@ def compile_case(code: str, shape: tuple, dtype: torch.dtype, transposed: bool, 
         x_ptr=bits, rb_ptr=bits, out_r=u8, out_c=u8, scale_r=u8, scale_c=u8, zero_r=u8,
         zero_c=u8, tcode_ptr=u8, stats_ptr=torch.empty(3, dtype=torch.int32),
         outer=math.prod(shape[:-2]),
-        M=shape[-2], N=shape[-1], seed=0,
+        M=shape[-2], N=shape[-1], seed=0, stream_r=0, stream_c=1,  # run-time Philox streams
     )  # fmt: skip
-    return compile_sass(plan.launch.kernel, args, kw, kw["num_warps"])
+    kernel = plan.launch.kernel
+    # a run-time argument left out would be compiled as a constant (its default)
+    missing = [p.name for p in kernel.params if not p.is_constexpr and p.name not in args]
+    if missing:
+        raise AssertionError(f"run-time arguments not given: {missing}")
+    return compile_sass(kernel, args, kw, kw["num_warps"])
 
 
 def main() -> int:

@@ -157,6 +157,24 @@ def test_seeded_stochastic_casts_take_the_call_object_with_each_seed(code, calls
         tcast_triton.cast(x, dt, castmode="actual", roundmode="stochastic")
 
 
+def test_seeded_call_objects_keep_their_stream(calls):
+    """A call object holds its cast's Philox stream (a launch argument): casts of streams 0,
+    1 and 2**32 - 1 each take their own, with tcast_ref's bits of that stream."""
+    import numpy as np
+
+    import tcast_ref
+
+    x = torch.randn(4, 64, device=DEVICE)
+    xn = x.cpu().numpy()
+    kw = {"castmode": "actual", "roundmode": "stochastic", "seed": 2**40 + 3}
+    for stream in (1, 0, 2**32 - 1, 1, 0):
+        got = tcast_triton.cast(x, "mxfp8", stream=stream, **kw)
+        want = tcast_ref.cast(xn, "mxfp8", stream=stream, **kw)
+        assert np.array_equal(got.data.cpu().numpy(), want.data), stream
+        assert np.array_equal(got.scale.cpu().numpy(), want.scale), stream
+    assert len(calls) == 5 and len(_api._CALLS) == 3  # one call object per stream
+
+
 @pytest.mark.parametrize("code", ["mxfp8", "nvfp4"])
 def test_seeded_front_door_casts_take_the_call_object_with_each_seed(code, calls):
     # tcast.cast remembers its checked arguments for seeded calls too (a seed's value is
@@ -190,9 +208,10 @@ def test_seeded_front_door_casts_take_the_call_object_with_each_seed(code, calls
 
 def test_given_random_bits_never_take_a_call_object(calls):
     x = torch.randn(4, 32, device=DEVICE)
-    rbits = torch.zeros(4, 32, dtype=torch.int32, device=DEVICE)
-    for _ in range(2):
-        tcast_triton.cast(x, "mxfp8", roundmode="stochastic", rbits=rbits)
+    for dtype in (torch.uint8, torch.int8):
+        rbits = torch.zeros(4, 32, dtype=dtype, device=DEVICE)
+        for _ in range(2):
+            tcast_triton.cast(x, "mxfp8", roundmode="stochastic", rbits=rbits)
     assert not calls
 
 

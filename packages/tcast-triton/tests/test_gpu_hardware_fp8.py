@@ -4,8 +4,8 @@ The hardware conversion (``cvt.rn.satfinite`` for e4m3fn and e5m2) and the float
 rounding paths (``_codec.fast_round`` for floats, ``_codec._encode_int_float`` for ints
 of at most 22 bits, every round mode) are used only where they give the integer
 round-and-shift encoder's codes, which is itself checked against tcast_ref (the rest of
-this suite). This proves it for every float32 input (stochastic rounding: with one random
-word per input, the same for both paths). GPU only: the interpreter would need hours, and
+this suite). This proves it for every float32 input (stochastic rounding: with K random
+bits per input, the same for both paths). GPU only: the interpreter would need hours, and
 does not run the hardware conversion.
 """
 
@@ -42,7 +42,8 @@ def _codes(
         rb,
         out,
         n,
-        0,
+        0,  # seed
+        0,  # stream
         E=e,
         MODE=ROUND_CODES[mode],
         IN=0,
@@ -77,6 +78,8 @@ def _mismatches(
     if mode is RoundMode.STOCHASTIC and spec.kind is tcast.Kind.FLOAT:
         assert fast[_SRK] != 0, f"{code}: stochastic rounding does not take the shortcut"
     dt = torch.uint8 if spec.bits <= 8 else torch.uint16 if spec.bits <= 16 else torch.uint32
+    k = tcast.rbits_width(spec)
+    rdt = torch.int8 if k == 8 else torch.int16
     a = torch.empty(_CHUNK, dtype=dt, device="cuda")
     b = torch.empty_like(a)
     gen = torch.Generator(device="cuda").manual_seed(1234)
@@ -87,10 +90,11 @@ def _mismatches(
         del bits
         rb = x
         if mode is RoundMode.STOCHASTIC:
-            rb = torch.randint(
-                -(1 << 31), 1 << 31, (_CHUNK,), generator=gen, device="cuda", dtype=torch.int32
-            )
-            rb[:4096] = torch.tensor([0, -1], dtype=torch.int32, device="cuda").repeat(2048)
+            # K random bits per input (SEMANTICS.md §3.3), as the engine passes them: int8
+            # (the bits of uint8) for K = 8, int16 for K = 16; 0 and 2**K - 1 among them
+            half = 1 << (k - 1)
+            rb = torch.randint(-half, half, (_CHUNK,), generator=gen, device="cuda", dtype=rdt)
+            rb[:4096] = torch.tensor([0, -1], dtype=rdt, device="cuda").repeat(2048)
         bad += int((_codes(x, fast, a, mode, rb) != _codes(x, slow, b, mode, rb)).sum())
     return bad, 1 << 32
 

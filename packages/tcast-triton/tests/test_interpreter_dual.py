@@ -30,6 +30,8 @@ DTYPES = dc.dual_datatypes(tcast.conformance_space())
 def _torch(a: np.ndarray, device: str) -> torch.Tensor:
     if a.dtype == np.uint32:
         return torch.from_numpy(a.view(np.int32)).view(torch.uint32).to(device)
+    if a.dtype == np.uint16:  # 16-bit random bits: torch.int16 holds the same bits
+        return torch.from_numpy(a.view(np.int16)).to(device)
     if a.dtype.itemsize == 2 and a.dtype != np.float16:
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
     return torch.from_numpy(a).to(device)
@@ -94,6 +96,31 @@ def test_the_dual_kernel_casts_two_level_datatypes_when_asked(index, device, mon
     monkeypatch.setattr(dual_launch, "_PLANS", {})
     dt, _ = _dual_equals_reference(index, device)
     assert bool(dual_launch._PLANS) == dual_launch.dual_supported(_request(dt))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("code", ["mxfp8", "e5m10_e8m0_t32"])
+def test_a_seeded_dual_cast_draws_its_columns_from_stream_1(code, transposed, device, monkeypatch):
+    """SEMANTICS.md §8.2: a seeded cast_dual's rows are the single cast of stream 0, its
+    columns the column datatype's single cast of stream 1 (not stream 0's); K = 8 and 16."""
+    monkeypatch.setattr(dual_launch, "_PLANS", {})
+    rng = np.random.default_rng(19)
+    shape = (64, 96)
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
+    kw = {"castmode": "actual", "roundmode": "stochastic", "seed": 2**40 + 9}
+    got = tcast.cast_dual(_torch(x, device), code, transposed=transposed, engine="triton", **kw)
+    assert dual_launch._PLANS, f"{code}: the dual kernel did not run"
+    assert not dc.differences(got[0], tcast_ref.cast(x, code, **kw), "rows")  # stream 0
+    cdt = tcast.kit.column_datatype(tcast.datatype(code))
+    col1, col0 = (tcast_ref.cast(x, cdt, stream=s, **kw) for s in (1, 0))
+
+    def laid(a: np.ndarray) -> np.ndarray:  # the transposed result holds the parts of xᵀ
+        return np.swapaxes(a, -1, -2) if transposed else a
+
+    data, scale = (getattr(got[1], p).cpu().numpy() for p in ("data", "scale"))
+    assert np.array_equal(data, laid(col1.data)), "not the stream-1 single cast"
+    assert np.array_equal(scale, laid(col1.scale))
+    assert not np.array_equal(data, laid(col0.data))  # stream 0 gives other codes
 
 
 SHARED = [

@@ -97,6 +97,84 @@ def test_stochastic_rounding_equals_reference(code, shape, rsource, device):
     _check(code, _entry(shape, seed=7), roundmode="stochastic", rsource=rsource, device=device)
 
 
+# (datatype, shape, the kernel, RV: Philox calls by aligned runs): seeded casts through each
+# way the kernels draw their bits, 128 / K elements per Philox call (SEMANTICS.md §3.3)
+STREAM_PATHS = [
+    ("mxfp8", (32, 64), "_cast_row_pieces", None),  # a tile's calls in one thread
+    ("mxfp8", (5, 70), "_cast_tiles", False),  # a partial row tile: per element
+    ("e4m3fn_e8m0_t32d0", (64, 32), "_cast_tiles", True),  # column runs of 32
+    ("e4m3fn_e8m0_t32d0", (64, 24), "_cast_tiles", False),  # 24 columns: per element
+    ("e5m10_e8m0_t32", (8, 64), "_cast_row_pieces", None),  # K = 16: 8 elements a call
+    ("e5m10_e8m0_t32d0", (40, 16), "_cast_tiles", True),  # K = 16 column runs
+    ("bfloat16", (5, 37), "_cast_unscaled", None),  # K = 16, unscaled
+    ("mxfp8_2d", (64, 64), "_cast_nd", None),  # the N-d kernel
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "kernel", "rv"),
+    STREAM_PATHS,
+    ids=[f"{p[0]}-{'x'.join(map(str, p[1]))}" for p in STREAM_PATHS],
+)
+def test_seeded_casts_of_a_stream_equal_reference(code, shape, kernel, rv, device, monkeypatch):
+    """``stream=1`` reaches each kernel: tcast_ref's bits of stream 1 (not stream 0's), and
+    the bits of the cast given ``tcast_torch.random_bits``' K-bit integers of that stream."""
+    import tcast_ref
+    import tcast_torch
+    from tcast_triton import _launch, _launch_2d
+
+    monkeypatch.setattr(_launch, "_PLANS", {})
+    monkeypatch.setattr(_launch_2d, "_PLANS", {})
+    x = np.ascontiguousarray(_entry(shape, seed=21).x)
+    xt = torch.from_numpy(x).to(device)
+    seed, kw = 0x9E37_79B9_7F4A_7C15, {"castmode": "actual", "roundmode": "stochastic"}
+    got = tcast.cast(xt, code, engine="triton", seed=seed, stream=1, **kw)
+    taken = [p.kernel.__name__ for p in _launch._PLANS.values()]
+    taken += ["_cast_nd" for _ in _launch_2d._PLANS.values()]
+    assert taken == [kernel], f"{code} {shape}: {taken}"
+    if rv is not None:
+        assert [p.kw["RV"] for p in _launch._PLANS.values()] == [rv]
+    want = tcast_ref.cast(x, code, seed=seed, stream=1, **kw)
+    _assert_same_parts(want, got, ("data", "scale"), f"{code} stream 1")
+    stream0 = tcast_ref.cast(x, code, seed=seed, **kw)
+    assert not np.array_equal(np.asarray(stream0.data), np.asarray(want.data))
+    width = tcast.rbits_width(code)
+    rb = tcast_torch.random_bits(seed, shape, width=width, stream=1, device=device)
+    given = tcast.cast(xt, code, engine="triton", rbits=rb, **kw)
+    _assert_same_parts(want, given, ("data", "scale"), f"{code} given stream-1 bits")
+
+
+@pytest.mark.parametrize(
+    ("code", "shape", "dtype"),
+    [
+        ("mxfp8", (6, 96), torch.uint8),
+        ("mxfp8", (6, 96), torch.int8),  # the same bits
+        ("e4m3fn_e8m0_t32d0", (40, 24), torch.uint8),  # columns
+        ("e5m10_e8m0_t32", (6, 96), torch.int16),  # K = 16
+        ("e5m10_e8m0_t32", (6, 96), torch.uint16),
+    ],
+    ids=str,
+)
+def test_given_k_bit_rbits_equal_reference(code, shape, dtype, device):
+    """Given rbits of K bits (uint8/int8 for K = 8, uint16/int16 for K = 16) give tcast_ref's
+    bits of the same integers, 0 and 2**K - 1 among them."""
+    import tcast_ref
+
+    k = tcast.rbits_width(code)
+    assert k == dtype.itemsize * 8
+    unsigned = np.uint8 if k == 8 else np.uint16
+    rng = np.random.default_rng(k)
+    rb = rng.integers(0, 1 << k, shape).astype(unsigned)
+    rb.reshape(-1)[:4] = [0, (1 << k) - 1, 1, 1 << (k - 1)]
+    signed = np.int8 if k == 8 else np.int16
+    rbt = torch.from_numpy(rb.view(signed)).view(dtype).to(device)
+    x = np.ascontiguousarray(_entry(shape, seed=22).x)
+    kw = {"castmode": "actual", "roundmode": "stochastic"}
+    got = tcast.cast(torch.from_numpy(x).to(device), code, engine="triton", rbits=rbt, **kw)
+    want = tcast_ref.cast(x, code, rbits=rb, **kw)
+    _assert_same_parts(want, got, ("data", "scale"), f"{code} {dtype}")
+
+
 def test_unscaled_without_saturation(device):
     _check("e4m3fn", _entry((3, 70), seed=11), saturate=False, device=device)
     _check("e5m2", _entry((3, 70), seed=12), saturate=False, device=device)
@@ -132,9 +210,32 @@ def test_bad_rbits_are_spec_errors(device):
             x,
             "mxfp8",
             roundmode="stochastic",
-            rbits=torch.zeros(3, dtype=torch.int32, device=device),
+            rbits=torch.zeros(3, dtype=torch.uint8, device=device),
             engine="triton",
         )
+    # K-bit integers only (SEMANTICS.md §3.3): 32-bit words and the other width are refused
+    for code, dtype in (
+        ("mxfp8", torch.int32),
+        ("mxfp8", torch.uint32),
+        ("mxfp8", torch.int16),
+        ("e5m10_e8m0_t32", torch.uint8),
+        ("e5m10_e8m0_t32", torch.int32),
+    ):
+        rbits = torch.zeros(2, 32, dtype=dtype, device=device)
+        with pytest.raises(tcast.SpecError, match=str(dtype)):
+            tcast.cast(x, code, roundmode="stochastic", rbits=rbits, engine="triton")
+
+
+def test_bad_streams_are_spec_errors(device):
+    x = torch.ones((2, 32), device=device)
+    for stream in (-1, 2**32, True, 1.0):
+        with pytest.raises(tcast.SpecError, match="stream"):
+            tcast.cast(x, "mxfp8", roundmode="stochastic", seed=1, stream=stream, engine="triton")
+    rbits = torch.zeros(2, 32, dtype=torch.uint8, device=device)
+    with pytest.raises(tcast.SpecError, match="stream"):  # given bits have no stream
+        tcast.cast(x, "mxfp8", roundmode="stochastic", rbits=rbits, stream=1, engine="triton")
+    with pytest.raises(tcast.SpecError, match="seed"):
+        tcast.cast(x, "mxfp8", roundmode="stochastic", stream=1, engine="triton")
 
 
 def test_refuses_tensors_off_its_device():
@@ -271,15 +372,17 @@ def test_every_bfloat16_input_in_every_round_mode_equals_reference(
 
     x, xt = _all_16bit("bfloat16", device)
     rng = np.random.default_rng(5)
-    rb = rng.integers(0, 1 << 32, x.shape, dtype=np.uint64).astype(np.uint32)
-    rb[0, :8] = [0, 0xFFFFFFFF, 1, 0x80000000, 0x7FFFFFFF, 0, 0xFFFFFFFF, 2]
+    k = tcast.rbits_width(code)  # K-bit random integers (SEMANTICS.md §3.3)
+    top = (1 << k) - 1
+    rb = rng.integers(0, 1 << k, x.shape).astype(np.uint8 if k == 8 else np.uint16)
+    rb[0, :8] = [0, top, 1, 1 << (k - 1), (1 << (k - 1)) - 1, 0, top, 2]
     kw: dict = {"roundmode": roundmode}
     tkw: dict = {"roundmode": roundmode}
     if rsource == "seed":
         kw["seed"] = tkw["seed"] = 0x1234_5678_9ABC
     elif rsource == "rbits":
         kw["rbits"] = rb
-        tkw["rbits"] = torch.from_numpy(rb.view(np.int32)).to(device)
+        tkw["rbits"] = torch.from_numpy(rb).to(device)
     want = tcast_ref.cast(x, code, castmode="actual", **kw)
     got = tcast.cast(xt, code, castmode="actual", engine="triton", **tkw)
     _assert_same_parts(want, got, ("data", "scale"))
@@ -380,9 +483,11 @@ def test_row_tiles_held_one_per_thread_equal_reference(
     """Flat 32-wide row tiles go to ``_cast_row_pieces``.
 
     Each tile's pieces in one thread's registers, its scale computed once; the reference's
-    bits in every cast mode. Stochastic rounding from a seed keeps ``_cast_tiles`` (Philox
-    words by runs).
+    bits in every cast mode. Stochastic rounding from a seed takes ``_cast_row_pieces`` too
+    (a tile holds whole Philox calls of 128 / K elements: its calls in the thread's
+    registers), with the reference's bits.
     """
+    import tcast_ref
     from tcast_triton import _kernels, _launch
 
     # plan caches of their own: call objects made under another serve none of these casts
@@ -395,9 +500,11 @@ def test_row_tiles_held_one_per_thread_equal_reference(
     monkeypatch.setattr(_launch, "_PLANS", {})
     x = np.ascontiguousarray(_entry(shape, in_dtype, seed=5).x)
     xt = tc.cb.torch_adapter(device).to_engine(x)
-    tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
+    got = tcast.cast(xt, code, castmode="actual", roundmode="stochastic", seed=3, engine="triton")
     kernels = {p.kernel for p in _launch._PLANS.values()}
-    assert kernels == {_kernels._cast_tiles}, f"{code} stochastic from a seed: {kernels}"
+    assert kernels == {_kernels._cast_row_pieces}, f"{code} stochastic from a seed: {kernels}"
+    want = tcast_ref.cast(x, code, castmode="actual", roundmode="stochastic", seed=3)
+    _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"), f"{code} seeded")
 
 
 @pytest.mark.parametrize(
@@ -528,9 +635,9 @@ def test_a_fused_transform_equals_the_reference(code, shape, h, device, monkeypa
             if code == "nvfp4":  # the last of the amax programs partial
                 assert plan.amax_grid[0] > 1 and x.size % _launch.AMAX_BLOCK_FUSED
                 assert plan.amax_kw["RHT_G"] == h.size
-            # deterministic casts: each tile in one thread (packed compress streams and Philox
-            # by runs keep the [BL, TP] block of _cast_tiles)
-            pieces = not (plan.packed or kw)
+            # each tile in one thread, its Philox calls too where seeded (packed compress
+            # streams keep the [BL, TP] block of _cast_tiles)
+            pieces = not plan.packed
             assert (plan.kernel is _kernels._cast_row_pieces) == pieces, f"{code} {cm} {kw}"
             want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
             assert got.transform == h

@@ -120,16 +120,21 @@ def test_a_new_seed_does_not_recompile_after_the_second(device):
 def test_the_custom_ops_pass_opcheck(device):
     """Schema, fake (meta) shapes and dtypes against the real kernels, and autograd wiring."""
     x = _x(device, dtype=torch.float32)
-    rb = torch.randint(-(2**31), 2**31 - 1, x.shape, dtype=torch.int32, device=device)
+    # K = 8 random bits per element of an 8-bit element format (SEMANTICS.md §3.3)
+    rb = torch.randint(0, 256, x.shape, dtype=torch.uint8, device=device)
     cast, dual = torch.ops.tcast_triton.cast, torch.ops.tcast_triton.cast_dual
     mx, nv, u4 = "e4m3fn_e8m0_t32", "e2m1f_e4m3fn_float32_t16", "uint4_e8m0_int8_t16"
+    # the modes text: castmode/roundmode/scalemode/sat/tr/layout/stream
     cases = [
-        (cast, (x, mx, "actual/even/floor/1/0/blocked", None, None)),
-        (cast, (x, nv, "compress/even/floor/1/0/plain", None, None)),
-        (cast, (x, mx, "virtual/stochastic/floor/1/0/plain", None, rb)),
-        (cast, (x, mx, "actual/stochastic/ceil/1/0/plain", -5, None)),
-        (dual, (x, mx, "actual/even/floor/1/0/blocked", None, None, True)),
-        (dual, (x, u4, "compress/even/floor/1/0/plain", None, None, False)),
+        (cast, (x, mx, "actual/even/floor/1/0/blocked/0", None, None)),
+        (cast, (x, nv, "compress/even/floor/1/0/plain/0", None, None)),
+        (cast, (x, mx, "virtual/stochastic/floor/1/0/plain/0", None, rb)),
+        (cast, (x, mx, "virtual/stochastic/floor/1/0/plain/0", None, rb.view(torch.int8))),
+        (cast, (x, mx, "actual/stochastic/ceil/1/0/plain/0", -5, None)),
+        (cast, (x, mx, "actual/stochastic/ceil/1/0/plain/1", -5, None)),
+        (dual, (x, mx, "actual/even/floor/1/0/blocked/0", None, None, True)),
+        (dual, (x, u4, "compress/even/floor/1/0/plain/0", None, None, False)),
+        (dual, (x, mx, "actual/stochastic/floor/1/0/plain/0", 7, None, False)),
     ]
     for op, args in cases:
         torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
@@ -142,13 +147,14 @@ def test_fake_shapes_follow_the_kit(device):
     with FakeTensorMode() as mode:
         x = mode.from_tensor(torch.empty(300, 200, device=device))
         parts = torch.ops.tcast_triton.cast_dual(
-            x, "e4m3fn_e8m0_t32", "actual/even/floor/1/0/blocked", None, None, True
+            x, "e4m3fn_e8m0_t32", "actual/even/floor/1/0/blocked/0", None, None, True
         )
     shapes = [(tuple(p.shape), p.dtype) for p in parts]
     u8 = torch.uint8
     assert shapes[:2] == [((300, 200), u8), ((384, 8), u8)]  # rows: 300 x 7 scales, blocked
     assert shapes[5:7] == [((200, 300), u8), ((256, 12), u8)]  # xᵀ: 200 x 10 scales
-    assert modes_of("actual/even/floor/1/0/blocked").scale_layout is tcast.ScaleLayout.BLOCKED
+    assert modes_of("actual/even/floor/1/0/blocked/0").scale_layout is tcast.ScaleLayout.BLOCKED
+    assert modes_of("actual/stochastic/floor/1/0/plain/1").stream == 1
 
 
 @pytest.mark.parametrize("grad", ["ste", "saturate"])

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch._dynamo
@@ -28,6 +29,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
 import tcast
+import tcast_ref
 import tcast_triton
 from tcast_torch.toolkit import traced_launches
 
@@ -104,7 +106,13 @@ PATHS = [
     ("e4m3fn_e8m0_t32n2m4", {"castmode": "compress"}, ["_cast_nd", "_pack_kernel"]),
     ("nvfp4", {"castmode": "actual", "scale_layout": "blocked"}, ["_amax_pass", "_cast_tiles"]),
     ("mxfp4", {"castmode": "compress"}, ["_cast_tiles"]),
-    ("mxint8", {"roundmode": "stochastic", "seed": 2**64 - 5}, ["_cast_tiles"]),
+    # seeded row tiles: a tile's Philox calls in one thread (_cast_row_pieces)
+    ("mxint8", {"roundmode": "stochastic", "seed": 2**64 - 5}, ["_cast_row_pieces"]),
+    (
+        "mxfp8",
+        {"castmode": "actual", "roundmode": "stochastic", "seed": 5, "stream": 1},
+        ["_cast_row_pieces"],
+    ),
 ]
 
 
@@ -112,7 +120,8 @@ def test_every_launch_path_traces_to_kernel_nodes_with_the_eager_bits(device):
     """One compiled function holds every path: one trace, each cast's kernels in order."""
     x = _x(device)
     small = _x(device, (4, 32))  # sparsity: the interpreter's slowest kernel
-    rb = torch.randint(-(2**31), 2**31 - 1, x.shape, dtype=torch.int32, device=device)
+    # K = 8 random bits per element of mxfp8 (SEMANTICS.md §3.3)
+    rb = torch.randint(0, 256, x.shape, dtype=torch.uint8, device=device)
 
     def fn(v, s, r):
         outs = [tcast_triton.cast(s if "n2m4" in code else v, code, **kw) for code, kw, _ in PATHS]
@@ -131,6 +140,11 @@ def test_every_launch_path_traces_to_kernel_nodes_with_the_eager_bits(device):
         assert tc.same_bytes(a, b), code
     assert tc.same_bytes(got[-2], want[-2]) and tc.same_bytes(got[-1], want[-1])
     assert got[-1].data.shape == (0, 64)
+    # the stream reaches the traced kernel: the reference's stream-1 bits
+    ref = tcast_ref.cast(x.float().cpu().numpy(), "mxfp8", **PATHS[-1][1])
+    for part in ("data", "scale"):
+        traced = getattr(got[len(PATHS) - 1], part).cpu().numpy()
+        assert np.array_equal(traced, getattr(ref, part)), part
     assert not traced_launches()  # set only while the op's body is traced
 
 
@@ -157,7 +171,7 @@ def test_a_new_seed_is_a_symbol_of_the_traced_graph(device):
         want = tcast_triton.cast(x, "mxfp8", roundmode="stochastic", seed=s)
         assert torch.equal(o.view(torch.int32), want.view(torch.int32)), s
     assert seen.opaque() == [] and len(seen.graphs) == 3
-    assert seen.kernels() == ["_cast_tiles"] * 2  # the third graph: torch operations
+    assert seen.kernels() == ["_cast_row_pieces"] * 2  # the third graph: torch operations
 
 
 def test_grids_past_the_limit_trace_tcast_torchs_cast(device, monkeypatch):
@@ -214,16 +228,18 @@ def test_a_non_finite_compile_time_float_is_refused_while_tracing():
         _TracedKernel(_amax_pass)[(1,)](torch.empty(1), E=(1.0, float("inf")))
 
 
-# Inductor re-emits a user kernel as source: the kernel and every jitted function it calls,
-# in one flat module, with the int, str, bool and constexpr globals they read; other globals
-# are dropped, and two globals of one name keep the first. This walks each kernel's callees
-# as Inductor does and checks that each global a function reads has, in the emitted module,
-# the value it has in the function's own module (a float global is checked first, to show
-# that the check can fail). Real kernels (no interpreter): a fresh process.
+# Inductor re-emits a user kernel as source: the kernel and every jitted or constexpr
+# function it calls, in one flat module, with the int, str, bool and constexpr globals they
+# read; other globals are dropped, and two globals of one name keep the first. This walks
+# each kernel's callees as Inductor does and checks that each global a function reads has,
+# in the emitted module, the value it has in the function's own module (a float global read
+# by a kernel and by a constexpr function is checked first, to show that the check can
+# fail). Real kernels (no interpreter): a fresh process.
 _EMITTED = '''
 import importlib.util, os, tempfile, types
 from triton import JITFunction
 from triton.language import constexpr
+from triton.runtime.jit import ConstexprFunction
 from torch._inductor.codegen.triton import TritonKernel
 from torch._inductor.codegen.wrapper import (
     user_defined_triton_kernel_transitive_closure_source_code as closure,
@@ -257,9 +273,11 @@ def problems(kernel):
                 out.append(f"{f.__name__} reads {name}, not emitted")
                 continue
             new = vars(mod)[name]
-            if isinstance(old, JITFunction):
+            if isinstance(old, (JITFunction, ConstexprFunction)):
+                # a jitted callee, or a constexpr function (run while compiling): its code
+                # and, walked in turn, the globals it reads
                 code = old.fn.__code__.co_code
-                if not (isinstance(new, JITFunction) and new.fn.__code__.co_code == code):
+                if not (type(new) is type(old) and new.fn.__code__.co_code == code):
                     out.append(f"{f.__name__} calls {name}, emitted as another function")
                 elif id(old) not in seen:
                     seen.add(id(old))
@@ -284,6 +302,19 @@ def scaled(x_ptr):
 """
 bad = load("bad", BAD).scaled
 assert problems(bad) == ["scaled reads SCALE, not emitted"], problems(bad)
+BAD_CONSTEXPR = """
+import triton
+import triton.language as tl
+SCALE = 2.0
+@triton.constexpr_function
+def factor():
+    return SCALE
+@triton.jit
+def scaled(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) * factor())
+"""
+bad = load("bad_constexpr", BAD_CONSTEXPR).scaled
+assert problems(bad) == ["factor reads SCALE, not emitted"], problems(bad)
 kernels = [
     _kernels._cast_unscaled, _kernels._cast_tiles, _kernels._cast_row_pieces,
     _kernels._amax_pass, _kernels_2d._cast_nd, _pack._pack_kernel, _pack._unpack_kernel,

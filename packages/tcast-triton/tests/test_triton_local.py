@@ -163,13 +163,25 @@ def test_own_statistics_give_the_window_cast(code, shape, castmode):
 @pytest.mark.parametrize("code,shape", CASES)
 def test_given_statistics_cast_as_the_torch_engine(code, shape, castmode, nan, monkeypatch):
     x = _x(shape, seed=2)
-    rbits = torch.randint(-(2**31), 2**31, shape, dtype=torch.int32).to(DEVICE)
+    rbits = _rbits(code, shape, signed=nan)
     req = _request(x, code, castmode, roundmode="stochastic", rbits=rbits)
     stats = _raised(_engine.TRITON_LOCAL.stats(x, req, True), req, nan)
     want = TORCH_LOCAL.cast(x, req, _local._torch_stats(x, req, stats), "ste")
     monkeypatch.setattr(TORCH_LOCAL, "cast", _no_torch)
     got = _engine.TRITON_LOCAL.cast(x, req, stats, "ste")
     _same(got, want)
+
+
+def _rbits(code, shape, signed: bool) -> torch.Tensor:
+    """K random bits per element (SEMANTICS.md §3.3): torch.uint8 for K = 8, torch.int16
+    for K = 16; ``signed``: torch.int8 for K = 8 (the same bits)."""
+    k = tcast.rbits_width(code)
+    g = torch.Generator().manual_seed(5)
+    if k == 8 and not signed:
+        return torch.randint(0, 256, shape, generator=g, dtype=torch.uint8).to(DEVICE)
+    half = 1 << (k - 1)
+    dtype = torch.int8 if k == 8 else torch.int16
+    return torch.randint(-half, half, shape, generator=g, dtype=dtype).to(DEVICE)
 
 
 def _no_torch(*args, **kwargs):
