@@ -95,7 +95,7 @@ def _parts(plan, xc: torch.Tensor, rs: int) -> dict:
     rb = _t(torch.uint8) if rs == 2 else x
     return dict(
         x_ptr=x, rb_ptr=rb, out_ptr=out, scale_ptr=scale, zero_ptr=zero, tcode_ptr=tcode,
-        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0, stream=0,
+        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0, rstream=0,
     )  # fmt: skip
 
 

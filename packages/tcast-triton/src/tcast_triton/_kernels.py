@@ -344,22 +344,23 @@ def rbits_width(E):
 
 
 @triton.jit
-def _philox_words(seed, stream, calls):
-    """The four words (uint32) of the Philox calls ``calls`` (int) on ``stream``.
+def _philox_words(seed, rstream, calls):
+    """The four words (uint32) of the Philox calls ``calls`` (int) on stream ``rstream``.
 
-    Counter ``(calls mod 2**32, calls >> 32, stream, 0)``, key the 64-bit seed (§3.3).
+    Counter ``(calls mod 2**32, calls >> 32, rstream, 0)``, key the 64-bit seed (§3.3). The
+    kernels name the stream ``rstream``: Inductor's launchers take a ``stream`` of their own.
     """
     lo = calls.to(tl.uint32)  # the low word (truncation)
     if calls.dtype.primitive_bitwidth > 32:
         hi = (calls >> 32).to(tl.uint32)
     else:
         hi = lo * 0
-    s = lo * 0 + stream.to(tl.uint32)
+    s = (lo * 0 + rstream).to(tl.uint32)  # a run-time int, or a constant under Inductor
     return tl.philox(seed, lo, hi, s, lo * 0)
 
 
 @triton.jit
-def random_words(seed, stream, rb_ptr, offs, mask, RS: tl.constexpr, RK: tl.constexpr):
+def random_words(seed, rstream, rb_ptr, offs, mask, RS: tl.constexpr, RK: tl.constexpr):
     """int32 codec words ``r << (32 - RK)`` per element: Philox, or the caller's bits.
 
     Element ``i`` takes bits ``[RK b, RK b + RK)`` of word ``w`` of call ``i // (128 / RK)``
@@ -369,7 +370,7 @@ def random_words(seed, stream, rb_ptr, offs, mask, RS: tl.constexpr, RK: tl.cons
     PER_WORD: tl.constexpr = 32 // RK
     LOG_E: tl.constexpr = 4 if RK == 8 else 3
     if RS == RS_SEED:
-        r0, r1, r2, r3 = _philox_words(seed, stream, offs >> LOG_E)
+        r0, r1, r2, r3 = _philox_words(seed, rstream, offs >> LOG_E)
         j = (offs & (4 * PER_WORD - 1)).to(tl.int32)
         w = j // PER_WORD
         word = tl.where(w == 0, r0, tl.where(w == 1, r1, tl.where(w == 2, r2, r3)))
@@ -395,14 +396,14 @@ def _block_start(I64: tl.constexpr):
     return p
 
 
-@triton.jit(do_not_specialize=["seed", "stream"])
+@triton.jit(do_not_specialize=["seed", "rstream"])
 def _cast_unscaled(
     x_ptr,
     rb_ptr,
     out_ptr,
     n,
     seed,
-    stream,
+    rstream,
     E: tl.constexpr,
     MODE: tl.constexpr,
     IN: tl.constexpr,
@@ -424,9 +425,9 @@ def _cast_unscaled(
     RK: tl.constexpr = rbits_width(E)
     if RS == RS_SEED:
         first = tl.full((1,), 0, offs.dtype) + start
-        r = tl.reshape(random_runs(seed, stream, first, BLOCK, RK), (BLOCK,))
+        r = tl.reshape(random_runs(seed, rstream, first, BLOCK, RK), (BLOCK,))
     else:
-        r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
+        r = random_words(seed, rstream, rb_ptr, offs, mask, RS, RK)
     codes = encode(x, r, E, MODE)
     if VIRTUAL:
         v = decode(codes, E)
@@ -615,7 +616,7 @@ def _geometry(
 
 
 @triton.jit
-def random_runs(seed, stream, starts, N: tl.constexpr, RK: tl.constexpr):
+def random_runs(seed, rstream, starts, N: tl.constexpr, RK: tl.constexpr):
     """Philox codec words of a block made of runs of ``N`` contiguous flat indices.
 
     Run ``k`` covers flat indices ``starts[k] + [0, N)``, with ``starts[k]`` and ``N``
@@ -626,7 +627,7 @@ def random_runs(seed, stream, starts, N: tl.constexpr, RK: tl.constexpr):
     E: tl.constexpr = 128 // RK
     PER_WORD: tl.constexpr = 32 // RK
     ctr = (starts // E)[:, None] + tl.arange(0, N // E)[None, :]
-    r0, r1, r2, r3 = _philox_words(seed, stream, ctr)
+    r0, r1, r2, r3 = _philox_words(seed, rstream, ctr)
     w = tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), (starts.shape[0], N // E, 4))
     w = w.to(tl.int32, bitcast=True)
     up = 32 - RK - RK * tl.arange(0, PER_WORD)  # field b to the top
@@ -637,7 +638,7 @@ def random_runs(seed, stream, starts, N: tl.constexpr, RK: tl.constexpr):
 @triton.jit
 def _block_randoms(
     seed,
-    stream,
+    rstream,
     rb_ptr,
     offs,
     mask,
@@ -649,15 +650,15 @@ def _block_randoms(
 ):
     """The block's random words: by runs (``RV``: aligned runs of ``N``) or per element."""
     if RV:
-        r = random_runs(seed, stream, starts, N, RK)
+        r = random_runs(seed, rstream, starts, N, RK)
     else:
-        r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
+        r = random_words(seed, rstream, rb_ptr, offs, mask, RS, RK)
     return r
 
 
 # tile and program counts only decompose program ids and bound masks: Triton's divisibility
 # and ==1 specializations of them would add compiled variants per shape and speed nothing
-@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "stream"])
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "rstream"])
 def _cast_tiles(
     x_ptr,
     rb_ptr,
@@ -673,7 +674,7 @@ def _cast_tiles(
     nt,
     ntiles,
     seed,
-    stream,
+    rstream,
     AXIS: tl.constexpr,
     TP: tl.constexpr,
     BL: tl.constexpr,
@@ -777,7 +778,7 @@ def _cast_tiles(
             )
             x = load_f32(x_ptr, offs, mask, IN)
             r = _block_randoms(
-                seed, stream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E)
+                seed, rstream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E)
             )
             _encode_block(
                 x,
@@ -809,7 +810,7 @@ def _cast_tiles(
             x = load_f32(x_ptr, offs, mask, IN)
             if RHT_G > 0:
                 x = hadamard_axis(x, AXIS, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
-        r = _block_randoms(seed, stream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E))
+        r = _block_randoms(seed, rstream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E))
         _encode_block(
             x,
             r,
@@ -1050,7 +1051,7 @@ def _store_lane_codes(
 
 
 # the same run-time arguments as _cast_tiles (one launcher passes either)
-@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "stream"])
+@triton.jit(do_not_specialize=["outer", "nt", "ntiles", "seed", "rstream"])
 def _cast_row_pieces(
     x_ptr,
     rb_ptr,
@@ -1066,7 +1067,7 @@ def _cast_row_pieces(
     nt,
     ntiles,
     seed,
-    stream,
+    rstream,
     TP: tl.constexpr,
     BL: tl.constexpr,
     NP: tl.constexpr,
@@ -1168,9 +1169,9 @@ def _cast_row_pieces(
         RK: tl.constexpr = rbits_width(E)
         if RS == RS_SEED and ROWS_OUTER:
             # a tile per thread: its Philox calls (TP a multiple of 128 / RK) in registers
-            r = tl.reshape(random_runs(seed, stream, starts, TP, RK), (BL, NP, V))
+            r = tl.reshape(random_runs(seed, rstream, starts, TP, RK), (BL, NP, V))
         else:
-            r = random_words(seed, stream, rb_ptr, offs, mask, RS, RK)
+            r = random_words(seed, rstream, rb_ptr, offs, mask, RS, RK)
         # the lane values as [1, BL] ([BL, 1]): _encode_block adds the trailing axis
         _encode_block(
             x, r, offs, mask, tl.expand_dims(recip, TA), tl.expand_dims(zval, TA),

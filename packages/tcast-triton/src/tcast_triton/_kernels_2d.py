@@ -270,7 +270,7 @@ def _encode_chunk(
 
 # tile and program counts only decompose program ids and bound masks: Triton's divisibility
 # and ==1 specializations of them would add compiled variants per shape and speed nothing
-@triton.jit(do_not_specialize=["A", "n1", "nq", "seed", "stream"])
+@triton.jit(do_not_specialize=["A", "n1", "nq", "seed", "rstream"])
 def _cast_nd(
     x_ptr,
     rb_ptr,
@@ -291,7 +291,7 @@ def _cast_nd(
     n2,
     nq,
     seed,
-    stream,
+    rstream,
     ROW: tl.constexpr,
     D0: tl.constexpr,
     D1: tl.constexpr,
@@ -411,7 +411,7 @@ def _cast_nd(
                     x_ptr, a, j1, b, j2, lane, lane_ok, c1, c2, L1, B, L2, NC, T1, T2,
                     ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN, I64,
                 )  # fmt: skip
-                r = random_words(seed, stream, rb_ptr, offs, mask, RS, rbits_width(E))
+                r = random_words(seed, rstream, rb_ptr, offs, mask, RS, rbits_width(E))
                 _encode_chunk(
                     x, r, offs, mask, keep, recip, zval, dec, bad, out_ptr, keep_ptr,
                     ROW, SP, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB,
@@ -422,7 +422,7 @@ def _cast_nd(
                     c2 += D1
             c1 += D0
     else:
-        r = random_words(seed, stream, rb_ptr, offs, mask, RS, rbits_width(E))
+        r = random_words(seed, rstream, rb_ptr, offs, mask, RS, rbits_width(E))
         _encode_chunk(
             x, r, offs, mask, keep, recip, zval, dec, bad, out_ptr, keep_ptr,
             ROW, SP, E, MODE, EK, FIXED, INV_FIXED, IN, VIRTUAL, CB,
