@@ -24,18 +24,7 @@ def host_us(fn, calls: int = 200, repeats: int = 5) -> float:
 
     The median of ``repeats`` such runs: the host's speed varies from run to run.
     """
-    for _ in range(10):
-        fn()
-    runs = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        runs.append((t1 - t0) / calls * 1e6)
-    return statistics.median(runs)
+    return host_us_interleaved([fn], calls, repeats)[0]
 
 
 def host_us_interleaved(fns: list, calls: int = 200, rounds: int = 9) -> list[float]:

@@ -100,13 +100,10 @@ def check_width(width: object) -> int:
     Raises:
         SpecError: naming the bad value.
     """
-    try:
-        w = None if isinstance(width, bool) else operator.index(width)  # type: ignore[arg-type]
-    except TypeError:
-        w = None
+    w = _integer(width, "width", 1 << 16, "8 or 16 (tcast.rbits_width of the datatype)")
     if w not in RBITS_WIDTHS:
         raise SpecError(f"width {width!r} must be 8 or 16 (tcast.rbits_width of the datatype)")
-    return w  # type: ignore[return-value]
+    return w
 
 
 def check_stream(stream: object) -> int:
@@ -115,29 +112,25 @@ def check_stream(stream: object) -> int:
     Raises:
         SpecError: naming the bad value.
     """
-    try:
-        s = None if isinstance(stream, bool) else operator.index(stream)  # type: ignore[arg-type]
-    except TypeError:
-        s = None
-    if s is None or not 0 <= s < (1 << 32):
-        raise SpecError(
-            f"stream must be an int in [0, 2**32) (the third Philox counter word), got {stream!r}"
-        )
-    return s
+    return _integer(
+        stream, "stream", 1 << 32, "an int in [0, 2**32) (the third Philox counter word)"
+    )
 
 
-def _integer(value: object, what: str, end: int) -> int:
+def _integer(value: object, what: str, end: int, must: str = "") -> int:
     """``value`` as a Python int in ``[0, end)`` (any integer type but bool).
 
     Raises:
-        SpecError: naming ``what`` and the bad value.
+        SpecError: naming ``what``, the bad value and what it must be (``must``; default:
+            an int in the range).
     """
     try:
         v = None if isinstance(value, bool) else operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         v = None
     if v is None or not 0 <= v < end:
-        raise SpecError(f"{what} {value!r} must be an int in [0, 2**{end.bit_length() - 1})")
+        must = must or f"an int in [0, 2**{end.bit_length() - 1})"
+        raise SpecError(f"{what} {value!r} must be {must}")
     return v
 
 
