@@ -40,6 +40,7 @@ from ._codec import (
     encode,
     encode_words,
     floor_log2,
+    rbits_words,
     round_even_values,
     split_f32,
 )
@@ -405,16 +406,6 @@ def _decode_piece(codes, plan, rs, cs, rules: CastRules, pops) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the cast
-def _words(r: np.ndarray, width: int) -> np.ndarray:
-    """``width``-bit random integers as the codec's uint32 words: ``r << (32 - width)``.
-
-    The codec rounds up iff ``floor(frac * 2**32) + word >= 2**32``, which for these words is
-    exactly §3.2's ``floor(frac * 2**K) + r >= 2**K`` (both sides are whole multiples of
-    ``2**(32 - K)`` once the floor is taken at ``K`` bits).
-    """
-    return r.astype(np.uint32) << np.uint32(32 - width)
-
-
 @dataclass(frozen=True)
 class _SeedBits:
     """Random bits to draw from Philox by flat index, as pieces need them (codec words)."""
@@ -426,7 +417,7 @@ class _SeedBits:
     def flat(self, start: int, count: int) -> np.ndarray:
         """The words of flat indices ``start .. start + count - 1``."""
         r = random_bits(self.seed, count, start, width=self.width, stream=self.stream)
-        return _words(r, self.width)
+        return rbits_words(r, self.width)
 
     def full(self, shape: tuple[int, ...]) -> np.ndarray:
         """The words of a whole array."""
@@ -441,7 +432,7 @@ def check_rbits(x: np.ndarray, rbits: object, width: int) -> np.ndarray:
     """Explicit random bits: a uint8 (``width`` 8) or uint16 (16) NumPy array of x's shape.
 
     Returns:
-        The codec's uint32 words of them (:func:`_words`).
+        The codec's uint32 words of them (:func:`_codec.rbits_words`).
 
     Raises:
         SpecError: for anything else, naming the dtype the datatype needs.
@@ -455,7 +446,7 @@ def check_rbits(x: np.ndarray, rbits: object, width: int) -> np.ndarray:
         )
     if rbits.shape != x.shape:
         raise SpecError(f"rbits has shape {rbits.shape}, the input has shape {x.shape}")
-    return _words(rbits, width)
+    return rbits_words(rbits, width)
 
 
 def run_cast(x: np.ndarray, req: CastRequest) -> np.ndarray | CastResult:

@@ -136,8 +136,18 @@ def encode(
                 f"bits per element for {spec.code}, SEMANTICS.md §3.3), got {rbits.dtype} "
                 f"{rbits.shape}"
             )
-        words = rbits.astype(np.uint32) << np.uint32(32 - width)
+        words = rbits_words(rbits, width)
     return encode_words(x, spec, mode, words, saturate, ws)
+
+
+def rbits_words(r: np.ndarray, width: int) -> np.ndarray:
+    """``width``-bit random integers as :func:`encode_words`' uint32 words ``r << (32 - width)``.
+
+    The words' rule ``floor(frac * 2**32) + word >= 2**32`` is exactly §3.2's
+    ``floor(frac * 2**K) + r >= 2**K`` (both sides are whole multiples of ``2**(32 - K)``
+    once the floor is taken at ``K`` bits).
+    """
+    return r.astype(np.uint32) << np.uint32(32 - width)
 
 
 def encode_words(

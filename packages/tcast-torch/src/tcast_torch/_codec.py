@@ -27,6 +27,7 @@ from ._bits import (
     to_bits,
     to_f32,
 )
+from ._philox import rbits_words
 
 __all__ = ["decode", "encode", "round_even_applies", "round_even_values"]
 
@@ -131,8 +132,7 @@ def encode(
                     "cannot apply; pass the negated bits as int16"
                 )
             rbits = rbits.resolve_neg()
-        r = rbits.view(torch.uint8 if width == 8 else torch.int16).to(torch.int32)
-        words = (r & ((1 << width) - 1)) << (32 - width)
+        words = rbits_words(rbits, width)
     return encode_words(x, spec, mode, words, saturate)
 
 
