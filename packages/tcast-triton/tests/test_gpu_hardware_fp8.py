@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 _CHUNK = 1 << 28
 # fields of the format tuple: the fast path, the hardware conversion, fast stochastic rounding
-_FAST, _HW, _SRK = 18, 22, 28
+_FAST, _HW, _SRF = 18, 22, 28
 
 
 def _codes(
@@ -76,7 +76,7 @@ def _mismatches(
         fast = tuple(v if i != _HW else 0 for i, v in enumerate(fast))
     assert fast[field] != 0, f"{code}: the shortcut is not enabled"
     if mode is RoundMode.STOCHASTIC and spec.kind is tcast.Kind.FLOAT:
-        assert fast[_SRK] != 0, f"{code}: stochastic rounding does not take the shortcut"
+        assert fast[_SRF] != 0, f"{code}: stochastic rounding does not take the shortcut"
     dt = torch.uint8 if spec.bits <= 8 else torch.uint16 if spec.bits <= 16 else torch.uint32
     k = tcast.rbits_width(spec)
     rdt = torch.int8 if k == 8 else torch.int16

@@ -12,7 +12,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._rn import mul_rn
+from ._rn import mul_rn, mul_rz
 
 # fields of a format tuple (tcast_triton._formats.fmt)
 F_KIND = tl.constexpr(0)
@@ -43,7 +43,7 @@ F_CK = tl.constexpr(24)
 F_MAXV = tl.constexpr(25)
 F_CAPE = tl.constexpr(26)
 F_ULP = tl.constexpr(27)
-F_SRK = tl.constexpr(28)
+F_SRF = tl.constexpr(28)
 F_PAIR = tl.constexpr(29)
 F_PMAX = tl.constexpr(30)
 F_PMIN = tl.constexpr(31)
@@ -171,15 +171,15 @@ def _grid_exponent(b, F: tl.constexpr):
 def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CAPPED: tl.constexpr = False):
     """``|x|`` (magnitude bits ``mag``) rounded to the format's grid, in float32 arithmetic.
 
-    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``). With ``2**g`` the
-    format's spacing at ``|x|`` (from the exponent bits of ``|x|``, at least ``2**emin``)
-    and ``c = 1.5 * 2**(g+23)``, ``(|x| + c) - c`` is ``|x|`` rounded to that spacing with
-    ties to an even multiple, which is the even code (SEMANTICS.md §3.2). The other modes
-    correct that result: ``d = |x| - r`` is exact, a tie is ``|d| == u/2``, the grid point
-    below is ``r - u`` where ``d < 0``, and stochastic rounding's ``floor(frac * 2**32)``
-    is ``(|x| - lo) * 2**-g * 2**32`` truncated (exact: ``frac`` has at most 24 significant
-    bits). Mostly float-pipe instructions, a third of the integer path's count. Inf and
-    huge inputs round above the maximum, NaN to anything; the caller replaces them.
+    For formats with ``F[F_FAST]`` (see ``_formats._fast_fields``), every mode but
+    stochastic rounding (:func:`fast_round_stochastic`). With ``2**g`` the format's spacing
+    at ``|x|`` (from the exponent bits of ``|x|``, at least ``2**emin``) and
+    ``c = 1.5 * 2**(g+23)``, ``(|x| + c) - c`` is ``|x|`` rounded to that spacing with ties
+    to an even multiple, which is the even code (SEMANTICS.md §3.2). The other modes correct
+    that result: ``d = |x| - r`` is exact, a tie is ``|d| == u/2``, and the grid point below
+    is ``r - u`` where ``d < 0``. Mostly float-pipe instructions, a third of the integer
+    path's count. Inf and huge inputs round above the maximum, NaN to anything; the caller
+    replaces them.
     """
     a = f32_of(mag)
     if CAPPED:  # |x| <= max: its binade is below the cap already
@@ -197,15 +197,32 @@ def fast_round(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CAPPED: tl.const
             r = tl.where(d < 0, r - u, r)
         elif MODE == R_AWAY:
             r = tl.where(d == u * 0.5, r + u, r)
-        elif MODE == R_ZERO:
-            r = tl.where(d == u * -0.5, r - u, r)
         else:
-            lo = tl.where(d < 0, r - u, r)
-            inv_u = f32_of(F[F_SRK] - bits_of(e))  # 2**(mbits - max(e, emin)): exact
-            frac32 = ((a - lo) * inv_u * 4294967296.0).to(tl.uint32).to(tl.int32, bitcast=True)
-            up = (rbits ^ SIGN) > (~frac32 ^ SIGN)  # unsigned r > ~frac32: the sum carries
-            r = tl.where(up, lo + u, lo)
+            tl.static_assert(MODE == R_ZERO, "stochastic rounding: fast_round_stochastic")
+            r = tl.where(d == u * -0.5, r - u, r)
     return r
+
+
+@triton.jit
+def fast_round_stochastic(a, rbits, F: tl.constexpr):
+    """The stochastic rounding of ``a = |x|`` (float32) as float32 bits scaled by ``down``.
+
+    For formats with ``F[F_FAST]`` and ``F[F_SRF]`` (``K`` random bits, ``D = 23 - mbits``
+    at least ``K``). ``t``, the bits of ``a * 2**(-126 - emin)`` rounded toward zero, is
+    ``|x|`` on a scale where the format's grid is every float32 whose low ``D`` bits are
+    zero, subnormals included (its subnormals become float32's), and where bits ``[D - K,
+    D)`` of ``t`` are ``floor(frac * 2**K)`` (SEMANTICS.md §3.2; the truncation drops only
+    bits below them). Adding ``r << (D - K)`` carries into bit ``D`` exactly when
+    ``floor(frac * 2**K) + r >= 2**K``; a carry out of the significand moves to the next
+    binade, whose first point ``2**(e+1)`` is what the low bits then leave (the sum stays
+    below the next grid point there). The result's bits from ``D`` up are the rounded
+    magnitude's: the caller shifts (a code) or masks (a value). ``rbits`` are codec words
+    ``r << (32 - K)``; a ``NaN`` or ``Inf`` ``a`` gives anything, which the caller replaces.
+    """
+    D: tl.constexpr = 23 - F[F_MB]
+    t = bits_of(mul_rz(a, F[F_DOWN], F[F_UP]))
+    # the words' fields moved down to bit D - K (a logical shift: r's top bit is the sign's)
+    return t + (rbits.to(tl.uint32, bitcast=True) >> (32 - D)).to(tl.int32, bitcast=True)
 
 
 @triton.jit
@@ -217,13 +234,19 @@ def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CLAMP: tl.c
     ``CLAMP``: magnitudes above the maximum saturate (the maximum's code).
     """
     MB: tl.constexpr = F[F_MB]
-    if CLAMP:
-        # saturation first: every mode takes |x| >= max to max (max is on the grid, and
-        # nothing below it rounds above it), which also caps the grid exponent
-        r = fast_round(bits_of(tl.minimum(f32_of(mag), F[F_MAXV])), rbits, F, MODE, True)
+    if MODE == R_STOCH:
+        a = f32_of(mag)
+        if CLAMP:  # saturation first, as below
+            a = tl.minimum(a, F[F_MAXV])
+        code = fast_round_stochastic(a, rbits, F) >> (23 - MB)
     else:
-        r = fast_round(mag, rbits, F, MODE)
-    code = bits_of(r * F[F_DOWN]) >> (23 - MB)
+        if CLAMP:
+            # saturation first: every mode takes |x| >= max to max (max is on the grid, and
+            # nothing below it rounds above it), which also caps the grid exponent
+            r = fast_round(bits_of(tl.minimum(f32_of(mag), F[F_MAXV])), rbits, F, MODE, True)
+        else:
+            r = fast_round(mag, rbits, F, MODE)
+        code = bits_of(r * F[F_DOWN]) >> (23 - MB)
     if F[F_OFF] != 0:
         code = tl.where(code == 0, 0, code + F[F_OFF])
     return code
@@ -232,7 +255,7 @@ def _fast_magnitude(mag, rbits, F: tl.constexpr, MODE: tl.constexpr, CLAMP: tl.c
 @triton.jit
 def fast_mode(F: tl.constexpr, MODE: tl.constexpr):
     """Whether a float format takes the float-arithmetic rounding of :func:`fast_round`."""
-    return F[F_KIND] == K_FLOAT and F[F_FAST] == 1 and (MODE != R_STOCH or F[F_SRK] != 0)
+    return F[F_KIND] == K_FLOAT and F[F_FAST] == 1 and (MODE != R_STOCH or F[F_SRF] != 0)
 
 
 @triton.jit
@@ -269,8 +292,13 @@ def fast_value(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     a format without -0): no code is formed.
     """
     b = bits_of(x)
-    r = fast_round(bits_of(tl.minimum(f32_of(b & 0x7FFFFFFF), F[F_MAXV])), rbits, F, MODE, True)
-    rb = bits_of(r)
+    a = tl.minimum(f32_of(b & 0x7FFFFFFF), F[F_MAXV])
+    if MODE == R_STOCH:
+        D: tl.constexpr = 23 - F[F_MB]
+        # back from the scale of ``down``: exact (a power of two, normal results)
+        rb = bits_of(f32_of(fast_round_stochastic(a, rbits, F) & -(1 << D)) * F[F_UP])
+    else:
+        rb = bits_of(fast_round(bits_of(a), rbits, F, MODE, True))
     if F[F_NEGZ] == 1:
         out = rb | (b & SIGN)
     else:

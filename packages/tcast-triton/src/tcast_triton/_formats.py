@@ -137,7 +137,7 @@ def _hardware(spec: NumberSpec, mode: RoundMode, over: int, inf: int) -> int:
 
 
 def _fast_fields(spec: NumberSpec) -> tuple:
-    """(fast, down, up, offset, 2**emin, 1.5 * 2**(23-mbits), max, 2**(emax+2), 2**-mbits, srk).
+    """(fast, down, up, offset, 2**emin, 1.5 * 2**(23-mbits), max, 2**(emax+2), 2**-mbits, srf).
 
     The fields of the float-arithmetic rounding of ``_codec`` (``fast_round``); for int
     and uint formats of at most 22 bits only ``fast`` (``_encode_int_float``).
@@ -150,10 +150,9 @@ def _fast_fields(spec: NumberSpec) -> tuple:
     field only touches values far above the format's maximum. ``down = 2**(-126 - emin)``
     maps the format's subnormal threshold to float32's, so the rounded value's float32 bits
     shifted right by ``23 - mbits`` are the magnitude code less ``offset``; ``up`` maps
-    back. ``srk`` is ``(254 + mbits) << 23``: minus the bits of ``2**E`` it gives the bits of
-    ``2**(mbits - E)``, the reciprocal spacing that stochastic rounding multiplies by, for
-    every ``E`` in ``[emin, emax + 2]`` where that stays a normal float32 (else 0: the
-    integer path rounds stochastically).
+    back. ``srf`` is 1 where stochastic rounding takes ``fast_round_stochastic``: the
+    ``K = rbits_width`` random bits fit below the rounding position (``23 - mbits >= K``);
+    else 0, and the integer path rounds stochastically.
     """
     if spec.kind in (Kind.INT, Kind.UINT) and spec.bits <= 22:
         return (1, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)  # ints: ``_encode_int_float``
@@ -166,7 +165,6 @@ def _fast_fields(spec: NumberSpec) -> tuple:
         return (0, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)
     offset = (spec.emin + spec.bias - 1) << spec.mbits
     mb = spec.mbits
-    srk_ok = all(1 <= mb - e + 127 <= 254 for e in (spec.emin, spec.emax + 2))
     return (
         1,
         2.0 ** (-126 - spec.emin),
@@ -177,7 +175,7 @@ def _fast_fields(spec: NumberSpec) -> tuple:
         float(spec.max_value),
         2.0 ** (spec.emax + 2),
         2.0**-mb,
-        _s32((254 + mb) << 23) if srk_ok else 0,
+        int(23 - mb >= spec.rbits_width),
     )
 
 

@@ -13,6 +13,10 @@ subtraction or such a scaling, nowhere else.
 Not ``libdevice.mul_rn``: its ``__nv_fmul_rn`` flushes subnormals to zero under Triton's
 libdevice settings (``FMUL.FTZ``), and the interpreter runs neither it nor inline assembly.
 Under the interpreter (NumPy) a product is a product: nothing is ever fused there.
+
+:func:`mul_rz` is a product rounded toward zero (``mul.rz.f32``), which stochastic rounding
+takes to scale a magnitude down to the format's grid without rounding up into the bits it
+adds to (``_codec.fast_round_stochastic``); the interpreter emulates it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import triton.language as tl
 
 from ._env import INTERPRETING
 
-__all__ = ["mul_rn"]
+__all__ = ["mul_rn", "mul_rz"]
 
 if INTERPRETING:
 
@@ -30,6 +34,18 @@ if INTERPRETING:
     def mul_rn(a, b):
         """``a * b`` (float32), one rounding to nearest even."""
         return a * b
+
+    @triton.jit
+    def mul_rz(a, p, p_inv):
+        """``a * p`` (float32) rounded toward zero, for ``a >= 0`` and a power of two ``p``.
+
+        NumPy rounds the product to nearest even; where that rounded up (the exact product
+        ``t * p_inv`` exceeds ``a``, ``p_inv = 1 / p``), the float32 below it is the
+        product truncated: the error of one rounding is under one unit in the last place.
+        """
+        t = a * p
+        up = (t * p_inv) > a
+        return tl.where(up, (t.to(tl.int32, bitcast=True) - 1).to(tl.float32, bitcast=True), t)
 
 else:
 
@@ -44,6 +60,23 @@ else:
             "mul.rn.f32 $0, $1, $2;",
             "=f,f,f",
             [a, b],
+            dtype=tl.float32,
+            is_pure=True,
+            pack=1,
+        )
+
+    @triton.jit
+    def mul_rz(a, p, p_inv):
+        """``a * p`` (float32) rounded toward zero, for ``a >= 0`` and a power of two ``p``.
+
+        One ``mul.rz.f32`` (subnormal results kept: no ``.ftz``); ``p_inv`` serves the
+        interpreter's emulation only.
+        """
+        tl.static_assert(a.dtype == tl.float32, "mul_rz multiplies float32 values")
+        return tl.inline_asm_elementwise(
+            "mul.rz.f32 $0, $1, $2;",
+            "=f,f,f",
+            [a, p],
             dtype=tl.float32,
             is_pure=True,
             pack=1,
