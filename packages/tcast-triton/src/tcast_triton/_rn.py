@@ -50,20 +50,20 @@ if INTERPRETING:
 else:
 
     @triton.jit
+    def _mul_ptx(a, b, INSTR: tl.constexpr):
+        """``a * b`` by the float32 PTX multiplication ``INSTR`` (its rounding modifier)."""
+        tl.static_assert(a.dtype == tl.float32, "the PTX products multiply float32 values")
+        return tl.inline_asm_elementwise(
+            INSTR + " $0, $1, $2;", "=f,f,f", [a, b], dtype=tl.float32, is_pure=True, pack=1
+        )
+
+    @triton.jit
     def mul_rn(a, b):
         """``a * b`` (float32), one rounding to nearest even, never fused into a sum.
 
         ``b`` may be a float32 constant (broadcast, as the ``*`` operator does).
         """
-        tl.static_assert(a.dtype == tl.float32, "mul_rn multiplies float32 values")
-        return tl.inline_asm_elementwise(
-            "mul.rn.f32 $0, $1, $2;",
-            "=f,f,f",
-            [a, b],
-            dtype=tl.float32,
-            is_pure=True,
-            pack=1,
-        )
+        return _mul_ptx(a, b, "mul.rn.f32")
 
     @triton.jit
     def mul_rz(a, p, p_inv):
@@ -72,12 +72,4 @@ else:
         One ``mul.rz.f32`` (subnormal results kept: no ``.ftz``); ``p_inv`` serves the
         interpreter's emulation only.
         """
-        tl.static_assert(a.dtype == tl.float32, "mul_rz multiplies float32 values")
-        return tl.inline_asm_elementwise(
-            "mul.rz.f32 $0, $1, $2;",
-            "=f,f,f",
-            [a, p],
-            dtype=tl.float32,
-            is_pure=True,
-            pack=1,
-        )
+        return _mul_ptx(a, p, "mul.rz.f32")
