@@ -679,6 +679,8 @@ def test_a_fused_transform_down_the_columns_equals_the_reference(
             got = tcast.cast(xt, code, castmode=cm, transform=h, engine="triton", **kw)
             (plan,) = _launch._PLANS.values()
             assert plan.kw["RHT_G"] == h.size and plan.kw["AXIS"] == 0, code
+            # runs of 64 / TP columns a thread (5 or 6 columns: partial runs masked)
+            assert plan.kw["CV"] == 64 // plan.kw["TP"], code
             want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
             _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
     # NVFP4 down the columns: composed, the reference's bits

@@ -545,6 +545,7 @@ def _geometry(
     FULL: tl.constexpr,
     I64: tl.constexpr,
     PATCH: tl.constexpr,
+    CV: tl.constexpr = 0,
 ):
     """Element offsets, mask, lane (scale) indices, lane mask and run starts of one block.
 
@@ -603,7 +604,10 @@ def _geometry(
         i = ic * BL + tl.arange(0, BL)
         pos = j * Tt + t
         starts = (o * L + pos) * inner + ic * BL
-        offs = starts[:, None] + tl.arange(0, BL)[None, :]
+        cols = tl.arange(0, BL)
+        if CV > 0:  # runs of CV contiguous columns: CV-element loads, a tile's rows a thread
+            cols = (cols // CV) * CV + cols % CV
+        offs = starts[:, None] + cols[None, :]
         lanes = (o * nt + j) * inner + i
         if FULL:
             lane_ok = tl.full((BL,), 1, tl.int1)
@@ -712,6 +716,7 @@ def _cast_tiles(
     RHT_STAGES: tl.constexpr = 0,
     RHT_SIGNS: tl.constexpr = 0,
     RHT_SCALE: tl.constexpr = 1.0,
+    CV: tl.constexpr = 0,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
@@ -729,7 +734,7 @@ def _cast_tiles(
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     offs, mask, lanes, lane_ok, starts = _geometry(
-        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH, CV
     )
     if GIVEN:
         n = _lane_count(ntiles, inner)

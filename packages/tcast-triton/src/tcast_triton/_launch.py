@@ -370,6 +370,13 @@ COL_ELEMS = 4096
 COL_MAX_BL = 128
 COL_WARPS = 1
 COL_WARPS_VIRTUAL = 2
+#: Column casts with a fused transform: each thread loads runs of COL_FUSED_ELEMS / tile
+#: contiguous columns (the compiler's own choice, 16-byte vectors, spreads a tile's rows over
+#: threads and the butterfly's stages across them), so the tile's rows sit in its registers;
+#: warps along the columns. H100, 16384^2 bfloat16, MXFP4 t32d0 RHT-32 / t16d0 RHT-16, time
+#: over a copy's (``bench/sweep_col.py --vector``): the compiler's layout 1.20 / 1.08; 64
+#: elements a thread 0.73 / 0.65; 128 0.88 / 0.72 (register pressure). 0: the compiler's.
+COL_FUSED_ELEMS = 64
 #: Flat row tiles of ROW_PIECES_TILE elements wider than one 16-byte load: one tile per
 #: thread (``_cast_row_pieces``), its scale computed once rather than in each thread holding
 #: a vector of it. H200, 16384^2 bfloat16 (bench/where_time.py and its no-pieces variant),
@@ -471,7 +478,7 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
 
 
 # _cast_tiles' compile-time arguments that _cast_row_pieces does without
-_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK", "GIVEN")
+_NOT_PIECES = ("AXIS", "TK", "FLAT", "LOOP", "PRE", "RV", "RUN", "PACK", "GIVEN", "CV")
 
 
 #: Whether casts that qualify take the bfloat16-pair encoder (:func:`pairs_ok`; a switch for
@@ -581,6 +588,10 @@ def _tiled_plan(
     whole = flat if axis == 1 else length % tile == 0 and not loop
     if fused and not (whole and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
+    cv = 0
+    if fused and axis == 0 and COL_FUSED_ELEMS:
+        cv = max(1, COL_FUSED_ELEMS // tp)
+        warps = max(1, bl // (32 * cv))
     # a Philox call serves E = 128 / K elements (SEMANTICS.md §3.3): runs from multiples of E
     per_call = 128 // req.dtype.nspec.rbits_width
     if axis == 1:
@@ -608,6 +619,7 @@ def _tiled_plan(
         PATCH=patch,
         GIVEN=given,
         **rht,
+        CV=cv,
         num_warps=warps,
         **_LAUNCH_OPTS,
     )
