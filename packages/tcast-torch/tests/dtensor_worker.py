@@ -293,7 +293,7 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2, lean: bool = Fa
     tensor scales, two-level (NVFP4), 2-D tiles, uneven shards, a 3-D Shard(-1), 2-D mesh.
 
     ``lean`` (an engine whose casts are slow here, e.g. Triton's interpreter): every scale
-    kind on the uneven and cut shapes with Shard(0), Shard(-1) and Replicate only (the
+    kind with Shard(0) on the uneven rows, Shard(-1) and Replicate on the cut tiles (the
     aligned shape and Shard(1), the same placement as Shard(-1) on a 2-D tensor, are left
     out)."""
     from torch.distributed.tensor import Replicate, Shard
@@ -315,18 +315,18 @@ def placements_and_scales(chk: Checker, mesh, world: int, mesh2, lean: bool = Fa
     ]
     shapes = [((6, 64), "uneven rows"), ((8, 96), "cut tiles"), ((8, 128), "aligned")]
     placements = [[Shard(0)], [Shard(1)], [Shard(-1)], [Replicate()]]
-    if lean:
-        shapes, placements = shapes[:2], [placements[0], *placements[2:]]
+    pairs = [(sh, pl) for sh in shapes for pl in placements]
+    if lean:  # rows cut unevenly by Shard(0); tiles cut by Shard(-1), and whole
+        pairs = [(shapes[0], placements[0])] + [(shapes[1], pl) for pl in placements[2:]]
     for dt in dtypes:
-        for shape, what in shapes:
+        for (shape, what), pl in pairs:
             x = inputs(shape, torch.float32)["finite"]
-            for pl in placements:
-                for castmode in ("virtual", "actual"):
-                    name = f"{dt} {shape} {what} {pl} {castmode}"
-                    try:
-                        check_cast(chk, name, x, mesh, pl, dt, castmode, E.cast)
-                    except Exception:
-                        chk.fail(name, traceback.format_exc(limit=4))
+            for castmode in ("virtual", "actual"):
+                name = f"{dt} {shape} {what} {pl} {castmode}"
+                try:
+                    check_cast(chk, name, x, mesh, pl, dt, castmode, E.cast)
+                except Exception:
+                    chk.fail(name, traceback.format_exc(limit=4))
     x3 = inputs((5, 6, 40), torch.bfloat16)["finite"]
     for dt in ("mxfp4", "nvfp4", "int8_float32_t0", "e4m3fn_float32"):
         for pl in ([Shard(-1)], [Shard(1)]):

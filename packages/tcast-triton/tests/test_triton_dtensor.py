@@ -36,7 +36,7 @@ if not interpreting():
         4: ["placements,communication,refusals"],
     }
 #: Fewer checks than this means a group of cases stopped early.
-MIN_CHECKS = {2: 1000, 4: 30} if interpreting() else {2: 1250, 4: 1300}
+MIN_CHECKS = {2: 850, 4: 30} if interpreting() else {2: 1250, 4: 1300}
 
 
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
