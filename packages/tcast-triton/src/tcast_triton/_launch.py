@@ -375,7 +375,8 @@ COL_WARPS_VIRTUAL = 2
 #: threads and the butterfly's stages across them), so the tile's rows sit in its registers;
 #: warps along the columns. H100, 16384^2 bfloat16, MXFP4 t32d0 RHT-32 / t16d0 RHT-16, time
 #: over a copy's (``bench/sweep_col.py --vector``): the compiler's layout 1.20 / 1.08; 64
-#: elements a thread 0.73 / 0.65; 128 0.88 / 0.72 (register pressure). 0: the compiler's.
+#: elements a thread 0.73 / 0.65; 128 0.88 / 0.72 (register pressure). Tiles longer than
+#: half of it (and 0) keep the compiler's layout.
 COL_FUSED_ELEMS = 64
 #: Flat row tiles of ROW_PIECES_TILE elements wider than one 16-byte load: one tile per
 #: thread (``_cast_row_pieces``), its scale computed once rather than in each thread holding
@@ -589,8 +590,8 @@ def _tiled_plan(
     if fused and not (whole and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
     cv = 0
-    if fused and axis == 0 and COL_FUSED_ELEMS:
-        cv = max(1, COL_FUSED_ELEMS // tp)
+    if fused and axis == 0 and COL_FUSED_ELEMS // tp >= 2:  # longer tiles: 16-byte vectors
+        cv = COL_FUSED_ELEMS // tp
         warps = max(1, bl // (32 * cv))
     # a Philox call serves E = 128 / K elements (SEMANTICS.md §3.3): runs from multiples of E
     per_call = 128 // req.dtype.nspec.rbits_width
