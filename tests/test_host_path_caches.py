@@ -132,3 +132,58 @@ def test_a_datatype_name_must_be_a_str(name):
         tcast.datatype("mxfp8", name=name)
     with pytest.raises(tcast.SpecError, match="must be a str"):
         tcast.DataType(tcast.number("e4m3fn"), None, name)
+
+
+def test_a_repeated_cast_goes_through_the_engines_call_object(monkeypatch):
+    """``EngineBase.call_for``: asked once per shape and dtype, used for what it takes."""
+    eng = tcast.engine.load_engine("ref")
+    made, served = [], []
+
+    class Call:
+        def __init__(self, shape):
+            self.shape = shape
+
+        def takes(self, x):
+            return x.shape == self.shape and x[0] != 99
+
+        def __call__(self, x, seed=None):
+            served.append(seed)
+            return ("by the call object", seed)
+
+    def call_for(self, x, dt, modes, seed):
+        made.append((x.shape, dt.name, modes.roundmode.value, seed))
+        return Call(x.shape)
+
+    monkeypatch.setattr(type(eng), "call_for", call_for)
+    monkeypatch.setattr(tcast.api, "_CHOSEN", {})
+    monkeypatch.setattr(tcast.api, "_CALLS", {})
+    x = np.linspace(-2, 2, 32, dtype=np.float32)
+    want = tcast.cast(x, "mxfp8")  # the first call of its kind: checked and selected
+    assert isinstance(want, np.ndarray) and not made
+    assert tcast.cast(x, "mxfp8") == ("by the call object", None)
+    assert tcast.cast(x + 1, "mxfp8") == ("by the call object", None)
+    assert made == [((32,), "mxfp8", "even", None)]  # once for the shape and dtype
+    y = x.copy()
+    y[0] = 99  # not taken: the general path
+    assert np.array_equal(tcast.cast(y, "mxfp8").view(np.uint32), tcast_ref_cast(y).view(np.uint32))
+    z = np.linspace(-2, 2, 64, dtype=np.float32)  # another shape: asked again
+    assert tcast.cast(z, "mxfp8") == ("by the call object", None) and len(made) == 2
+    # seeded: the checked seed of each call (any integer type), a bad one refused first
+    kw = {"roundmode": "stochastic"}
+    assert isinstance(tcast.cast(x, "mxfp8", seed=3, **kw), np.ndarray)
+    assert tcast.cast(x, "mxfp8", seed=np.uint64(2**63), **kw) == ("by the call object", 2**63)
+    assert made[-1] == ((32,), "mxfp8", "stochastic", 2**63) and served[-1] == 2**63
+    assert type(served[-1]) is int
+    with pytest.raises(tcast.SpecError, match="seed"):
+        tcast.cast(x, "mxfp8", seed=-1, **kw)
+    # a transform never goes through a call object
+    h = tcast.Hadamard.seeded(32, 0)
+    for _ in range(2):
+        assert isinstance(tcast.cast(x, "mxfp8", transform=h), np.ndarray)
+    assert len(made) == 3
+
+
+def tcast_ref_cast(x):
+    import tcast_ref
+
+    return np.asarray(tcast_ref.cast(x, "mxfp8"))

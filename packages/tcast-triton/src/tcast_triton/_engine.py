@@ -31,7 +31,7 @@ from tcast_torch.toolkit import (
 from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
 from ._fallback import relabel, torch_cast
-from ._fastcast import CallsByRequest
+from ._fastcast import CallsByRequest, FastCast, fast_cast, plain_input
 from ._launch import fused_transform, interpreting, tensor_maxima
 from ._launch_dual import run_dual
 from ._local import TritonLocal
@@ -116,6 +116,28 @@ class TritonEngine(EngineBase):
         if isinstance(request, CastRequest) and request.modes.transform is not None:
             return self.cast_grad(x, request, "ste")  # the transform's exact gradient
         return super().cast(x, request)
+
+    def call_for(
+        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None
+    ) -> FastCast | None:
+        """``EngineBase.call_for``: the call object (``_fastcast``) of a plain tensor's cast.
+
+        None for DTensors and tensor subclasses, inputs the general path copies first
+        (:func:`_fastcast.plain_input`), transforms, and requests the call objects do not
+        serve (:func:`_fastcast.fast_cast`); the checks of a first cast run here.
+        """
+        if (
+            type(x) is not torch.Tensor
+            or modes.transform is not None
+            or torch.compiler.is_compiling()
+            or not self.accepts(x)
+            or self.refusal(x) is not None
+            or not plain_input(x)
+        ):
+            return None
+        req = self.request(x, dtype, modes, seed, None)
+        self.check_request(x, req)
+        return fast_cast(x, req)
 
     def dtensor_call(self, x: Any, request: CastRequest, grad: str) -> Any:
         """The call object of a repeated DTensor cast (``toolkit.DTensorCall``), or None.

@@ -182,7 +182,7 @@ class FastCast:
         )
 
     def takes(self, x: torch.Tensor) -> bool:
-        """Whether plain tensor ``x`` goes this way: the request's shape, dtype and device.
+        """Whether ``x`` goes this way: a plain tensor of the request's shape, dtype, device.
 
         And no gradient to give (a virtual cast of a tensor that requires grad), an input
         the general path would cast as it is (:func:`plain_input`), and the launcher's plan
@@ -190,7 +190,8 @@ class FastCast:
         """
         mod = self.launcher
         return (
-            x.dtype is self.dtype
+            type(x) is torch.Tensor
+            and x.dtype is self.dtype
             and x.device == self.device
             and x.shape == self.req.shape
             and mod._PLANS is self.plans

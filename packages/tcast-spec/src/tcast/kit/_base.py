@@ -305,6 +305,20 @@ class EngineBase:
         if why is not None:
             raise UnsupportedError(f"{self.label} does not take {role}: it is {why}")
 
+    def call_for(self, x: Any, dtype: DataType, modes: CastModes, seed: int | None) -> Any:
+        """A call object for repeated casts like this one, or None (the base: None).
+
+        Optional host-time path of :func:`tcast.cast`: for a call it has seen before (the
+        same kind of array, datatype, modes and engine), the front door asks once per
+        shape and dtype of ``x`` and keeps the answer. A call object has ``takes(x)``, True
+        only for arrays the engine accepts, does not refuse and would cast just as this
+        request (it may check more: the front door then takes the general path), and
+        ``call(x)`` or ``call(x, seed)`` (a checked seed, for stochastic rounding from a
+        seed; ``seed`` here is the first call's) giving the cast's result. Only called
+        outside a trace, without ``rbits`` and without a transform.
+        """
+        return None
+
     def refusal(self, a: Any) -> str | None:
         """Why an array of ``array_type`` cannot be used as it is, or None when it can.
 
