@@ -220,9 +220,11 @@ def fast_round_stochastic(a, rbits, F: tl.constexpr):
     ``r << (32 - K)``; a ``NaN`` or ``Inf`` ``a`` gives anything, which the caller replaces.
     """
     D: tl.constexpr = 23 - F[F_MB]
-    t = bits_of(mul_rz(a, F[F_DOWN], F[F_UP]))
-    # the words' fields moved down to bit D - K (a logical shift: r's top bit is the sign's)
-    return t + (rbits.to(tl.uint32, bitcast=True) >> (32 - D)).to(tl.int32, bitcast=True)
+    t = bits_of(mul_rz(a, F[F_DOWN], F[F_UP])).to(tl.uint32, bitcast=True)
+    # the words' fields moved down to bit D - K (a logical shift: r's top bit is the sign's);
+    # unsigned: a NaN's bits plus r wrap (its code is replaced) rather than overflow
+    s = t + (rbits.to(tl.uint32, bitcast=True) >> (32 - D))
+    return s.to(tl.int32, bitcast=True)
 
 
 @triton.jit
