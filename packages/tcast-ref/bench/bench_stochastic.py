@@ -2,9 +2,9 @@
 
 Times, on a float32 4096 x 1024 input: ``cast(x, "mxfp8", roundmode="stochastic", seed=1)``
 and the unscaled ``cast(x, "float8_e4m3fn", ...)`` through tcast_ref and tcast_torch (CPU,
-eager), and ``random_bits(1, 2**22)`` of both engines. Prints the configuration, then the
-median of ``--repeat`` runs (``time.perf_counter``, after one warm-up call) per case. Not a
-test: run it by hand::
+eager), and ``random_bits(1, 2**22, width=K)`` of both engines (K = 8 and 16). Prints the
+configuration, then the median of ``--repeat`` runs (``time.perf_counter``, after one
+warm-up call) per case. Not a test: run it by hand::
 
     .venv/bin/python packages/tcast-ref/bench/bench_stochastic.py [--repeat 5]
 """
@@ -66,8 +66,19 @@ def main() -> None:
                 ),
             )
         )
-    cases.append(("tcast_ref.random_bits(1, 2**22)", lambda: tcast_ref.random_bits(SEED, n)))
-    cases.append(("tcast_torch.random_bits(1, 2**22)", lambda: tcast_torch.random_bits(SEED, n)))
+    for k in (8, 16):  # K random bits per element: 16 or 8 elements per Philox call
+        cases.append(
+            (
+                f"tcast_ref.random_bits(1, 2**22, width={k})",
+                lambda k=k: tcast_ref.random_bits(SEED, n, width=k),
+            )
+        )
+        cases.append(
+            (
+                f"tcast_torch.random_bits(1, 2**22, width={k})",
+                lambda k=k: tcast_torch.random_bits(SEED, n, width=k),
+            )
+        )
 
     print(
         f"tcast {tcast.__version__}, numpy {np.__version__}, torch {torch.__version__} "
