@@ -9,6 +9,8 @@ engines or the selection change.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -135,7 +137,8 @@ def test_a_datatype_name_must_be_a_str(name):
 
 
 def test_a_repeated_cast_goes_through_the_engines_call_object(monkeypatch):
-    """``EngineBase.call_for``: asked once per shape and dtype, used for what it takes."""
+    """``EngineBase.call_for``: asked by a repeated call, kept per shape and dtype, used for
+    the arrays it takes, asked again for one it does not."""
     eng = tcast.engine.load_engine("ref")
     made, served = [], []
 
@@ -162,25 +165,64 @@ def test_a_repeated_cast_goes_through_the_engines_call_object(monkeypatch):
     assert isinstance(want, np.ndarray) and not made
     assert tcast.cast(x, "mxfp8") == ("by the call object", None)
     assert tcast.cast(x + 1, "mxfp8") == ("by the call object", None)
-    assert made == [((32,), "mxfp8", "even", None)]  # once for the shape and dtype
+    assert made == [((32,), "mxfp8", "even", None)]  # kept for the shape and dtype
     y = x.copy()
-    y[0] = 99  # not taken: the general path
-    assert np.array_equal(tcast.cast(y, "mxfp8").view(np.uint32), tcast_ref_cast(y).view(np.uint32))
-    z = np.linspace(-2, 2, 64, dtype=np.float32)  # another shape: asked again
-    assert tcast.cast(z, "mxfp8") == ("by the call object", None) and len(made) == 2
+    y[0] = 99  # not taken (asked again, not taken again): the general path
+    got = tcast.cast(y, "mxfp8")
+    assert np.array_equal(got.view(np.uint32), tcast_ref_cast(y).view(np.uint32))
+    assert len(made) == 2
+    z = np.linspace(-2, 2, 64, dtype=np.float32)  # another shape: its own call object
+    assert tcast.cast(z, "mxfp8") == ("by the call object", None) and len(made) == 3
     # seeded: the checked seed of each call (any integer type), a bad one refused first
     kw = {"roundmode": "stochastic"}
     assert isinstance(tcast.cast(x, "mxfp8", seed=3, **kw), np.ndarray)
     assert tcast.cast(x, "mxfp8", seed=np.uint64(2**63), **kw) == ("by the call object", 2**63)
     assert made[-1] == ((32,), "mxfp8", "stochastic", 2**63) and served[-1] == 2**63
     assert type(served[-1]) is int
+    assert tcast.cast(x, "mxfp8", seed=7, **kw) == ("by the call object", 7)
     with pytest.raises(tcast.SpecError, match="seed"):
         tcast.cast(x, "mxfp8", seed=-1, **kw)
     # a transform never goes through a call object
+    n = len(made)
     h = tcast.Hadamard.seeded(32, 0)
     for _ in range(2):
         assert isinstance(tcast.cast(x, "mxfp8", transform=h), np.ndarray)
-    assert len(made) == 3
+    assert len(made) == n
+    # saturate=False still warns on every call, at the caller's line
+    with pytest.warns(tcast.ArgumentWarning) as rec:
+        for _ in range(3):
+            tcast.cast(x, "mxfp8", saturate=False)
+    assert len(rec) == 3 and all(r.filename == __file__ for r in rec)
+
+
+def test_a_repeated_cast_checks_the_engine_before_its_call_object(monkeypatch):
+    """An array the engine refuses or no longer accepts never reaches a call object."""
+    eng = tcast.engine.load_engine("torch")
+    used = []
+
+    class Call:
+        def takes(self, x):
+            return True
+
+        def __call__(self, x, seed=None):
+            used.append(x)
+            return "by the call object"
+
+    monkeypatch.setattr(type(eng), "call_for", lambda self, x, dt, modes, seed: Call())
+    monkeypatch.setattr(tcast.api, "_CHOSEN", {})
+    monkeypatch.setattr(tcast.api, "_CALLS", {})
+    t = torch.linspace(-2, 2, 64).reshape(2, 32)
+    tcast.cast(t, "mxfp8")
+    assert tcast.cast(t, "mxfp8") == "by the call object"
+    with warnings.catch_warnings():  # torch's prototype notice for this layout
+        warnings.simplefilter("ignore", UserWarning)
+        nested = torch.nested.nested_tensor([torch.ones(32)] * 2)  # refused, with a way out
+    with pytest.raises(tcast.UnsupportedError, match="nested"):
+        tcast.cast(nested, "mxfp8")
+    monkeypatch.setattr(type(eng), "accepts", lambda self, x: x.dtype != torch.bfloat16)
+    with pytest.raises(tcast.EngineNotFoundError):
+        tcast.cast(t.bfloat16(), "mxfp8")
+    assert len(used) == 1
 
 
 def tcast_ref_cast(x):

@@ -51,8 +51,8 @@ __all__ = ["cast", "cast_dual", "native", "select_engine", "upcast"]
 #: selecting cost more host time than a small cast. Bounded: emptied when full.
 _CHOSEN: dict[tuple, tuple[Engine, DataType, CastModes]] = {}
 _MAX_CHOSEN = 1024
-# the engines' call objects (EngineBase.call_for) by a _CHOSEN key, x's shape and dtype;
-# None where the engine has none
+# the engines' call objects (EngineBase.call_for) by a _CHOSEN key, the engine, x's shape
+# and dtype
 _CALLS: dict[tuple, Any] = {}
 
 # Which wheel provides an engine for arrays from which module.
@@ -312,10 +312,6 @@ def cast(
             known = key = None
         if known is not None:
             eng, dt, modes = known
-            if modes.transform is None:
-                out = _repeat_call(key, eng, dt, modes, x, seed)
-                if out is not _NO_CALL:
-                    return out
             refusal = getattr(eng, "refusal", None)
             # an engine may take arrays by more than type and device, and refuse some kinds:
             # either way the selection is made afresh
@@ -323,6 +319,10 @@ def cast(
                 _warn_ignored(dt, modes)
                 if seed is not None:
                     seed = normalize_seed(seed)
+                if modes.transform is None:
+                    out = _repeat_call((key, eng), eng, dt, modes, x, seed)
+                    if out is not _NO_CALL:
+                        return _honoured(eng, modes, out)
                 return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, None)))
     else:
         key = None
@@ -345,6 +345,7 @@ def cast(
     if key is not None:
         if len(_CHOSEN) >= _MAX_CHOSEN:
             _CHOSEN.clear()
+            _CALLS.clear()
         _CHOSEN[key] = (eng, dt, modes)
     return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
 
@@ -355,25 +356,24 @@ _NO_CALL = object()
 def _repeat_call(key: tuple, eng: Engine, dt: DataType, modes: CastModes, x: Any, seed: Any) -> Any:
     """The cast by the engine's call object for arrays like ``x``, or ``_NO_CALL``.
 
-    The call object is asked for once per shape and dtype (``EngineBase.call_for``; engines
-    of the protocol alone have none) and serves the arrays it ``takes``.
+    ``x`` is an array ``eng`` accepts and does not refuse, ``seed`` checked. The call object
+    (``EngineBase.call_for``; engines of the protocol alone have none) is kept by ``key``,
+    x's shape and dtype, and asked for again when it does not take ``x`` (the engine may
+    answer None for this array and make one for the next).
     """
     calls = (key, getattr(x, "shape", None), getattr(x, "dtype", None))
     try:
-        call = _CALLS.get(calls, _NO_CALL)
+        call = _CALLS.get(calls)
     except TypeError:  # an unhashable shape or dtype
         return _NO_CALL
-    if seed is not None:
-        seed = normalize_seed(seed)
-    if call is _NO_CALL:
+    if call is None or not call.takes(x):
         maker = getattr(eng, "call_for", None)
         call = maker(x, dt, modes, seed) if maker is not None else None
+        if call is None or not call.takes(x):
+            return _NO_CALL
         if len(_CALLS) >= _MAX_CHOSEN:
             _CALLS.clear()
         _CALLS[calls] = call
-    if call is None or not call.takes(x):
-        return _NO_CALL
-    _warn_ignored(dt, modes)
     return call(x) if seed is None else call(x, seed)
 
 
