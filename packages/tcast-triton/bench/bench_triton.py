@@ -77,6 +77,11 @@ CASTS: list[tuple[str, str, dict]] = [
         {"castmode": "actual", "transform": tcast.Hadamard.seeded(32, 1)},
     ),
     (
+        "nvfp4 actual, column (t16d0), RHT-16",
+        "e2m1f_e4m3fn_float32_t16d0",
+        {"castmode": "actual", "transform": tcast.Hadamard.te_wgrad()},
+    ),
+    (
         "mxfp8 actual, stochastic seed",
         "mxfp8",
         {"castmode": "actual", "roundmode": "stochastic", "seed": 1},

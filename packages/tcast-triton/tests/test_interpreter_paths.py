@@ -665,8 +665,7 @@ def test_a_fused_transform_down_the_columns_equals_the_reference(
 ):
     """Tiles along another dimension: the column geometry's block transformed along axis 0.
 
-    Two-level scales there compose (the amax pass transforms groups along the last dimension
-    only).
+    Two-level scales there: the next test.
     """
     import tcast_ref
     from tcast_triton import _launch
@@ -683,15 +682,34 @@ def test_a_fused_transform_down_the_columns_equals_the_reference(
             assert plan.kw["CV"] == 64 // plan.kw["TP"], code
             want = tcast_ref.cast(x, code, castmode=cm, transform=h, **kw)
             _assert_same_parts(want, got, ("data", "scale", "zero", "tenscale"))
-    # NVFP4 down the columns: composed, the reference's bits
-    monkeypatch.setattr(_launch, "_PLANS", {})
-    x16 = np.ascontiguousarray(np.asarray(_entry((32, 6), "float16", seed=3).x))
+
+
+@pytest.mark.parametrize(
+    ("code", "shape"),
+    [
+        ("e2m1f_e4m3fn_float32_t16d0", (32, 6)),
+        ("e2m1f_e4m3fn_float32_t16d0", (64, 200)),  # a partial block of columns
+        ("e2m1f_e4m3fn_float32_t16d1", (2, 32, 40)),  # tiles along a middle dimension
+    ],
+)
+def test_two_level_scales_down_the_columns_fuse_the_transform_in_the_amax_pass(
+    code, shape, device, monkeypatch
+):
+    """NVFP4 down the columns (the Wgrad operands of NVIDIA's recipe): the amax pass
+    transforms groups of rows down each column (``RHT_INNER``), then the column cast."""
+    import tcast_ref
+    from tcast_triton import _launch
+
+    x = np.ascontiguousarray(np.asarray(_entry(shape, "float16", seed=3).x))
     te = tcast.Hadamard.te_wgrad()
-    got = tcast.cast(torch.from_numpy(x16).to(device), "e2m1f_e4m3fn_float32_t16d0",
-                     castmode="actual", transform=te, engine="triton")  # fmt: skip
-    assert not any(p.kw.get("RHT_G") for p in _launch._PLANS.values())
-    want = tcast_ref.cast(x16, "e2m1f_e4m3fn_float32_t16d0", castmode="actual", transform=te)
-    _assert_same_parts(want, got, ("data", "scale", "tenscale"))
+    for kw in ({}, {"roundmode": "stochastic", "seed": 5}):
+        monkeypatch.setattr(_launch, "_PLANS", {})
+        got = tcast.cast(torch.from_numpy(x).to(device), code, castmode="actual", transform=te,
+                         engine="triton", **kw)  # fmt: skip
+        (plan,) = _launch._PLANS.values()
+        assert plan.kw["RHT_G"] == 16 and plan.amax_kw["RHT_INNER"] == shape[-1]
+        want = tcast_ref.cast(x, code, castmode="actual", transform=te, **kw)
+        _assert_same_parts(want, got, ("data", "scale", "tenscale"))
 
 
 def test_a_transform_under_torch_compile_is_composed_with_the_reference_bits(device):

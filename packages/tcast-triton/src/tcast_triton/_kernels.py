@@ -1199,16 +1199,36 @@ def _amax_pass(
     RHT_SIGNS: tl.constexpr = 0,
     RHT_SCALE: tl.constexpr = 1.0,
     RHT_V: tl.constexpr = 1,
+    RHT_INNER: tl.constexpr = 0,
 ):
     """The tensor's maxima of magnitude bits (and uint's positive/negative maxima).
 
     Atomic integer max: the same result whatever order the programs run in. ``RHT_G``: the
     maxima of the transformed values (groups of consecutive elements along the last
     dimension, whose length is a multiple of ``RHT_G``; 0: none), each group in one thread
-    as pieces of ``RHT_V`` elements (:func:`hadamard_pieces`).
+    as pieces of ``RHT_V`` elements (:func:`hadamard_pieces`). ``RHT_INNER``: groups of
+    ``RHT_G`` rows down each column of rows ``RHT_INNER`` long instead (tiles along another
+    dimension; the rows a multiple of ``RHT_G``): each program a ``[RHT_G, BLOCK / RHT_G]``
+    block, runs of ``64 / RHT_G`` columns a thread (a group in its registers, as the column
+    cast's ``CV``; grid: :func:`tcast_triton._launch.amax_programs`).
     """
-    start = _block_start(I64) * BLOCK
-    if RHT_G > 0:
+    if RHT_INNER > 0:
+        BC: tl.constexpr = BLOCK // RHT_G
+        CV: tl.constexpr = 64 // RHT_G
+        NCB: tl.constexpr = (RHT_INNER + BC - 1) // BC
+        p = _block_start(I64)
+        cq = tl.arange(0, BC)
+        c = (p % NCB) * BC + (cq // CV) * CV + cq % CV
+        offs = ((p // NCB) * RHT_G + tl.arange(0, RHT_G))[:, None] * RHT_INNER + c[None, :]
+        mask = tl.broadcast_to((c < RHT_INNER)[None, :], offs.shape)
+        x = load_f32(x_ptr, offs, mask, IN)
+        x = hadamard_axis(x, 0, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
+        m2, h2, l2 = _block_max(x, mask, 0, U)
+        mx = tl.max(m2, axis=0)
+        hi = tl.max(h2, axis=0)
+        lo = tl.max(l2, axis=0)
+    elif RHT_G > 0:
+        start = _block_start(I64) * BLOCK
         NP: tl.constexpr = RHT_G // RHT_V
         groups = (tl.arange(0, BLOCK // RHT_G) * RHT_G)[:, None, None]
         piece = (tl.arange(0, NP) * RHT_V)[None, :, None]
@@ -1221,7 +1241,7 @@ def _amax_pass(
         hi = tl.max(tl.max(h3, axis=1), axis=0)
         lo = tl.max(tl.max(l3, axis=1), axis=0)
     else:
-        offs = start + tl.arange(0, BLOCK)
+        offs = _block_start(I64) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         x = load_f32(x_ptr, offs, mask, IN)
         mx, hi, lo = _block_max(x, mask, 0, U)

@@ -131,12 +131,12 @@ def tensor_maxima(x: torch.Tensor, req: CastRequest) -> torch.Tensor:
     xin = bits_of(xc)
     buf = torch.zeros(3, dtype=torch.int32, device=xc.device)
     if xc.numel():
-        kw = amax_pass_kw(req.dtype, xc, req.modes.transform)
+        kw = amax_pass_kw(req.dtype, xc, req.modes.transform, transform_inner(req))
         key = tuple(sorted(kw.items()))
         launch = _AMAX_LAUNCHES.get(key)
         if launch is None:
             launch = _AMAX_LAUNCHES[key] = Launch(_amax_pass, kw)
-        launch((triton.cdiv(xc.numel(), kw["BLOCK"]),), xin, buf, xc.numel())
+        launch((amax_programs(kw, xc.numel()),), xin, buf, xc.numel())
     return buf
 
 
@@ -675,11 +675,27 @@ def _patches(req: CastRequest, row_tiles: bool, bl: int, nt: int, outer: int) ->
     )
 
 
-def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = None) -> dict:
+def amax_pass_kw(
+    dt: DataType, xc: torch.Tensor, transform: Hadamard | None = None, inner: int = 1
+) -> dict:
     """The compile-time arguments of the tensor-amax pass (``_amax_pass``) over ``xc``.
 
-    ``transform``: the maxima of the transformed values (a fused transform, :func:`rht_kw`).
+    ``transform``: the maxima of the transformed values (a fused transform, :func:`rht_kw`);
+    ``inner`` > 1: its groups run down the columns of rows ``inner`` long (tiles along
+    another dimension): one warp a ``[G, 32 * 64 / G]`` block (``RHT_INNER``).
     """
+    if transform is not None and inner > 1:
+        return dict(
+            IN=_IN_CODES[xc.dtype],
+            U=dt.nspec.is_uint,
+            BLOCK=32 * 64,
+            I64=_needs_i64(xc),
+            num_warps=1,
+            **rht_kw(transform),
+            RHT_V=1,
+            RHT_INNER=inner,
+            **_LAUNCH_OPTS,
+        )
     return dict(
         IN=_IN_CODES[xc.dtype],
         U=dt.nspec.is_uint,
@@ -691,6 +707,23 @@ def amax_pass_kw(dt: DataType, xc: torch.Tensor, transform: Hadamard | None = No
         RHT_V=1 if transform is None else min(transform.size, 16 // xc.element_size()),
         **(_LAUNCH_OPTS if transform is not None else {}),  # the butterfly: no contraction
     )
+
+
+def amax_programs(kw: dict, numel: int) -> int:
+    """The grid of an amax pass of compile-time arguments ``kw`` over ``numel`` elements."""
+    inner = kw.get("RHT_INNER", 0)
+    if inner:
+        g = kw["RHT_G"]
+        return numel // inner // g * triton.cdiv(inner, kw["BLOCK"] // g)
+    return triton.cdiv(numel, kw["BLOCK"])
+
+
+def transform_inner(req: CastRequest) -> int:
+    """The row length down whose columns a fused transform's groups run (1: along rows)."""
+    lay = req.layout
+    if req.modes.transform is None or lay is None or len(lay.dims) != 1:
+        return 1
+    return math.prod(lay.shape[lay.dims[0] + 1 :])
 
 
 #: The largest group a cast kernel transforms itself (its signs one compile-time int32 mask).
@@ -717,8 +750,8 @@ def fused_transform(req: CastRequest) -> bool:
     the tile), of a power-of-two length that is a multiple of the group size, groups of at
     most :data:`MAX_FUSED_TRANSFORM`: tiles along the last dimension of at most
     :data:`MAX_ROW_CHANNEL` elements, or along another dimension (the column geometry) of at
-    most :data:`MAX_TILE` without a tensor scale (the amax pass transforms groups along the
-    last dimension only). Other transforms are composed (``tcast.kit.cast_transformed``).
+    most :data:`MAX_TILE` (two-level scales too: the amax pass transforms groups down the
+    columns, ``RHT_INNER``). Other transforms are composed (``tcast.kit.cast_transformed``).
     """
     h, lay = req.modes.transform, req.layout
     if h is None or h.size > MAX_FUSED_TRANSFORM or req.virtual or lay is None:
@@ -729,7 +762,7 @@ def fused_transform(req: CastRequest) -> bool:
     tile = lay.sizes[0]
     rows = math.prod(lay.shape[d + 1 :]) == 1  # the row geometry: groups are contiguous
     return (
-        (tile <= MAX_ROW_CHANNEL if rows else tile <= MAX_TILE and not req.dtype.is_multiscale)
+        (tile <= MAX_ROW_CHANNEL if rows else tile <= MAX_TILE)
         and tile & (tile - 1) == 0
         and lay.shape[d] % tile == 0
         and tile % h.size == 0
@@ -755,8 +788,8 @@ def scaled_fields(
         blocked, count = bs.shape, bs.padded_rows * bs.padded_cols
         padded = count != bs.rows * bs.cols
     if amax and numel:
-        amax_kw = amax_pass_kw(dt, xc, req.modes.transform)
-        amax_grid = (triton.cdiv(numel, amax_kw["BLOCK"]),)
+        amax_kw = amax_pass_kw(dt, xc, req.modes.transform, transform_inner(req))
+        amax_grid = (amax_programs(amax_kw, numel),)
     return dict(
         out_bytes=0 if req.virtual else _code_bytes(dt.nspec.bits),
         scale_bytes=_code_bytes(dt.sspec.scale.bits),
