@@ -265,9 +265,10 @@ def hadamard_rows(
     N: tl.constexpr = x.shape[1]
     k = tl.arange(0, N) % G
     neg = ((SIGNS >> k) & 1) == 1  # an arithmetic shift of an int32 mask: bit 0 is exact
-    # the sign bit flipped (exact, zeros too: Triton's -x is 0 - x, which makes -(+0) = +0)
-    xb = x.to(tl.int32, bitcast=True)
-    x = tl.where(neg[None, :], xb ^ -2147483648, xb).to(tl.float32, bitcast=True)
+    # a product by -1: the exact negation, zeros too (Triton's -x is 0 - x, which makes
+    # -(+0) = +0); where each element's sign is a constant of its register, the compiler
+    # folds it into the first stage's adds as an operand's negation
+    x = tl.where(neg[None, :], x * -1.0, x)
     for s in tl.static_range(STAGES):
         x = _butterfly_stage(x, R, N, 1 << s)
     return x * SCALE
