@@ -14,6 +14,7 @@ On CUDA the same tests run the real kernels; ``test_gpu_triton_op.py`` compiles 
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import subprocess
@@ -333,3 +334,31 @@ def test_inductor_re_emits_each_kernel_with_the_globals_it_reads():
         [sys.executable, "-c", _EMITTED], capture_output=True, text=True, env=env, timeout=300
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", (out.stdout + out.stderr)[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("code", "h"),
+    [
+        ("nvfp4", None),  # the plain amax pass
+        ("nvfp4", tcast.Hadamard.te_wgrad()),  # groups along the rows
+        ("e2m1f_e4m3fn_float32_t16d0", tcast.Hadamard.te_wgrad()),  # down the columns
+        ("e2m1f_e8m0_t32d0", tcast.Hadamard.seeded(32, 1)),
+        ("mxfp8", None),
+    ],
+)
+def test_every_launch_names_every_compile_time_parameter(code, h, monkeypatch):
+    """Under torch.compile a kernel parameter a launch leaves out arrives as None, whatever
+    its default: the plans name them all (the cast kernel's and its amax pass's)."""
+    from tcast_triton import _launch
+
+    monkeypatch.setattr(_launch, "_PLANS", {})
+    tcast_triton.cast(torch.randn(64, 96), code, castmode="actual", transform=h)
+    (plan,) = _launch._PLANS.values()
+    launches = [(plan.kernel, plan.kw)] + (
+        [(plan.amax_launch.kernel, plan.amax_kw)] if plan.amax_kw else []
+    )
+    for kernel, kw in launches:
+        params = inspect.signature(getattr(kernel, "fn", kernel)).parameters.values()
+        const = [p.name for p in params if "constexpr" in str(p.annotation)]
+        missing = [n for n in const if n not in kw]
+        assert const and not missing, (kernel, missing)

@@ -705,6 +705,7 @@ def amax_pass_kw(
         **rht_kw(transform),
         # a group's pieces: 16-byte vectors of the input
         RHT_V=1 if transform is None else min(transform.size, 16 // xc.element_size()),
+        RHT_INNER=0,  # every parameter: torch.compile passes None for one a launch omits
         **(_LAUNCH_OPTS if transform is not None else {}),  # the butterfly: no contraction
     )
 
