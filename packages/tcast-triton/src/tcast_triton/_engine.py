@@ -123,12 +123,15 @@ class TritonEngine(EngineBase):
         """``EngineBase.call_for``: the call object (``_fastcast``) of a plain tensor's cast.
 
         None for DTensors and tensor subclasses, inputs the general path copies first
-        (:func:`_fastcast.plain_input`), transforms, and requests the call objects do not
-        serve (:func:`_fastcast.fast_cast`); the checks of a first cast run here.
+        (:func:`_fastcast.plain_input`), a virtual cast that must give a gradient (asked on
+        each such call: answered before any request is made), transforms, and requests the
+        call objects do not serve (:func:`_fastcast.fast_cast`); the checks of a first cast
+        run here.
         """
         if (
             type(x) is not torch.Tensor
             or modes.transform is not None
+            or (modes.virtual_mode and x.requires_grad and torch.is_grad_enabled())
             or torch.compiler.is_compiling()
             or not self.accepts(x)
             or self.refusal(x) is not None
