@@ -108,20 +108,20 @@ def test_reference_given_16_bit_rbits_equal_the_exact_model():
 def test_seeded_8_bit_cast_on_the_last_stream(engine_name):
     """mxfp4 on stream 2**32-1 of a 64-bit seed, a transposed (non-contiguous) input."""
     x = _input((80, 3), 4).T  # (3, 80): partial tiles, flat indices in x's C order
-    kw = dict(castmode="actual", roundmode="stochastic", seed=SEED8, stream=LAST_STREAM)
-    want = tcast_ref.cast(np.ascontiguousarray(x), "mxfp4", **kw)
-    got = tcast.cast(to_engine(engine_name, x), "mxfp4", engine=engine_name, **kw)
-    problems = dc.differences(got, want, "mxfp4")
-    assert not problems, "\n".join(problems)
+    _check_engine_against_ref(engine_name, x, "mxfp4", seed=SEED8, stream=LAST_STREAM)
 
 
 @pytest.mark.parametrize("engine_name", ENGINES)
 def test_seeded_16_bit_cast(engine_name):
-    x = _input((5, 70), 5)
-    kw = dict(castmode="actual", roundmode="stochastic", seed=SEED16)
-    want = tcast_ref.cast(x, "e5m10_e8m0_t32", **kw)
-    got = tcast.cast(to_engine(engine_name, x), "e5m10_e8m0_t32", engine=engine_name, **kw)
-    problems = dc.differences(got, want, "e5m10_e8m0_t32")
+    _check_engine_against_ref(engine_name, _input((5, 70), 5), "e5m10_e8m0_t32", seed=SEED16)
+
+
+def _check_engine_against_ref(engine_name, x, code, **kw):
+    """The engine's seeded actual cast of ``x`` has tcast_ref's bits."""
+    kw.update(castmode="actual", roundmode="stochastic")
+    want = tcast_ref.cast(np.ascontiguousarray(x), code, **kw)
+    got = tcast.cast(to_engine(engine_name, x), code, engine=engine_name, **kw)
+    problems = dc.differences(got, want, code)
     assert not problems, "\n".join(problems)
 
 
