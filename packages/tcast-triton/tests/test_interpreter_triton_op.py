@@ -346,13 +346,13 @@ def test_inductor_re_emits_each_kernel_with_the_globals_it_reads():
         ("mxfp8", None),
     ],
 )
-def test_every_launch_names_every_compile_time_parameter(code, h, monkeypatch):
+def test_every_launch_names_every_compile_time_parameter(code, h, monkeypatch, device):
     """Under torch.compile a kernel parameter a launch leaves out arrives as None, whatever
     its default: the plans name them all (the cast kernel's and its amax pass's)."""
     from tcast_triton import _launch
 
     monkeypatch.setattr(_launch, "_PLANS", {})
-    tcast_triton.cast(torch.randn(64, 96), code, castmode="actual", transform=h)
+    tcast_triton.cast(_x(device, (64, 96)), code, castmode="actual", transform=h)
     (plan,) = _launch._PLANS.values()
     launches = [(plan.kernel, plan.kw)] + (
         [(plan.amax_launch.kernel, plan.amax_kw)] if plan.amax_kw else []
