@@ -14,6 +14,8 @@ against, value by value and block by block.
   rounding and mapping choice (§5.9).
 * :func:`upcast`: the float32 values of a result's stored parts (§8).
 * :func:`exponent_scale`: the power-of-two scale rule of every scale mode.
+* :func:`given_scale_code`, :func:`given_zero_code`: the codes of given scales and zero
+  points (§5.12); :func:`cast_block` and :func:`cast_array` take given values.
 * :func:`philox4x32` / :func:`random_bits`: the documented random bits for a seed.
 * :func:`hadamard`, :func:`hadamard_inverse`, :func:`hadamard_array`: the blockwise
   randomized Hadamard transform and its inverse (§5.10).
@@ -31,6 +33,7 @@ from ._array import (
 from ._block import BlockResult, cast_block, exponent_scale, sparsity_mask
 from ._codebook import choose_mapping, mapping_error, round_to_table
 from ._f32 import bits32, f32, from_bits32
+from ._given import given_scale_code, given_zero_code
 from ._hadamard import hadamard, hadamard_array, hadamard_inverse
 from ._msfp import subtile_offset
 from ._pack import pack_codes, pack_mask, storage_bytes, unpack_codes, unpack_mask
@@ -52,6 +55,8 @@ __all__ = [
     "exponent_scale",
     "f32",
     "from_bits32",
+    "given_scale_code",
+    "given_zero_code",
     "hadamard",
     "hadamard_array",
     "hadamard_inverse",

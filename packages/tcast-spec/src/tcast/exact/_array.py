@@ -29,6 +29,7 @@ from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec, number
 from ..philox import check_random_source, random_bits
 from ._block import cast_block, check_codebook_mode, items, sparsity_mask
+from ._given import check_given_parts, given_value
 from ._hadamard import hadamard_array
 from ._pack import pack_codes, pack_mask
 from ._scalar import decode, encode
@@ -295,6 +296,9 @@ def cast_array(
     transpose_scale: bool = False,
     transform: Hadamard | None = None,
     stream: int = 0,
+    scale: Sequence[float] | None = None,
+    zero: Sequence[float] | None = None,
+    tensor_scale: float | None = None,
 ) -> ArrayResult:
     """Cast a small array exactly.
 
@@ -314,6 +318,10 @@ def cast_array(
             cast (SEMANTICS.md §5.11): the codes are those of the transformed float32
             values, the virtual values the inverse transform of their decoded values.
         stream: the Philox stream of the seed's bits (a dual cast's column result: 1).
+        scale: given block scale values (SEMANTICS.md §5.12), one per block in C order of
+            the scale array's shape (after ``transpose_scale``); default: computed.
+        zero: given zero point values (uint data), laid out as ``scale``.
+        tensor_scale: a given tensor scale value (two-level datatypes): no tensor amax.
 
     Returns:
         The ArrayResult (with the metadata in C order of its ``meta_shape`` for datatypes
@@ -336,10 +344,11 @@ def cast_array(
     for v in vals:
         if not math.isnan(v) and decode(encode(v, spec_in, "even", saturate=False), spec_in) != v:
             raise SpecError(f"value {v!r} is not a {input_dtype} value")
+    check_given_parts(dt, scale, zero, tensor_scale)
     if transform is not None:
         return _cast_transformed(
             vals, shape, dt, input_dtype, transform, mode, smode, seed, rbits, saturate,
-            transpose_scale, stream,
+            transpose_scale, stream, (scale, zero, tensor_scale),
         )  # fmt: skip
     rs = _rbits(mode, seed, rbits, len(vals), dt, stream)
     codes: list[int] = [0] * len(vals)
@@ -361,11 +370,13 @@ def cast_array(
         )
     keep = _sparse_keep(vals, shape, dt, transpose_scale)
     tensor_amax = None
-    if dt.is_multiscale:
+    if dt.is_multiscale and tensor_scale is None:
         tensor_amax = max((abs(v) for v in vals), default=0.0)
         if any(math.isnan(v) for v in vals):
             tensor_amax = math.nan
     scale_shape, blocks = block_indices(shape, dt, transpose_scale)
+    given_scales = _given_blocks(scale, "scale", len(blocks), scale_shape)
+    given_zeros = _given_blocks(zero, "zero", len(blocks), scale_shape)
     grouped = dt.nspec.is_codebook or dt.sspec.offset_bits > 0
     if grouped:
         meta_shape, block_subs, meta_pos = _block_subtiles(
@@ -385,6 +396,9 @@ def cast_array(
             tensor_amax=tensor_amax,
             keep=None if keep is None else [keep[i] for i in idx],
             subtiles=block_subs[b] if grouped else None,
+            scale=given_scales[b],
+            zero=given_zeros[b],
+            tensor_scale=tensor_scale,
         )
         for i, c, v in zip(idx, res.codes, res.values, strict=True):
             codes[i] = c
@@ -396,8 +410,9 @@ def cast_array(
         if res.zero is not None:
             zeros.append(res.zero)
         tcode = res.tenscale if res.tenscale is not None else tcode
-    if dt.is_multiscale and tcode is None:  # no blocks: the tensor scale of amax 0
-        tcode = cast_block([], dt, tensor_amax=0.0).tenscale
+    if dt.is_multiscale and tcode is None:  # no blocks: the tensor scale of amax 0, or given
+        amax0 = None if tensor_scale is not None else 0.0
+        tcode = cast_block([], dt, tensor_amax=amax0, tensor_scale=tensor_scale).tenscale
     return ArrayResult(
         shape,
         input_dtype,
@@ -441,6 +456,7 @@ def _cast_transformed(
     saturate: bool,
     transpose_scale: bool,
     stream: int,
+    given: tuple,
 ) -> ArrayResult:
     """§5.11: cast the transformed float32 values; virtual values transformed back."""
     d = transform_axis(shape, dt, transpose_scale, h)
@@ -456,6 +472,9 @@ def _cast_transformed(
         saturate=saturate,
         transpose_scale=transpose_scale,
         stream=stream,
+        scale=given[0],
+        zero=given[1],
+        tensor_scale=given[2],
     )
     back = hadamard_array(inner.values, shape, d, h, inverse=True)
     return replace(
@@ -464,6 +483,20 @@ def _cast_transformed(
         values=tuple(to_input_dtype(v, input_dtype) for v in back),
         transform=h,
     )
+
+
+def _given_blocks(
+    given: Sequence[float] | None, what: str, count: int, scale_shape: tuple[int, ...]
+) -> list:
+    """One given value (or None) per block, from a C-order sequence of the scale shape."""
+    if given is None:
+        return [None] * count
+    vals = items(given, f"{what} must be a sequence of numbers, one per block in C order")
+    if len(vals) != count:
+        raise SpecError(
+            f"{what} has {len(vals)} values for the {count} blocks of scale shape {scale_shape}"
+        )
+    return [given_value(v, f"{what}[{i}]", signed=what == "zero") for i, v in enumerate(vals)]
 
 
 def _shape(shape: object) -> tuple[int, ...]:

@@ -17,6 +17,7 @@ from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec
 from . import _f32
 from ._codebook import choose_mapping
+from ._given import check_given_parts, given_scale_code, given_value, given_zero_code
 from ._msfp import subtile_offset
 from ._scalar import _check_rbits, decode, encode, round_magnitude
 
@@ -167,6 +168,9 @@ def cast_block(
     tensor_amax: float | None = None,
     keep: Sequence[bool] | None = None,
     subtiles: Sequence[Sequence[int]] | None = None,
+    scale: float | None = None,
+    zero: float | None = None,
+    tensor_scale: float | None = None,
 ) -> BlockResult:
     """Cast one block of float32 values exactly.
 
@@ -190,6 +194,11 @@ def cast_block(
             (:func:`cast_array` forms them from the tile geometry); default: runs of S
             consecutive elements for a 1-D subtile of length S, the whole block in the
             order of ``xs`` for a codebook without subtiles.
+        scale: a given block scale value (SEMANTICS.md §5.12), encoded into the scale
+            format; default: computed from the block.
+        zero: a given zero point value (uint data), encoded into the zero format.
+        tensor_scale: a given tensor scale value (two-level datatypes); then no tensor amax
+            is used (``tensor_amax`` must be None).
 
     Returns:
         The codes, decoded values, scale codes and metadata.
@@ -208,6 +217,20 @@ def cast_block(
     groups = _subtiles(dt, subtiles, len(vals))
     if tensor_amax is not None and not dt.is_multiscale:
         raise SpecError(f"tensor_amax is for two-level datatypes; {dt.name} has one scale level")
+    check_given_parts(dt, scale, zero, tensor_scale)
+    if tensor_amax is not None and tensor_scale is not None:
+        raise SpecError(
+            "give tensor_amax or tensor_scale, not both (a given tensor scale is used as is)"
+        )
+    given = _Given(
+        None
+        if scale is None
+        else given_scale_code(given_value(scale, "scale", signed=False), s.scale),
+        None if zero is None else given_zero_code(given_value(zero, "zero", signed=True), dt.zero),
+        None
+        if tensor_scale is None
+        else given_scale_code(given_value(tensor_scale, "tensor_scale", signed=False), dt.tenscale),
+    )
     if s is None:
         codes = tuple(encode(x, n, mode, r, saturate) for x, r in zip(vals, rs, strict=True))
         values = tuple(
@@ -230,9 +253,9 @@ def cast_block(
     kept = [x for i, x in enumerate(vals) if mask is None or mask[i]]
     finite = all(math.isfinite(x) for x in kept)
     if n.is_uint:
-        res = _uint_block(vals, kept, finite, dt, mode, rs)
+        res = _uint_block(vals, kept, finite, dt, mode, rs, given)
     else:
-        res = _signed_block(vals, kept, finite, dt, mode, smode, rs, tensor_amax, groups)
+        res = _signed_block(vals, kept, finite, dt, mode, smode, rs, tensor_amax, groups, given)
     if mask is None:
         return res
     codes = tuple(c if k else 0 for c, k in zip(res.codes, mask, strict=True))
@@ -312,6 +335,15 @@ def _nan_block(size: int, **scales: int | None) -> BlockResult:
 
 
 @dataclass(frozen=True)
+class _Given:
+    """The codes of a block's given parts (SEMANTICS.md §5.12), None where computed."""
+
+    scale: int | None = None
+    zero: int | None = None
+    tenscale: int | None = None
+
+
+@dataclass(frozen=True)
 class _Elements:
     """How a block's (non-codebook) elements encode and decode once its scale is known.
 
@@ -333,14 +365,15 @@ def _signed_block(
     rs: list,
     tensor_amax: float | None,
     groups: list[list[int]] | None,
+    given: _Given,
 ) -> BlockResult:
     n, s = dt.nspec, dt.sspec
     assert s is not None
     snum = s.scale
     meta_zeros = None if groups is None or not dt.meta_bits else (0,) * len(groups)
     amax = max((abs(x) for x in kept), default=0.0) if finite else _NAN
-    tcode = None
-    if dt.is_multiscale:
+    tcode = given.tenscale
+    if dt.is_multiscale and tcode is None:
         tspec = dt.tenscale
         t_amax = (
             amax
@@ -361,7 +394,9 @@ def _signed_block(
 
     if snum.is_exponent:
         elem_max = element_max(n, True)
-        if amax == 0:
+        if given.scale is not None:
+            code = given.scale
+        elif amax == 0:
             code = 0
         else:
             e = exponent_scale(amax, elem_max, n.precision, smode)
@@ -374,14 +409,20 @@ def _signed_block(
         elem_max = _f32.f32(element_max(n, False))
         if dt.is_multiscale:
             tval = decode(tcode, dt.tenscale)
-            code = _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
+            code = (
+                _float_scale(_f32.div(_f32.div(amax, elem_max), tval), snum)
+                if given.scale is None
+                else given.scale
+            )
             sval = decode(code, snum)
             # The encode multiplier is kept finite: with a tiny tensor scale and a tiny
             # tile scale the float32 reciprocal would overflow, and 0 * Inf is NaN.
             recip = min(_f32.div(_f32.div(1.0, tval), sval), _f32.F32_MAX)
             dec = _f32.mul(tval, sval)
         else:
-            code = _float_scale(_f32.div(amax, elem_max), snum)
+            code = (
+                _float_scale(_f32.div(amax, elem_max), snum) if given.scale is None else given.scale
+            )
             sval = decode(code, snum)
             recip = _f32.div(1.0, sval)
             dec = sval
@@ -457,7 +498,13 @@ def _codebook_elements(
 
 
 def _uint_block(
-    vals: list[float], kept: list[float], finite: bool, dt: DataType, mode: RoundMode, rs: list
+    vals: list[float],
+    kept: list[float],
+    finite: bool,
+    dt: DataType,
+    mode: RoundMode,
+    rs: list,
+    given: _Given,
 ) -> BlockResult:
     n, s, z = dt.nspec, dt.sspec, dt.zero
     assert s is not None and z is not None
@@ -471,7 +518,9 @@ def _uint_block(
     hi = max(max(kept, default=0.0), 0.0)
     rng = _f32.sub(hi, lo)
     maxint = _f32.f32(n.maxint)  # the float32 operand: exact up to uint24
-    if snum.is_exponent:
+    if given.scale is not None:
+        code = given.scale
+    elif snum.is_exponent:
         # smallest power of two 2**e with range <= maxint * 2**e (exact)
         if rng == 0 or math.isinf(rng):
             code = 0 if rng == 0 else snum.max_code
@@ -485,7 +534,9 @@ def _uint_block(
     sval = decode(code, snum)
     recip = _f32.div(1.0, sval)
     zraw = _f32.mul(_f32.sub(0.0, lo), recip)  # 0 - lo: a zero zero point is +0, not -0
-    if z.is_integer:
+    if given.zero is not None:
+        zc = given.zero
+    elif z.is_integer:
         zc = encode(zraw, z, "even")
     else:
         zc = encode(zraw, z, "even", saturate=True)
