@@ -17,7 +17,7 @@ from ..modes import RoundMode, ScaleMode, round_mode, scale_mode
 from ..number import NumberSpec
 from . import _f32
 from ._codebook import choose_mapping
-from ._given import check_given_parts, given_scale_code, given_value, given_zero_code
+from ._given import check_given_parts, f32_value, given_scale_code, given_value, given_zero_code
 from ._msfp import subtile_offset
 from ._scalar import _check_rbits, decode, encode, round_magnitude
 
@@ -73,21 +73,8 @@ def items(xs: object, what: str) -> list:
 def _check_inputs(xs: Sequence[float]) -> list[float]:
     out = []
     for x in items(xs, "block values must be a sequence of numbers (float32 values)"):
-        out.append(_f32_value(x, "block value", "block values must be real numbers"))
+        out.append(f32_value(x, "block value", "block values must be real numbers"))
     return out
-
-
-def _f32_value(x: object, what: str, rule: str) -> float:
-    """``x`` as a float that is a float32 value, or a SpecError naming ``what`` (or ``rule``)."""
-    if isinstance(x, bool | str) or not hasattr(x, "__float__"):
-        raise SpecError(f"{rule}, got {quote(x)}")
-    try:
-        v = float(x)  # type: ignore[arg-type]
-    except (OverflowError, TypeError, ValueError):
-        raise SpecError(f"{what} {quote(x)} is not a float32 value") from None
-    if not _f32.is_f32(v):
-        raise SpecError(f"{what} {quote(x)} is not a float32 value")
-    return v
 
 
 def sparsity_mask(xs: Sequence[float], n: int, m: int) -> tuple[bool, ...]:
@@ -378,7 +365,7 @@ def _signed_block(
         t_amax = (
             amax
             if tensor_amax is None
-            else _f32_value(tensor_amax, "tensor_amax", "tensor_amax must be a real number")
+            else f32_value(tensor_amax, "tensor_amax", "tensor_amax must be a real number")
         )
         if t_amax == t_amax and t_amax < 0:
             raise SpecError(f"tensor_amax {quote(tensor_amax)} must not be negative")

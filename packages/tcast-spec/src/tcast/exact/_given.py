@@ -15,9 +15,16 @@ from .._text import quote
 from ..datatype import DataType
 from ..errors import SpecError
 from ..number import NumberSpec
+from ._f32 import is_f32
 from ._scalar import encode
 
-__all__ = ["check_given_parts", "given_scale_code", "given_value", "given_zero_code"]
+__all__ = [
+    "check_given_parts",
+    "f32_value",
+    "given_scale_code",
+    "given_value",
+    "given_zero_code",
+]
 
 
 def given_value(v: object, what: str, *, signed: bool) -> float:
@@ -32,26 +39,25 @@ def given_value(v: object, what: str, *, signed: bool) -> float:
         SpecError: for a non-number, a value that is not a float32 value, an infinite or NaN
             value, or a negative scale.
     """
-    if isinstance(v, bool | str) or not hasattr(v, "__float__"):
-        raise SpecError(f"{what} must be a real number, got {quote(v)}")
-    try:
-        f = float(v)  # type: ignore[arg-type]
-    except (OverflowError, TypeError, ValueError):
-        raise SpecError(f"{what} {quote(v)} is not a real number") from None
+    f = f32_value(v, what, f"{what} must be a real number")
     if not math.isfinite(f):
         raise SpecError(f"{what} must be finite, got {f!r}: give a finite value")
     if not signed and f < 0:
         raise SpecError(f"{what} must not be negative, got {f!r}: a scale is a magnitude")
-    if f != 0 and not _is_f32(f):
-        raise SpecError(f"{what} {f!r} is not a float32 value: round it to float32 first")
     return f
 
 
-def _is_f32(f: float) -> bool:
-    a = Fraction(abs(f))
-    e = max(floor_log2(a), -126)
-    unit = Fraction(2) ** (e - 23)  # the float32 spacing at |f| (subnormals: 2**-149)
-    return (a / unit).denominator == 1 and a < Fraction(2) ** 128
+def f32_value(x: object, what: str, rule: str) -> float:
+    """``x`` as a float that is a float32 value, or a SpecError naming ``what`` (or ``rule``)."""
+    if isinstance(x, bool | str) or not hasattr(x, "__float__"):
+        raise SpecError(f"{rule}, got {quote(x)}")
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (OverflowError, TypeError, ValueError):
+        raise SpecError(f"{what} {quote(x)} is not a float32 value") from None
+    if not is_f32(v):
+        raise SpecError(f"{what} {quote(x)} is not a float32 value")
+    return v
 
 
 def given_scale_code(v: float, s: NumberSpec) -> int:
