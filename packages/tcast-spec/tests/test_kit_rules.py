@@ -28,6 +28,8 @@ from tcast.kit import (
     cast_rules,
     element_max,
     exponent_scale_rule,
+    given_exponent_rule,
+    given_scale_recipe,
     nan_keeps_sign,
     range_scale_rule,
     run_recipe,
@@ -222,6 +224,9 @@ class _ExactOps:
     def zero_code(self, v):
         return exact.encode(v, self.specs["zero"], "even", saturate=True)
 
+    def ceil_code(self, v, which):
+        return given_exponent_rule(self.specs[which]).code(v)
+
     def decode(self, code, which):
         return exact.decode(code, self.specs[which])
 
@@ -250,6 +255,17 @@ FLOAT_SCALED = [
 ]
 
 
+def _check_elements(dt, rules, ops, env, xs, want):
+    """The element recipes reproduce the exact values (RNE codes from the exact model)."""
+    for x, code_, v in zip(xs, want.codes, want.values, strict=True):
+        cols = {k: env[k] for k in ("recip", "dec", "zval") if k in env}
+        xs_env = run_recipe(rules.encode, ops, rules.constants, x=x, **cols)
+        assert exact.encode(xs_env["xs"], dt.nspec, "even") == code_
+        q = float(exact.decode(code_, dt.nspec))
+        got = run_recipe(rules.decode, ops, rules.constants, q=q, **cols)["v"]
+        assert _f32.bits32(got) == _f32.bits32(v) or (got == 0 == v and dt.nspec.is_integer)
+
+
 @pytest.mark.parametrize("code", FLOAT_SCALED)
 @pytest.mark.parametrize("block", range(len(BLOCKS)))
 def test_scale_recipes_in_exact_arithmetic_equal_the_exact_model(code, block):
@@ -272,14 +288,76 @@ def test_scale_recipes_in_exact_arithmetic_equal_the_exact_model(code, block):
         assert env["tenscale"] == want.tenscale
     if dt.zero is not None:
         assert env["zero"] == want.zero
-    # the element recipes reproduce the exact values (RNE codes from the exact model)
-    for x, code_, v in zip(xs, want.codes, want.values, strict=True):
-        cols = {k: env[k] for k in ("recip", "dec", "zval") if k in env}
-        xs_env = run_recipe(rules.encode, ops, rules.constants, x=x, **cols)
-        assert exact.encode(xs_env["xs"], dt.nspec, "even") == code_
-        q = float(exact.decode(code_, dt.nspec))
-        got = run_recipe(rules.decode, ops, rules.constants, q=q, **cols)["v"]
-        assert _f32.bits32(got) == _f32.bits32(v) or (got == 0 == v and dt.nspec.is_integer)
+    _check_elements(dt, rules, ops, env, xs, want)
+
+
+# every valid combination of given parts (scale, zero, tenscale) of a datatype
+def _given_parts(dt):
+    if dt.nspec.is_uint:
+        return [(True, False, False), (False, True, False), (True, True, False)]
+    if dt.is_multiscale:
+        return [(True, False, False), (False, False, True), (True, False, True)]
+    return [(True, False, False)]
+
+
+GIVEN_VALUES = [0.0, 2.0**-140, 0.3125, 1.0, 3.0, 17.0, 1000.0, 3e38]
+
+
+@pytest.mark.parametrize("code", [*FLOAT_SCALED, "mxfp8", "nvfp4"])
+@pytest.mark.parametrize("block", range(len(BLOCKS)))
+def test_given_scale_recipes_in_exact_arithmetic_equal_the_exact_model(code, block):
+    """The given-scale recipes give cast_block's codes for given parts (SEMANTICS.md §5.12)."""
+    dt = tcast.datatype(code)
+    xs = [_f32.f32(v) for v in BLOCKS[block]]
+    size = dt.sspec.tiles[0].size if dt.sspec.tiles and dt.sspec.tiles[0].size else 4
+    xs = xs[:size] + [0.0] * (size - len(xs))
+    rules = cast_rules(dt)
+    ops = _ExactOps(dt)
+    for k, (scale, zero, tens) in enumerate(_given_parts(dt)):
+        g = [_f32.f32(GIVEN_VALUES[(block + k + i) % len(GIVEN_VALUES)]) for i in range(3)]
+        gzero = -g[1] if block % 2 else g[1]
+        want = exact.cast_block(
+            xs,
+            dt,
+            scale=g[0] if scale else None,
+            zero=gzero if zero else None,
+            tensor_scale=g[2] if tens else None,
+        )
+        recipe = given_scale_recipe(rules, scale, zero, tens)
+        inputs = {"gscale": g[0], "gzero": gzero, "gtenscale": g[2]}
+        if dt.nspec.is_uint:
+            inputs |= {"lo": min(min(xs), 0.0), "hi": max(max(xs), 0.0)}
+        else:
+            inputs |= {"amax": max(abs(v) for v in xs), "tamax": max(abs(v) for v in xs)}
+        env = run_recipe(recipe, ops, rules.constants, **{k: inputs[k] for k in recipe.inputs})
+        assert set(recipe.outputs) == set(rules.scale.outputs)
+        assert env["scale"] == want.scale, (scale, zero, tens)
+        if dt.is_multiscale:
+            assert env["tenscale"] == want.tenscale
+        if dt.zero is not None:
+            assert env["zero"] == want.zero
+        _check_elements(dt, rules, ops, env, xs, want)
+
+
+@given(st.integers(0, 0x7F7FFFFF), st.sampled_from(["e8m0", "e5m0", "e4m0"]))
+def test_given_exponent_rule_is_the_smallest_power_of_two_not_below(b, code):
+    s = tcast.number(code)
+    v = _f(b)
+    want = exact.given_scale_code(v, s)
+    assert given_exponent_rule(s).code(v) == want
+    if v > 0 and want not in (0, s.max_code):
+        # 2**(code - bias) >= v > 2**(code - bias - 1)
+        e = want - s.bias
+        assert Fraction(2) ** e >= Fraction(v) > Fraction(2) ** (e - 1)
+
+
+def test_given_scale_recipe_refuses_parts_a_datatype_lacks():
+    with pytest.raises(tcast.SpecError, match="zero point"):
+        given_scale_recipe(cast_rules(tcast.mxfp8), True, True)
+    with pytest.raises(tcast.SpecError, match="one scale level"):
+        given_scale_recipe(cast_rules(tcast.mxfp8), False, False, True)
+    with pytest.raises(tcast.SpecError, match="no given"):
+        given_scale_recipe(cast_rules(tcast.mxfp8), False)
 
 
 def _check_recipe(r):
@@ -288,9 +366,10 @@ def _check_recipe(r):
         assert step.op in OPERATIONS, step
         arity = OPERATIONS[step.op]
         assert len(step.args) == arity, step
-        names = step.args[:1] if step.op in ("scale_code", "decode") else step.args
+        named = ("scale_code", "ceil_code", "decode")
+        names = step.args[:1] if step.op in named else step.args
         assert all(a in known for a in names), step
-        if step.op in ("scale_code", "decode"):
+        if step.op in named:
             assert step.args[1] in ("scale", "tenscale", "zero"), step
         known.add(step.out)
     assert set(r.outputs) <= known

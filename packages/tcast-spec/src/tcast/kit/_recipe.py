@@ -16,6 +16,9 @@ The operations:
                 (SEMANTICS.md §5.5); args ``(v, "scale" | "tenscale")``
 ``exp_code``    the power-of-two scale code of ``v >= 0`` by ``rules.exponent``: 0 for 0,
                 ``max_code`` for +Inf
+``ceil_code``   a given scale ``v >= 0`` into an exponent format: the smallest power of two
+                ``2**e >= v``, code ``clamp(e + bias, 0, max_code)``, 0 for 0 (SEMANTICS.md
+                §5.12; the rule :func:`~tcast.kit.given_exponent_rule`); args ``(v, "scale")``
 ``zero_code``   the zero-point code: ``v`` rounded to nearest even into the zero-point format,
                 saturating
 ``decode``      the float32 value of codes; args ``(codes, "scale" | "tenscale" | "zero")``
@@ -37,6 +40,17 @@ __all__ = [
     "EXPONENT_DECODE",
     "EXPONENT_SCALE",
     "FLOAT_SCALE",
+    "GIVEN_EXPONENT_SCALE",
+    "GIVEN_FLOAT_SCALE",
+    "GIVEN_TENSOR_SCALE",
+    "GIVEN_TILE_SCALE",
+    "GIVEN_TWO_LEVEL_SCALES",
+    "GIVEN_UINT_EXPONENT_SCALE",
+    "GIVEN_UINT_EXPONENT_SCALE_ZERO",
+    "GIVEN_UINT_EXPONENT_ZERO",
+    "GIVEN_UINT_FLOAT_SCALE",
+    "GIVEN_UINT_FLOAT_SCALE_ZERO",
+    "GIVEN_UINT_FLOAT_ZERO",
     "OPERATIONS",
     "TWO_LEVEL_DECODE",
     "TWO_LEVEL_SCALE",
@@ -58,6 +72,7 @@ OPERATIONS = {
     "min": 2,
     "scale_code": 2,
     "exp_code": 1,
+    "ceil_code": 2,
     "zero_code": 1,
     "decode": 2,
 }
@@ -115,6 +130,7 @@ class RecipeOps(Protocol):
     def min(self, a: Any, b: Any) -> Any: ...
     def scale_code(self, v: Any, which: str) -> Any: ...
     def exp_code(self, v: Any) -> Any: ...
+    def ceil_code(self, v: Any, which: str) -> Any: ...
     def zero_code(self, v: Any) -> Any: ...
     def decode(self, codes: Any, which: str) -> Any: ...
 
@@ -139,7 +155,7 @@ def run_recipe(
         if name not in inputs:
             raise KeyError(f"recipe {recipe.name} needs input {name!r}")
     for step in recipe.steps:
-        if step.op in ("scale_code", "decode"):
+        if step.op in ("scale_code", "ceil_code", "decode"):
             env[step.out] = getattr(ops, step.op)(env[step.args[0]], step.args[1])
         else:
             env[step.out] = getattr(ops, step.op)(*(env[a] for a in step.args))
@@ -225,6 +241,131 @@ UINT_EXPONENT_SCALE = _recipe(
     scale = exp_code(rng)
 """
     + _ZERO_POINT,
+    "scale zero recip zval dec",
+)
+
+# ---- given scales and zero points (SEMANTICS.md §5.12): the given values arrive as the
+# inputs gscale, gzero and gtenscale (float32), and are encoded by the rule of their format;
+# every later step is the computed recipe's
+_TWO_LEVEL_TAIL = """
+    sval = decode(scale, scale)
+    r1 = div(ONE, tval)
+    r2 = div(r1, sval)
+    recip = min(r2, F32_MAX)
+    dec = mul(tval, sval)
+"""
+_DEC_RECIP = """
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+"""
+_GIVEN_ZERO = """
+    dec = decode(scale, scale)
+    recip = div(ONE, dec)
+    zero = zero_code(gzero)
+    zval = decode(zero, zero)
+"""
+#: A given power-of-two scale of signed data.
+GIVEN_EXPONENT_SCALE = _recipe(
+    "given exponent scale",
+    "gscale",
+    "scale = ceil_code(gscale, scale)" + _DEC_RECIP,
+    "scale recip dec",
+)
+#: A given float scale of signed data.
+GIVEN_FLOAT_SCALE = _recipe(
+    "given float scale",
+    "gscale",
+    "scale = scale_code(gscale, scale)" + _DEC_RECIP,
+    "scale recip dec",
+)
+#: Two-level scaling with a given tensor scale: the tile scales from it (a one-pass cast).
+GIVEN_TENSOR_SCALE = _recipe(
+    "given tensor scale",
+    "amax gtenscale",
+    """
+    tenscale = scale_code(gtenscale, tenscale)
+    tval = decode(tenscale, tenscale)
+    q1 = div(amax, M)
+    q = div(q1, tval)
+    scale = scale_code(q, scale)
+"""
+    + _TWO_LEVEL_TAIL,
+    "tenscale scale recip dec",
+)
+#: Two-level scaling with given tile scales: the tensor scale from the tensor amax.
+GIVEN_TILE_SCALE = _recipe(
+    "given tile scales",
+    "tamax gscale",
+    """
+    tq = div(tamax, MS_M)
+    tenscale = scale_code(tq, tenscale)
+    tval = decode(tenscale, tenscale)
+    scale = scale_code(gscale, scale)
+"""
+    + _TWO_LEVEL_TAIL,
+    "tenscale scale recip dec",
+)
+#: Two-level scaling with both scales given.
+GIVEN_TWO_LEVEL_SCALES = _recipe(
+    "given two-level scales",
+    "gscale gtenscale",
+    """
+    tenscale = scale_code(gtenscale, tenscale)
+    tval = decode(tenscale, tenscale)
+    scale = scale_code(gscale, scale)
+"""
+    + _TWO_LEVEL_TAIL,
+    "tenscale scale recip dec",
+)
+#: uint data with a given float scale: the zero point from it and the block's minimum.
+GIVEN_UINT_FLOAT_SCALE = _recipe(
+    "given uint float scale",
+    "lo gscale",
+    "scale = scale_code(gscale, scale)" + _ZERO_POINT,
+    "scale zero recip zval dec",
+)
+#: uint data with a given power-of-two scale.
+GIVEN_UINT_EXPONENT_SCALE = _recipe(
+    "given uint exponent scale",
+    "lo gscale",
+    "scale = ceil_code(gscale, scale)" + _ZERO_POINT,
+    "scale zero recip zval dec",
+)
+#: uint data with a given zero point: the float scale from the block's range.
+GIVEN_UINT_FLOAT_ZERO = _recipe(
+    "given uint zero point (float scale)",
+    "lo hi gzero",
+    """
+    rng = sub(hi, lo)
+    q = div(rng, M)
+    scale = scale_code(q, scale)
+"""
+    + _GIVEN_ZERO,
+    "scale zero recip zval dec",
+)
+#: uint data with a given zero point: the power-of-two scale from the block's range.
+GIVEN_UINT_EXPONENT_ZERO = _recipe(
+    "given uint zero point (exponent scale)",
+    "lo hi gzero",
+    """
+    rng = sub(hi, lo)
+    scale = exp_code(rng)
+"""
+    + _GIVEN_ZERO,
+    "scale zero recip zval dec",
+)
+#: uint data with a given float scale and zero point.
+GIVEN_UINT_FLOAT_SCALE_ZERO = _recipe(
+    "given uint float scale and zero point",
+    "gscale gzero",
+    "scale = scale_code(gscale, scale)" + _GIVEN_ZERO,
+    "scale zero recip zval dec",
+)
+#: uint data with a given power-of-two scale and zero point.
+GIVEN_UINT_EXPONENT_SCALE_ZERO = _recipe(
+    "given uint exponent scale and zero point",
+    "gscale gzero",
+    "scale = ceil_code(gscale, scale)" + _GIVEN_ZERO,
     "scale zero recip zval dec",
 )
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..datatype import DataType
+from ..errors import SpecError
 from ..modes import ScaleMode
 from ..number import NumberSpec, Style
 from ._recipe import (
@@ -33,6 +34,17 @@ from ._recipe import (
     EXPONENT_DECODE,
     EXPONENT_SCALE,
     FLOAT_SCALE,
+    GIVEN_EXPONENT_SCALE,
+    GIVEN_FLOAT_SCALE,
+    GIVEN_TENSOR_SCALE,
+    GIVEN_TILE_SCALE,
+    GIVEN_TWO_LEVEL_SCALES,
+    GIVEN_UINT_EXPONENT_SCALE,
+    GIVEN_UINT_EXPONENT_SCALE_ZERO,
+    GIVEN_UINT_EXPONENT_ZERO,
+    GIVEN_UINT_FLOAT_SCALE,
+    GIVEN_UINT_FLOAT_SCALE_ZERO,
+    GIVEN_UINT_FLOAT_ZERO,
     TWO_LEVEL_DECODE,
     TWO_LEVEL_SCALE,
     UINT_DECODE,
@@ -48,6 +60,8 @@ __all__ = [
     "cast_rules",
     "element_max",
     "exponent_scale_rule",
+    "given_exponent_rule",
+    "given_scale_recipe",
     "nan_keeps_sign",
     "range_scale_rule",
     "scale_bounds",
@@ -142,6 +156,50 @@ def _rule(offset: int, threshold: int, s: NumberSpec) -> ExponentScaleRule:
     # every such amax clamps to code 0: E + offset + 1 <= 0 for E <= -127
     bump = 1 if threshold < NEVER else 0
     return ExponentScaleRule(offset, threshold, s.max_code, -127 + offset + bump <= 0)
+
+
+def given_exponent_rule(s: NumberSpec) -> ExponentScaleRule:
+    """The code of a given scale in the exponent format ``s`` (SEMANTICS.md §5.12).
+
+    The smallest power of two ``2**e >= v``: ``e = floor(log2 v)``, one more when the
+    significand exceeds 1 (threshold ``2**23``); code ``clamp(e + bias, 0, max_code)``.
+    """
+    return _rule(s.bias, _TWO23, s)
+
+
+def given_scale_recipe(
+    rules: CastRules, scale: bool, zero: bool = False, tenscale: bool = False
+) -> Recipe:
+    """The scale recipe of a cast whose ``scale``, ``zero`` and ``tenscale`` are given.
+
+    Its inputs are the given values (``gscale``, ``gzero``, ``gtenscale``) and the block
+    reductions the computed parts still need (``amax``, ``tamax``, ``lo``, ``hi``); its
+    outputs are those of ``rules.scale``. SEMANTICS.md §5.12.
+
+    Raises:
+        SpecError: for parts the datatype has no place for, or none given.
+    """
+    dt = rules.dtype
+    n, ss = dt.nspec, dt.sspec
+    if ss is None or not (scale or zero or tenscale):
+        raise SpecError(f"no given scale parts for {dt.name}")
+    if zero and not n.is_uint:
+        raise SpecError(f"{dt.name} has no zero point (only uint data has one)")
+    if tenscale and not dt.is_multiscale:
+        raise SpecError(f"{dt.name} has one scale level: no tensor scale to give")
+    pow2 = ss.scale.is_exponent
+    if n.is_uint:
+        table = {
+            (True, False): (GIVEN_UINT_FLOAT_SCALE, GIVEN_UINT_EXPONENT_SCALE),
+            (False, True): (GIVEN_UINT_FLOAT_ZERO, GIVEN_UINT_EXPONENT_ZERO),
+            (True, True): (GIVEN_UINT_FLOAT_SCALE_ZERO, GIVEN_UINT_EXPONENT_SCALE_ZERO),
+        }
+        return table[scale, zero][pow2]
+    if dt.is_multiscale:
+        if scale and tenscale:
+            return GIVEN_TWO_LEVEL_SCALES
+        return GIVEN_TILE_SCALE if scale else GIVEN_TENSOR_SCALE
+    return GIVEN_EXPONENT_SCALE if pow2 else GIVEN_FLOAT_SCALE
 
 
 def exponent_scale_rule(n: NumberSpec, s: NumberSpec, mode: ScaleMode) -> ExponentScaleRule:
