@@ -14,7 +14,14 @@ import struct
 import pytest
 
 import tcast
-from tcast.exact import cast_array, cast_block, decode, given_scale_code, given_zero_code
+from tcast.exact import (
+    cast_array,
+    cast_block,
+    decode,
+    given_scale_code,
+    given_zero_code,
+    hadamard_array,
+)
 
 NAN = math.nan
 E8M0 = tcast.number("e8m0")
@@ -75,6 +82,7 @@ def test_a_given_zero_point_is_encoded_with_even_and_saturation():
     assert given_zero_code(-7.0, u8) == 0
     assert given_zero_code(-3.0, i8) == 0xFD  # two's complement byte
     assert given_zero_code(17.0, E4M3) == 0x58  # a float zero format: RNE
+    assert given_zero_code(-0.0, tcast.number("float16")) == 0  # +0, never the -0 code 0x8000
 
 
 # --- the cast with given parts -------------------------------------------------------------
@@ -226,7 +234,10 @@ def test_an_empty_two_level_array_keeps_its_given_tensor_scale():
         ("mxfp8", {"scale": [math.inf]}, "finite"),
         ("mxfp8", {"scale": [0.1]}, "not a float32 value"),
         ("mxfp8", {"scale": ["1"]}, "real number"),
-        ("mxfp8", {"scale": 1.0}, "sequence"),
+        ("mxfp8", {"scale": 1.0}, "scale shape"),  # a number only for the shape ()
+        ("mxfp8", {"scale": [[1.0, 2.0]]}, r"scale shape \(1,\)"),
+        ("mxfi4", {"scale": [1.0]}, "not defined"),  # a codebook
+        ("nf4", {"scale": [1.0]}, "not defined"),
         ("nvfp4", {"tensor_scale": -2.0}, "tensor_scale must not be negative"),
         ("uint8_float32_uint8_t0", {"zero": [NAN]}, "zero\\[0\\] must be finite"),
     ],
@@ -239,3 +250,58 @@ def test_given_parts_a_datatype_has_no_place_for_or_bad_values_are_refused(code,
 def test_a_block_takes_tensor_amax_or_a_given_tensor_scale_not_both():
     with pytest.raises(tcast.SpecError, match="not both"):
         cast_block([1.0] * 16, "nvfp4", tensor_amax=1.0, tensor_scale=1.0)
+
+
+def test_a_given_zero_point_alone_is_used_with_the_computed_scale():
+    # uint4 with an e5m0 scale and int4 zero point, block [0, 1, 2, 3]: range 3, the smallest
+    # 2**e with 3 <= 15 * 2**e is 2**-2, r = 4; the computed zero point is 0 (lo = 0), the
+    # given one 2: codes round(x * 4 + 2) = 2, 6, 10, 14, values (code - 2) * 0.25
+    r = cast_array([0.0, 1.0, 2.0, 3.0], (4,), "uint4_e5m0_int4_t4", zero=[2.0])
+    assert r.zero == (2,) and r.codes == (2, 6, 10, 14)
+    assert r.values == (0.0, 1.0, 2.0, 3.0)
+    assert cast_array([0.0, 1.0, 2.0, 3.0], (4,), "uint4_e5m0_int4_t4").codes == (0, 4, 8, 12)
+
+
+def test_a_given_scale_is_used_for_an_all_zero_block_too():
+    # computed, an all-zero block gets code 0; given 4 it keeps 2**2 (code 129)
+    assert cast_array([0.0] * 32, (32,), "mxfp8", scale=[4.0]).scale == (129,)
+    assert cast_array([0.0] * 32, (32,), "mxfp8").scale == (0,)
+
+
+def test_a_non_finite_uint_block_takes_the_nan_rule_zero_point_not_the_given_one():
+    # uint8 zero points have no NaN code: a NaN block's zero point is 0 (§5.2)
+    r = cast_array([NAN, 1.0, 2.0], (3,), "uint8_float32_uint8_t0", scale=[0.5], zero=[7.0])
+    assert r.zero == (0,) and r.scale == (tcast.number("float32").nan_code,)
+
+
+def test_given_tile_scales_keep_a_non_finite_tensor_amax_nan_throughout():
+    # only the tile scales given: the tensor scale is computed from a NaN tensor amax (§5.6)
+    r = cast_array([NAN] + [1.0] * 31, (32,), "nvfp4", scale=[1.0, 1.0])
+    assert r.tenscale == tcast.number("float32").nan_code
+    assert all(math.isnan(v) for v in r.values)
+
+
+def test_given_parts_that_differ_from_the_computed_ones_go_through_a_transform():
+    # the cast with a transform equals the cast of the transformed values with the same
+    # given parts (§5.11), and the given tensor scale changes the codes
+    h = tcast.Hadamard.te_wgrad()
+    vals = _values(32, 5)
+    t = 2.0**-3
+    got = cast_array(vals, (2, 16), "nvfp4", transform=h, tensor_scale=t)
+    inner = cast_array(hadamard_array(vals, (2, 16), 1, h), (2, 16), "nvfp4", tensor_scale=t)
+    assert (got.codes, got.scale, got.tenscale) == (inner.codes, inner.scale, inner.tenscale)
+    assert got.codes != cast_array(vals, (2, 16), "nvfp4", transform=h).codes
+
+
+@pytest.mark.parametrize(
+    "scale", [[[0.5], [2.0]], (0.5, 2.0)], ids=["nested in the scale shape", "flat"]
+)
+def test_given_values_may_be_laid_out_in_the_scale_shape_or_flat(scale):
+    assert cast_array([1.0] * 64, (2, 32), "mxfp8", scale=scale).scale == (126, 128)
+
+
+def test_a_tensor_scale_of_one_level_is_given_as_a_number():
+    # e3m2f with a float32 tensor scale: the scale shape is (), the value 2.0 itself
+    r = cast_array([1.0, -3.0, 0.5, 2.0], (2, 2), "e3m2f_float32", scale=2.0)
+    assert r.scale == (0x40000000,)
+    assert r.values == (1.0, -3.0, 0.5, 2.0)

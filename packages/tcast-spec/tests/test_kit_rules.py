@@ -345,10 +345,14 @@ def test_given_exponent_rule_is_the_smallest_power_of_two_not_below(b, code):
     v = _f(b)
     want = exact.given_scale_code(v, s)
     assert given_exponent_rule(s).code(v) == want
+    e = want - s.bias
     if v > 0 and want not in (0, s.max_code):
         # 2**(code - bias) >= v > 2**(code - bias - 1)
-        e = want - s.bias
         assert Fraction(2) ** e >= Fraction(v) > Fraction(2) ** (e - 1)
+    elif want == 0:  # clamped up: the smallest power of two not below v is at most 2**-bias
+        assert Fraction(v) <= Fraction(2) ** e
+    else:  # clamped down: it is at least 2**(max_code - bias)
+        assert Fraction(v) > Fraction(2) ** (e - 1)
 
 
 def test_given_scale_recipe_refuses_parts_a_datatype_lacks():
@@ -358,6 +362,11 @@ def test_given_scale_recipe_refuses_parts_a_datatype_lacks():
         given_scale_recipe(cast_rules(tcast.mxfp8), False, False, True)
     with pytest.raises(tcast.SpecError, match="no given"):
         given_scale_recipe(cast_rules(tcast.mxfp8), False)
+    for code in ("mx9", "mxfi4", "nf4"):  # metadata chosen with the scales (§5.12)
+        with pytest.raises(tcast.SpecError, match="not defined"):
+            given_scale_recipe(cast_rules(tcast.datatype(code)), True)
+    with pytest.raises(tcast.SpecError, match="unscaled"):
+        given_scale_recipe(cast_rules(tcast.float8_e4m3fn), True)
 
 
 def _check_recipe(r):

@@ -25,6 +25,9 @@ def cast(
     scale_layout: ScaleLayout | str = "plain",
     transform: Hadamard | None = None,
     stream: int = 0,
+    scale: np.ndarray | float | None = None,
+    zero: np.ndarray | float | None = None,
+    tensor_scale: float | np.ndarray | None = None,
 ) -> np.ndarray | CastResult:
     """Cast a NumPy array bit-exactly as SEMANTICS.md defines.
 
@@ -45,6 +48,12 @@ def cast(
             the cast (SEMANTICS.md §5.11); the result records it and upcast inverts it.
         stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
             second result of :func:`cast_dual` draws stream 1).
+        scale: given block scales (SEMANTICS.md §5.12): a float32, float16 or bfloat16
+            array of the scale array's shape (a real number for a tensor scale), encoded
+            into the scale format; default: computed from the blocks.
+        zero: given zero points of uint data, laid out as ``scale``.
+        tensor_scale: a given tensor scale of a two-level datatype (NVFP4): one pass, no
+            tensor amax.
 
     Returns:
         The virtual array, or a CastResult.
@@ -52,7 +61,8 @@ def cast(
     Raises:
         UnsupportedError: for input that is not a float32/float16/bfloat16 NumPy array.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
-            the datatype and shape do not take.
+            the datatype and shape do not take; given parts the datatype has no place for,
+            of the wrong shape or dtype, or with a NaN, infinite or negative scale.
     """
     return engine.cast_args(
         x,
@@ -67,6 +77,9 @@ def cast(
         scale_layout=scale_layout,
         transform=transform,
         stream=stream,
+        scale=scale,
+        zero=zero,
+        tensor_scale=tensor_scale,
     )
 
 

@@ -29,6 +29,8 @@ from tcast.kit import (
     ExponentScaleRule,
     build_result,
     cast_rules,
+    given_exponent_rule,
+    given_scale_recipe,
     run_recipe,
     scale_bounds,
     upcast_parts,
@@ -44,6 +46,7 @@ from ._codec import (
     round_even_values,
     split_f32,
 )
+from ._given import given_inputs
 from ._meta import MetaRule, decode_units, encode_units, meta_rule
 from ._native import numpy_native_view
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
@@ -124,6 +127,10 @@ class _Ops:
 
     def exp_code(self, v):
         return exponent_codes(_f32(v).reshape(-1), self.rules.exponent).reshape(np.shape(v))
+
+    def ceil_code(self, v, which):
+        rule = given_exponent_rule(self.specs[which])
+        return exponent_codes(_f32(v).reshape(-1), rule).reshape(np.shape(v))
 
     def zero_code(self, v):
         z = self.specs["zero"]
@@ -274,14 +281,18 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
             mag = np.abs(chunk, out=ws.get("abs", chunk.shape, np.float32))
             amax[rs] = np.maximum(amax[rs], _row_reduce(np.maximum, mag))
     ops = _Ops(dt, rules)
+    # given parts (SEMANTICS.md §5.12): the kit's recipe for them, the given values per row
+    given = {} if req.given is None else given_inputs(req.given, til, nrows)
+    recipe = rules.scale if req.given is None else given_scale_recipe(rules, *req.given.parts)
     if n.is_uint:
         nonfinite = ~(np.isfinite(lo) & np.isfinite(hi))
         out = run_recipe(
-            rules.scale,
+            recipe,
             ops,
             rules.constants,
             lo=np.where(nonfinite, np.float32(0), lo),
             hi=np.where(nonfinite, np.float32(0), hi),
+            **given,
         )
         z = dt.zero
         zero = np.where(nonfinite, z.nan_code if z.has_nan else 0, out["zero"])
@@ -298,9 +309,9 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
         )
     nonfinite = ~np.isfinite(amax)
     amax = np.where(nonfinite, np.float32(0), amax)
-    inputs = {"amax": amax}
+    inputs = {"amax": amax, **given}
     tcode = None
-    if dt.is_multiscale:
+    if dt.is_multiscale and "gtenscale" not in given:  # a given tensor scale: no tensor amax
         t_amax = np.max(np.where(nonfinite, np.float32(np.inf), amax), initial=np.float32(0))
         if not np.isfinite(t_amax):  # a non-finite tensor: every block is NaN (§5.6)
             scale = np.full(nrows, snum.nan_code, code_dtype(snum.bits))
@@ -316,7 +327,7 @@ def _plan(rows: np.ndarray, req: CastRequest, til: Tiling, ws: Workspace) -> _Pl
                 keep,
             )
         inputs["tamax"] = np.float32(t_amax)
-    out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+    out = run_recipe(recipe, ops, rules.constants, **inputs)
     if dt.is_multiscale:
         tcode = int(out["tenscale"])
     scale = np.where(nonfinite, snum.nan_code, out["scale"]).astype(code_dtype(snum.bits))

@@ -9,10 +9,11 @@ import ml_dtypes
 import numpy as np
 
 from tcast import CastModes, CastResult, DataType, Hadamard
-from tcast.kit import CastRequest, EngineBase
+from tcast.kit import CastRequest, EngineBase, GivenScales
 
 from ._accept import array_refusal, plain_array
 from ._cast import OPS, check_rbits, run_cast, run_upcast
+from ._given import check_given
 from ._hadamard import hadamard
 
 __all__ = ["RefEngine", "engine"]
@@ -34,16 +35,23 @@ class RefEngine(EngineBase):
     result_ops = OPS
     subtiles_and_codebooks = True
     transforms = True
+    given_scales = True
 
     def refusal(self, a: np.ndarray) -> str | None:
         """Masked arrays, matrices and subclasses with hooks of their own (``_accept``)."""
         return array_refusal(a)
 
     def request(
-        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+        self,
+        x: Any,
+        dtype: DataType,
+        modes: CastModes,
+        seed: int | None,
+        rbits: Any,
+        given: GivenScales | None = None,
     ) -> CastRequest:
         """``EngineBase.request`` of the plain array of ``x`` (``_accept.plain_array``)."""
-        return super().request(plain_array(x), dtype, modes, seed, rbits)
+        return super().request(plain_array(x), dtype, modes, seed, rbits, given)
 
     def cast(self, x: Any, request: CastRequest) -> np.ndarray | CastResult:
         """``EngineBase.cast`` of the plain array of ``x``.
@@ -66,6 +74,12 @@ class RefEngine(EngineBase):
         An accepted subclass as its plain array (``_cast.check_rbits``).
         """
         return check_rbits(x, plain_array(rbits), width)
+
+    def check_given(self, x: Any, part: Any, name: str, *, signed: bool) -> np.ndarray:
+        """A given part as a float32 array (``_given.check_given``; subclasses as plain)."""
+        return check_given(
+            plain_array(part) if isinstance(part, np.ndarray) else part, name, signed=signed
+        )
 
     def run(self, x: np.ndarray, request: CastRequest) -> np.ndarray | CastResult:
         """The cast, by :func:`tcast_ref._cast.run_cast`."""

@@ -31,6 +31,7 @@ from .errors import ArgumentWarning, EngineNotFoundError, SpecError, Unsupported
 from .hadamard import Hadamard
 from .kit._check import with_int_shape
 from .kit._dual import check_transposed, column_datatype, dual_args, run_dual
+from .kit._given import given_or_none
 from .kit._native import NativeParts, native_parts
 from .kit._request import arguments_key, normalize_args, normalize_seed
 from .kit._trace import tracing
@@ -228,6 +229,9 @@ def cast(
     transform: Hadamard | None = None,
     engine: str | None = None,
     stream: int = 0,
+    scale: Any = None,
+    zero: Any = None,
+    tensor_scale: Any = None,
 ) -> Any:
     """Cast an array to a datatype with an installed engine.
 
@@ -267,6 +271,15 @@ def cast(
         engine: the engine's name, to bypass automatic selection.
         stream: stochastic rounding from a seed: the Philox stream, an int in [0, 2**32)
             (the second result of :func:`cast_dual` draws stream 1).
+        scale: given block scales (SEMANTICS.md §5.12) instead of scales computed from the
+            blocks: an array of the engine's (float32, float16 or bfloat16) shaped like the
+            scale array (a real number for a tensor scale); each value is encoded into the
+            scale format (float formats: clamped and rounded to even; exponent formats: the
+            smallest power of two not below it). Engines that set
+            ``tcast.kit.EngineBase.given_scales`` take given parts (``ref``).
+        zero: given zero points of uint data, laid out as ``scale``.
+        tensor_scale: a given tensor scale of a two-level datatype (NVFP4): the tile scales
+            are computed from it, with no pass for the tensor amax.
 
     Returns:
         The virtual array, or a CastResult.
@@ -280,7 +293,8 @@ def cast(
         UnsupportedError: when no engine supports the request, or ``x`` is not of an
             accepted dtype.
     """
-    if rbits is None and not tracing():
+    given = given_or_none(scale, zero, tensor_scale)
+    if rbits is None and given is None and not tracing():
         # the host path: a repeated call (same array kind, datatype, modes, engine asked for
         # and a seed's presence) reuses the checked arguments and the engine chosen for them;
         # a seed's value is checked on every call
@@ -347,6 +361,14 @@ def cast(
             _CHOSEN.clear()
             _CALLS.clear()
         _CHOSEN[key] = (eng, dt, modes)
+    if given is not None:
+        if not getattr(eng, "given_scales", False):
+            raise UnsupportedError(
+                f"engine {getattr(eng, 'name', eng)!r} does not cast with given scales, zero "
+                f"points or tensor scales (SEMANTICS.md §5.12): cast a NumPy array with "
+                f"engine='ref'"
+            )
+        return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits, given)))
     return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
 
 

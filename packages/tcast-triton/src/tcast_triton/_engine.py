@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from tcast import CastModes, CastResult, DataType, Hadamard, RoundMode, UnsupportedError
-from tcast.kit import CastRequest, EngineBase, dual_by_casts, normalize_seed
+from tcast.kit import CastRequest, EngineBase, GivenScales, dual_by_casts, normalize_seed
 from tcast_torch import engine as torch_engine
 from tcast_torch.toolkit import (
     TORCH_TRANSFORMS,
@@ -150,7 +150,13 @@ class TritonEngine(EngineBase):
         return self.dtensor_calls.get(x, request, TRITON_LOCAL, grad, self.check_request)
 
     def request(
-        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+        self,
+        x: Any,
+        dtype: DataType,
+        modes: CastModes,
+        seed: int | None,
+        rbits: Any,
+        given: GivenScales | None = None,
     ) -> CastRequest:
         """``EngineBase.request``, remembered for tensors and DTensors without given bits.
 
@@ -161,6 +167,8 @@ class TritonEngine(EngineBase):
         Outside a trace only: a compiled function reading the cache would be guarded on its
         contents.
         """
+        if given is not None:  # refused by the base: this engine takes no given scales
+            return super().request(x, dtype, modes, seed, rbits, given)
         if (
             rbits is not None
             or torch.compiler.is_compiling()

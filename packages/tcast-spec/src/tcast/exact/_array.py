@@ -485,18 +485,45 @@ def _cast_transformed(
     )
 
 
-def _given_blocks(
-    given: Sequence[float] | None, what: str, count: int, scale_shape: tuple[int, ...]
-) -> list:
-    """One given value (or None) per block, from a C-order sequence of the scale shape."""
+def _given_blocks(given: object, what: str, count: int, scale_shape: tuple[int, ...]) -> list:
+    """One given value (or None) per block, in C order of the scale shape.
+
+    ``given``: values in the scale array's shape (nested sequences, or an array with
+    ``tolist``), a flat C-order sequence of them, or a number for the shape ``()``.
+    """
     if given is None:
         return [None] * count
-    vals = items(given, f"{what} must be a sequence of numbers, one per block in C order")
+    if hasattr(given, "tolist"):  # a NumPy-like array (a 0-d one gives a number)
+        given = given.tolist()
+    if not scale_shape and not _is_seq(given) and hasattr(given, "__float__"):
+        given = [given]
+    vals = items(given, f"{what} must be values in the scale shape {scale_shape} (or flat)")
+    if vals and _is_seq(vals[0]):
+        vals = _flatten(vals, scale_shape, what)
     if len(vals) != count:
         raise SpecError(
             f"{what} has {len(vals)} values for the {count} blocks of scale shape {scale_shape}"
         )
     return [given_value(v, f"{what}[{i}]", signed=what == "zero") for i, v in enumerate(vals)]
+
+
+def _is_seq(v: object) -> bool:
+    return hasattr(v, "__iter__") and not isinstance(v, str | bytes)
+
+
+def _flatten(vals: list, shape: tuple[int, ...], what: str) -> list:
+    """Nested sequences of ``shape``, flat in C order, or a SpecError naming ``what``."""
+    if not shape or len(vals) != shape[0] or (len(shape) == 1 and any(map(_is_seq, vals))):
+        raise SpecError(
+            f"{what} must be laid out in the scale shape {shape}: a level of {len(vals)} "
+            f"values does not fit it"
+        )
+    if len(shape) == 1:
+        return vals
+    out = []
+    for v in vals:
+        out.extend(_flatten(items(v, f"{what} must be nested sequences"), shape[1:], what))
+    return out
 
 
 def _shape(shape: object) -> tuple[int, ...]:

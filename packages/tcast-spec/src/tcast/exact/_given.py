@@ -12,8 +12,8 @@ from fractions import Fraction
 
 from .._dyadic import floor_log2
 from .._text import quote
-from ..datatype import DataType
 from ..errors import SpecError
+from ..kit._given import check_given_parts
 from ..number import NumberSpec
 from ._f32 import is_f32
 from ._scalar import encode
@@ -78,31 +78,11 @@ def given_scale_code(v: float, s: NumberSpec) -> int:
 
 
 def given_zero_code(v: float, z: NumberSpec) -> int:
-    """The code of a given zero point ``v`` (a checked float32 value) in ``z``."""
+    """The code of a given zero point ``v`` (a checked float32 value) in ``z``.
+
+    ``fl32(v + 0)`` is encoded: a given -0 is +0, as a computed zero point always is.
+    """
+    v = v + 0.0
     if z.is_integer:
         return encode(v, z, "even")
     return encode(v, z, "even", saturate=True)
-
-
-def check_given_parts(dt: DataType, scale: object, zero: object, tensor_scale: object) -> None:
-    """Refuse given parts ``dt`` has no place for (SEMANTICS.md §5.12).
-
-    Raises:
-        SpecError: naming the datatype and the part.
-    """
-    if scale is None and zero is None and tensor_scale is None:
-        return
-    s = dt.sspec
-    if s is None:
-        raise SpecError(f"{dt.name} is unscaled: it takes no given scale, zero or tensor_scale")
-    if dt.nspec.is_codebook or s.offset_bits > 0:
-        raise SpecError(
-            f"given scales are not defined for {dt.name}: its metadata (subtile offsets or "
-            f"codebook mappings) is chosen with its scales; cast without given scales"
-        )
-    if zero is not None and dt.zero is None:
-        raise SpecError(f"{dt.name} has no zero point (only uint data has one): drop zero=")
-    if tensor_scale is not None and not dt.is_multiscale:
-        raise SpecError(
-            f"{dt.name} has one scale level: tensor_scale= is for two-level datatypes such as nvfp4"
-        )

@@ -53,6 +53,7 @@ from ._dual import (
     run_dual,
     transposed_request,
 )
+from ._given import GIVEN_PARTS, GivenScales, check_given_parts, given_or_none, given_shapes
 from ._native import NativeOps, NativeParts, native_parts
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
@@ -95,6 +96,7 @@ from ._transform import TransformOps, cast_transformed, inner_request, upcast_tr
 
 __all__ = [
     "F32_MAX",
+    "GIVEN_PARTS",
     "INPUT_DTYPE_NAMES",
     "NATIVE_NAMES",
     "NEVER",
@@ -105,6 +107,7 @@ __all__ = [
     "CastRules",
     "EngineBase",
     "ExponentScaleRule",
+    "GivenScales",
     "NativeOps",
     "NativeParts",
     "PartForm",
@@ -121,6 +124,7 @@ __all__ = [
     "cast_rules",
     "cast_transformed",
     "cast_with",
+    "check_given_parts",
     "check_result_codes",
     "check_result_parts",
     "check_transposed",
@@ -135,7 +139,9 @@ __all__ = [
     "exponent_scale_rule",
     "from_blocked",
     "given_exponent_rule",
+    "given_or_none",
     "given_scale_recipe",
+    "given_shapes",
     "groups_cut",
     "inner_request",
     "input_dtype_name",

@@ -23,6 +23,7 @@ from ..philox import check_random_source
 from ._blocked import plain_result
 from ._check import check_result_codes, check_result_parts, with_int_shape
 from ._dual import dual_by_casts, dual_with
+from ._given import GivenScales, check_given_parts, given_or_none
 from ._request import CastRequest, input_dtype_name, make_request, normalize_args
 from ._results import ArrayOps
 from ._rules import CastRules, cast_rules
@@ -47,12 +48,16 @@ def cast_with(
     scale_layout: ScaleLayout | str = "plain",
     transform: Any = None,
     stream: int = 0,
+    scale: Any = None,
+    zero: Any = None,
+    tensor_scale: Any = None,
 ) -> Any:
     """Cast with one engine through its protocol, from keyword arguments.
 
     The arguments are checked once (:func:`normalize_args`), the engine builds the request
-    for ``x`` and casts it. An engine's public ``cast`` function, the golden-vector verifier
-    and the conformance suite call engines this way.
+    for ``x`` (with the given ``scale``, ``zero`` and ``tensor_scale`` parts, SEMANTICS.md
+    §5.12, where any is given) and casts it. An engine's public ``cast`` function, the
+    golden-vector verifier and the conformance suite call engines this way.
 
     Raises:
         SpecError, UnsupportedError: as the engine's ``request`` and ``cast`` do.
@@ -70,7 +75,10 @@ def cast_with(
         transform,
         stream,
     )
-    return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
+    given = given_or_none(scale, zero, tensor_scale)
+    if given is None:
+        return engine.cast(x, engine.request(x, dt, modes, seed, rbits))
+    return engine.cast(x, engine.request(x, dt, modes, seed, rbits, given))
 
 
 def _has_subtile_or_codebook(dtype: DataType) -> bool:
@@ -101,6 +109,10 @@ class EngineBase:
             implements :meth:`hadamard`, :meth:`round_to_input` and :meth:`widen`, and the
             base composes the cast and the decode from them; :meth:`supports` refuses
             transforms when False.
+        given_scales: whether the engine casts with given scales, zero points and tensor
+            scales (SEMANTICS.md §5.12): it implements :meth:`check_given` and applies
+            ``request.given`` (:func:`~tcast.kit.given_scale_recipe`); :meth:`request`
+            refuses given parts when False.
     """
 
     name: str = ""
@@ -111,6 +123,7 @@ class EngineBase:
     result_ops: ArrayOps | None = None
     subtiles_and_codebooks: bool = False
     transforms: bool = False
+    given_scales: bool = False
 
     # ------------------------------------------------------------- the protocol
     def accepts(self, x: Any) -> bool:
@@ -130,16 +143,27 @@ class EngineBase:
         return self.subtiles_and_codebooks or not _has_subtile_or_codebook(dtype)
 
     def request(
-        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+        self,
+        x: Any,
+        dtype: DataType,
+        modes: CastModes,
+        seed: int | None,
+        rbits: Any,
+        given: GivenScales | None = None,
     ) -> CastRequest:
         """The normalized request for ``x`` from checked arguments (:func:`normalize_args`).
 
+        ``given``: given scale parts (SEMANTICS.md §5.12), each checked by
+        :meth:`check_given` and against the datatype and the scale array's shape.
+
         Raises:
             UnsupportedError: ``x`` is not an array of this engine or of an accepted dtype,
-                or ``x`` or ``rbits`` is an array subclass or layout the engine refuses
-                (:meth:`refusal`), or ``dtype`` has subtiles or codebook data and the engine
-                does not set :attr:`subtiles_and_codebooks`.
-            SpecError: bad rbits, or a tile segment naming a dimension ``x`` lacks.
+                or ``x``, ``rbits`` or a given part is an array subclass or layout the engine
+                refuses (:meth:`refusal`), or ``dtype`` has subtiles or codebook data and the
+                engine does not set :attr:`subtiles_and_codebooks`, or parts are given to an
+                engine that does not set :attr:`given_scales`.
+            SpecError: bad rbits or given parts, or a tile segment naming a dimension ``x``
+                lacks.
         """
         if not self.accepts(x):
             raise UnsupportedError(f"{self.label} casts {self.array_what}, not {type(x).__name__}")
@@ -157,9 +181,27 @@ class EngineBase:
             if self.accepts(rbits):
                 self.check_array(rbits, "rbits")
             rbits = self.check_rbits(x, rbits, dtype.nspec.rbits_width)
+        if given is not None:
+            given = self._checked_given(x, dtype, given)
         return make_request(
-            dtype, modes, seed, rbits, tuple(x.shape), in_name, self.rules(dtype, modes)
+            dtype, modes, seed, rbits, tuple(x.shape), in_name, self.rules(dtype, modes), given
         )
+
+    def _checked_given(self, x: Any, dtype: DataType, given: GivenScales) -> GivenScales:
+        if not self.given_scales:
+            raise UnsupportedError(
+                f"{self.label} does not cast with given scales, zero points or tensor scales "
+                f"(SEMANTICS.md §5.12): cast a NumPy array with the reference engine 'ref'"
+            )
+        if not isinstance(given, GivenScales):
+            raise SpecError(f"given must be a tcast.kit.GivenScales, got {type(given).__name__}")
+        check_given_parts(dtype, given.scale, given.zero, given.tensor_scale)
+        parts = {}
+        for name, part in given.items():
+            if self.accepts(part):
+                self.check_array(part, name)
+            parts[name] = self.check_given(x, part, name, signed=name == "zero")
+        return GivenScales(**parts)
 
     def cast(self, x: Any, request: CastRequest) -> Any:
         """Cast ``x`` as ``request`` says: the virtual array, or a CastResult.
@@ -354,6 +396,19 @@ class EngineBase:
 
         Raises:
             SpecError: for rbits that do not fit.
+        """
+        raise NotImplementedError
+
+    def check_given(self, x: Any, part: Any, name: str, *, signed: bool) -> Any:
+        """Check one given scale part (engines that set :attr:`given_scales`); return it.
+
+        ``part``: an array of the engine's (or a real number, for a part of shape ``()``)
+        whose values are float32 values (float32, float16 or bfloat16), finite, and not
+        negative unless ``signed`` (zero points); on ``x``'s device. Its shape is checked by
+        :func:`~tcast.kit.make_request`. Returns what the engine's cast reads (float32).
+
+        Raises:
+            SpecError: naming ``name`` and the first bad value or the dtype to use instead.
         """
         raise NotImplementedError
 

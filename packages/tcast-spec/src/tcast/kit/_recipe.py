@@ -245,8 +245,9 @@ UINT_EXPONENT_SCALE = _recipe(
 )
 
 # ---- given scales and zero points (SEMANTICS.md §5.12): the given values arrive as the
-# inputs gscale, gzero and gtenscale (float32), and are encoded by the rule of their format;
-# every later step is the computed recipe's
+# inputs gscale, gzero and gtenscale (float32), and are encoded by the rule of their format
+# (a given zero point plus +0 first: never the -0 code); every later step is the computed
+# recipe's
 _TWO_LEVEL_TAIL = """
     sval = decode(scale, scale)
     r1 = div(ONE, tval)
@@ -261,7 +262,8 @@ _DEC_RECIP = """
 _GIVEN_ZERO = """
     dec = decode(scale, scale)
     recip = div(ONE, dec)
-    zero = zero_code(gzero)
+    gz = add(gzero, ZERO)
+    zero = zero_code(gz)
     zval = decode(zero, zero)
 """
 #: A given power-of-two scale of signed data.

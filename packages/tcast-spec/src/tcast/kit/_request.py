@@ -20,6 +20,7 @@ from ..hadamard import Hadamard, group_dim
 from ..layout import BlockedScales, BlockLayout, block_layout, blocked_refusal, blocked_scales
 from ..modes import CastMode, RoundMode, ScaleLayout, ScaleMode
 from ..philox import check_random_source
+from ._given import GIVEN_PARTS, GivenScales, check_given_parts, given_shapes
 from ._rules import CastRules, cast_rules
 
 __all__ = [
@@ -50,6 +51,8 @@ class CastRequest:
         input_dtype: the input's dtype name (float32, float16 or bfloat16).
         layout: the blocks over ``shape`` (scaled datatypes), else None.
         rules: every rule of the datatype under the scale mode (:func:`tcast.kit.cast_rules`).
+        given: the given scale parts (SEMANTICS.md §5.12: the engine's checked arrays), or
+            None where every part is computed.
     """
 
     dtype: DataType
@@ -60,6 +63,7 @@ class CastRequest:
     input_dtype: str
     layout: BlockLayout | None
     rules: CastRules
+    given: GivenScales | None = None
 
     @property
     def castmode(self) -> CastMode:
@@ -262,15 +266,18 @@ def make_request(
     shape: tuple[int, ...],
     input_dtype: str,
     rules: CastRules | None = None,
+    given: GivenScales | None = None,
 ) -> CastRequest:
     """The request from checked arguments and the array's shape and dtype name.
 
     ``rules`` are ``cast_rules(dt, modes.scalemode)`` when the caller has them already (a
-    compiled function built for one datatype holds them).
+    compiled function built for one datatype holds them). ``given``: parts the engine has
+    checked (``EngineBase.request``); their datatype and shapes are checked here.
 
     Raises:
-        SpecError: for a tile segment naming a dimension the shape lacks, or a transform
-            the datatype and shape do not take (:func:`transform_dim`).
+        SpecError: for a tile segment naming a dimension the shape lacks, a transform
+            the datatype and shape do not take (:func:`transform_dim`), or given parts the
+            datatype has no place for or of the wrong shape (SEMANTICS.md §5.12).
     """
     if modes.scale_layout is ScaleLayout.BLOCKED:
         # CastModes.of and normalize_args refuse these; a CastModes built by hand does not
@@ -280,6 +287,17 @@ def make_request(
     layout = None if dt.sspec is None else block_layout(shape, dt, modes.transpose_scale)
     if modes.transform is not None:
         transform_dim(dt, layout, modes.transform)
+    if given is not None:
+        check_given_parts(dt, *(getattr(given, n) for n in GIVEN_PARTS))
+        assert layout is not None  # a scaled datatype (check_given_parts)
+        want = given_shapes(layout)
+        for name, part in given.items():
+            got = tuple(getattr(part, "shape", ()))
+            if got != want[name]:
+                raise SpecError(
+                    f"{name} has shape {got}; casting shape {shape} to {dt.name} needs "
+                    f"{want[name]} (one value per block, SEMANTICS.md §5.1)"
+                )
     if rules is None:
         rules = cast_rules(dt, modes.scalemode)
-    return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout, rules)
+    return CastRequest(dt, modes, seed, rbits, shape, input_dtype, layout, rules, given)

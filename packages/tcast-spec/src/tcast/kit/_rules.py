@@ -24,6 +24,7 @@ from ..datatype import DataType
 from ..errors import SpecError
 from ..modes import ScaleMode
 from ..number import NumberSpec, Style
+from ._given import check_given_parts
 from ._recipe import (
     ELEMENT_DECODE,
     ELEMENT_DECODE_FIXED,
@@ -181,12 +182,10 @@ def given_scale_recipe(
     """
     dt = rules.dtype
     n, ss = dt.nspec, dt.sspec
-    if ss is None or not (scale or zero or tenscale):
-        raise SpecError(f"no given scale parts for {dt.name}")
-    if zero and not n.is_uint:
-        raise SpecError(f"{dt.name} has no zero point (only uint data has one)")
-    if tenscale and not dt.is_multiscale:
-        raise SpecError(f"{dt.name} has one scale level: no tensor scale to give")
+    if not (scale or zero or tenscale):
+        raise SpecError(f"no given scale parts for {dt.name}: use rules.scale")
+    check_given_parts(dt, scale or None, zero or None, tenscale or None)
+    assert ss is not None  # check_given_parts refuses unscaled datatypes
     pow2 = ss.scale.is_exponent
     if n.is_uint:
         table = {

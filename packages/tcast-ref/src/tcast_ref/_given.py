@@ -1,0 +1,67 @@
+"""Given scales, zero points and tensor scales on NumPy arrays (SEMANTICS.md §5.12).
+
+:func:`check_given` checks one part as the engine's ``check_given`` (a float32 view of it);
+:func:`given_inputs` lays the parts out as the block rows of a cast and names them as the
+kit's given-scale recipe reads them (``gscale``, ``gzero``, ``gtenscale``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import ml_dtypes
+import numpy as np
+
+from tcast import SpecError
+from tcast.kit import GivenScales
+
+from ._tiles import Tiling
+
+__all__ = ["check_given", "given_inputs"]
+
+#: The dtypes a given part may have: float32 values, widened exactly.
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
+def check_given(part: object, name: str, *, signed: bool) -> np.ndarray:
+    """One given part as a float32 NumPy array (a real number: an array of shape ``()``).
+
+    Raises:
+        SpecError: for another type or dtype (float64 is refused, not rounded), a NaN or
+            infinite value, or a negative scale, naming the part and the first bad index.
+    """
+    if isinstance(part, numbers.Real) and not isinstance(part, bool):
+        v = np.float32(part)
+        if float(v) != float(part):
+            raise SpecError(f"{name} {part!r} is not a float32 value: round it to float32 first")
+        a = np.asarray(v)
+    elif isinstance(part, np.ndarray) and part.dtype in _FLOAT_DTYPES:
+        a = part.astype(np.float32)
+    else:
+        got = f"{type(part).__name__} {getattr(part, 'dtype', '')}".rstrip()
+        raise SpecError(
+            f"{name} must be a float32, float16 or bfloat16 NumPy array (or a real number for "
+            f"a part of shape ()), got {got}"
+        )
+    bad = ~np.isfinite(a) if signed else ~(np.isfinite(a) & (a >= 0))
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "finite" if signed else "finite and not negative"
+        where = f"[{', '.join(map(str, idx))}]" if idx else ""
+        raise SpecError(f"{name}{where} is {float(a[idx])!r}: it must be {what}")
+    return a
+
+
+def given_inputs(given: GivenScales, til: Tiling, nrows: int) -> dict[str, np.ndarray]:
+    """The given parts as recipe inputs: one float32 value per block row (``gtenscale``: one).
+
+    ``nrows``: the rows of the cast's block matrix (``Tiling.to_blocks`` order).
+    """
+    out = {}
+    for name, key in (("scale", "gscale"), ("zero", "gzero")):
+        part = getattr(given, name)
+        if part is not None:
+            out[key] = np.ascontiguousarray(til.scales_to_blocks(part)).reshape(nrows)
+    if given.tensor_scale is not None:
+        out["gtenscale"] = np.float32(given.tensor_scale)
+    return out

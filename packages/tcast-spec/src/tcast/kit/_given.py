@@ -1,0 +1,84 @@
+"""Given scales, zero points and tensor scales of a cast (SEMANTICS.md §5.12).
+
+A cast may take its scale parts as given values instead of computing them from the blocks.
+:class:`GivenScales` carries them (the engine's arrays) in a :class:`~tcast.kit.CastRequest`;
+:func:`check_given_parts` refuses parts a datatype has no place for, and :func:`given_shapes`
+says the shape each part must have. The values are checked by the engine
+(``EngineBase.check_given``) and encoded by the recipe :func:`~tcast.kit.given_scale_recipe`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..datatype import DataType
+from ..errors import SpecError
+from ..layout import BlockLayout
+
+__all__ = ["GIVEN_PARTS", "GivenScales", "check_given_parts", "given_or_none", "given_shapes"]
+
+#: The parts a cast may be given, by their keyword name.
+GIVEN_PARTS = ("scale", "zero", "tensor_scale")
+
+
+@dataclass(frozen=True, eq=False)
+class GivenScales:
+    """The given scale parts of one cast (each an engine's array, or None where computed).
+
+    Attributes:
+        scale: the block scales, shaped like the scale array (``()`` for a tensor scale).
+        zero: the zero points of uint data, shaped like the scale array.
+        tensor_scale: the tensor scale of two-level datatypes, shape ``()``.
+
+    Compared by identity (the arrays have no one equality).
+    """
+
+    scale: Any = None
+    zero: Any = None
+    tensor_scale: Any = None
+
+    @property
+    def parts(self) -> tuple[bool, bool, bool]:
+        """Which of (scale, zero, tensor_scale) are given."""
+        return (self.scale is not None, self.zero is not None, self.tensor_scale is not None)
+
+    def items(self) -> list[tuple[str, Any]]:
+        """The given parts as ``(name, value)`` pairs, in :data:`GIVEN_PARTS` order."""
+        return [(n, getattr(self, n)) for n in GIVEN_PARTS if getattr(self, n) is not None]
+
+
+def given_or_none(scale: Any, zero: Any, tensor_scale: Any) -> GivenScales | None:
+    """A :class:`GivenScales` of the parts given, or None when there are none."""
+    if scale is None and zero is None and tensor_scale is None:
+        return None
+    return GivenScales(scale, zero, tensor_scale)
+
+
+def check_given_parts(dt: DataType, scale: object, zero: object, tensor_scale: object) -> None:
+    """Refuse given parts ``dt`` has no place for (SEMANTICS.md §5.12).
+
+    Raises:
+        SpecError: naming the datatype and the part.
+    """
+    if scale is None and zero is None and tensor_scale is None:
+        return
+    s = dt.sspec
+    if s is None:
+        raise SpecError(f"{dt.name} is unscaled: it takes no given scale, zero or tensor_scale")
+    if dt.nspec.is_codebook or s.offset_bits > 0:
+        raise SpecError(
+            f"given scales are not defined for {dt.name}: its metadata (subtile offsets or "
+            f"codebook mappings) is chosen with its scales; cast without given scales"
+        )
+    if zero is not None and dt.zero is None:
+        raise SpecError(f"{dt.name} has no zero point (only uint data has one): drop zero=")
+    if tensor_scale is not None and not dt.is_multiscale:
+        raise SpecError(
+            f"{dt.name} has one scale level: tensor_scale= is for two-level datatypes such as nvfp4"
+        )
+
+
+def given_shapes(layout: BlockLayout) -> dict[str, tuple[int, ...]]:
+    """The shape each given part must have over ``layout`` (by part name)."""
+    return {"scale": layout.scale_shape, "zero": layout.scale_shape, "tensor_scale": ()}
