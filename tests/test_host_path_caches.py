@@ -231,7 +231,9 @@ def tcast_ref_cast(x):
     return np.asarray(tcast_ref.cast(x, "mxfp8"))
 
 
-def test_given_scales_take_no_cached_path_and_engines_without_them_refuse_each_call():
+def test_given_scales_take_no_cached_path_and_engines_without_them_refuse_each_call(
+    monkeypatch,
+):
     x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(2, 32)
     tcast.cast(x, "mxfp8", castmode="actual")  # a repeated call's path is known now
     one = tcast.cast(x, "mxfp8", castmode="actual", scale=np.ones((2, 1), np.float32))
@@ -239,9 +241,12 @@ def test_given_scales_take_no_cached_path_and_engines_without_them_refuse_each_c
     assert one.scale.tolist() == [[127], [127]] and four.scale.tolist() == [[129], [129]]
     assert (one.data != four.data).any()
     t = torch.ones(2, 32)
+    eng = tcast.load_engines().engines["torch"]
+    monkeypatch.setattr(eng, "given_scales", False)
     for _ in range(2):
         with pytest.raises(tcast.UnsupportedError, match="given scales"):
             tcast.cast(t, "mxfp8", castmode="actual", scale=torch.ones(2, 1))
-    eng = tcast.load_engines().engines["torch"]
+    with pytest.raises(tcast.UnsupportedError, match="given scales"):
+        tcast.cast(t, "mxfp8", castmode="actual", scale=torch.ones(2, 1), engine="torch")
     with pytest.raises(tcast.UnsupportedError, match="given scales"):
         tcast.kit.cast_with(eng, t, "mxfp8", castmode="actual", scale=torch.ones(2, 1))

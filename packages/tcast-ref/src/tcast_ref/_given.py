@@ -12,8 +12,7 @@ import numbers
 import ml_dtypes
 import numpy as np
 
-from tcast import SpecError
-from tcast.kit import GivenScales
+from tcast.kit import GivenScales, bad_given_value, given_number, given_type_error
 
 from ._tiles import Tiling
 
@@ -31,24 +30,15 @@ def check_given(part: object, name: str, *, signed: bool) -> np.ndarray:
             infinite value, or a negative scale, naming the part and the first bad index.
     """
     if isinstance(part, numbers.Real) and not isinstance(part, bool):
-        v = np.float32(part)
-        if float(v) != float(part):
-            raise SpecError(f"{name} {part!r} is not a float32 value: round it to float32 first")
-        a = np.asarray(v)
+        a = np.asarray(np.float32(given_number(part, name)))
     elif isinstance(part, np.ndarray) and part.dtype in _FLOAT_DTYPES:
         a = part.astype(np.float32)
     else:
-        got = f"{type(part).__name__} {getattr(part, 'dtype', '')}".rstrip()
-        raise SpecError(
-            f"{name} must be a float32, float16 or bfloat16 NumPy array (or a real number for "
-            f"a part of shape ()), got {got}"
-        )
+        raise given_type_error(name, part, "NumPy arrays")
     bad = ~np.isfinite(a) if signed else ~(np.isfinite(a) & (a >= 0))
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        what = "finite" if signed else "finite and not negative"
-        where = f"[{', '.join(map(str, idx))}]" if idx else ""
-        raise SpecError(f"{name}{where} is {float(a[idx])!r}: it must be {what}")
+        raise bad_given_value(name, idx, float(a[idx]), signed)
     return a
 
 

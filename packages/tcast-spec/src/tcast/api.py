@@ -98,6 +98,7 @@ def select_engine(
     modes: CastModes,
     engine: str | None = None,
     also: DataType | None = None,
+    given: bool = False,
 ) -> Engine:
     """Pick the engine for an array, a datatype and modes.
 
@@ -107,6 +108,8 @@ def select_engine(
         modes: the modes.
         engine: a name to force one engine.
         also: a second datatype the engine must support too (``cast_dual``'s column tiling).
+        given: whether the cast has given scale parts (SEMANTICS.md §5.12): only engines
+            that set ``given_scales`` (``tcast.kit.EngineBase``) are picked.
 
     Returns:
         The engine: the highest priority among those that take ``x`` and support the
@@ -143,6 +146,8 @@ def select_engine(
                     f"engine {engine!r} does not support {dt.name} with {modes}"
                     f"{_elsewhere(x, dt, modes, {engine.partition(':')[0]})}"
                 )
+        if given and not getattr(eng, "given_scales", False):
+            raise UnsupportedError(_no_given(engine))
         return eng
     loaded = engines_for(x)
     takers = [e for e in loaded if e.accepts(x)]
@@ -156,6 +161,10 @@ def select_engine(
         missing = dtype if not all(e.supports(dtype, modes) for e in takers) else also
         hint = "" if missing is None else _elsewhere(x, missing, modes, {e.name for e in takers})
         raise UnsupportedError(f"no engine ({names}) supports {dtype.name} with {modes}{hint}")
+    if given:
+        able = [e for e in able if getattr(e, "given_scales", False)]
+        if not able:
+            raise UnsupportedError(_no_given(", ".join(e.name for e in takers)))
     best = _first_of_highest(able)
     if _refuses(best, x):
         # an engine that takes x's type but not x as it is (the Triton engine and a DTensor)
@@ -164,6 +173,13 @@ def select_engine(
         if willing:
             best = _first_of_highest(willing)
     return best
+
+
+def _no_given(names: str) -> str:
+    return (
+        f"no engine ({names}) casts with given scales, zero points or tensor scales "
+        f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (eager, plain tensors) do"
+    )
 
 
 def _elsewhere(x: Any, dtype: DataType, modes: CastModes, tried: set[str]) -> str:
@@ -354,20 +370,14 @@ def cast(
         stream,
     )
     _warn_ignored(dt, modes)
-    eng = select_engine(x, dt, modes, engine)
+    eng = select_engine(x, dt, modes, engine, given=given is not None)
     _transforms(eng, modes.transform)
     if key is not None:
         if len(_CHOSEN) >= _MAX_CHOSEN:
             _CHOSEN.clear()
             _CALLS.clear()
         _CHOSEN[key] = (eng, dt, modes)
-    if given is not None:
-        if not getattr(eng, "given_scales", False):
-            raise UnsupportedError(
-                f"engine {getattr(eng, 'name', eng)!r} does not cast with given scales, zero "
-                f"points or tensor scales (SEMANTICS.md §5.12): cast a NumPy array with "
-                f"engine='ref'"
-            )
+    if given is not None:  # an engine with given_scales (select_engine)
         return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits, given)))
     return _honoured(eng, modes, eng.cast(x, eng.request(x, dt, modes, seed, rbits)))
 

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import check_transposed, dual_args, normalize_args, run_dual
+from tcast.kit import check_transposed, dual_args, given_or_none, normalize_args, run_dual
 
 from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
@@ -37,6 +37,9 @@ def cast(
     grad: str = "ste",
     compile: bool | None = None,
     stream: int = 0,
+    scale: torch.Tensor | float | None = None,
+    zero: torch.Tensor | float | None = None,
+    tensor_scale: torch.Tensor | float | None = None,
 ) -> torch.Tensor | CastResult:
     """Cast a torch tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -73,15 +76,22 @@ def cast(
             calls that always run eagerly.
         stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
             second result of :func:`cast_dual` draws stream 1).
+        scale: given block scales (SEMANTICS.md §5.12): a float32, float16 or bfloat16
+            tensor on x's device of the scale array's shape (a real number for a tensor
+            scale), encoded into the scale format; default: computed. Eager casts of plain
+            tensors (the cast runs eagerly whatever ``compile`` says).
+        zero: given zero points of uint data, laid out as ``scale``.
+        tensor_scale: a given tensor scale of a two-level datatype (NVFP4): no amax pass.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
 
     Raises:
         UnsupportedError: for input that is not a float32/float16/bfloat16 tensor; a DTensor
-            with a transform.
+            with a transform or given scale parts; given parts inside torch.compile.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
-            the datatype and shape do not take.
+            the datatype and shape do not take; given parts the datatype has no place for,
+            of the wrong shape, dtype or device, or with a NaN, infinite or negative scale.
     """
     dt, modes, seed = normalize_args(
         dtype,
@@ -97,7 +107,9 @@ def cast(
         stream,
     )
     check_run_options(grad, compile)
-    return _run_with(x, engine.request(x, dt, modes, seed, rbits), grad, compile)
+    given = given_or_none(scale, zero, tensor_scale)
+    req = engine.request(x, dt, modes, seed, rbits, given)
+    return _run_with(x, req, grad, compile)
 
 
 def _run_with(

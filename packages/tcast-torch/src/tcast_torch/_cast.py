@@ -47,14 +47,17 @@ def run_cast(
     x = resolved(x)
     if is_dtensor(x):
         return cast_dtensor(x, req, TORCH_LOCAL, grad)
-    fast = req.layout is not None and fast_path_applies(x, req)
+    # given scales (SEMANTICS.md §5.12) take the general eager path
+    fast = req.layout is not None and req.given is None and fast_path_applies(x, req)
     if req.virtual and x.requires_grad and torch.is_grad_enabled():
         return virtual_with_grad(x, req, grad, fast)
     with torch.no_grad():
         seeded = req.roundmode is RoundMode.STOCHASTIC and req.seed is not None
         padded = req.layout is not None and req.layout.padded
         scale_bits = 0 if req.dtype.sspec is None else req.dtype.sspec.scale.bits
-        if use_compiled(x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits):
+        if req.given is None and use_compiled(
+            x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits
+        ):
             fn = compiled_cast(req.dtype, req.modes, req.input_dtype, x.ndim)
             out = call_compiled(
                 fn, x, req.rbits, fast, lambda: cast_checked(x, req, fast), required=compile is True

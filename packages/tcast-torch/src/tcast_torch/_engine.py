@@ -13,6 +13,7 @@ from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
 from . import _pickling  # noqa: F401  (registers how torch results pickle)
 from ._accept import is_dtensor, resolved, tensor_refusal
 from ._cast import run_cast
+from ._given import check_given
 from ._run import OPS, check_rbits, run_upcast
 from ._shards import (
     dtensor_refusal,
@@ -47,6 +48,7 @@ class TorchEngine(EngineBase):
     array_one = "a torch tensor"
     result_ops = OPS
     transforms = True
+    given_scales = True
 
     def __init__(self, compile: bool | None = None, name: str = "torch") -> None:
         self.name = name
@@ -102,6 +104,14 @@ class TorchEngine(EngineBase):
                 "and placements), or be a plain tensor of x's whole shape"
             )
         return check_rbits(x, rbits, width)
+
+    def check_given(self, x: Any, part: Any, name: str, *, signed: bool) -> torch.Tensor:
+        """A given scale part as a float32 tensor on x's device (``_given.check_given``).
+
+        Eager casts of plain tensors only: a DTensor ``x`` and casts traced by torch.compile
+        are refused (``UnsupportedError``).
+        """
+        return check_given(x, part, name, signed=signed)
 
     def cast_dual(
         self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool

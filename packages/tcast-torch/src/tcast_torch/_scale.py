@@ -22,6 +22,9 @@ from tcast.kit import (
     CastRequest,
     CastRules,
     ExponentScaleRule,
+    GivenScales,
+    given_exponent_rule,
+    given_scale_recipe,
     run_recipe,
     scale_bounds,
 )
@@ -219,11 +222,26 @@ class Ops:
     def exp_code(self, v):
         return exponent_codes(v, self.rules.exponent)
 
+    def ceil_code(self, v, which):
+        return exponent_codes(v, given_exponent_rule(self.specs[which]))
+
     def zero_code(self, v):
         return encode(v, self.specs["zero"], RoundMode.EVEN, None, True)
 
     def decode(self, codes, which):
         return decode(codes, self.specs[which])
+
+
+def _given_rows(given: GivenScales, til: Tiling) -> dict[str, torch.Tensor]:
+    """Given parts as recipe inputs: one float32 value per block row (``gtenscale``: one)."""
+    out = {}
+    for name, key in (("scale", "gscale"), ("zero", "gzero")):
+        part = getattr(given, name)
+        if part is not None:
+            out[key] = til.scales_to_blocks(part).reshape(-1)
+    if given.tensor_scale is not None:
+        out["gtenscale"] = given.tensor_scale.reshape(1)
+    return out
 
 
 # ----------------------------------------------------------------- sparsity
@@ -335,6 +353,9 @@ def make_plan(
     dt, rules = req.dtype, req.rules
     n, snum = dt.nspec, dt.sspec.scale
     ops = Ops(rules)
+    # given parts (SEMANTICS.md §5.12): the kit's recipe for them, the given values per row
+    parts = {} if req.given is None else _given_rows(req.given, til)
+    recipe = rules.scale if req.given is None else given_scale_recipe(rules, *req.given.parts)
     keep = None
     if til.sparse_m:
         keep, kept_amax = _sparse_rows(rows, til, n.is_uint)
@@ -349,11 +370,12 @@ def make_plan(
             hi = _reduced(rows, lambda r: torch.clamp_min(r.amax(-1), 0.0))
         nonfinite = ~(torch.isfinite(lo) & torch.isfinite(hi))
         out = run_recipe(
-            rules.scale,
+            recipe,
             ops,
             rules.constants,
             lo=torch.where(nonfinite, 0.0, lo),
             hi=torch.where(nonfinite, 0.0, hi),
+            **parts,
         )
         z = dt.zero
         return Plan(
@@ -373,9 +395,9 @@ def make_plan(
     elif amax is None:
         amax = _reduced(rows, lambda r: r.abs().amax(-1))
     nonfinite = ~torch.isfinite(amax)
-    inputs = {"amax": torch.where(nonfinite, 0.0, amax)}
+    inputs = {"amax": torch.where(nonfinite, 0.0, amax), **parts}
     all_bad = None
-    if dt.is_multiscale:
+    if dt.is_multiscale and "gtenscale" not in parts:  # a given tensor scale: no tensor amax
         if given is not None and given.tamax is not None:
             t_amax = given.tamax.reshape(())
         elif amax.numel():
@@ -385,10 +407,12 @@ def make_plan(
         all_bad = ~torch.isfinite(t_amax)  # a non-finite tensor: every block is NaN (§5.6)
         inputs["tamax"] = torch.where(all_bad, 0.0, t_amax).reshape(1)
         nonfinite = nonfinite | all_bad
-    out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+    out = run_recipe(recipe, ops, rules.constants, **inputs)
     tcode = None
     if all_bad is not None:
         tcode = torch.where(all_bad, dt.tenscale.nan_code, out["tenscale"]).reshape(())
+    elif dt.is_multiscale:
+        tcode = out["tenscale"].reshape(())
     return Plan(
         torch.where(nonfinite, snum.nan_code, out["scale"]),
         None,

@@ -53,7 +53,16 @@ from ._dual import (
     run_dual,
     transposed_request,
 )
-from ._given import GIVEN_PARTS, GivenScales, check_given_parts, given_or_none, given_shapes
+from ._given import (
+    GIVEN_PARTS,
+    GivenScales,
+    bad_given_value,
+    check_given_parts,
+    given_number,
+    given_or_none,
+    given_shapes,
+    given_type_error,
+)
 from ._native import NativeOps, NativeParts, native_parts
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
 from ._request import (
@@ -120,6 +129,7 @@ __all__ = [
     "UpcastParts",
     "arguments_key",
     "as_datatype",
+    "bad_given_value",
     "build_result",
     "cast_rules",
     "cast_transformed",
@@ -139,9 +149,11 @@ __all__ = [
     "exponent_scale_rule",
     "from_blocked",
     "given_exponent_rule",
+    "given_number",
     "given_or_none",
     "given_scale_recipe",
     "given_shapes",
+    "given_type_error",
     "groups_cut",
     "inner_request",
     "input_dtype_name",

@@ -9,6 +9,8 @@ says the shape each part must have. The values are checked by the engine
 
 from __future__ import annotations
 
+import numbers
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,16 @@ from ..datatype import DataType
 from ..errors import SpecError
 from ..layout import BlockLayout
 
-__all__ = ["GIVEN_PARTS", "GivenScales", "check_given_parts", "given_or_none", "given_shapes"]
+__all__ = [
+    "GIVEN_PARTS",
+    "GivenScales",
+    "bad_given_value",
+    "check_given_parts",
+    "given_number",
+    "given_or_none",
+    "given_shapes",
+    "given_type_error",
+]
 
 #: The parts a cast may be given, by their keyword name.
 GIVEN_PARTS = ("scale", "zero", "tensor_scale")
@@ -82,3 +93,35 @@ def check_given_parts(dt: DataType, scale: object, zero: object, tensor_scale: o
 def given_shapes(layout: BlockLayout) -> dict[str, tuple[int, ...]]:
     """The shape each given part must have over ``layout`` (by part name)."""
     return {"scale": layout.scale_shape, "zero": layout.scale_shape, "tensor_scale": ()}
+
+
+def given_number(part: numbers.Real, name: str) -> float:
+    """A given part passed as a real number (a part of shape ``()``): its float32 value.
+
+    Raises:
+        SpecError: for a number that is not a float32 value (it is not rounded).
+    """
+    v = float(part)
+    try:
+        exact = struct.unpack("<f", struct.pack("<f", v))[0] == v or v != v
+    except OverflowError:  # beyond float32's range
+        exact = False
+    if not exact:
+        raise SpecError(f"{name} {part!r} is not a float32 value: round it to float32 first")
+    return v
+
+
+def given_type_error(name: str, part: object, arrays: str) -> SpecError:
+    """The error for a given part of another type or dtype than the engine reads."""
+    got = f"{type(part).__name__} {getattr(part, 'dtype', '')}".rstrip()
+    return SpecError(
+        f"{name} must be float32, float16 or bfloat16 {arrays} (or a real number for a part "
+        f"of shape ()), got {got}"
+    )
+
+
+def bad_given_value(name: str, index: tuple[int, ...], value: float, signed: bool) -> SpecError:
+    """The error for the first NaN, infinite or (a scale's) negative given value."""
+    what = "finite" if signed else "finite and not negative"
+    where = f"[{', '.join(map(str, index))}]" if index else ""
+    return SpecError(f"{name}{where} is {value!r}: it must be {what}")
