@@ -149,6 +149,12 @@ def test_engine_bits_equal_oracle_full_tier(engine_name, dtype_index, roundmode)
     _run(engine_name, cb.full_cases(DTYPES[dtype_index], roundmode))
 
 
+def test_engine_bits_equal_oracle_with_given_scales(engine_name):
+    """The casts with given scale parts (SEMANTICS.md §5.12) of every tier; an engine without
+    ``given_scales`` is checked to refuse them (``check_refusals``)."""
+    _run(engine_name, cb.given_cases(DTYPES))
+
+
 def test_engine_bits_equal_oracle_on_empty_inputs(engine_name):
     """Every datatype (modes as in the fast tier) cast on arrays with no elements."""
     _run(engine_name, FAST, cb.empty_entries)

@@ -253,6 +253,7 @@ def test_broken_engine_exits_1_with_a_reproducer(capsys, tmp_path, flip_one_bit)
         "transpose_scale",
         "random_bits",
         "transform",
+        "given",
     }
     assert "virtual: 1 of " in f["differences"][0]
     # the reproducer rebuilds the input bit for bit and names the engine and the modes

@@ -110,10 +110,12 @@ def test_example_engine_passes_the_smoke_tier(example_env, tmp_path):
     # subtiles_and_codebooks, and the report says unsupported (refusals checked, no failure)
     refused = {c for c in e["datatypes"] if _subtiles_or_codebook(c)}
     assert refused
-    # the example sets no `transforms`: a datatype the tier casts only with a transform is
-    # refused likewise
+    # the example sets no `transforms` and no `given_scales`: a datatype the tier casts only
+    # with a transform or given scale parts is refused likewise
     smoke = conformance.tier_items("smoke")
-    refused |= {i.dtype.code for i in smoke if all(c.transform is not None for c in i.cases)}
+    refused |= {
+        i.dtype.code for i in smoke if all(c.transform is not None or c.given for c in i.cases)
+    }
     wrong = {
         c: v["result"]
         for c, v in e["datatypes"].items()

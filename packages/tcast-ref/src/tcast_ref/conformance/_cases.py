@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 import tcast
-from tcast import CastMode, CastModes, DataType, Hadamard, RoundMode, ScaleMode
+from tcast import CastMode, CastModes, DataType, Hadamard, RoundMode, ScaleMode, SpecError
 
 __all__ = [
     "CAST_MODES",
@@ -18,6 +20,8 @@ __all__ = [
     "fast_cases",
     "feasible_pairs",
     "full_cases",
+    "given_cases",
+    "given_values",
     "pairwise_cases",
     "smoke_cases",
     "tile_code",
@@ -65,6 +69,8 @@ class Case:
         rsource: ``"seed"`` or ``"rbits"`` under stochastic rounding, else None.
         castmodes: the cast modes to check.
         transform: the cast's transform (SEMANTICS.md §5.11), else None.
+        given: the scale parts given to the cast (SEMANTICS.md §5.12: ``scale``, ``zero``,
+            ``tensor_scale``), their values made from the entry (``given_values``).
     """
 
     dtype: DataType
@@ -75,6 +81,7 @@ class Case:
     rsource: str | None = None
     castmodes: tuple[CastMode, ...] = CAST_MODES
     transform: Hadamard | None = None
+    given: tuple[str, ...] = ()
 
     def modes(self, castmode: CastMode) -> CastModes:
         """The CastModes an engine's ``supports`` receives for one cast mode."""
@@ -99,6 +106,7 @@ class Case:
             self.transpose_scale if _uses_transpose(dt) else False,
             self.rsource,
             self.transform,
+            self.given,
         )
 
     @property
@@ -114,6 +122,8 @@ class Case:
         if self.transform is not None:
             h = self.transform
             parts.append(f"hadamard{h.size}[{''.join('+' if s > 0 else '-' for s in h.signs)}]")
+        if self.given:
+            parts.append("given-" + "+".join(self.given))
         return "/".join(parts)
 
 
@@ -255,6 +265,71 @@ def transform_cases(dtypes: Iterable[DataType] | None = None) -> list[Case]:
             continue
         h = Hadamard.te_wgrad() if seed is None else Hadamard.seeded(size, seed)
         out.append(Case(dt, rm, scalemode=sm, rsource=rsource, transform=h))
+    return out
+
+
+#: Casts with given scale parts in every tier (SEMANTICS.md §5.12): (catalog name or code,
+#: parts, round mode, bit source, scale mode, transpose_scale). Exponent and float scales,
+#: tiles, channels, columns and 2-D tiles, each two-level part alone and both, uint zero
+#: points; the values come from ``given_values``.
+_GIVEN = (
+    ("mxfp8", ("scale",), RoundMode.EVEN, None, ScaleMode.CEIL, False),
+    ("mxint8", ("scale",), RoundMode.STOCHASTIC, "seed", ScaleMode.FLOOR, False),
+    ("nvfp4", ("tensor_scale",), RoundMode.EVEN, None, ScaleMode.FLOOR, False),
+    (
+        "e2m1f_e4m3fn_float32_t16",
+        ("scale", "tensor_scale"),
+        RoundMode.AWAY,
+        None,
+        ScaleMode.FLOOR,
+        False,
+    ),
+    ("e4m3fn_float32_t0", ("scale",), RoundMode.ZERO, None, ScaleMode.FLOOR, False),
+    ("e4m3fn_e8m0_t32_t32", ("scale",), RoundMode.EVEN, None, ScaleMode.FLOOR, True),
+    ("uint8_float32_uint8_t16", ("zero",), RoundMode.EVEN, None, ScaleMode.FLOOR, False),
+    (
+        "uint8_e8m0_int8_t16",
+        ("scale", "zero"),
+        RoundMode.STOCHASTIC,
+        "rbits",
+        ScaleMode.FLOOR,
+        False,
+    ),
+)
+
+
+def given_cases(dtypes: Iterable[DataType] | None = None) -> list[Case]:
+    """The casts with given scale parts of every tier (of ``dtypes``, default all of them)."""
+    wanted = None if dtypes is None else set(dtypes)
+    out = []
+    for code, parts, rm, rsource, sm, tr in _GIVEN:
+        dt = tcast.datatype(code)
+        if wanted is None or dt in wanted:
+            out.append(Case(dt, rm, sm, True, tr, rsource, given=parts))
+    return out
+
+
+def given_values(case: Case, shape: tuple[int, ...]) -> dict[str, object]:
+    """The given parts of ``case`` for an input of ``shape`` (none without ``case.given``).
+
+    Block ``i`` (C order of the scale shape) is given the scale ``1.25 * 2**(i % 7 - 3)``
+    and the zero point ``i % 5 - 1``; the tensor scale is 0.375. Where the datatype does not
+    fit ``shape`` (the cast is refused for that), one value stands in.
+    """
+    if not case.given:
+        return {}
+    try:
+        sshape = tcast.block_layout(shape, case.dtype, case.transpose_scale).scale_shape
+    except SpecError:
+        sshape = (1,)
+    i = np.arange(int(np.prod(sshape)))
+    out: dict[str, object] = {}
+    if "scale" in case.given:
+        out["scale"] = (np.exp2(i % 7 - 3) * 1.25).astype(np.float32).reshape(sshape)
+    if "zero" in case.given:
+        out["zero"] = (i % 5 - 1).astype(np.float32).reshape(sshape)
+    if "tensor_scale" in case.given:
+        out["tensor_scale"] = 0.375
     return out
 
 

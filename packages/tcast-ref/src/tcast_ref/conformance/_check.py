@@ -15,7 +15,7 @@ from tcast.kit import cast_with
 
 from ._adapters import Adapter
 from ._battery import Entry, bits_of
-from ._cases import CAST_MODES, ROUND_MODES, SCALE_MODES, Case
+from ._cases import CAST_MODES, ROUND_MODES, SCALE_MODES, Case, given_values
 from ._oracles import Expected, cast_kwargs
 
 __all__ = [
@@ -154,6 +154,9 @@ def check_case(
 ) -> Iterator[tuple[CastMode, str]]:
     """Cast ``entry`` with ``engine`` in each of ``castmodes``; yield every difference."""
     kw = cast_kwargs(case, entry)
+    for part in ("scale", "zero"):  # given scale parts: the engine's arrays
+        if part in kw:
+            kw[part] = adapter.to_engine(kw[part])
     rb = entry.rbits_for(case.dtype) if case.rsource == "rbits" else None
     kw["rbits"] = None if rb is None else adapter.to_engine(rb)
     x = adapter.to_engine(entry.x)
@@ -246,6 +249,7 @@ def describe(datatype: str, modes: dict[str, Any], entry: str) -> str:
     parts += ["transposed"] if modes["transpose_scale"] else []
     parts += [modes["random_bits"]] if modes["random_bits"] else []
     parts += [modes["transform"]] if modes.get("transform") else []
+    parts += ["given-" + "+".join(modes["given"])] if modes.get("given") else []
     return f"{'/'.join(parts)} [{modes['castmode']}] on {entry}"
 
 
@@ -296,18 +300,39 @@ def reproducer(
     )
     h = case.transform
     transform = "" if h is None else f", transform=tcast.Hadamard.of({h.size}, {h.signs})"
+    given = given_values(case, tuple(entry.x.shape))
+    given_args = "".join(f", {k}={k}" for k in given)
     call = (
         f'tcast.cast(x, "{case.dtype.code}", castmode="{castmode.value}", '
         f'roundmode="{case.roundmode.value}", scalemode="{case.scalemode.value}", '
         f"saturate={case.saturate}, transpose_scale={case.transpose_scale}{stochastic}"
-        f'{transform}, engine="{engine_name}")'
+        f'{transform}{given_args}, engine="{engine_name}")'
     )
     lines = [entry.repro()]
     if case.rsource == "rbits":  # the datatype's K bits of the entry's words (§3.3)
         k = 8 if case.dtype.nspec.is_codebook else case.dtype.nspec.rbits_width
         lines.append(f"rbits = (rbits >> {32 - k}).astype(np.uint{k})")
-    lines += [*_to_engine_lines(adapter_name, entry, case.rsource), call]
+    lines += [
+        *_to_engine_lines(adapter_name, entry, case.rsource),
+        *_given_lines(given, adapter_name),
+        call,
+    ]
     return "\n".join(lines)
+
+
+def _given_lines(given: dict[str, Any], adapter_name: str) -> list[str]:
+    """Lines that rebuild the given scale parts bit for bit (on a torch engine's device)."""
+    lines = []
+    for k, v in given.items():
+        if isinstance(v, np.ndarray):
+            src = f"np.frombuffer(bytes.fromhex({v.tobytes().hex()!r}), np.float32)"
+            lines.append(f"{k} = {src}.reshape({v.shape})")
+            if adapter_name.startswith("torch"):
+                dev = adapter_name.partition(":")[2] or "cpu"
+                lines.append(f"{k} = torch.from_numpy({k}.copy()).to({dev!r})")
+        else:
+            lines.append(f"{k} = {v!r}")
+    return lines
 
 
 def _modes(case: Case, castmode: CastMode) -> dict[str, Any]:
@@ -319,6 +344,7 @@ def _modes(case: Case, castmode: CastMode) -> dict[str, Any]:
         "transpose_scale": case.transpose_scale,
         "random_bits": case.rsource,
         "transform": _transform_text(case.transform),
+        "given": list(case.given) or None,
     }
 
 
@@ -349,6 +375,8 @@ def check(
         castmodes = tuple(
             cm for cm in case.castmodes if engine.supports(case.dtype, case.modes(cm))
         )
+        if case.given and not getattr(engine, "given_scales", False):
+            continue  # refused: check_refusals holds that it raises UnsupportedError
         if not castmodes:
             continue
         counts = out.per_datatype.setdefault(case.dtype.code, [0, 0])
@@ -435,4 +463,43 @@ def check_refusals(engine: Any, adapter: Adapter, dtypes: Iterable[DataType]) ->
                     f"import numpy as np, tcast\nx = {src}\n{call}",
                 )
             )
+        _check_given_refused(engine, adapter, dt, x, src, out, counts)
     return out
+
+
+def _check_given_refused(
+    engine: Any, adapter: Adapter, dt: DataType, x: Any, src: str, out: CheckResult, counts: list
+) -> None:
+    """An engine without ``given_scales`` must refuse given scales (``UnsupportedError``)."""
+    if getattr(engine, "given_scales", False) or dt.sspec is None:
+        return
+    if dt.nspec.is_codebook or dt.sspec.offset_bits:
+        return
+    try:
+        shape = tcast.block_layout((2, 32), dt).scale_shape
+    except tcast.SpecError:
+        return  # the datatype does not tile this input
+    out.checks += 1
+    counts[0] += 1
+    try:
+        cast_with(engine, x, dt, castmode="actual", scale=adapter.to_engine(np.ones(shape, "f4")))
+    except tcast.UnsupportedError:
+        return
+    except Exception as err:
+        what = f"raised {type(err).__name__}: {err}"
+    else:
+        what = "returned a result"
+    counts[1] += 1
+    call = (
+        f'tcast.kit.cast_with(engine, x, "{dt.code}", castmode="actual", '
+        f"scale=np.ones({shape}, np.float32))  # must raise tcast.UnsupportedError"
+    )
+    out.failures.append(
+        Failure(
+            dt.code,
+            {**_modes(Case(dt, RoundMode.EVEN), CastMode.ACTUAL), "given": ["scale"]},
+            "an unsupported request (2, 32) float32",
+            [f"{what}; the engine does not set given_scales, so it must raise UnsupportedError"],
+            f"import numpy as np, tcast\nx = {src}\n{call}",
+        )
+    )

@@ -12,7 +12,7 @@ from tcast import SpecError, exact
 from .._api import cast as ref_cast
 from .._api import upcast as ref_upcast
 from ._battery import EXACT_MAX_ELEMENTS, Entry, bits_of
-from ._cases import Case
+from ._cases import Case, given_values
 
 __all__ = ["ExactOracle", "Expected", "RefOracle", "cast_kwargs", "oracle_for"]
 
@@ -51,7 +51,10 @@ class Expected:
 
 
 def cast_kwargs(case: Case, entry: Entry) -> dict[str, Any]:
-    """The mode arguments of ``case`` on ``entry`` (``rbits`` aside), as ``tcast.cast`` takes."""
+    """The mode arguments of ``case`` on ``entry`` (``rbits`` aside), as ``tcast.cast`` takes.
+
+    Given scale parts (``case.given``) are NumPy arrays (a number for the tensor scale).
+    """
     return {
         "roundmode": case.roundmode,
         "scalemode": case.scalemode,
@@ -60,6 +63,7 @@ def cast_kwargs(case: Case, entry: Entry) -> dict[str, Any]:
         "saturate": case.saturate,
         "transpose_scale": case.transpose_scale,
         "transform": case.transform,
+        **given_values(case, tuple(entry.x.shape)),
     }
 
 

@@ -22,7 +22,15 @@ from tcast.kit import quote
 
 from ._adapters import Adapter, adapter_for
 from ._battery import battery, empty_entries, large_battery
-from ._cases import ROUND_MODES, Case, full_cases, pairwise_cases, smoke_cases, transform_cases
+from ._cases import (
+    ROUND_MODES,
+    Case,
+    full_cases,
+    given_cases,
+    pairwise_cases,
+    smoke_cases,
+    transform_cases,
+)
 from ._check import Failure, check, check_refusals
 from ._oracles import oracle_for
 
@@ -144,6 +152,8 @@ def tier_items(tier: str, dtypes: Iterable[DataType] | None = None) -> list[Item
         cases = [c for dt in dts for rm in ROUND_MODES for c in full_cases(dt, rm)]
     # casts with a transform (SEMANTICS.md §5.11), in every tier
     cases += transform_cases(set(space) if wanted is None else wanted & set(space))
+    # casts with given scale parts (SEMANTICS.md §5.12), in every tier
+    cases += given_cases(set(space) if wanted is None else wanted & set(space))
     grouped: dict[DataType, list[Case]] = {}
     for c in cases:
         grouped.setdefault(c.dtype, []).append(c)
