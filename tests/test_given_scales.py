@@ -85,3 +85,58 @@ def test_a_compiled_caller_breaks_its_graph_at_a_cast_with_given_scales_and_gets
 
     got = torch.compile(f, backend="eager")(x, s)
     assert torch.equal(got, f(x, s))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize(
+    ("code", "parts"),
+    [
+        ("nvfp4", ("scale", "tensor_scale")),
+        ("mxfp8", ("scale",)),
+        ("uint8_e8m0_int8_t16", ("zero",)),
+    ],
+)
+def test_a_dual_cast_takes_each_results_given_parts(code, parts, transposed):
+    """Each result equals the single reference cast with its given parts; with ``transposed``
+    the column parts are laid out as the second result's scale array (for ``xᵀ``)."""
+    dt = tcast.datatype(code)
+    cols = tcast.kit.column_datatype(dt)
+    x = (np.random.default_rng(3).standard_normal((32, 48)) * 4).astype(np.float32)
+    row = _case_values(dt, x.shape, parts, 0)
+    col = _case_values(cols, x.shape, parts, 5)
+    want = (
+        tcast_ref.cast(x, dt, castmode="actual", **row),
+        tcast_ref.cast(x, cols, castmode="actual", **col),
+    )
+    flip = (lambda a: a.T.copy()) if transposed else (lambda a: a)
+    kw = {f"row_{k}": v for k, v in row.items() if k != "tensor_scale"}
+    kw |= {f"column_{k}": flip(v) for k, v in col.items() if k != "tensor_scale"}
+    kw |= {"tensor_scale": row["tensor_scale"]} if "tensor_scale" in row else {}
+    for lib in ("numpy", "torch"):
+        arg = (lambda a: a) if lib == "numpy" else torch.from_numpy
+        got = tcast.cast_dual(
+            arg(x),
+            code,
+            transposed=transposed,
+            **{k: arg(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()},
+        )
+        for g, w, t in zip(got, want, (False, transposed), strict=True):
+            for part in ("data", "scale", "zero"):
+                wp = getattr(w, part)
+                if wp is not None:
+                    gp = np.asarray(getattr(g, part))
+                    np.testing.assert_array_equal(gp, wp.T if t else wp, err_msg=f"{lib} {part}")
+
+
+def _case_values(dt, shape, parts, shift):
+    """Given parts for ``dt`` over ``shape``: block i's scale 2**((i + shift) % 5 - 2)."""
+    sshape = tcast.block_layout(shape, dt).scale_shape
+    i = np.arange(int(np.prod(sshape))) + shift
+    out = {}
+    if "scale" in parts:
+        out["scale"] = np.exp2(i % 5 - 2).astype(np.float32).reshape(sshape)
+    if "zero" in parts:
+        out["zero"] = (i % 4).astype(np.float32).reshape(sshape)
+    if "tensor_scale" in parts:
+        out["tensor_scale"] = 0.5
+    return out

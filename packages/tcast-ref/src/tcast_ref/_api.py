@@ -97,10 +97,17 @@ def cast_dual(
     scale_layout: ScaleLayout | str = "plain",
     row_transform: Hadamard | None = None,
     column_transform: Hadamard | None = None,
+    row_scale: np.ndarray | float | None = None,
+    column_scale: np.ndarray | float | None = None,
+    row_zero: np.ndarray | float | None = None,
+    column_zero: np.ndarray | float | None = None,
+    tensor_scale: np.ndarray | float | None = None,
 ) -> tuple[np.ndarray | CastResult, np.ndarray | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``; two casts here).
 
     ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``).
+    ``row_scale``, ``column_scale``, ``row_zero``, ``column_zero``, ``tensor_scale``: each
+    result's given scale parts (``tcast.cast_dual``, SEMANTICS.md §5.12).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
@@ -118,6 +125,11 @@ def cast_dual(
         scale_layout=scale_layout,
         row_transform=row_transform,
         column_transform=column_transform,
+        row_scale=row_scale,
+        column_scale=column_scale,
+        row_zero=row_zero,
+        column_zero=column_zero,
+        tensor_scale=tensor_scale,
     )
 
 

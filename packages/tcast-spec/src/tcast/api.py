@@ -30,7 +30,7 @@ from .engine import (
 from .errors import ArgumentWarning, EngineNotFoundError, SpecError, UnsupportedError
 from .hadamard import Hadamard
 from .kit._check import with_int_shape
-from .kit._dual import check_transposed, column_datatype, dual_args, run_dual
+from .kit._dual import check_transposed, column_datatype, dual_args, dual_givens, run_dual
 from .kit._given import given_or_none
 from .kit._native import NativeParts, native_parts
 from .kit._request import arguments_key, normalize_args, normalize_seed
@@ -492,6 +492,11 @@ def cast_dual(
     row_transform: Hadamard | None = None,
     column_transform: Hadamard | None = None,
     engine: str | None = None,
+    row_scale: Any = None,
+    column_scale: Any = None,
+    row_zero: Any = None,
+    column_zero: Any = None,
+    tensor_scale: Any = None,
 ) -> tuple[Any, Any]:
     """Cast ``x`` twice: with the datatype's tiles along its rows, and along its columns.
 
@@ -525,6 +530,13 @@ def cast_dual(
             dimension; with ``transposed``, recorded by the result for ``xᵀ``, whose last
             dimension it runs along). NVIDIA's NVFP4 recipe transforms the Wgrad GEMM's
             operands, the column casts: ``column_transform=tcast.Hadamard.te_wgrad()``.
+        row_scale: given block scales of the first result (SEMANTICS.md §5.12), shaped as
+            its scale array, as :func:`cast`'s ``scale``.
+        column_scale: given block scales of the second result, shaped as its scale array
+            (with ``transposed``, the scale array of the result for ``xᵀ``).
+        row_zero: given zero points of the first result (uint data).
+        column_zero: given zero points of the second result, laid out as ``column_scale``.
+        tensor_scale: a given tensor scale (two-level datatypes), for both results.
 
     Returns:
         ``(rows, cols)``: two virtual arrays or two CastResults.
@@ -540,13 +552,14 @@ def cast_dual(
         row_transform, column_transform,
     )  # fmt: skip
     _warn_ignored(dt, modes)
-    # the engine must take each side's transform too
+    givens = dual_givens(row_scale, column_scale, row_zero, column_zero, tensor_scale)
+    # the engine must take each side's transform (and given parts) too
     eng = select_engine(
         x, dt, replace(modes, transform=transforms[0] or transforms[1]), engine,
-        also=column_datatype(dt),
+        also=column_datatype(dt), given=givens != (None, None),
     )  # fmt: skip
     _transforms(eng, transforms[0] or transforms[1])
-    first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed, transforms)
+    first, second = run_dual(eng, x, dt, modes, seed, rbits, transposed, transforms, givens)
     return (
         _honoured(eng, replace(modes, transform=transforms[0]), first),
         _honoured(eng, replace(modes, transform=transforms[1]), second),

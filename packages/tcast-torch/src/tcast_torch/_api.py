@@ -9,7 +9,14 @@ from typing import Any
 import torch
 
 from tcast import CastMode, CastResult, DataType, Hadamard, RoundMode, ScaleLayout, ScaleMode
-from tcast.kit import check_transposed, dual_args, given_or_none, normalize_args, run_dual
+from tcast.kit import (
+    check_transposed,
+    dual_args,
+    dual_givens,
+    given_or_none,
+    normalize_args,
+    run_dual,
+)
 
 from ._accept import is_dtensor
 from ._cast import check_run_options, run_cast
@@ -138,12 +145,19 @@ def cast_dual(
     column_transform: Hadamard | None = None,
     grad: str = "ste",
     compile: bool | None = None,
+    row_scale: torch.Tensor | float | None = None,
+    column_scale: torch.Tensor | float | None = None,
+    row_zero: torch.Tensor | float | None = None,
+    column_zero: torch.Tensor | float | None = None,
+    tensor_scale: torch.Tensor | float | None = None,
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``): two casts of this engine.
 
     ``grad`` and ``compile`` are :func:`cast`'s; virtual results of a tensor that requires
     grad are both differentiable (the transposed one through its transpose).
     ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``).
+    ``row_scale``, ``column_scale``, ``row_zero``, ``column_zero``, ``tensor_scale``: each
+    result's given scale parts (``tcast.cast_dual``; eager casts of plain tensors).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
@@ -164,7 +178,8 @@ def cast_dual(
     )
     if is_dtensor(x):  # the transposed result's parts as DTensors (``_shards``)
         runner.cast_dual = partial(dual_dtensor, runner.cast)
-    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms)
+    givens = dual_givens(row_scale, column_scale, row_zero, column_zero, tensor_scale)
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms, givens)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

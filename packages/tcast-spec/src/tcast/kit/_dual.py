@@ -21,6 +21,7 @@ from ..engine import CastResult
 from ..errors import SpecError, UnsupportedError
 from ..modes import CastMode, ScaleLayout
 from ._blocked import require_ops
+from ._given import GivenScales, given_or_none
 from ._request import CastRequest, make_request, normalize_args
 from ._results import build_result
 from ._trace import tracing
@@ -30,6 +31,7 @@ __all__ = [
     "column_datatype",
     "dual_args",
     "dual_by_casts",
+    "dual_givens",
     "dual_requests",
     "dual_with",
     "run_dual",
@@ -85,12 +87,15 @@ def dual_requests(
     seed: int | None,
     rbits: Any,
     transforms: tuple[Any, Any] = (None, None),
+    givens: tuple[GivenScales | None, GivenScales | None] = (None, None),
 ) -> tuple[CastRequest, CastRequest]:
     """The requests of the row cast and of the column cast of ``x``.
 
     ``transforms``: the row cast's and the column cast's transform (SEMANTICS.md §5.11),
     each None or a ``tcast.Hadamard`` (it replaces ``modes.transform``). A seeded column
-    request draws stream 1 (SEMANTICS.md §8.2), the row request stream 0.
+    request draws stream 1 (SEMANTICS.md §8.2), the row request stream 0. ``givens``: each
+    cast's given scale parts (SEMANTICS.md §5.12), the column ones laid out for the column
+    cast (not transposed), or None.
 
     Raises:
         SpecError: for an ``x`` of rank below 2, a datatype :func:`column_datatype` refuses,
@@ -108,9 +113,16 @@ def dual_requests(
         for t, s in zip(transforms, streams, strict=True)
     )
     return (
-        engine.request(x, dtype, row_modes, seed, rbits),
-        engine.request(x, cols, col_modes, seed, rbits),
+        _request(engine, x, dtype, row_modes, seed, rbits, givens[0]),
+        _request(engine, x, cols, col_modes, seed, rbits, givens[1]),
     )
+
+
+def _request(engine: Any, x: Any, dt: DataType, modes: Any, seed: Any, rbits: Any, given: Any):
+    # an engine of the protocol alone takes no given parts: asked only when there are some
+    if given is None:
+        return engine.request(x, dt, modes, seed, rbits)
+    return engine.request(x, dt, modes, seed, rbits, given)
 
 
 def transposed_request(rows: CastRequest, cols: CastRequest) -> CastRequest:
@@ -194,15 +206,21 @@ def run_dual(
     rbits: Any,
     transposed: bool,
     transforms: tuple[Any, Any] = (None, None),
+    givens: tuple[GivenScales | None, GivenScales | None] = (None, None),
 ) -> tuple[Any, Any]:
     """``cast_dual`` of checked arguments by one engine (its ``cast_dual``, else two casts).
 
-    ``transforms``: the row and column casts' transforms (:func:`dual_requests`).
+    ``transforms``: the row and column casts' transforms (:func:`dual_requests`). ``givens``:
+    each result's given scale parts (SEMANTICS.md §5.12) laid out as that result's scale
+    array (with ``transposed``, the second's for ``xᵀ``: moved back here with the engine's
+    ``result_ops.permute``).
 
     Raises:
         SpecError, UnsupportedError: as ``tcast.cast_dual``.
     """
-    rows, cols = dual_requests(engine, x, dtype, modes, seed, rbits, transforms)
+    if transposed and givens[1] is not None:
+        givens = (givens[0], _untransposed(engine, givens[1], len(getattr(x, "shape", ()))))
+    rows, cols = dual_requests(engine, x, dtype, modes, seed, rbits, transforms, givens)
     for req in (rows, cols):
         if not engine.supports(req.dtype, req.modes):
             raise UnsupportedError(
@@ -212,6 +230,24 @@ def run_dual(
     if dual is None:
         return dual_by_casts(engine, x, rows, cols, transposed)
     return dual(x, rows, cols, transposed)
+
+
+def _untransposed(engine: Any, given: GivenScales, ndim: int) -> GivenScales:
+    """Given parts laid out for ``xᵀ``'s result, laid out for the column cast of ``x``."""
+    ops = getattr(engine, "result_ops", None)
+    parts = {}
+    for name, part in given.items():
+        if name == "tensor_scale" or ndim < 2 or len(getattr(part, "shape", ())) != ndim:
+            parts[name] = part  # a number, or a shape the request refuses with its message
+            continue
+        if ops is None:
+            raise UnsupportedError(
+                f"engine {engine.name!r} has no result_ops (tcast.kit.ArrayOps): it cannot "
+                f"lay out a given {name} of cast_dual(transposed=True)"
+            )
+        require_ops(ops, ("permute",), "cast_dual(transposed=True) with given scales")
+        parts[name] = ops.permute(part, _swap_order(ndim))
+    return GivenScales(**parts)
 
 
 def dual_with(
@@ -229,6 +265,11 @@ def dual_with(
     scale_layout: Any = "plain",
     row_transform: Any = None,
     column_transform: Any = None,
+    row_scale: Any = None,
+    column_scale: Any = None,
+    row_zero: Any = None,
+    column_zero: Any = None,
+    tensor_scale: Any = None,
 ) -> tuple[Any, Any]:
     """``cast_dual`` with one engine from keyword arguments (an engine's public function).
 
@@ -240,7 +281,18 @@ def dual_with(
         dtype, castmode, roundmode, scalemode, seed, rbits, saturate, scale_layout,
         row_transform, column_transform,
     )  # fmt: skip
-    return run_dual(engine, x, dt, modes, seed, rbits, transposed, transforms)
+    givens = dual_givens(row_scale, column_scale, row_zero, column_zero, tensor_scale)
+    return run_dual(engine, x, dt, modes, seed, rbits, transposed, transforms, givens)
+
+
+def dual_givens(
+    row_scale: Any, column_scale: Any, row_zero: Any, column_zero: Any, tensor_scale: Any
+) -> tuple[GivenScales | None, GivenScales | None]:
+    """Each result's given scale parts (SEMANTICS.md §5.12): one tensor scale serves both."""
+    return (
+        given_or_none(row_scale, row_zero, tensor_scale),
+        given_or_none(column_scale, column_zero, tensor_scale),
+    )
 
 
 def dual_args(
