@@ -4,12 +4,14 @@ that takes them gives tcast_ref's bits (tcast_ref is checked against the exact m
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
 
 import tcast
 import tcast_ref
+import tcast_torch
 from tcast.engine import load_engine
 
 # (datatype, shape, parts given, cast keywords)
@@ -17,7 +19,9 @@ CASES = [
     ("mxfp8", (3, 64), ("scale",), {}),
     ("mxfp4", (2, 40), ("scale",), {"roundmode": "stochastic", "seed": 5}),
     ("mxint8", (2, 32), ("scale",), {"roundmode": "away"}),
-    ("e4m3fn_e8m0_t8_t16", (16, 24), ("scale",), {"transpose_scale": True}),
+    ("e4m3fn_e8m0_t8_t16", (20, 36), ("scale",), {"transpose_scale": True}),  # scales (2, 5)
+    ("e4m3fn_e8m0_t32d0", (64, 3), ("scale",), {}),  # down the columns: scales (2, 3)
+    ("e4m3fn_e8m0_t8d1", (3, 17, 5), ("scale",), {}),  # a middle dimension, a partial tile
     ("e2m1f_e8m0_t8n2m4", (2, 16), ("scale",), {}),
     ("e3m2f_float32", (5, 7), ("scale",), {}),
     ("nvfp4", (4, 32), ("tensor_scale",), {}),
@@ -25,7 +29,7 @@ CASES = [
     ("uint8_float32_uint8_t0", (4, 9), ("zero",), {}),
     ("uint4_e5m0_int4_t8", (2, 16), ("scale", "zero"), {}),
 ]
-ENGINES = ["torch:eager", "torch:compiled"]
+ENGINES = ["torch:eager"]  # torch:compiled casts given parts eagerly too (below)
 
 
 def _case(code, shape, parts, kw):
@@ -140,3 +144,49 @@ def _case_values(dt, shape, parts, shift):
     if "tensor_scale" in parts:
         out["tensor_scale"] = 0.5
     return out
+
+
+@pytest.mark.parametrize(
+    ("given", "match"),
+    [
+        ({"scale": torch.ones(4, 1, dtype=torch.float64)}, "float32, float16 or bfloat16"),
+        ({"scale": torch.ones(4, 1, dtype=torch.int32)}, "float32, float16 or bfloat16"),
+        ({"scale": np.ones((4, 1), np.float32)}, "float32, float16 or bfloat16 tensors"),
+        ({"scale": torch.ones(4, 1, device="meta")}, "on meta"),
+        ({"scale": torch.tensor([[1.0], [-1.0], [1.0], [1.0]])}, r"scale\[1, 0\] is -1.0"),
+        ({"tensor_scale": torch.ones(1)}, r"shape \(1,\)"),
+        ({"tensor_scale": 10**400}, "not a float32 value"),
+        ({"tensor_scale": True}, "float32, float16 or bfloat16"),
+    ],
+)
+def test_the_torch_engine_refuses_bad_given_parts_naming_them(given, match):
+    code = "nvfp4" if "tensor_scale" in given else "mxfp8"
+    with pytest.raises(tcast.SpecError, match=match):
+        tcast_torch.cast(torch.ones(4, 32), code, castmode="actual", **given)
+
+
+def test_numbers_of_any_float_type_serve_a_part_of_shape_nothing():
+    x = torch.linspace(-3, 3, 64).reshape(2, 32)
+    want = tcast_torch.cast(x, "nvfp4", castmode="actual", tensor_scale=0.5)
+    for t in (np.float16(0.5), ml_dtypes.bfloat16(0.5), np.float64(0.5), torch.tensor(0.5)):
+        got = tcast_torch.cast(x, "nvfp4", castmode="actual", tensor_scale=t)
+        assert torch.equal(got.data, want.data) and int(got.tenscale) == int(want.tenscale)
+
+
+def test_a_meta_cast_with_given_parts_gives_meta_results():
+    r = tcast.cast(torch.empty(2, 32, device="meta"), "nvfp4", castmode="actual", tensor_scale=1.0)
+    assert r.data.device.type == "meta" and r.scale.shape == (2, 2)
+
+
+def test_the_compiled_variant_casts_given_parts_eagerly_with_the_same_bits(monkeypatch):
+    from tcast_torch import _cast
+
+    def no_compile(*args, **kw):
+        raise AssertionError("a cast with given parts reached the compiled path")
+
+    monkeypatch.setattr(_cast, "compiled_cast", no_compile)
+    x, given = _case("nvfp4", (4, 32), ("scale", "tensor_scale"), {})
+    eng = load_engine("torch:compiled")
+    got = tcast.kit.cast_with(eng, torch.from_numpy(x), "nvfp4", castmode="actual", **_torch(given))
+    want = tcast_ref.cast(x, "nvfp4", castmode="actual", **given)
+    np.testing.assert_array_equal(got.data.numpy(), want.data)

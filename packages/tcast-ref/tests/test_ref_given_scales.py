@@ -19,7 +19,8 @@ CASES = [
     ("mxfp8", (3, 64), ("scale",), {}),
     ("mxfp4", (2, 40), ("scale",), {"roundmode": "stochastic", "seed": 5}),  # partial tile
     ("mxint8", (2, 32), ("scale",), {"roundmode": "away"}),
-    ("e4m3fn_e8m0_t8_t16", (16, 24), ("scale",), {"transpose_scale": True}),  # 2-D, swapped
+    ("e4m3fn_e8m0_t8_t16", (20, 36), ("scale",), {"transpose_scale": True}),  # 2-D swapped: (2, 5)
+    ("e4m3fn_e8m0_t8d1", (3, 17, 5), ("scale",), {}),  # a middle dimension, a partial tile
     ("e2m1f_e4m3fn_t16", (4, 32), ("scale",), {}),  # float scale
     ("int8_float32_t0", (5, 12), ("scale",), {}),  # channel
     ("e2m1f_e8m0_t8n2m4", (2, 16), ("scale",), {}),  # sparsity
@@ -111,6 +112,7 @@ def test_the_front_door_takes_given_parts_through_the_reference_engine():
     [
         ("mxfp8", {"scale": np.ones((2, 2), np.float32)}, SpecError, r"shape \(2, 2\).*\(2, 1\)"),
         ("mxfp8", {"scale": np.ones((2, 1))}, SpecError, "float32, float16 or bfloat16"),
+        ("nvfp4", {"tensor_scale": 10**400}, SpecError, "not a float32 value"),
         ("mxfp8", {"scale": np.array([[1.0], [-2.0]], "f4")}, SpecError, r"scale\[1, 0\] is -2.0"),
         ("mxfp8", {"scale": np.array([[np.nan], [1]], "f4")}, SpecError, r"scale\[0, 0\] is nan"),
         ("mxfp8", {"zero": np.zeros((2, 1), "f4")}, SpecError, "no zero point"),

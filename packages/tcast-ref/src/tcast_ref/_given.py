@@ -7,12 +7,16 @@ kit's given-scale recipe reads them (``gscale``, ``gzero``, ``gtenscale``).
 
 from __future__ import annotations
 
-import numbers
-
 import ml_dtypes
 import numpy as np
 
-from tcast.kit import GivenScales, bad_given_value, given_number, given_type_error
+from tcast.kit import (
+    GivenScales,
+    bad_given_value,
+    given_number,
+    given_type_error,
+    is_given_number,
+)
 
 from ._tiles import Tiling
 
@@ -29,10 +33,12 @@ def check_given(part: object, name: str, *, signed: bool) -> np.ndarray:
         SpecError: for another type or dtype (float64 is refused, not rounded), a NaN or
             infinite value, or a negative scale, naming the part and the first bad index.
     """
-    if isinstance(part, numbers.Real) and not isinstance(part, bool):
-        a = np.asarray(np.float32(given_number(part, name)))
-    elif isinstance(part, np.ndarray) and part.dtype in _FLOAT_DTYPES:
+    if isinstance(part, np.ndarray):
+        if part.dtype not in _FLOAT_DTYPES:
+            raise given_type_error(name, part, "NumPy arrays")
         a = part.astype(np.float32)
+    elif is_given_number(part):
+        a = np.asarray(np.float32(given_number(part, name)))
     else:
         raise given_type_error(name, part, "NumPy arrays")
     bad = ~np.isfinite(a) if signed else ~(np.isfinite(a) & (a >= 0))

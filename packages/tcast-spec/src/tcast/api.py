@@ -292,7 +292,8 @@ def cast(
             scale array (a real number for a tensor scale); each value is encoded into the
             scale format (float formats: clamped and rounded to even; exponent formats: the
             smallest power of two not below it). Engines that set
-            ``tcast.kit.EngineBase.given_scales`` take given parts (``ref``).
+            ``tcast.kit.EngineBase.given_scales`` take given parts (``ref``; ``torch`` for
+            eager casts of plain tensors), and the front door picks one of them.
         zero: given zero points of uint data, laid out as ``scale``.
         tensor_scale: a given tensor scale of a two-level datatype (NVFP4): the tile scales
             are computed from it, with no pass for the tensor amax.

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, NameWarning, datatype
+from tcast import CastMode, CastModes, CastResult, DataType, NameWarning, UnsupportedError, datatype
 from tcast.kit import CastRequest, column_datatype, result_form, transposed_request
 
 from ._accept import resolved
@@ -321,7 +321,13 @@ class CastOps:
         )
 
     def cast(self, x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
-        """The cast of a checked request through ``<namespace>::cast``."""
+        """The cast of a checked request through ``<namespace>::cast``.
+
+        Raises:
+            UnsupportedError: for a request with given scale parts (SEMANTICS.md §5.12),
+                which the op does not carry.
+        """
+        _no_given(req)
         m, seed = modes_text(req.modes), seed_arg(req.seed)
         parts = self._cast_op(x, req.dtype.code, m, seed, req.rbits)
         return self.result(req, parts)
@@ -330,6 +336,8 @@ class CastOps:
         self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
     ) -> tuple[Any, Any]:
         """Both casts of ``cast_dual`` through ``<namespace>::cast_dual``."""
+        _no_given(rows)
+        _no_given(cols)
         parts = self._dual_op(
             x,
             rows.dtype.code,
@@ -341,3 +349,11 @@ class CastOps:
         second = transposed_request(rows, cols) if transposed else cols
         k = 1 if rows.virtual else len(PARTS)
         return self.result(rows, parts[:k]), self.result(second, parts[k:])
+
+
+def _no_given(req: CastRequest) -> None:
+    if req.given is not None:
+        raise UnsupportedError(
+            "the compiled cast ops take no given scale parts (SEMANTICS.md §5.12): cast with "
+            "them eagerly (outside torch.compile)"
+        )

@@ -7,13 +7,12 @@ parts through the kit's given-scale recipe (``_scale.make_plan``).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import torch
 
 from tcast import SpecError, UnsupportedError
-from tcast.kit import bad_given_value, given_number, given_type_error
+from tcast.kit import bad_given_value, given_number, given_type_error, is_given_number
 
 from ._accept import is_dtensor
 
@@ -36,16 +35,19 @@ def check_given(x: Any, part: object, name: str, *, signed: bool) -> torch.Tenso
             f"tcast_torch casts with a given {name} eagerly and on plain tensors only: not "
             f"inside torch.compile and not of DTensors (SEMANTICS.md §5.12)"
         )
-    if isinstance(part, numbers.Real) and not isinstance(part, bool):
-        a = torch.tensor(given_number(part, name), dtype=torch.float32, device=x.device)
-    elif isinstance(part, torch.Tensor) and part.dtype in _FLOAT_DTYPES:
+    if isinstance(part, torch.Tensor):
+        if part.dtype not in _FLOAT_DTYPES:
+            raise given_type_error(name, part, "tensors")
         if part.device != x.device:
             raise SpecError(f"{name} is on {part.device}, x on {x.device}: move it to x's device")
         a = part.to(torch.float32)
+    elif is_given_number(part):
+        a = torch.tensor(given_number(part, name), dtype=torch.float32, device=x.device)
     else:
         raise given_type_error(name, part, "tensors")
     bad = ~torch.isfinite(a) if signed else ~(torch.isfinite(a) & (a >= 0))
-    if bool(bad.any()):
+    # a meta tensor carries no values to check (its cast gives meta results)
+    if a.device.type != "meta" and bool(bad.any()):
         idx = tuple(int(i) for i in torch.nonzero(bad)[0]) if a.ndim else ()
         raise bad_given_value(name, idx, float(a[idx]), signed)
     return a

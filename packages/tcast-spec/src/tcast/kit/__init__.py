@@ -63,6 +63,7 @@ from ._given import (
     given_or_none,
     given_shapes,
     given_type_error,
+    is_given_number,
 )
 from ._native import NativeOps, NativeParts, native_parts
 from ._recipe import OPERATIONS, Recipe, RecipeOps, Step, run_recipe
@@ -159,6 +160,7 @@ __all__ = [
     "groups_cut",
     "inner_request",
     "input_dtype_name",
+    "is_given_number",
     "make_request",
     "nan_keeps_sign",
     "native_name",

@@ -9,7 +9,6 @@ says the shape each part must have. The values are checked by the engine
 
 from __future__ import annotations
 
-import numbers
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ __all__ = [
     "given_or_none",
     "given_shapes",
     "given_type_error",
+    "is_given_number",
 ]
 
 #: The parts a cast may be given, by their keyword name.
@@ -95,16 +95,16 @@ def given_shapes(layout: BlockLayout) -> dict[str, tuple[int, ...]]:
     return {"scale": layout.scale_shape, "zero": layout.scale_shape, "tensor_scale": ()}
 
 
-def given_number(part: numbers.Real, name: str) -> float:
-    """A given part passed as a real number (a part of shape ``()``): its float32 value.
+def given_number(part: object, name: str) -> float:
+    """A given part passed as a number (a part of shape ``()``): its float32 value.
 
     Raises:
         SpecError: for a number that is not a float32 value (it is not rounded).
     """
-    v = float(part)
     try:
+        v = float(part)
         exact = struct.unpack("<f", struct.pack("<f", v))[0] == v or v != v
-    except OverflowError:  # beyond float32's range
+    except (OverflowError, TypeError, ValueError):  # beyond float32's range, or no float
         exact = False
     if not exact:
         raise SpecError(f"{name} {part!r} is not a float32 value: round it to float32 first")
@@ -125,3 +125,15 @@ def bad_given_value(name: str, index: tuple[int, ...], value: float, signed: boo
     what = "finite" if signed else "finite and not negative"
     where = f"[{', '.join(map(str, index))}]" if index else ""
     return SpecError(f"{name}{where} is {value!r}: it must be {what}")
+
+
+def is_given_number(part: object) -> bool:
+    """Whether a given part that is not an array of the engine's is a number.
+
+    Anything of rank 0 with ``__float__`` but bools and text (Python, NumPy and ml_dtypes
+    scalars): the engines take a number for a part of shape ``()``; they test for their
+    arrays first.
+    """
+    if isinstance(part, bool | str | bytes) or not hasattr(part, "__float__"):
+        return False
+    return getattr(part, "ndim", 0) == 0
