@@ -30,6 +30,7 @@ CASES = [
     ("uint4_e5m0_int4_t8", (2, 16), ("scale", "zero"), {}),
 ]
 ENGINES = ["torch:eager"]  # torch:compiled casts given parts eagerly too (below)
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 def _case(code, shape, parts, kw):
@@ -49,27 +50,32 @@ def _case(code, shape, parts, kw):
     return x, given
 
 
-def _torch(given: dict) -> dict:
-    return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in given.items()}
+def _torch(given: dict, device: str = "cpu") -> dict:
+    return {
+        k: torch.from_numpy(v).to(device) if isinstance(v, np.ndarray) else v
+        for k, v in given.items()
+    }
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ENGINES)
 @pytest.mark.parametrize(("code", "shape", "parts", "kw"), CASES)
-def test_engines_with_given_scales_equal_the_reference(name, code, shape, parts, kw):
+def test_engines_with_given_scales_equal_the_reference(name, code, shape, parts, kw, device):
     x, given = _case(code, shape, parts, kw)
     eng = load_engine(name)
     want = tcast_ref.cast(x, code, castmode="actual", **kw, **given)
-    got = tcast.kit.cast_with(
-        eng, torch.from_numpy(x), code, castmode="actual", **kw, **_torch(given)
-    )
+    xt = torch.from_numpy(x).to(device)
+    got = tcast.kit.cast_with(eng, xt, code, castmode="actual", **kw, **_torch(given, device))
     for part in ("data", "scale", "zero", "tenscale"):
         w, g = getattr(want, part), getattr(got, part)
         assert (w is None) == (g is None), part
         if w is not None:
-            np.testing.assert_array_equal(np.asarray(g.numpy(), np.int64), np.asarray(w, np.int64))
-    virtual = tcast.kit.cast_with(eng, torch.from_numpy(x), code, **kw, **_torch(given))
+            got_codes = np.asarray(g.cpu().numpy(), np.int64)
+            np.testing.assert_array_equal(got_codes, np.asarray(w, np.int64))
+    virtual = tcast.kit.cast_with(eng, xt, code, **kw, **_torch(given, device))
     np.testing.assert_array_equal(
-        virtual.numpy().view(np.uint32), tcast_ref.cast(x, code, **kw, **given).view(np.uint32)
+        virtual.cpu().numpy().view(np.uint32),
+        tcast_ref.cast(x, code, **kw, **given).view(np.uint32),
     )
 
 
