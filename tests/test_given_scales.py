@@ -196,3 +196,13 @@ def test_the_compiled_variant_casts_given_parts_eagerly_with_the_same_bits(monke
     got = tcast.kit.cast_with(eng, torch.from_numpy(x), "nvfp4", castmode="actual", **_torch(given))
     want = tcast_ref.cast(x, "nvfp4", castmode="actual", **given)
     np.testing.assert_array_equal(got.data.numpy(), want.data)
+
+
+def test_golden_sets_with_given_scales_verify_through_the_torch_engine(tmp_path, capsys):
+    from tcast.cli import main
+    from tcast_ref.golden import Settings, generate, write
+
+    for code, parts in (("mxfp8", ("scale",)), ("nvfp4", ("scale", "tensor_scale"))):
+        write(generate(Settings.of(code, given=parts, count=4)), tmp_path / code)
+    assert main(["verify", str(tmp_path), "--engine", "torch", "--quiet"]) == 0
+    assert "torch" in capsys.readouterr().out

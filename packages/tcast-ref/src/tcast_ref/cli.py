@@ -29,6 +29,7 @@ from tcast import (
     SpecError,
     TcastError,
 )
+from tcast.kit import GIVEN_PARTS
 
 from .conformance import check_device
 from .golden import (
@@ -119,8 +120,27 @@ def register_golden(sub: argparse._SubParsersAction) -> None:
         "(TransformerEngine's 16 Wgrad signs), SIZE:SEED (signs drawn from SEED) or "
         "SIZE:SIGNS (SIZE characters + or -); 1-D tiled or channel datatypes, levels 1 and 2",
     )
+    p.add_argument(
+        "--given",
+        type=_given_arg,
+        default=(),
+        metavar="PARTS",
+        help="scale parts given as inputs (SEMANTICS.md 5.12), comma-separated: scale, zero "
+        "(uint data), tensor_scale (two-level): input columns GSCALE, GZERO, GTENSCALE",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_golden)
+
+
+def _given_arg(text: str) -> tuple[str, ...]:
+    """``--given``: part names separated by commas."""
+    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in parts if p not in GIVEN_PARTS]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give parts among {', '.join(GIVEN_PARTS)}, separated by commas"
+        )
+    return parts
 
 
 def _transform_arg(text: str) -> Hadamard:
@@ -168,6 +188,9 @@ def run_golden(args: argparse.Namespace) -> int:
     if args.core == bool(args.datatype):
         print("tcast golden: give a DATATYPE or --core (not both)", file=sys.stderr)
         return 2
+    if args.core and args.given:
+        print("tcast golden: --given goes with a DATATYPE, not --core", file=sys.stderr)
+        return 2
     if args.core and args.transform is not None:
         print(
             "tcast golden: --transform goes with a DATATYPE; the core sets name their own "
@@ -193,6 +216,7 @@ def run_golden(args: argparse.Namespace) -> int:
                 input_dtype=args.input_dtype,
                 count=args.count,
                 transform=transform,
+                given=args.given,
             )
             out = args.out / name if args.core else args.out
             check_destination(out)  # refuse before minutes of generation, not after

@@ -26,7 +26,7 @@ from tcast import (
     round_mode,
     scale_mode,
 )
-from tcast.kit import quote
+from tcast.kit import GIVEN_PARTS, check_given_parts, quote
 
 from .._api import cast, upcast
 from .._codec import code_dtype, encode
@@ -53,6 +53,7 @@ from ._describe import datatype_description, policies
 from ._files import npz_bytes, sha256, write_set
 from ._flags import FLAGS, flag_docs, flags
 from ._geometry import Geometry, geometry
+from ._given import GIVEN_COLUMNS, GIVEN_RULE, GIVEN_STREAM, given_inputs, given_kwargs
 from ._layout import Field, Layout
 from ._meta_cases import meta_patterns, meta_tile_maker
 from ._progress import progress
@@ -65,6 +66,7 @@ __all__ = [
     "cast_inputs",
     "decode_inputs",
     "generate",
+    "set_given_inputs",
     "write",
 ]
 
@@ -92,6 +94,8 @@ class Settings:
     count: int | None = None
     #: a Hadamard transform before the cast (SEMANTICS.md 5.11), along each line's elements
     transform: Hadamard | None = None
+    #: given scale parts (SEMANTICS.md 5.12): input columns GSCALE, GZERO, GTENSCALE
+    given: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -107,12 +111,15 @@ class Settings:
         input_dtype: str = "float32",
         count: int | None = None,
         transform: Hadamard | None = None,
+        given: tuple[str, ...] | list[str] = (),
     ) -> Settings:
         """Validate and normalize options.
 
         Raises:
             SpecError: for a bad datatype, mode, level, seed, count or input dtype, or a
-                transform where the set has no line of tiles to run along (SEMANTICS.md 5.11).
+                transform where the set has no line of tiles to run along (SEMANTICS.md 5.11);
+                given parts (``scale``, ``zero``, ``tensor_scale``) the datatype has no place
+                for, or with the exhaustive level of a scaled datatype (a decode set).
             UnsupportedError: for datatypes tcast cannot build yet (codebooks).
         """
         dt = dtype if isinstance(dtype, DataType) else datatype(dtype)
@@ -146,6 +153,7 @@ class Settings:
                 "count sets the random part of levels 1 and 2; the exhaustive level has none"
             )
         _check_transform(dt, level, transform)
+        given = _check_given(dt, level, given)
         return cls(
             dt,
             round_mode(roundmode),
@@ -157,12 +165,34 @@ class Settings:
             input_dtype,
             count,
             transform,
+            given,
         )
 
     @property
     def operation(self) -> str:
         """``cast``, or ``decode`` for the exhaustive level of a scaled datatype."""
         return "decode" if self.level == "exhaustive" and self.dtype.sspec is not None else "cast"
+
+
+def _check_given(dt: DataType, level: str, given: object) -> tuple[str, ...]:
+    """The given parts in their order, refused where the set has no place for them."""
+    if isinstance(given, str) or not all(isinstance(p, str) for p in given):
+        raise SpecError(f"given must be a sequence of part names, got {quote(given)}")
+    parts = tuple(dict.fromkeys(given))
+    bad = [p for p in parts if p not in GIVEN_PARTS]
+    if bad:
+        raise SpecError(
+            f"given parts are {', '.join(GIVEN_PARTS)}; {', '.join(map(quote, bad))} is not one"
+        )
+    if not parts:
+        return ()
+    check_given_parts(dt, *((True if p in parts else None) for p in GIVEN_PARTS))
+    if level == "exhaustive":
+        raise SpecError(
+            "given parts go with levels 1 and 2; the exhaustive level of a scaled datatype "
+            "is a decode set (its scales are inputs already)"
+        )
+    return tuple(p for p in GIVEN_PARTS if p in parts)
 
 
 def _check_transform(dt: DataType, level: str, h: Hadamard | None) -> None:
@@ -241,13 +271,15 @@ def run_cast(
     engine: Any = None,
     quiet: bool = True,
     lens: np.ndarray | None = None,
+    given: dict[str, np.ndarray] | None = None,
 ) -> _Cast:
     """Cast lines (``(N,)`` unscaled or ``(N, size)``) with an engine (default: the reference).
 
     ``engine`` is an object with ``cast_numpy(x, dt, **kw)`` and ``upcast_numpy(result)``
     (see ``_verify``); None uses ``tcast_ref`` directly. ``lens`` (``(N, segments)``, the
     LEN column) gives each line's extent: consecutive lines of one extent are cast together
-    (at most ``lines_per_tensor`` of them), as an array of that extent.
+    (at most ``lines_per_tensor`` of them), as an array of that extent. ``given``: the
+    GSCALE/GZERO/GTENSCALE columns of a set with given parts (SEMANTICS.md 5.12).
     """
     kw = {"roundmode": st.roundmode, "scalemode": st.scalemode, "saturate": st.saturate}
     if st.transform is not None:
@@ -271,7 +303,8 @@ def run_cast(
             ext = None if lens is None else tuple(int(e) for e in lens[lo])
             arr = geo.to_array(lines, ext)
             rb = None if rbits is None else geo.to_array(rbits[lo:hi], ext)
-            res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw)
+            kw_run = kw if not given else {**kw, **given_kwargs(dt, geo, given, lo, hi, arr.shape)}
+            res = do_cast(arr, dt, castmode=mode, rbits=rb, **kw_run)
             codes, mask = _codes_of(res, arr.shape)
             tlines = None
             if st.transform is not None:
@@ -283,7 +316,7 @@ def run_cast(
             dec = geo.from_array(np.asarray(do_up(res)), ext)
             virt = None
             if want_virtual:
-                virt = do_cast(arr, dt, castmode="virtual", rbits=rb, **kw)
+                virt = do_cast(arr, dt, castmode="virtual", rbits=rb, **kw_run)
                 virt = geo.from_array(np.asarray(virt), ext)
             g = len(lines)
             scale = geo.scales_from_array(res.scale)
@@ -364,6 +397,14 @@ def cast_layout(st: Settings, geo: Geometry) -> Layout:
         fields.append(Field("RBITS", t, k, "input", f"rbits{k}"))
     if partial_lines(st, geo):
         fields.append(Field("LEN", len(geo.tile_shape), 16, "input", "extent"))
+    parts = {
+        "scale": dt.sspec.scale if dt.sspec else None,
+        "zero": dt.zero,
+        "tensor_scale": dt.tenscale,
+    }
+    for part in st.given:  # given scale parts (SEMANTICS.md 5.12): codes of their formats
+        spec = parts[part]
+        fields.append(Field(GIVEN_COLUMNS[part], 1, spec.bits, "input", spec.code))
     if st.transform is not None:
         fields.append(Field("T", t, 32, "output", "float32"))
     virtual = st.castmode is CastMode.VIRTUAL
@@ -406,17 +447,39 @@ def _cast_set(
     x2: np.ndarray | None = None,
     rbits: np.ndarray | None = None,
     lens: np.ndarray | None = None,
+    given: dict[str, np.ndarray] | None = None,
 ) -> tuple[Layout, dict[str, np.ndarray], dict]:
-    """A cast set; with ``x2`` (and ``rbits``, ``lens``) given, those are cast by ``engine``."""
+    """A cast set; ``x2`` (with ``rbits``, ``lens``, ``given``) given: those cast by ``engine``."""
     geo = geometry(st.dtype)
     info: dict[str, Any] = {}
     if x2 is None:
         x2, rbits, lens, info = cast_inputs(st, quiet)
     xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
     rin = None if rbits is None else (rbits.reshape(-1) if geo.kind == "unscaled" else rbits)
-    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens)
+    if st.given and given is None:
+        given = set_given_inputs(st, geo, xin, rin, lens, quiet)
+    res = run_cast(xin, st, geo, rin, engine=engine, quiet=quiet, lens=lens, given=given)
     columns = _columns(st, geo, x2, rbits, res, lens)
+    for name, words in (given or {}).items():
+        columns[name] = words.reshape(-1, 1)
     return cast_layout(st, geo), columns, info
+
+
+def set_given_inputs(
+    st: Settings,
+    geo: Geometry,
+    xin: np.ndarray,
+    rin: np.ndarray | None,
+    lens: np.ndarray | None,
+    quiet: bool = True,
+) -> dict[str, np.ndarray]:
+    """The GSCALE/GZERO/GTENSCALE words of a set with given parts.
+
+    From the reference's cast of the same lines without them (``_given.given_inputs``).
+    """
+    computed = run_cast(xin, replace(st, given=()), geo, rin, quiet=quiet, lens=lens)
+    per = geo.lines_per_tensor or max(len(xin), 1)
+    return given_inputs(st, geo, computed, _runs(lens, len(xin), per))
 
 
 def cast_inputs(
@@ -811,6 +874,15 @@ def header_rules(st: Settings, layout: Layout) -> dict:
     dt = st.dtype
     # a key of its own only with a transform: the headers of sets without one are unchanged
     extra = {} if st.transform is None else {"transform": transform_description(st.transform)}
+    if st.given:  # a key of its own only with given parts, likewise
+        extra["given"] = {
+            "parts": list(st.given),
+            "columns": [GIVEN_COLUMNS[p] for p in st.given],
+            "given_stream": GIVEN_STREAM,
+            "rule": GIVEN_RULE,
+            "semantics": "each word's value is the cast's given part (SEMANTICS.md 5.12); "
+            "SCALE, ZERO and TENSCALE hold the codes the cast used",
+        }
     return {
         **extra,
         "schema_version": SCHEMA_VERSION,

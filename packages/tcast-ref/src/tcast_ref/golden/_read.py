@@ -40,6 +40,7 @@ from ._generate import (
     header_outputs,
     header_rules,
     set_files,
+    set_given_inputs,
     set_layout,
 )
 from ._geometry import geometry
@@ -202,11 +203,22 @@ def _settings(header: dict) -> Settings:
         input_dtype=_get(header, "input_dtype", kind=str),
         count=count,
         transform=_transform(header),
+        given=_given(header),
     )
     _check_name(name, st)
     if _get(header, "operation", kind=str) != st.operation:
         raise _Malformed(f"operation {quote(header['operation'])} is not {st.operation!r}")
     return st
+
+
+def _given(header: dict) -> tuple[str, ...]:
+    """The set's given parts (``given.parts``), or none without the key."""
+    if "given" not in header:
+        return ()
+    parts = _get(header, "given", "parts", kind=list)
+    if len(parts) > 3 or not all(isinstance(p, str) for p in parts):
+        raise _Malformed(f"given.parts must list at most 3 part names, not {quote(parts)}")
+    return tuple(parts)
 
 
 def _transform(header: dict) -> Hadamard | None:
@@ -421,8 +433,13 @@ def _check_inputs(header: dict, st: Settings, cols: dict[str, np.ndarray]) -> No
         want, info = decode_inputs(st)
     else:
         x2, rbits, lens, info = cast_inputs(st)
+        given = {}
+        if st.given:  # given parts: from the reference's cast of the same lines without them
+            geo = geometry(st.dtype)
+            xin = x2.reshape(-1) if geo.kind == "unscaled" else x2
+            given = set_given_inputs(st, geo, xin, rbits, lens)
         x2 = np.ascontiguousarray(x2).view(cols["IN"].dtype)
-        want = {"IN": x2, "RBITS": rbits, "LEN": lens}
+        want = {"IN": x2, "RBITS": rbits, "LEN": lens, **given}
         want = {k: v.reshape(len(x2), -1) for k, v in want.items() if v is not None}
     for name, words in want.items():
         if words.shape != cols[name].shape or not np.array_equal(words, cols[name]):

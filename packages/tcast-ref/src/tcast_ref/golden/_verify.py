@@ -25,6 +25,7 @@ from ._cases import INPUT_TYPES
 from ._flags import FLAGS
 from ._generate import _cast_set, _decode_set
 from ._geometry import geometry
+from ._given import GIVEN_COLUMNS
 from ._layout import Field, Layout
 from ._progress import progress
 from ._read import GoldenSetError, LoadedSet, load
@@ -305,6 +306,7 @@ class _EngineArrays:
         scalemode: Any,
         saturate: bool,
         transform: Any = None,
+        **given: Any,
     ) -> Any:
         modes = CastModes.of(castmode, roundmode, scalemode, saturate, transform=transform)
         if not self.engine.supports(dt, modes):
@@ -325,6 +327,7 @@ class _EngineArrays:
             rbits=self._native(rbits),
             saturate=saturate,
             transform=transform,
+            **{k: self._native(v) for k, v in given.items()},  # given scale parts (5.12)
         )
         if not isinstance(out, CastResult):
             return self._numpy(out)
@@ -390,7 +393,8 @@ def engine_columns(
     x2 = np.ascontiguousarray(lset.columns["IN"]).view(idt)
     rb = lset.columns.get("RBITS")
     lens = lset.columns.get("LEN")
-    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb, lens=lens)
+    given = {c: lset.columns[c].reshape(-1) for c in GIVEN_COLUMNS.values() if c in lset.columns}
+    _, cols, _ = _cast_set(st, quiet, engine=eng, x2=x2, rbits=rb, lens=lens, given=given or None)
     return cols
 
 
