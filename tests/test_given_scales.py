@@ -206,3 +206,17 @@ def test_golden_sets_with_given_scales_verify_through_the_torch_engine(tmp_path,
         write(generate(Settings.of(code, given=parts, count=4)), tmp_path / code)
     assert main(["verify", str(tmp_path), "--engine", "torch", "--quiet"]) == 0
     assert "torch" in capsys.readouterr().out
+
+
+def test_verifying_a_given_set_with_an_engine_without_given_scales_says_it_refuses(
+    tmp_path, monkeypatch, capsys
+):
+    from tcast.cli import main
+    from tcast_ref.golden import Settings, generate, write
+
+    write(generate(Settings.of("mxfp8", given=("scale",), count=2)), tmp_path / "s")
+    eng = tcast.load_engines().engines["torch"]
+    monkeypatch.setattr(eng, "given_scales", False)
+    main(["verify", str(tmp_path / "s"), "--engine", "torch"])
+    out = capsys.readouterr()
+    assert "does not cast with given scale parts" in out.out + out.err

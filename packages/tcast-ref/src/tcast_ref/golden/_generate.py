@@ -176,9 +176,13 @@ class Settings:
 
 def _check_given(dt: DataType, level: str, given: object) -> tuple[str, ...]:
     """The given parts in their order, refused where the set has no place for them."""
-    if isinstance(given, str) or not all(isinstance(p, str) for p in given):
+    try:
+        names = None if isinstance(given, str) else tuple(given)  # an iterator read once
+    except TypeError:
+        names = None
+    if names is None or not all(isinstance(p, str) for p in names):
         raise SpecError(f"given must be a sequence of part names, got {quote(given)}")
-    parts = tuple(dict.fromkeys(given))
+    parts = tuple(dict.fromkeys(names))
     bad = [p for p in parts if p not in GIVEN_PARTS]
     if bad:
         raise SpecError(

@@ -39,14 +39,16 @@ GIVEN_COLUMNS = {"scale": "GSCALE", "zero": "GZERO", "tensor_scale": "GTENSCALE"
 #: How the given codes are chosen (the header's ``given.rule``).
 GIVEN_RULE = (
     "w = word 0 of Philox at counter given_stream + part * lines + line (part 0 GSCALE, 1 "
-    "GZERO, 2 GTENSCALE), r = w mod 16. GSCALE: from c, the SCALE code the set computes "
-    "without given parts (the code of 1.0 where that block is NaN): r = 0 gives code 0, r = 1 "
+    "GZERO, 2 GTENSCALE), r = w mod 16. GSCALE: from c, the scale code of the line in the "
+    "actual cast of the same lines without given parts (the code of 1.0 where that block is "
+    "NaN): r = 0 gives code 0, r = 1 "
     "the largest finite non-negative code, otherwise clamp(c + (r mod 7) - 3) to those codes. "
     "GZERO: from z, the value of the computed ZERO (0 where NaN): r = 0 gives the zero "
     "format's smallest value, r = 1 its largest, otherwise z + (r mod 7) - 3, encoded as a "
-    "given zero point (5.12). GTENSCALE, one per tensor (the draw of its first line): from t, "
-    "the value of the computed TENSCALE (1.0 where NaN), t * 2**((w mod 5) - 2) encoded as a "
-    "given scale (5.12)"
+    "given zero point (5.12). GTENSCALE, one per tensor (the lines cast together, the draw of "
+    "its first line): from t, the value of the computed tensor scale (1.0 where NaN), "
+    "fl32(t * 2**((w mod 5) - 2)) encoded as a given scale (5.12), or t itself where that "
+    "product is not finite"
 )
 
 

@@ -309,6 +309,11 @@ class _EngineArrays:
         **given: Any,
     ) -> Any:
         modes = CastModes.of(castmode, roundmode, scalemode, saturate, transform=transform)
+        if given and not getattr(self.engine, "given_scales", False):
+            raise EngineRefusesError(
+                f"engine {self.engine.name!r} does not cast with given scale parts "
+                f"({', '.join(given)}; SEMANTICS.md 5.12): it does not set given_scales"
+            )
         if not self.engine.supports(dt, modes):
             raise EngineRefusesError(
                 f"engine {self.engine.name!r} does not support {dt.code} (castmode "

@@ -83,10 +83,11 @@ def check_given_parts(dt: DataType, scale: object, zero: object, tensor_scale: o
             f"codebook mappings) is chosen with its scales; cast without given scales"
         )
     if zero is not None and dt.zero is None:
-        raise SpecError(f"{dt.name} has no zero point (only uint data has one): drop zero=")
+        raise SpecError(f"{dt.name} has no zero point (only uint data has one): give none")
     if tensor_scale is not None and not dt.is_multiscale:
         raise SpecError(
-            f"{dt.name} has one scale level: tensor_scale= is for two-level datatypes such as nvfp4"
+            f"{dt.name} has one scale level: a given tensor scale is for two-level datatypes "
+            f"such as nvfp4"
         )
 
 
