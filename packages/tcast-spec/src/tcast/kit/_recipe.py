@@ -162,92 +162,23 @@ def run_recipe(
     return env
 
 
-#: Power-of-two scale of signed data; ``recip`` is exact (a power of two within float32).
-EXPONENT_SCALE = _recipe(
-    "exponent scale",
-    "amax",
-    """
-    scale = exp_code(amax)
+# Pieces of the scale recipes, each a few steps, joined in order (one definition each).
+_DEC_RECIP = """
     dec = decode(scale, scale)
     recip = div(ONE, dec)
-""",
-    "scale recip dec",
-)
-
-#: Float scale of signed data: ``s = RNE_S(clamp(fl32(amax / M)))``, encode multiplies by
-#: ``fl32(1 / s)`` (SEMANTICS.md §5.5).
-FLOAT_SCALE = _recipe(
-    "float scale",
-    "amax",
-    """
-    q = div(amax, M)
-    scale = scale_code(q, scale)
-    dec = decode(scale, scale)
-    recip = div(ONE, dec)
-""",
-    "scale recip dec",
-)
-
-#: Two-level scaling (NVFP4, SEMANTICS.md §5.6): a tensor scale from the tensor amax, block
-#: scales relative to it; the encode multiplier is kept finite.
-TWO_LEVEL_SCALE = _recipe(
-    "two-level scale",
-    "amax tamax",
-    """
+"""
+# two-level: the tensor scale from the tensor amax, its value, and the tile scale relative to it
+_TENSOR_FROM_AMAX = """
     tq = div(tamax, MS_M)
     tenscale = scale_code(tq, tenscale)
-    tval = decode(tenscale, tenscale)
+"""
+_TVAL = "tval = decode(tenscale, tenscale)"
+_TILE_UNDER_T = """
     q1 = div(amax, M)
     q = div(q1, tval)
     scale = scale_code(q, scale)
-    sval = decode(scale, scale)
-    r1 = div(ONE, tval)
-    r2 = div(r1, sval)
-    recip = min(r2, F32_MAX)
-    dec = mul(tval, sval)
-""",
-    "tenscale scale recip dec",
-)
-
-#: uint data, float scale (SEMANTICS.md §5.7): the range ``[lo, hi]`` always holds 0.
-# uint data: from the scale to the encode multiplier and the zero point, fl32(0 - lo) (+0,
-# never -0) times the multiplier, rounded into the zero-point format
-_ZERO_POINT = """
-    dec = decode(scale, scale)
-    recip = div(ONE, dec)
-    nlo = sub(ZERO, lo)
-    zraw = mul(nlo, recip)
-    zero = zero_code(zraw)
-    zval = decode(zero, zero)
 """
-UINT_FLOAT_SCALE = _recipe(
-    "uint float scale",
-    "lo hi",
-    """
-    rng = sub(hi, lo)
-    q = div(rng, M)
-    scale = scale_code(q, scale)
-"""
-    + _ZERO_POINT,
-    "scale zero recip zval dec",
-)
-
-#: uint data, power-of-two scale (SEMANTICS.md §5.7).
-UINT_EXPONENT_SCALE = _recipe(
-    "uint exponent scale",
-    "lo hi",
-    """
-    rng = sub(hi, lo)
-    scale = exp_code(rng)
-"""
-    + _ZERO_POINT,
-    "scale zero recip zval dec",
-)
-
-# ---- given scales and zero points (SEMANTICS.md §5.12): the given values arrive as the
-# inputs gscale, gzero and gtenscale (float32), and are encoded by the rule of their format
-# (a given zero point plus +0 first: never the -0 code); every later step is the computed
-# recipe's
+# two-level: the encode multiplier (kept finite) and the decode multiplier
 _TWO_LEVEL_TAIL = """
     sval = decode(scale, scale)
     r1 = div(ONE, tval)
@@ -255,120 +186,147 @@ _TWO_LEVEL_TAIL = """
     recip = min(r2, F32_MAX)
     dec = mul(tval, sval)
 """
-_DEC_RECIP = """
-    dec = decode(scale, scale)
-    recip = div(ONE, dec)
+# uint data (SEMANTICS.md §5.7): the scale from the range [lo, hi], which always holds 0
+_UINT_FLOAT_CODE = """
+    rng = sub(hi, lo)
+    q = div(rng, M)
+    scale = scale_code(q, scale)
 """
-_GIVEN_ZERO = """
-    dec = decode(scale, scale)
-    recip = div(ONE, dec)
+_UINT_EXPONENT_CODE = """
+    rng = sub(hi, lo)
+    scale = exp_code(rng)
+"""
+# uint data: from the scale to the encode multiplier and the zero point, fl32(0 - lo) (+0,
+# never -0) times the multiplier, rounded into the zero-point format
+_ZERO_POINT = (
+    _DEC_RECIP
+    + """
+    nlo = sub(ZERO, lo)
+    zraw = mul(nlo, recip)
+    zero = zero_code(zraw)
+    zval = decode(zero, zero)
+"""
+)
+# given parts (SEMANTICS.md §5.12) arrive as the inputs gscale, gzero and gtenscale (float32)
+# and are encoded by the rule of their format (a given zero point plus +0 first: never the -0
+# code); every later step is the computed recipe's
+_GIVEN_SCALE = "scale = scale_code(gscale, scale)"
+_GIVEN_EXPONENT = "scale = ceil_code(gscale, scale)"
+_GIVEN_TENSOR = "tenscale = scale_code(gtenscale, tenscale)"
+_GIVEN_ZERO = (
+    _DEC_RECIP
+    + """
     gz = add(gzero, ZERO)
     zero = zero_code(gz)
     zval = decode(zero, zero)
 """
+)
+_SIGNED_OUT = "scale recip dec"
+_TWO_LEVEL_OUT = "tenscale scale recip dec"
+_UINT_OUT = "scale zero recip zval dec"
+
+
+def _steps(*pieces: str) -> str:
+    return "\n".join(pieces)
+
+
+#: Power-of-two scale of signed data; ``recip`` is exact (a power of two within float32).
+EXPONENT_SCALE = _recipe(
+    "exponent scale", "amax", _steps("scale = exp_code(amax)", _DEC_RECIP), _SIGNED_OUT
+)
+
+#: Float scale of signed data: ``s = RNE_S(clamp(fl32(amax / M)))``, encode multiplies by
+#: ``fl32(1 / s)`` (SEMANTICS.md §5.5).
+FLOAT_SCALE = _recipe(
+    "float scale",
+    "amax",
+    _steps("q = div(amax, M)", "scale = scale_code(q, scale)", _DEC_RECIP),
+    _SIGNED_OUT,
+)
+
+#: Two-level scaling (NVFP4, SEMANTICS.md §5.6): a tensor scale from the tensor amax, block
+#: scales relative to it; the encode multiplier is kept finite.
+TWO_LEVEL_SCALE = _recipe(
+    "two-level scale",
+    "amax tamax",
+    _steps(_TENSOR_FROM_AMAX, _TVAL, _TILE_UNDER_T, _TWO_LEVEL_TAIL),
+    _TWO_LEVEL_OUT,
+)
+
+#: uint data, float scale (SEMANTICS.md §5.7): the range ``[lo, hi]`` always holds 0.
+UINT_FLOAT_SCALE = _recipe(
+    "uint float scale", "lo hi", _steps(_UINT_FLOAT_CODE, _ZERO_POINT), _UINT_OUT
+)
+
+#: uint data, power-of-two scale (SEMANTICS.md §5.7).
+UINT_EXPONENT_SCALE = _recipe(
+    "uint exponent scale", "lo hi", _steps(_UINT_EXPONENT_CODE, _ZERO_POINT), _UINT_OUT
+)
+
 #: A given power-of-two scale of signed data.
 GIVEN_EXPONENT_SCALE = _recipe(
-    "given exponent scale",
-    "gscale",
-    "scale = ceil_code(gscale, scale)" + _DEC_RECIP,
-    "scale recip dec",
+    "given exponent scale", "gscale", _steps(_GIVEN_EXPONENT, _DEC_RECIP), _SIGNED_OUT
 )
 #: A given float scale of signed data.
 GIVEN_FLOAT_SCALE = _recipe(
-    "given float scale",
-    "gscale",
-    "scale = scale_code(gscale, scale)" + _DEC_RECIP,
-    "scale recip dec",
+    "given float scale", "gscale", _steps(_GIVEN_SCALE, _DEC_RECIP), _SIGNED_OUT
 )
 #: Two-level scaling with a given tensor scale: the tile scales from it (a one-pass cast).
 GIVEN_TENSOR_SCALE = _recipe(
     "given tensor scale",
     "amax gtenscale",
-    """
-    tenscale = scale_code(gtenscale, tenscale)
-    tval = decode(tenscale, tenscale)
-    q1 = div(amax, M)
-    q = div(q1, tval)
-    scale = scale_code(q, scale)
-"""
-    + _TWO_LEVEL_TAIL,
-    "tenscale scale recip dec",
+    _steps(_GIVEN_TENSOR, _TVAL, _TILE_UNDER_T, _TWO_LEVEL_TAIL),
+    _TWO_LEVEL_OUT,
 )
 #: Two-level scaling with given tile scales: the tensor scale from the tensor amax.
 GIVEN_TILE_SCALE = _recipe(
     "given tile scales",
     "tamax gscale",
-    """
-    tq = div(tamax, MS_M)
-    tenscale = scale_code(tq, tenscale)
-    tval = decode(tenscale, tenscale)
-    scale = scale_code(gscale, scale)
-"""
-    + _TWO_LEVEL_TAIL,
-    "tenscale scale recip dec",
+    _steps(_TENSOR_FROM_AMAX, _TVAL, _GIVEN_SCALE, _TWO_LEVEL_TAIL),
+    _TWO_LEVEL_OUT,
 )
 #: Two-level scaling with both scales given.
 GIVEN_TWO_LEVEL_SCALES = _recipe(
     "given two-level scales",
     "gscale gtenscale",
-    """
-    tenscale = scale_code(gtenscale, tenscale)
-    tval = decode(tenscale, tenscale)
-    scale = scale_code(gscale, scale)
-"""
-    + _TWO_LEVEL_TAIL,
-    "tenscale scale recip dec",
+    _steps(_GIVEN_TENSOR, _TVAL, _GIVEN_SCALE, _TWO_LEVEL_TAIL),
+    _TWO_LEVEL_OUT,
 )
 #: uint data with a given float scale: the zero point from it and the block's minimum.
 GIVEN_UINT_FLOAT_SCALE = _recipe(
-    "given uint float scale",
-    "lo gscale",
-    "scale = scale_code(gscale, scale)" + _ZERO_POINT,
-    "scale zero recip zval dec",
+    "given uint float scale", "lo gscale", _steps(_GIVEN_SCALE, _ZERO_POINT), _UINT_OUT
 )
 #: uint data with a given power-of-two scale.
 GIVEN_UINT_EXPONENT_SCALE = _recipe(
-    "given uint exponent scale",
-    "lo gscale",
-    "scale = ceil_code(gscale, scale)" + _ZERO_POINT,
-    "scale zero recip zval dec",
+    "given uint exponent scale", "lo gscale", _steps(_GIVEN_EXPONENT, _ZERO_POINT), _UINT_OUT
 )
 #: uint data with a given zero point: the float scale from the block's range.
 GIVEN_UINT_FLOAT_ZERO = _recipe(
     "given uint zero point (float scale)",
     "lo hi gzero",
-    """
-    rng = sub(hi, lo)
-    q = div(rng, M)
-    scale = scale_code(q, scale)
-"""
-    + _GIVEN_ZERO,
-    "scale zero recip zval dec",
+    _steps(_UINT_FLOAT_CODE, _GIVEN_ZERO),
+    _UINT_OUT,
 )
 #: uint data with a given zero point: the power-of-two scale from the block's range.
 GIVEN_UINT_EXPONENT_ZERO = _recipe(
     "given uint zero point (exponent scale)",
     "lo hi gzero",
-    """
-    rng = sub(hi, lo)
-    scale = exp_code(rng)
-"""
-    + _GIVEN_ZERO,
-    "scale zero recip zval dec",
+    _steps(_UINT_EXPONENT_CODE, _GIVEN_ZERO),
+    _UINT_OUT,
 )
 #: uint data with a given float scale and zero point.
 GIVEN_UINT_FLOAT_SCALE_ZERO = _recipe(
     "given uint float scale and zero point",
     "gscale gzero",
-    "scale = scale_code(gscale, scale)" + _GIVEN_ZERO,
-    "scale zero recip zval dec",
+    _steps(_GIVEN_SCALE, _GIVEN_ZERO),
+    _UINT_OUT,
 )
 #: uint data with a given power-of-two scale and zero point.
 GIVEN_UINT_EXPONENT_SCALE_ZERO = _recipe(
     "given uint exponent scale and zero point",
     "gscale gzero",
-    "scale = ceil_code(gscale, scale)" + _GIVEN_ZERO,
-    "scale zero recip zval dec",
+    _steps(_GIVEN_EXPONENT, _GIVEN_ZERO),
+    _UINT_OUT,
 )
 
 #: Element before rounding (float data, or ints under a float scale).
