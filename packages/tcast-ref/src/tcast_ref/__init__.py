@@ -12,6 +12,7 @@ from ._cast import INPUT_DTYPES
 from ._codec import code_dtype, decode, encode
 from ._engine import RefEngine, engine
 from ._hadamard import hadamard
+from ._observe import Observer
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "INPUT_DTYPES",
+    "Observer",
     "RefEngine",
     "__version__",
     "cast",

@@ -8,7 +8,7 @@ front door that dispatches to installed engines. The normative semantics are
 in SEMANTICS.md beside this package.
 """
 
-from . import exact, kit
+from . import exact, kit, observe
 from ._lookup import datatype
 from ._similar import nearest_names
 from ._version import __version__
@@ -386,6 +386,7 @@ __all__ = [
     "number",
     "nvf4",
     "nvfp4",
+    "observe",
     "philox4x32",
     "random_bits",
     "rbits_width",

@@ -1,0 +1,299 @@
+"""Observers on NumPy arrays: calibrated scale parts (SEMANTICS.md §5.13).
+
+The statistics are array arithmetic here; every rule that is not (ranks, candidate grids,
+histogram growth, the percentile and entropy searches) is read from :mod:`tcast.observe`, and
+the scale parts come from the datatype's own scale recipe (``tcast.kit``) applied to the
+chosen ranges, as a cast applies it to its blocks' maxima.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tcast import DataType, ScaleMode, SpecError
+from tcast import observe as ob
+from tcast.kit import as_datatype, cast_rules, run_recipe
+
+from ._accept import array_refusal
+from ._api import cast
+from ._cast import INPUT_DTYPES, _Ops
+from ._tiles import Tiling, tiling
+
+__all__ = ["Observer"]
+
+_DTYPES = tuple(INPUT_DTYPES.values())
+
+
+class Observer:
+    """Calibrates the scale parts of a datatype from batches of NumPy arrays.
+
+    >>> obs = Observer("mxfp8", tcast.observe.Percentile(99.9))
+    >>> for x in batches:
+    ...     obs.update(x)
+    >>> y = tcast_ref.cast(x, "mxfp8", **obs.scales())
+
+    Args:
+        dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
+        method: the calibration method (``tcast.observe``); default :class:`MinMax`.
+        scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
+        transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
+
+    Raises:
+        SpecError: for a method the datatype cannot be calibrated with
+            (:func:`tcast.observe.check_observer`).
+    """
+
+    def __init__(
+        self,
+        dtype: DataType | str,
+        method: ob.ObserverSpec | None = None,
+        *,
+        scalemode: ScaleMode | str = ScaleMode.FLOOR,
+        transpose_scale: bool = False,
+    ) -> None:
+        self.dtype = as_datatype(dtype)
+        self.method = ob.MinMax() if method is None else method
+        ob.check_observer(self.dtype, self.method)
+        self.scalemode = ScaleMode(scalemode)
+        self.transpose_scale = bool(transpose_scale)
+        self._rules = cast_rules(self.dtype, self.scalemode)
+        self.batches = 0
+        self._til: Tiling | None = None
+        self._block_shape: tuple[int, ...] = ()
+        self._stats: dict[str, Any] = {}
+        self._searching = False
+
+    # ------------------------------------------------------------------ input
+    def _blocks(self, x: object) -> tuple[Tiling, np.ndarray, np.ndarray]:
+        """The blocks of x as rows (float32), non-finite elements and padding set to 0."""
+        if not isinstance(x, np.ndarray) or array_refusal(x) is not None:
+            raise SpecError(
+                f"an observer takes float32, float16 or bfloat16 NumPy arrays, got "
+                f"{type(x).__name__}"
+            )
+        if x.dtype not in _DTYPES:
+            raise SpecError(
+                f"an observer takes float32, float16 or bfloat16 arrays, got {x.dtype}: "
+                f"convert x first"
+            )
+        til = tiling(x.shape, self.dtype, self.transpose_scale)
+        if self._til is not None and til.scale_shape != self._til.scale_shape:
+            raise SpecError(
+                f"x of shape {x.shape} has scales of shape {til.scale_shape}, the batches "
+                f"before had {self._til.scale_shape}: every batch must have the same blocks"
+            )
+        a = np.asarray(x, dtype=np.float32)
+        finite = np.isfinite(a)
+        rows = til.to_blocks(np.where(finite, a, np.float32(0)))
+        if self._til is None:
+            self._til, self._block_shape = til, rows.shape[:-1]
+        rows = rows.reshape(-1, rows.shape[-1])
+        real = til.to_blocks(finite).reshape(rows.shape).sum(axis=1)
+        return til, rows, real
+
+    # ------------------------------------------------------------------ batches
+    def update(self, x: np.ndarray) -> None:
+        """Observe one batch.
+
+        Raises:
+            SpecError: for an array of another type or dtype, blocks unlike the earlier
+                batches', or (Mse) an update after :meth:`search` began.
+        """
+        m = self.method
+        if self._searching:
+            raise SpecError("Mse: update() after search() began; start a new Observer")
+        _, rows, real = self._blocks(x)
+        if self.dtype.nspec.is_uint:
+            lo = np.minimum(rows.min(axis=1, initial=np.float32(0)), np.float32(0))
+            hi = np.maximum(rows.max(axis=1, initial=np.float32(0)), np.float32(0))
+            self._extremes(("lo", lo), ("hi", hi))
+        elif isinstance(m, ob.HistogramPercentile | ob.Entropy):
+            self._histogram(np.abs(rows).reshape(-1))
+        else:
+            amax = np.abs(rows).max(axis=1, initial=np.float32(0))
+            if isinstance(m, ob.MinMax | ob.Mse):
+                self._extremes(("amax", amax))
+            elif isinstance(m, ob.AmaxHistory):
+                self._history(amax)
+            else:
+                self._percentile(rows, real)
+        self.batches += 1
+
+    def _extremes(self, *parts: tuple[str, np.ndarray]) -> None:
+        st = self._stats
+        c = getattr(self.method, "momentum", None)
+        for name, cur in parts:
+            old = st.get(name)
+            if old is None:
+                st[name] = cur.astype(np.float32)
+            elif c is None:
+                pick = np.maximum if name != "lo" else np.minimum
+                st[name] = pick(old, cur)
+            else:
+                k = np.float32(ob.moving_average_constant(c))
+                st[name] = old + k * (cur - old)
+
+    def _history(self, amax: np.ndarray) -> None:
+        m, st = self.method, self._stats
+        hist = st.get("history")
+        if hist is None:
+            hist = st["history"] = np.zeros((m.length, amax.size), np.float32)
+            st["amax"] = np.zeros(amax.size, np.float32)
+        hist[0] = amax
+        pick = hist.max(axis=0) if m.algo == "max" else hist[0].copy()
+        scaled = pick * np.float32(2.0**m.margin)
+        st["amax"] = np.where(pick > 0, scaled, st["amax"])
+        if m.length > 1:
+            hist[:] = np.roll(hist, -1, axis=0)
+        hist[0] = 0
+
+    def _percentile(self, rows: np.ndarray, real: np.ndarray) -> None:
+        q = self.method.q
+        srt = np.sort(np.abs(rows), axis=1)
+        counts, where = np.unique(real, return_inverse=True)  # few distinct block sizes
+        k = np.array([ob.percentile_rank(q, int(n)) for n in counts], np.int64)[where]
+        pad = rows.shape[1] - real
+        idx = np.where(k > 0, k - 1 + pad, 0)
+        v = np.where(k > 0, np.take_along_axis(srt, idx[:, None], axis=1)[:, 0], 0)
+        st = self._stats
+        st["sum"] = st.get("sum", 0) + v.astype(np.float64)
+
+    def _histogram(self, mag: np.ndarray) -> None:
+        st, m = self._stats, self.method
+        amax = float(mag.max(initial=np.float32(0)))
+        width = st.get("width", 0.0)
+        if width == 0.0:
+            if amax == 0.0:
+                st["zeros"] = st.get("zeros", 0) + mag.size
+                return
+            width = st["width"] = ob.histogram_width(amax, m.bins)
+            st["counts"] = np.zeros(m.bins, np.int64)
+            st["counts"][0] = st.pop("zeros", 0)
+        counts = st["counts"]
+        nb = ob.histogram_bins(width, counts.size, amax)
+        if nb > counts.size:
+            counts = np.concatenate([counts, np.zeros(nb - counts.size, np.int64)])
+        idx = np.minimum(np.floor(mag.astype(np.float64) / width), nb - 1).astype(np.int64)
+        st["counts"] = counts + np.bincount(idx, minlength=nb)
+
+    def search(self, x: np.ndarray) -> None:
+        """Mse's second pass: add each candidate's squared error on one batch.
+
+        Raises:
+            SpecError: for a method other than Mse, before any :meth:`update`, or for blocks
+                unlike the first pass's.
+        """
+        if not isinstance(self.method, ob.Mse):
+            raise SpecError(f"search() is Mse's second pass; {self.method.name} has none")
+        if "amax" not in self._stats:
+            raise SpecError("Mse: update() with the calibration batches before search()")
+        self._searching = True
+        til, _, _ = self._blocks(x)
+        st = self._stats
+        base = st["amax"]
+        mults = self.method.multipliers or ob.mse_multipliers(self.dtype)
+        a = np.asarray(x, dtype=np.float32)
+        xf = np.where(np.isfinite(a), a, np.float32(0))
+        losses = []
+        for mult in mults:
+            cand = base * np.float32(mult)
+            parts = self._parts(til, cand, tamax=self._tamax(base))
+            q = cast(
+                xf,
+                self.dtype,
+                scalemode=self.scalemode,
+                transpose_scale=self.transpose_scale,
+                **parts,
+            )
+            e = xf.astype(np.float64) - np.asarray(q, np.float64)
+            sq = til.to_blocks(e * e)
+            losses.append(tree_sum(sq.reshape(-1, sq.shape[-1])))
+        loss = np.stack(losses)
+        st["loss"] = loss if "loss" not in st else st["loss"] + loss
+
+    # ------------------------------------------------------------------ results
+    def _tamax(self, amax: np.ndarray) -> np.float32:
+        return np.float32(amax.max(initial=np.float32(0)))
+
+    def _chosen(self) -> np.ndarray:
+        """The chosen amax per block (signed data)."""
+        m, st = self.method, self._stats
+        if isinstance(m, ob.Percentile):
+            return (st["sum"] / np.float64(self.batches)).astype(np.float32)
+        if isinstance(m, ob.HistogramPercentile | ob.Entropy):
+            counts = st.get("counts")
+            if counts is None:
+                return np.zeros(1, np.float32)
+            c = [int(v) for v in counts]
+            if isinstance(m, ob.Entropy):
+                i = ob.entropy_index(c, 2 ** (self.dtype.nspec.bits - 1), m.start)
+            else:
+                i = ob.histogram_percentile_index(c, m.q)
+            return np.full(1, np.float32(i * st["width"]))
+        if isinstance(m, ob.Mse) and "loss" in st:
+            loss = st["loss"]
+            best = np.zeros(loss.shape[1], np.int64)
+            for j in range(1, loss.shape[0]):  # strict <: ties keep the earlier candidate
+                best = np.where(loss[j] < loss[best, np.arange(loss.shape[1])], j, best)
+            mults = np.array(m.multipliers or ob.mse_multipliers(self.dtype), np.float32)
+            return st["amax"] * mults[best]
+        if isinstance(m, ob.Mse):
+            raise SpecError("Mse: search() over the calibration batches before scales()")
+        return st["amax"]
+
+    def scales(self) -> dict[str, np.ndarray]:
+        """The calibrated scale parts, as keyword arguments of a cast (SEMANTICS.md §5.12).
+
+        Returns:
+            ``{"scale": …}`` in the scale array's shape, with ``"zero"`` for uint data and
+            ``"tensor_scale"`` (shape ``()``) for two-level datatypes; float32 values.
+
+        Raises:
+            SpecError: before any batch was observed.
+        """
+        if self.batches == 0:
+            raise SpecError("an observer has no scales before its first update()")
+        til = self._til
+        if self.dtype.nspec.is_uint:
+            return self._parts(til, None, lo=self._stats["lo"], hi=self._stats["hi"])
+        amax = self._chosen()
+        tamax = self._tamax(self._stats["amax"]) if isinstance(self.method, ob.Mse) else None
+        return self._parts(til, amax, tamax=self._tamax(amax) if tamax is None else tamax)
+
+    def _parts(self, til: Tiling, amax, *, tamax=None, lo=None, hi=None) -> dict:
+        """The scale parts the datatype's scale recipe gives for the ranges (float32 values)."""
+        dt, rules = self.dtype, self._rules
+        ops = _Ops(dt, rules)
+        if dt.nspec.is_uint:
+            out = run_recipe(rules.scale, ops, rules.constants, lo=lo, hi=hi)
+        else:
+            inputs = {"amax": amax}
+            if dt.is_multiscale:
+                inputs["tamax"] = tamax
+            out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+
+        def lay(codes, which: str) -> np.ndarray:
+            v = ops.decode(np.asarray(codes), which).astype(np.float32)
+            return til.scales_from_blocks(v.reshape(self._block_shape))
+
+        parts = {"scale": lay(out["scale"], "scale")}
+        if dt.nspec.is_uint:
+            parts["zero"] = lay(out["zero"], "zero")
+        if dt.is_multiscale:
+            t = ops.decode(np.asarray(out["tenscale"]).reshape(1), "tenscale")
+            parts["tensor_scale"] = t.astype(np.float32).reshape(())
+        return parts
+
+
+def tree_sum(v: np.ndarray) -> np.ndarray:
+    """Sum each row of float64 ``v`` by halving (SEMANTICS.md §5.13): a fixed order."""
+    n = v.shape[1]
+    p = 1 << max(n - 1, 0).bit_length()
+    if p != n:
+        v = np.pad(v, ((0, 0), (0, p - n)))
+    while v.shape[1] > 1:
+        h = v.shape[1] // 2
+        v = v[:, :h] + v[:, h:]
+    return v[:, 0]

@@ -1,0 +1,344 @@
+"""Observers on torch tensors: calibrated scale parts (SEMANTICS.md §5.13).
+
+The same statistics as the reference engine's observers, in torch operations on any device:
+every rule that is not array arithmetic is read from :mod:`tcast.observe`, and the scale parts
+come from the datatype's own scale recipe (``tcast.kit``) applied to the chosen ranges. Each
+float operation rounds once (no fused multiply-add: the updates are separate eager
+operations), so CPU and CUDA give the reference engine's bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from tcast import DataType, ScaleMode, SpecError
+from tcast import observe as ob
+from tcast.kit import as_datatype, cast_rules, run_recipe
+
+from ._accept import is_dtensor
+from ._api import cast
+from ._run import INPUT_DTYPES
+from ._scale import Ops
+from ._tiles import Tiling, tiling
+
+__all__ = ["Observer"]
+
+_DTYPES = tuple(INPUT_DTYPES.values())
+
+
+class Observer:
+    """Calibrates the scale parts of a datatype from batches of torch tensors.
+
+    >>> obs = tcast_torch.Observer("mxfp8", tcast.observe.Percentile(99.9))
+    >>> for x in batches:
+    ...     obs.update(x)
+    >>> y = tcast_torch.cast(x, "mxfp8", **obs.scales())
+
+    The statistics live on the device of the first batch; updates never synchronize with the
+    host except where a rule is host arithmetic (the histograms' growth, and the searches of
+    :meth:`scales` over their counts).
+
+    Args:
+        dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
+        method: the calibration method (``tcast.observe``); default :class:`MinMax`.
+        scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
+        transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
+
+    Raises:
+        SpecError: for a method the datatype cannot be calibrated with
+            (:func:`tcast.observe.check_observer`).
+    """
+
+    def __init__(
+        self,
+        dtype: DataType | str,
+        method: ob.ObserverSpec | None = None,
+        *,
+        scalemode: ScaleMode | str = ScaleMode.FLOOR,
+        transpose_scale: bool = False,
+    ) -> None:
+        self.dtype = as_datatype(dtype)
+        self.method = ob.MinMax() if method is None else method
+        ob.check_observer(self.dtype, self.method)
+        self.scalemode = ScaleMode(scalemode)
+        self.transpose_scale = bool(transpose_scale)
+        self._rules = cast_rules(self.dtype, self.scalemode)
+        self.batches = 0
+        self._til: Tiling | None = None
+        self._block_shape: tuple[int, ...] = ()
+        self._stats: dict[str, Any] = {}
+        self._searching = False
+
+    # ------------------------------------------------------------------ input
+    def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The blocks of x as rows (float32, non-finite and padding 0), and x as float32."""
+        if not isinstance(x, torch.Tensor) or is_dtensor(x):
+            raise SpecError(
+                f"an observer takes float32, float16 or bfloat16 torch tensors (not DTensors: "
+                f"observe x.full_tensor() or each rank's local tensor), got {type(x).__name__}"
+            )
+        if x.dtype not in _DTYPES:
+            raise SpecError(
+                f"an observer takes float32, float16 or bfloat16 tensors, got {x.dtype}: "
+                f"convert x first"
+            )
+        dev = self._stats.get("device")
+        if dev is not None and x.device != dev:
+            raise SpecError(f"x is on {x.device}, the observer's statistics on {dev}")
+        til = tiling(tuple(x.shape), self.dtype, self.transpose_scale)
+        if self._til is not None and til.scale_shape != self._til.scale_shape:
+            raise SpecError(
+                f"x of shape {tuple(x.shape)} has scales of shape {til.scale_shape}, the "
+                f"batches before had {self._til.scale_shape}: every batch must have the same "
+                f"blocks"
+            )
+        a = x.detach().to(torch.float32)
+        finite = torch.isfinite(a)
+        xf = torch.where(finite, a, torch.zeros((), dtype=torch.float32, device=a.device))
+        rows = til.to_blocks(xf)
+        if self._til is None:
+            self._til, self._block_shape = til, tuple(rows.shape[:-1])
+            self._stats["device"] = x.device
+        rows = rows.reshape(-1, rows.shape[-1])
+        real = til.to_blocks(finite).reshape(rows.shape).sum(dim=1)
+        return til, rows, real, xf
+
+    # ------------------------------------------------------------------ batches
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Observe one batch.
+
+        Raises:
+            SpecError: for a tensor of another type, dtype or device, blocks unlike the
+                earlier batches', or (Mse) an update after :meth:`search` began.
+        """
+        m = self.method
+        if self._searching:
+            raise SpecError("Mse: update() after search() began; start a new Observer")
+        _, rows, real, _ = self._blocks(x)
+        zero = torch.zeros((), dtype=torch.float32, device=rows.device)
+        if self.dtype.nspec.is_uint:
+            lo = torch.minimum(_reduce(rows, torch.amin), zero)
+            hi = torch.maximum(_reduce(rows, torch.amax), zero)
+            self._extremes(("lo", lo), ("hi", hi))
+        elif isinstance(m, ob.HistogramPercentile | ob.Entropy):
+            self._histogram(rows.abs().reshape(-1))
+        else:
+            amax = _reduce(rows.abs(), torch.amax)
+            if isinstance(m, ob.MinMax | ob.Mse):
+                self._extremes(("amax", amax))
+            elif isinstance(m, ob.AmaxHistory):
+                self._history(amax)
+            else:
+                self._percentile(rows, real)
+        self.batches += 1
+
+    def _extremes(self, *parts: tuple[str, torch.Tensor]) -> None:
+        st = self._stats
+        c = getattr(self.method, "momentum", None)
+        for name, cur in parts:
+            old = st.get(name)
+            if old is None:
+                st[name] = cur
+            elif c is None:
+                st[name] = torch.minimum(old, cur) if name == "lo" else torch.maximum(old, cur)
+            else:
+                k = ob.moving_average_constant(c)  # a float32 value: exact as a tensor scalar
+                st[name] = old + k * (cur - old)
+
+    def _history(self, amax: torch.Tensor) -> None:
+        m, st = self.method, self._stats
+        hist = st.get("history")
+        if hist is None:
+            hist = st["history"] = amax.new_zeros((m.length, amax.numel()))
+            st["amax"] = amax.new_zeros(amax.numel())
+        hist[0] = amax
+        pick = hist.amax(dim=0) if m.algo == "max" else hist[0].clone()
+        scaled = pick * (2.0**m.margin)
+        st["amax"] = torch.where(pick > 0, scaled, st["amax"])
+        if m.length > 1:
+            hist.copy_(torch.roll(hist, -1, dims=0))
+        hist[0] = 0
+
+    def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
+        q = self.method.q
+        srt = torch.sort(rows.abs(), dim=1).values
+        sizes, where = torch.unique(real, return_inverse=True)  # few distinct block sizes
+        ks = [ob.percentile_rank(q, int(n)) for n in sizes.tolist()]
+        k = torch.tensor(ks, dtype=torch.int64, device=rows.device)[where]
+        pad = rows.shape[1] - real
+        idx = torch.where(k > 0, k - 1 + pad, torch.zeros_like(k))
+        v = torch.gather(srt, 1, idx[:, None])[:, 0]
+        v = torch.where(k > 0, v, torch.zeros_like(v))
+        st = self._stats
+        st["sum"] = v.double() if "sum" not in st else st["sum"] + v.double()
+
+    def _histogram(self, mag: torch.Tensor) -> None:
+        st, m = self._stats, self.method
+        amax = float(mag.max()) if mag.numel() else 0.0
+        width = st.get("width", 0.0)
+        if width == 0.0:
+            if amax == 0.0:
+                st["zeros"] = st.get("zeros", 0) + mag.numel()
+                return
+            width = st["width"] = ob.histogram_width(amax, m.bins)
+            counts = torch.zeros(m.bins, dtype=torch.int64, device=mag.device)
+            counts[0] = st.pop("zeros", 0)
+            st["counts"] = counts
+        counts = st["counts"]
+        nb = ob.histogram_bins(width, counts.numel(), amax)
+        if nb > counts.numel():
+            counts = torch.cat([counts, counts.new_zeros(nb - counts.numel())])
+        idx = torch.clamp_max(torch.floor(mag.double() / width), nb - 1).to(torch.int64)
+        st["counts"] = counts + torch.bincount(idx, minlength=nb)
+
+    @torch.no_grad()
+    def search(self, x: torch.Tensor) -> None:
+        """Mse's second pass: add each candidate's squared error on one batch.
+
+        Raises:
+            SpecError: for a method other than Mse, before any :meth:`update`, or for blocks
+                unlike the first pass's.
+        """
+        if not isinstance(self.method, ob.Mse):
+            raise SpecError(f"search() is Mse's second pass; {self.method.name} has none")
+        if "amax" not in self._stats:
+            raise SpecError("Mse: update() with the calibration batches before search()")
+        self._searching = True
+        til, _, _, xf = self._blocks(x)
+        st = self._stats
+        base = st["amax"]
+        mults = self.method.multipliers or ob.mse_multipliers(self.dtype)
+        x64 = xf.double()
+        losses = []
+        for mult in mults:
+            parts = self._parts(base * mult, tamax=self._tamax(base))
+            q = cast(
+                xf,
+                self.dtype,
+                scalemode=self.scalemode,
+                transpose_scale=self.transpose_scale,
+                **parts,
+            )
+            e = x64 - q.double()
+            sq = til.to_blocks(e * e)
+            losses.append(tree_sum(sq.reshape(-1, sq.shape[-1])))
+        loss = torch.stack(losses)
+        st["loss"] = loss if "loss" not in st else st["loss"] + loss
+
+    # ------------------------------------------------------------------ results
+    def _tamax(self, amax: torch.Tensor) -> torch.Tensor:
+        return amax.amax() if amax.numel() else amax.new_zeros(())
+
+    def _chosen(self) -> torch.Tensor:
+        """The chosen amax per block (signed data)."""
+        m, st = self.method, self._stats
+        dev = st["device"]
+        if isinstance(m, ob.Percentile):
+            return (st["sum"] / float(self.batches)).to(torch.float32)
+        if isinstance(m, ob.HistogramPercentile | ob.Entropy):
+            counts = st.get("counts")
+            if counts is None:
+                return torch.zeros(1, dtype=torch.float32, device=dev)
+            c = counts.tolist()
+            if isinstance(m, ob.Entropy):
+                i = ob.entropy_index(c, 2 ** (self.dtype.nspec.bits - 1), m.start)
+            else:
+                i = ob.histogram_percentile_index(c, m.q)
+            v = torch.tensor([i * st["width"]], dtype=torch.float64, device=dev)
+            return v.to(torch.float32)
+        if isinstance(m, ob.Mse) and "loss" in st:
+            loss = st["loss"]
+            best = torch.zeros(loss.shape[1], dtype=torch.int64, device=dev)
+            cols = torch.arange(loss.shape[1], device=dev)
+            for j in range(1, loss.shape[0]):  # strict <: ties keep the earlier candidate
+                best = torch.where(loss[j] < loss[best, cols], j, best)
+            mults = m.multipliers or ob.mse_multipliers(self.dtype)
+            mt = torch.tensor(mults, dtype=torch.float32, device=dev)
+            return st["amax"] * mt[best]
+        if isinstance(m, ob.Mse):
+            raise SpecError("Mse: search() over the calibration batches before scales()")
+        return st["amax"]
+
+    @torch.no_grad()
+    def scales(self) -> dict[str, torch.Tensor]:
+        """The calibrated scale parts, as keyword arguments of a cast (SEMANTICS.md §5.12).
+
+        Returns:
+            ``{"scale": …}`` in the scale array's shape, with ``"zero"`` for uint data and
+            ``"tensor_scale"`` (shape ``()``) for two-level datatypes; float32 tensors on the
+            batches' device.
+
+        Raises:
+            SpecError: before any batch was observed.
+        """
+        if self.batches == 0:
+            raise SpecError("an observer has no scales before its first update()")
+        st = self._stats
+        if self.dtype.nspec.is_uint:
+            return self._parts(None, lo=st["lo"], hi=st["hi"])
+        amax = self._chosen()
+        tamax = self._tamax(st["amax"] if isinstance(self.method, ob.Mse) else amax)
+        return self._parts(amax, tamax=tamax)
+
+    def ranges(self) -> dict[str, torch.Tensor]:
+        """The calibrated ranges the scales are chosen from (SEMANTICS.md §5.13).
+
+        Returns:
+            ``{"amax": …}`` per block in the scale array's shape (signed data) or ``{"lo": …,
+            "hi": …}`` (uint data: the range always holds 0), float32.
+
+        Raises:
+            SpecError: before any batch was observed, or (Mse) before :meth:`search`.
+        """
+        if self.batches == 0:
+            raise SpecError("an observer has no ranges before its first update()")
+        til, st = self._til, self._stats
+        names = ("lo", "hi") if self.dtype.nspec.is_uint else ("amax",)
+        vals = {n: st[n] for n in names} if self.dtype.nspec.is_uint else {"amax": self._chosen()}
+        return {n: til.scales_from_blocks(v.reshape(self._block_shape)) for n, v in vals.items()}
+
+    def _parts(self, amax, *, tamax=None, lo=None, hi=None) -> dict[str, torch.Tensor]:
+        """The scale parts the datatype's scale recipe gives for the ranges (float32 values)."""
+        dt, rules, til = self.dtype, self._rules, self._til
+        ops = Ops(rules)
+        if dt.nspec.is_uint:
+            out = run_recipe(rules.scale, ops, rules.constants, lo=lo, hi=hi)
+        else:
+            inputs = {"amax": amax}
+            if dt.is_multiscale:
+                inputs["tamax"] = tamax
+            out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+
+        def lay(codes: torch.Tensor, which: str) -> torch.Tensor:
+            v = ops.decode(codes.to(torch.int32), which).to(torch.float32)
+            return til.scales_from_blocks(v.reshape(self._block_shape)).contiguous()
+
+        parts = {"scale": lay(out["scale"], "scale")}
+        if dt.nspec.is_uint:
+            parts["zero"] = lay(out["zero"], "zero")
+        if dt.is_multiscale:
+            t = ops.decode(out["tenscale"].reshape(1).to(torch.int32), "tenscale")
+            parts["tensor_scale"] = t.to(torch.float32).reshape(())
+        return parts
+
+
+def _reduce(rows: torch.Tensor, op) -> torch.Tensor:
+    """Reduce each row (an empty row gives 0: blocks of an empty tensor)."""
+    if rows.shape[1] == 0:
+        return rows.new_zeros(rows.shape[0])
+    return op(rows, dim=1)
+
+
+def tree_sum(v: torch.Tensor) -> torch.Tensor:
+    """Sum each row of float64 ``v`` by halving (SEMANTICS.md §5.13): a fixed order."""
+    n = v.shape[1]
+    p = 1 << max(n - 1, 0).bit_length()
+    if p != n:
+        v = torch.nn.functional.pad(v, (0, p - n))
+    while v.shape[1] > 1:
+        h = v.shape[1] // 2
+        v = v[:, :h] + v[:, h:]
+    return v[:, 0]
