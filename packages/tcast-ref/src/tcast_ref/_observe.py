@@ -262,6 +262,25 @@ class Observer:
         tamax = self._tamax(self._stats["amax"]) if isinstance(self.method, ob.Mse) else None
         return self._parts(til, amax, tamax=self._tamax(amax) if tamax is None else tamax)
 
+    def ranges(self) -> dict[str, np.ndarray]:
+        """The calibrated ranges the scales are chosen from (SEMANTICS.md §5.13).
+
+        Returns:
+            ``{"amax": …}`` per block in the scale array's shape (signed data) or ``{"lo": …,
+            "hi": …}`` (uint data: the range always holds 0), float32.
+
+        Raises:
+            SpecError: before any batch was observed, or (Mse) before :meth:`search`.
+        """
+        if self.batches == 0:
+            raise SpecError("an observer has no ranges before its first update()")
+        til, st = self._til, self._stats
+        if self.dtype.nspec.is_uint:
+            vals = {"lo": st["lo"], "hi": st["hi"]}
+        else:
+            vals = {"amax": self._chosen()}
+        return {n: til.scales_from_blocks(v.reshape(self._block_shape)) for n, v in vals.items()}
+
     def _parts(self, til: Tiling, amax, *, tamax=None, lo=None, hi=None) -> dict:
         """The scale parts the datatype's scale recipe gives for the ranges (float32 values)."""
         dt, rules = self.dtype, self._rules

@@ -277,12 +277,15 @@ def mse_multipliers(dt: DataType) -> tuple[float, ...]:
     """The default candidate multipliers of :class:`Mse` for ``dt`` (float32 values).
 
     Power-of-two block scales: ``2**-3 … 2**1`` (every exponent from E−3 to E+1 of the
-    amax's scale). Float scales: ModelOpt's 39 multipliers from 0.25 to 4, ``m_i =
-    fl32(0.25 + i · 3.75 / 38)`` in float64.
+    amax's scale). Float scales: ModelOpt's 39 multipliers ``linspace(0.25, 4, 39)``, as
+    ``torch.linspace`` computes them in float32: with the step ``h = fl32(3.75 / 38)``,
+    ``m_i = fl32(0.25 + i · h)`` for ``i < 19`` and ``fl32(4 − (38 − i) · h)`` from there
+    (the products exact).
     """
     if dt.sspec is not None and dt.sspec.scale.is_exponent:
         return (0.125, 0.25, 0.5, 1.0, 2.0)
-    return tuple(_f32(0.25 + i * 3.75 / 38) for i in range(39))
+    h = _f32(3.75 / 38)
+    return tuple(_f32(0.25 + i * h) if i < 19 else _f32(4.0 - (38 - i) * h) for i in range(39))
 
 
 def histogram_width(amax: float, bins: int) -> float:

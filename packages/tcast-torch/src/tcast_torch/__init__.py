@@ -22,6 +22,7 @@ from ._model import (
     QuantRule,
     quantize_model,
 )
+from ._observe import Observer
 from ._pack import pack_codes, pack_mask, unpack_codes, unpack_mask
 from ._philox import random_bits
 from ._run import INPUT_DTYPES
@@ -33,6 +34,7 @@ __all__ = [
     "SUPPORTED_LAYERS",
     "TORCH_DTYPES",
     "AlreadyQuantizedError",
+    "Observer",
     "QuantHandle",
     "QuantRule",
     "QuantizedLayer",

@@ -1,0 +1,265 @@
+"""Observers (SEMANTICS.md §5.13): the engines against each other and the peers they follow.
+
+tcast_torch's observers (CPU, and CUDA where present) must give tcast_ref's bits; the
+reference's ranges are checked against torch.ao's observers, TransformerEngine's delayed
+scaling, Brevitas's percentile and ModelOpt's histogram percentile and MSE search, each
+re-derived here where the package is too heavy, with every difference of §11 asserted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch.ao.quantization.observer import (
+    MinMaxObserver,
+    MovingAverageMinMaxObserver,
+    PerChannelMinMaxObserver,
+)
+
+import tcast
+import tcast_ref
+import tcast_torch
+from tcast import SpecError
+from tcast import observe as ob
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _batches(shape=(24, 70), n=3, seed=0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    xs = [(rng.standard_t(4, shape) * s).astype(np.float32) for s in (1.0, 1.7, 0.6)[:n]]
+    xs[min(1, n - 1)][3, 5] = np.nan  # ignored by every method
+    xs[-1][0, 0] = -np.inf
+    return xs
+
+
+def _bits(a) -> np.ndarray:
+    a = a.cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+    return a.astype(np.float32).view(np.uint32)
+
+
+CASES = [
+    ("mxfp8", ob.MinMax()),
+    ("mxfp4", ob.MinMax(momentum=0.01)),
+    ("mxint8", ob.Percentile(99.0)),
+    ("mxfp8_2d", ob.Percentile(90.0)),
+    ("mxfp4", ob.Mse()),
+    ("nvfp4", ob.MinMax()),
+    ("nvfp4", ob.Mse()),
+    ("nvfp4", ob.AmaxHistory(length=2)),
+    ("uint8_float32_uint8_t0", ob.MinMax()),
+    ("uint4_fic", ob.MinMax(momentum=0.1)),
+    ("int8_float32_t0", ob.Mse()),
+    ("e4m3fn_float32", ob.HistogramPercentile(99.9, bins=256)),
+    ("e4m3fn_float32", ob.Entropy(bins=256)),
+    ("mxfp8", ob.AmaxHistory(length=3, algo="most_recent", margin=1)),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("name", "method"), CASES, ids=lambda v: getattr(v, "name", v))
+def test_torch_observer_gives_the_reference_bits(name, method, device) -> None:
+    ref = tcast_ref.Observer(name, method, transpose_scale=name.endswith("_2d"))
+    tor = tcast_torch.Observer(name, method, transpose_scale=name.endswith("_2d"))
+    xs = _batches()
+    for x in xs:
+        ref.update(x)
+        tor.update(torch.from_numpy(x).to(device))
+    if method.two_pass:
+        for x in xs:
+            ref.search(x)
+            tor.search(torch.from_numpy(x).to(device))
+    a, b = ref.scales(), tor.scales()
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].shape == tuple(b[k].shape)
+        np.testing.assert_array_equal(_bits(a[k]), _bits(b[k]), err_msg=k)
+    ra, rb = ref.ranges(), tor.ranges()
+    for k in ra:
+        np.testing.assert_array_equal(_bits(ra[k]), _bits(rb[k]), err_msg=k)
+
+
+@pytest.mark.parametrize("name", ["mxfp8", "mxint8", "nvfp4", "uint8_float32_uint8_t0", "bfp16"])
+def test_observer_of_the_input_gives_the_computed_cast(name) -> None:
+    x = _batches(n=1)[0]
+    x = np.where(np.isfinite(x), x, np.float32(0))
+    obs = tcast_ref.Observer(name)
+    obs.update(x)
+    computed = tcast_ref.cast(x, name, castmode="compress")
+    given = tcast_ref.cast(x, name, castmode="compress", **obs.scales())
+    for part in ("data", "scale", "zero", "tensor_scale"):
+        a, b = getattr(computed, part, None), getattr(given, part, None)
+        if a is not None:
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=part)
+
+
+# ------------------------------------------------------------------ torch.ao observers
+def test_minmax_affine_against_torch_ao() -> None:
+    xs = [x.astype(np.float32) for x in _batches()]
+    xs = [np.where(np.isfinite(x), x, np.float32(0)) for x in xs]  # torch.ao propagates NaN
+    ao = MinMaxObserver(dtype=torch.quint8, qscheme=torch.per_tensor_affine)
+    obs = tcast_ref.Observer("uint8_float32_uint8")
+    for x in xs:
+        ao(torch.from_numpy(x))
+        obs.update(x)
+    r = obs.ranges()
+    assert r["lo"] == min(ao.min_val.item(), 0.0) and r["hi"] == max(ao.max_val.item(), 0.0)
+    scale, zp = ao.calculate_qparams()
+    got = obs.scales()
+    assert _bits(got["scale"]) == _bits(scale.numpy()[0])  # (hi - lo) / 255 in float32
+    # zero points: torch.ao rounds lo / s, tcast -lo * fl32(1/s) (§11): at most one apart
+    assert abs(float(got["zero"]) - zp.item()) <= 1
+
+
+def test_minmax_per_channel_and_moving_average_against_torch_ao() -> None:
+    x = np.where(np.isfinite(_batches()[0]), _batches()[0], np.float32(0))
+    ao = PerChannelMinMaxObserver(ch_axis=0, dtype=torch.quint8)
+    ao(torch.from_numpy(x))
+    obs = tcast_ref.Observer("uint8_float32_uint8_t0")
+    obs.update(x)
+    r = obs.ranges()
+    np.testing.assert_array_equal(r["lo"][:, 0], np.minimum(ao.min_val.numpy(), 0))
+    np.testing.assert_array_equal(r["hi"][:, 0], np.maximum(ao.max_val.numpy(), 0))
+    # the moving average of mixed-sign batches: the same float32 updates as torch.ao
+    ao = MovingAverageMinMaxObserver(averaging_constant=0.01, dtype=torch.quint8)
+    obs = tcast_ref.Observer("uint8_float32_uint8", ob.MinMax(momentum=0.01))
+    for s in range(5):
+        b = np.random.default_rng(s).standard_normal(300).astype(np.float32) * (1 + s)
+        ao(torch.from_numpy(b))
+        obs.update(b)
+    r = obs.ranges()
+    assert _bits(r["lo"]) == _bits(ao.min_val.numpy()) and _bits(r["hi"]) == _bits(
+        ao.max_val.numpy()
+    )
+
+
+def test_minmax_symmetric_against_torch_ao() -> None:
+    x = np.where(np.isfinite(_batches()[0]), _batches()[0], np.float32(0))
+    ao = MinMaxObserver(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)
+    ao(torch.from_numpy(x))
+    obs = tcast_ref.Observer("int8_float32")
+    obs.update(x)
+    amax = max(-ao.min_val.item(), ao.max_val.item())
+    assert float(obs.ranges()["amax"]) == amax
+    # torch.ao divides by 127.5, tcast by maxint 127 (§11)
+    assert _bits(obs.scales()["scale"]) == _bits(np.float32(np.float32(amax) / np.float32(127)))
+    assert ao.calculate_qparams()[0].item() == np.float32(np.float32(amax) / np.float32(127.5))
+
+
+# ------------------------------------------------------------------ TransformerEngine
+def _te_delayed(amaxes: list[float], length: int, algo: str, margin: int, fmax: float):
+    """TransformerEngine's delayed-scaling update, re-derived: the cast writes history[0];
+    the step takes max (or history[0]), rolls the history by -1 and zeroes row 0; the scale
+    (an encode multiplier) is kept where the amax is not positive or not finite."""
+    hist = torch.zeros(length)
+    scale = torch.ones(())
+    out = []
+    for a in amaxes:
+        hist[0] = a
+        amax = hist.max() if algo == "max" else hist[0].clone()
+        if length > 1:
+            hist.copy_(torch.roll(hist, -1, 0))
+        hist[0] = 0.0
+        sf = (fmax / amax) / (2.0**margin)
+        sf = torch.where(amax > 0.0, sf, scale)
+        scale = torch.where(torch.isfinite(amax), sf, scale)
+        out.append((float(amax), scale.clone()))
+    return out
+
+
+@pytest.mark.parametrize(("length", "algo", "margin"), [(3, "max", 0), (2, "most_recent", 1)])
+def test_amax_history_against_transformer_engine(length, algo, margin) -> None:
+    scales = [1.0, 3.0, 0.0, 0.5, 0.25, 2.0]
+    rng = np.random.default_rng(7)
+    batches = [(rng.standard_normal(64) * s).astype(np.float32) for s in scales]
+    te = _te_delayed([float(np.abs(b).max()) for b in batches], length, algo, margin, 448.0)
+    obs = tcast_ref.Observer("e4m3fn_float32", ob.AmaxHistory(length, algo, margin))
+    last = 0.0
+    for b, (amax, sf) in zip(batches, te, strict=True):
+        obs.update(b)
+        want = amax * 2.0**margin if amax > 0 else last
+        last = want
+        assert float(obs.ranges()["amax"]) == np.float32(want)
+        s = obs.scales()["scale"]
+        if amax > 0:  # decode scale vs TE's encode multiplier: within one float32 ulp
+            r = np.float32(1) / s
+            assert abs(int(_bits(r)) - int(_bits(sf.numpy()))) <= 1
+
+
+# ------------------------------------------------------------------ Brevitas, ModelOpt
+def test_percentile_against_brevitas_kthvalue() -> None:
+    x = np.where(np.isfinite(_batches()[0]), _batches()[0], np.float32(0))
+    obs = tcast_ref.Observer("int8_float32_t0", ob.Percentile(99.0))
+    obs.update(x)
+    t = torch.from_numpy(np.abs(x))
+    k = int(np.floor(0.01 * 99.0 * x.shape[1] + 0.5))
+    np.testing.assert_array_equal(obs.ranges()["amax"][:, 0], t.kthvalue(k, dim=1).values)
+
+
+def test_histogram_percentile_against_modelopt() -> None:
+    rng = np.random.default_rng(3)
+    x = (rng.standard_t(3, 20000)).astype(np.float32)
+    a = torch.from_numpy(np.abs(x))
+    amax = a.max()
+    hist = torch.histc(a, bins=512, min=0, max=amax.item()).numpy()  # ModelOpt's counts
+    edges = torch.linspace(0, amax.item(), 513).numpy()
+    cum = np.cumsum(hist.astype(np.int64))
+    for q in (99.0, 99.5):
+        obs = tcast_ref.Observer("e4m3fn_float32", ob.HistogramPercentile(q, bins=512))
+        obs.update(x)
+        got = float(obs.ranges()["amax"])
+        exact = int(np.argmax(100 * cum >= q * cum[-1]))  # the same counts, read exactly
+        assert got == np.float32(exact * (float(amax) / 512))
+        assert abs(got - edges[exact]) <= 1e-6 * float(amax)  # the same left edge
+        modelopt = int(np.searchsorted(np.cumsum(hist / hist.sum()), q / 100))
+        if q == 99.0:
+            assert modelopt == exact
+        else:  # 99.5% of 20000 is a whole count: ModelOpt's float32 cdf falls short (§11)
+            assert cum[exact] * 200 == 199 * cum[-1] and modelopt == exact + 1
+
+
+def test_mse_search_against_a_brute_force_argmin() -> None:
+    xs = [np.where(np.isfinite(b), b, np.float32(0)) for b in _batches((8, 64), n=2)]
+    dt = "int8_float32_t0"
+    obs = tcast_ref.Observer(dt, ob.Mse())
+    for x in xs:
+        obs.update(x)
+    for x in xs:
+        obs.search(x)
+    amax = np.maximum(*(np.abs(x).max(axis=1) for x in xs))
+    mults = torch.linspace(0.25, 4.0, 39).numpy()  # ModelOpt's grid, as torch computes it
+    assert list(mults) == list(ob.mse_multipliers(tcast.datatype(dt)))
+    loss = np.zeros((39, 8))
+    for j, m in enumerate(mults):
+        scale = np.maximum(amax * m / np.float32(127), np.float32(2.0**-126)).astype(np.float32)
+        for x in xs:
+            q = tcast_ref.cast(x, dt, scale=scale[:, None])
+            loss[j] += ((x.astype(np.float64) - q) ** 2).sum(axis=1)
+    want = amax * mults[np.argmin(loss, axis=0)]
+    np.testing.assert_array_equal(obs.ranges()["amax"][:, 0], want.astype(np.float32))
+
+
+# ------------------------------------------------------------------ errors
+def test_observer_errors_name_the_problem() -> None:
+    obs = tcast_ref.Observer("mxfp8")
+    with pytest.raises(SpecError, match="first update"):
+        obs.scales()
+    with pytest.raises(SpecError, match="float32, float16 or bfloat16"):
+        obs.update(np.zeros((4, 32), np.float64))
+    obs.update(np.zeros((4, 32), np.float32))
+    with pytest.raises(SpecError, match="same blocks"):
+        obs.update(np.zeros((5, 32), np.float32))
+    mse = tcast_torch.Observer("mxfp8", ob.Mse())
+    with pytest.raises(SpecError, match="before search"):
+        mse.search(torch.zeros(4, 32))
+    mse.update(torch.zeros(4, 32))
+    with pytest.raises(SpecError, match="search"):
+        mse.scales()
+    mse.search(torch.zeros(4, 32))
+    with pytest.raises(SpecError, match="after search"):
+        mse.update(torch.zeros(4, 32))
+    with pytest.raises(SpecError, match="second pass"):
+        tcast_torch.Observer("mxfp8").search(torch.zeros(4, 32))
+    with pytest.raises(SpecError, match="torch tensors"):
+        tcast_torch.Observer("mxfp8").update(np.zeros((4, 32), np.float32))
