@@ -88,10 +88,10 @@ def test_observer_of_the_input_gives_the_computed_cast(name) -> None:
     obs.update(x)
     computed = tcast_ref.cast(x, name, castmode="compress")
     given = tcast_ref.cast(x, name, castmode="compress", **obs.scales())
-    for part in ("data", "scale", "zero", "tensor_scale"):
-        a, b = getattr(computed, part, None), getattr(given, part, None)
-        if a is not None:
-            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=part)
+    for part in ("data", "scale", "zero", "tenscale"):
+        a, b = getattr(computed, part), getattr(given, part)
+        assert (a is None) == (b is None), part
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=part)
 
 
 # ------------------------------------------------------------------ torch.ao observers
@@ -263,3 +263,27 @@ def test_observer_errors_name_the_problem() -> None:
         tcast_torch.Observer("mxfp8").search(torch.zeros(4, 32))
     with pytest.raises(SpecError, match="torch tensors"):
         tcast_torch.Observer("mxfp8").update(np.zeros((4, 32), np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("method", [ob.MinMax(), ob.Entropy(bins=128, start=64), ob.Mse()])
+def test_tensor_scale_only_of_a_two_level_datatype(method, device) -> None:
+    xs = _batches()
+    xs[1] = xs[1][:13]  # batches of any shape: one block each
+    ref = tcast_ref.Observer("nvfp4", method, tensor_scale_only=True)
+    tor = tcast_torch.Observer("nvfp4", method, tensor_scale_only=True)
+    for step in ("update", "search") if method.two_pass else ("update",):
+        for x in xs:
+            getattr(ref, step)(x)
+            getattr(tor, step)(torch.from_numpy(x).to(device))
+    a, b = ref.scales(), tor.scales()
+    assert list(a) == ["tensor_scale"] and list(b) == ["tensor_scale"]
+    assert _bits(a["tensor_scale"]) == _bits(b["tensor_scale"])
+    if isinstance(method, ob.MinMax):  # the tensor amax: a cast's own tensor scale
+        whole = np.concatenate([np.where(np.isfinite(x), x, 0).ravel() for x in xs])
+        r = tcast_ref.cast(whole.reshape(1, -1).astype(np.float32), "nvfp4", castmode="compress")
+        assert _bits(a["tensor_scale"]) == _bits(
+            tcast_ref.decode(np.asarray(r.tenscale).reshape(1), tcast.nvfp4.tenscale)
+        )
+    with pytest.raises(SpecError, match="two-level"):
+        tcast_ref.Observer("mxfp8", method, tensor_scale_only=True)

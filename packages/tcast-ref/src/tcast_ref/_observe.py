@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+import tcast
 from tcast import DataType, ScaleMode, SpecError
 from tcast import observe as ob
 from tcast.kit import as_datatype, cast_rules, run_recipe
@@ -24,6 +25,8 @@ from ._tiles import Tiling, tiling
 __all__ = ["Observer"]
 
 _DTYPES = tuple(INPUT_DTYPES.values())
+#: A datatype with one scale per tensor: the block layout of ``tensor_scale_only``.
+_WHOLE = tcast.datatype("e4m3fn_float32")
 
 
 class Observer:
@@ -39,6 +42,9 @@ class Observer:
         method: the calibration method (``tcast.observe``); default :class:`MinMax`.
         scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
         transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
+        tensor_scale_only: a two-level datatype (nvfp4): calibrate its tensor scale alone,
+            over each batch as one block; ``scales()`` gives ``{"tensor_scale": …}`` and each
+            cast computes the tile scales under it (a one-pass cast). Batches of any shape.
 
     Raises:
         SpecError: for a method the datatype cannot be calibrated with
@@ -52,10 +58,12 @@ class Observer:
         *,
         scalemode: ScaleMode | str = ScaleMode.FLOOR,
         transpose_scale: bool = False,
+        tensor_scale_only: bool = False,
     ) -> None:
         self.dtype = as_datatype(dtype)
         self.method = ob.MinMax() if method is None else method
-        ob.check_observer(self.dtype, self.method)
+        self.tensor_scale_only = bool(tensor_scale_only)
+        ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
         self.scalemode = ScaleMode(scalemode)
         self.transpose_scale = bool(transpose_scale)
         self._rules = cast_rules(self.dtype, self.scalemode)
@@ -78,7 +86,7 @@ class Observer:
                 f"an observer takes float32, float16 or bfloat16 arrays, got {x.dtype}: "
                 f"convert x first"
             )
-        til = tiling(x.shape, self.dtype, self.transpose_scale)
+        til = self._tiling(tuple(x.shape))
         if self._til is not None and til.scale_shape != self._til.scale_shape:
             raise SpecError(
                 f"x of shape {x.shape} has scales of shape {til.scale_shape}, the batches "
@@ -92,6 +100,11 @@ class Observer:
         rows = rows.reshape(-1, rows.shape[-1])
         real = til.to_blocks(finite).reshape(rows.shape).sum(axis=1)
         return til, rows, real
+
+    def _tiling(self, shape: tuple[int, ...]) -> Tiling:
+        if self.tensor_scale_only:  # the whole tensor as one block
+            return tiling(shape, _WHOLE)
+        return tiling(shape, self.dtype, self.transpose_scale)
 
     # ------------------------------------------------------------------ batches
     def update(self, x: np.ndarray) -> None:
@@ -297,7 +310,8 @@ class Observer:
             v = ops.decode(np.asarray(codes), which).astype(np.float32)
             return til.scales_from_blocks(v.reshape(self._block_shape))
 
-        parts = {"scale": lay(out["scale"], "scale")}
+        # tensor_scale_only: the tile scales are each cast's own
+        parts = {} if self.tensor_scale_only else {"scale": lay(out["scale"], "scale")}
         if dt.nspec.is_uint:
             parts["zero"] = lay(out["zero"], "zero")
         if dt.is_multiscale:

@@ -215,8 +215,11 @@ _NAMES = {
 METHODS = {v: k for k, v in _NAMES.items()}
 
 
-def check_observer(dt: DataType, spec: ObserverSpec) -> None:
+def check_observer(dt: DataType, spec: ObserverSpec, tensor_scale_only: bool = False) -> None:
     """Refuse a method the datatype cannot be calibrated with (SEMANTICS.md §5.13).
+
+    ``tensor_scale_only``: calibrate only the tensor scale of a two-level datatype (its tile
+    scales are computed by each cast), over the whole tensor as one block.
 
     Raises:
         SpecError: for an unscaled datatype, one with subtile offsets, a codebook or
@@ -240,11 +243,18 @@ def check_observer(dt: DataType, spec: ObserverSpec) -> None:
             f"{dt.name} has uint data with a zero point: calibrate it with MinMax (the "
             f"{spec.name} method chooses a symmetric amax)"
         )
-    if spec.histogram and not s.is_tensor:
+    if tensor_scale_only:
+        if not dt.is_multiscale:
+            raise SpecError(
+                f"tensor_scale_only calibrates the tensor scale of a two-level datatype such as "
+                f"nvfp4; {dt.name} has one scale level"
+            )
+    elif spec.histogram and not s.is_tensor:
         raise SpecError(
             f"{spec.name} keeps one histogram per tensor: use a datatype with one scale per "
             f"tensor (such as e4m3fn_float32 or int8_float32), or Percentile or Mse for "
-            f"{dt.name}'s blocks"
+            f"{dt.name}'s blocks (or tensor_scale_only=True for a two-level datatype's tensor "
+            f"scale)"
         )
 
 

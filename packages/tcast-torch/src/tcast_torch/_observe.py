@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+import tcast
 from tcast import DataType, ScaleMode, SpecError
 from tcast import observe as ob
 from tcast.kit import as_datatype, cast_rules, run_recipe
@@ -26,6 +27,8 @@ from ._tiles import Tiling, tiling
 __all__ = ["Observer"]
 
 _DTYPES = tuple(INPUT_DTYPES.values())
+#: A datatype with one scale per tensor: the block layout of ``tensor_scale_only``.
+_WHOLE = tcast.datatype("e4m3fn_float32")
 
 
 class Observer:
@@ -45,6 +48,9 @@ class Observer:
         method: the calibration method (``tcast.observe``); default :class:`MinMax`.
         scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
         transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
+        tensor_scale_only: a two-level datatype (nvfp4): calibrate its tensor scale alone,
+            over each batch as one block; ``scales()`` gives ``{"tensor_scale": …}`` and each
+            cast computes the tile scales under it (a one-pass cast). Batches of any shape.
 
     Raises:
         SpecError: for a method the datatype cannot be calibrated with
@@ -58,10 +64,12 @@ class Observer:
         *,
         scalemode: ScaleMode | str = ScaleMode.FLOOR,
         transpose_scale: bool = False,
+        tensor_scale_only: bool = False,
     ) -> None:
         self.dtype = as_datatype(dtype)
         self.method = ob.MinMax() if method is None else method
-        ob.check_observer(self.dtype, self.method)
+        self.tensor_scale_only = bool(tensor_scale_only)
+        ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
         self.scalemode = ScaleMode(scalemode)
         self.transpose_scale = bool(transpose_scale)
         self._rules = cast_rules(self.dtype, self.scalemode)
@@ -87,7 +95,7 @@ class Observer:
         dev = self._stats.get("device")
         if dev is not None and x.device != dev:
             raise SpecError(f"x is on {x.device}, the observer's statistics on {dev}")
-        til = tiling(tuple(x.shape), self.dtype, self.transpose_scale)
+        til = self._tiling(tuple(x.shape))
         if self._til is not None and til.scale_shape != self._til.scale_shape:
             raise SpecError(
                 f"x of shape {tuple(x.shape)} has scales of shape {til.scale_shape}, the "
@@ -104,6 +112,11 @@ class Observer:
         rows = rows.reshape(-1, rows.shape[-1])
         real = til.to_blocks(finite).reshape(rows.shape).sum(dim=1)
         return til, rows, real, xf
+
+    def _tiling(self, shape: tuple[int, ...]) -> Tiling:
+        if self.tensor_scale_only:  # the whole tensor as one block
+            return tiling(shape, _WHOLE)
+        return tiling(shape, self.dtype, self.transpose_scale)
 
     # ------------------------------------------------------------------ batches
     @torch.no_grad()
@@ -316,7 +329,8 @@ class Observer:
             v = ops.decode(codes.to(torch.int32), which).to(torch.float32)
             return til.scales_from_blocks(v.reshape(self._block_shape)).contiguous()
 
-        parts = {"scale": lay(out["scale"], "scale")}
+        # tensor_scale_only: the tile scales are each cast's own
+        parts = {} if self.tensor_scale_only else {"scale": lay(out["scale"], "scale")}
         if dt.nspec.is_uint:
             parts["zero"] = lay(out["zero"], "zero")
         if dt.is_multiscale:
