@@ -9,6 +9,7 @@ synchronisation, so it also runs under ``torch.compile``.
 
 from . import toolkit
 from ._api import cast, cast_dual, upcast
+from ._calibrate import Calibration, prepare_model
 from ._codec import decode, encode
 from ._compiled import exact_inductor_options
 from ._dtypes import TORCH_DTYPES, TorchView, as_torch_dtype, torch_dtype
@@ -34,6 +35,7 @@ __all__ = [
     "SUPPORTED_LAYERS",
     "TORCH_DTYPES",
     "AlreadyQuantizedError",
+    "Calibration",
     "Observer",
     "QuantHandle",
     "QuantRule",
@@ -51,6 +53,7 @@ __all__ = [
     "hadamard",
     "pack_codes",
     "pack_mask",
+    "prepare_model",
     "quantize_model",
     "random_bits",
     "toolkit",

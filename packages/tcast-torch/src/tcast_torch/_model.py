@@ -255,6 +255,8 @@ class _Site:
         self.name, self.role, self.conv, self.rule = name, role, conv, rule
         self.dtype: DataType = getattr(rule, role)
         self.seed: int | None = None
+        # calibrated scale parts (SEMANTICS.md §5.12), given to every cast; None: computed
+        self.given: dict[str, torch.Tensor] | None = None
         self.reseed(base_seed, 0)
 
     def reseed(self, base: int | None, step: int) -> None:
@@ -262,6 +264,18 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
+        if self.given is not None:
+            given = {k: t.to(v.device) for k, t in self.given.items()}
+            return cast(
+                v,
+                self.dtype,
+                roundmode=r.roundmode,
+                scalemode=r.scalemode,
+                seed=self.seed,
+                saturate=r.saturate,
+                grad=r.grad,
+                **given,
+            )
         gpu = load_engine("triton") if r.engine is None else None
         if gpu is not None and gpu.accepts(v):
             # the Triton engine (CUDA tensors): the same bits and gradients, its kernels
@@ -292,6 +306,8 @@ class _Site:
     def describe(self) -> str:
         r = self.rule
         text = f"{self.dtype}, roundmode={r.roundmode.value}, scalemode={r.scalemode.value}"
+        if self.given is not None:
+            text += f", calibrated {'/'.join(self.given)}"
         if self.seed is not None:
             text += f", seed={self.seed}"
         return text + f", saturate={r.saturate}, grad={r.grad}"
@@ -397,6 +413,26 @@ class QuantHandle:
         self._step = step
         for site in self._sites.values():
             site.reseed(site.rule.seed, step)
+
+    def _set_given(self, given: dict[tuple[str, str], dict[str, torch.Tensor]]) -> None:
+        """Give calibrated scale parts to the casts of the sites named (``_calibrate``)."""
+        for key, parts in given.items():
+            if key in self._sites:
+                self._sites[key].given = parts
+
+    def calibrated(self, name: str, role: str) -> dict[str, torch.Tensor] | None:
+        """The calibrated scale parts layer ``name``'s weight or input is cast with.
+
+        None where the cast computes its own scales (no calibration, or an input whose
+        scales follow each batch).
+
+        Raises:
+            SpecError: ``name``/``role`` is not a quantized layer tensor.
+        """
+        if (name, role) not in self._sites:
+            self.seed(name, role)  # raises, naming the quantized tensors
+        given = self._sites[(name, role)].given
+        return None if given is None else dict(given)
 
     def remove(self) -> None:
         """Take every parametrization and hook off; the model is as before. Idempotent."""
