@@ -9,6 +9,8 @@ operations), so CPU and CUDA give the reference engine's bits.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from importlib.util import find_spec
 from typing import Any
 
 import torch
@@ -80,8 +82,8 @@ class Observer:
         self._searching = False
 
     # ------------------------------------------------------------------ input
-    def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The blocks of x as rows (float32, non-finite and padding 0), and x as float32."""
+    def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor]:
+        """The blocks of x as rows, in x's dtype (padding 0; non-finite elements kept)."""
         if not isinstance(x, torch.Tensor) or is_dtensor(x):
             raise SpecError(
                 f"an observer takes float32, float16 or bfloat16 torch tensors (not DTensors: "
@@ -102,16 +104,11 @@ class Observer:
                 f"batches before had {self._til.scale_shape}: every batch must have the same "
                 f"blocks"
             )
-        a = x.detach().to(torch.float32)
-        finite = torch.isfinite(a)
-        xf = torch.where(finite, a, torch.zeros((), dtype=torch.float32, device=a.device))
-        rows = til.to_blocks(xf)
+        rows = til.to_blocks(x.detach())  # a view for whole tiles of contiguous data
         if self._til is None:
             self._til, self._block_shape = til, tuple(rows.shape[:-1])
             self._stats["device"] = x.device
-        rows = rows.reshape(-1, rows.shape[-1])
-        real = til.to_blocks(finite).reshape(rows.shape).sum(dim=1)
-        return til, rows, real, xf
+        return til, rows.reshape(-1, rows.shape[-1])
 
     def _tiling(self, shape: tuple[int, ...]) -> Tiling:
         if self.tensor_scale_only:  # the whole tensor as one block
@@ -130,22 +127,21 @@ class Observer:
         m = self.method
         if self._searching:
             raise SpecError("Mse: update() after search() began; start a new Observer")
-        _, rows, real, _ = self._blocks(x)
-        zero = torch.zeros((), dtype=torch.float32, device=rows.device)
+        til, rows = self._blocks(x)
         if self.dtype.nspec.is_uint:
-            lo = torch.minimum(_reduce(rows, torch.amin), zero)
-            hi = torch.maximum(_reduce(rows, torch.amax), zero)
+            lo, hi = _stats(rows, "lohi")
             self._extremes(("lo", lo), ("hi", hi))
         elif isinstance(m, ob.HistogramPercentile | ob.Entropy):
-            self._histogram(rows.abs().reshape(-1))
+            self._histogram(_finite(rows).abs().reshape(-1))
+        elif isinstance(m, ob.Percentile):
+            real = til.to_blocks(torch.isfinite(x.detach())).reshape(rows.shape).sum(dim=1)
+            self._percentile(_finite(rows), real)
         else:
-            amax = _reduce(rows.abs(), torch.amax)
+            amax = _stats(rows, "amax")
             if isinstance(m, ob.MinMax | ob.Mse):
                 self._extremes(("amax", amax))
-            elif isinstance(m, ob.AmaxHistory):
-                self._history(amax)
             else:
-                self._percentile(rows, real)
+                self._history(amax)
         self.batches += 1
 
     def _extremes(self, *parts: tuple[str, torch.Tensor]) -> None:
@@ -220,7 +216,8 @@ class Observer:
         if "amax" not in self._stats:
             raise SpecError("Mse: update() with the calibration batches before search()")
         self._searching = True
-        til, _, _, xf = self._blocks(x)
+        til, _ = self._blocks(x)
+        xf = _finite(x.detach())
         st = self._stats
         base = st["amax"]
         mults = self.method.multipliers or ob.mse_multipliers(self.dtype)
@@ -339,11 +336,40 @@ class Observer:
         return parts
 
 
-def _reduce(rows: torch.Tensor, op) -> torch.Tensor:
-    """Reduce each row (an empty row gives 0: blocks of an empty tensor)."""
+def _finite(a: torch.Tensor) -> torch.Tensor:
+    """``a`` as float32 with NaN and ±Inf replaced by 0 (observers ignore them)."""
+    a = a.to(torch.float32)
+    return torch.where(torch.isfinite(a), a, torch.zeros((), dtype=a.dtype, device=a.device))
+
+
+def _row_stats(rows: torch.Tensor, kind: str):
+    """Per row: the largest finite |x| (``amax``), or (min, max) of finite x and 0 (``lohi``).
+
+    Maxima and minima are exact, so a fused (compiled) kernel gives the eager bits.
+    """
+    a = rows.to(torch.float32)
+    keep = torch.isfinite(a)
+    zero = torch.zeros((), dtype=torch.float32, device=a.device)
     if rows.shape[1] == 0:
-        return rows.new_zeros(rows.shape[0])
-    return op(rows, dim=1)
+        z = a.new_zeros(rows.shape[0])
+        return z if kind == "amax" else (z, z)
+    if kind == "amax":
+        return torch.where(keep, a.abs(), zero).amax(dim=1)
+    v = torch.where(keep, a, zero)  # 0 is in every range (SEMANTICS.md §5.7)
+    return v.amin(dim=1), v.amax(dim=1)
+
+
+@lru_cache(maxsize=1)
+def _compiled_row_stats():
+    return torch.compile(_row_stats, dynamic=None)
+
+
+def _stats(rows: torch.Tensor, kind: str):
+    """:func:`_row_stats`, one fused pass over the rows on CUDA (Inductor), eager elsewhere."""
+    if rows.is_cuda and torch.version.hip is None and not torch.compiler.is_compiling():
+        if find_spec("triton") is not None:
+            return _compiled_row_stats()(rows, kind)
+    return _row_stats(rows, kind)
 
 
 def tree_sum(v: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,72 @@
+"""Time of an observer's update against reading its input (a benchmark, not a test).
+
+For each datatype and calibration method, ``tcast_torch.Observer.update`` on a bfloat16
+tensor of ``size x size`` on the GPU (the median of ``--repeat`` calls after two warm-up
+calls, timed with CUDA events), beside a device copy of the same tensor in the same run. The
+copy reads and writes the bytes once; reading alone takes about half of it, so the table's
+ratio is ``(copy / 2) / update``: 1.0 is an update as fast as reading the input once.
+
+    python packages/tcast-torch/bench/bench_observers.py [--size 16384] [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import torch
+
+import tcast
+import tcast_torch
+from tcast import observe as ob
+
+CASES = [
+    ("e4m3fn_float32", ob.MinMax()),
+    ("mxfp8", ob.MinMax()),
+    ("int8_float32_t0", ob.MinMax()),
+    ("uint8_float32_uint8_t0", ob.MinMax()),
+    ("mxfp8", ob.MinMax(momentum=0.01)),
+    ("mxfp8", ob.AmaxHistory(length=16)),
+    ("nvfp4", ob.MinMax()),
+    ("e4m3fn_float32", ob.HistogramPercentile()),
+    ("e4m3fn_float32", ob.Percentile()),
+]
+
+
+def _time(fn, repeat: int) -> float:
+    """Median milliseconds of fn() over ``repeat`` calls (two warm-up calls first)."""
+    fn()
+    fn()
+    times = []
+    for _ in range(repeat):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--size", type=int, default=16384)
+    p.add_argument("--repeat", type=int, default=20)
+    a = p.parse_args()
+    x = torch.randn(a.size, a.size, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    copy = _time(lambda: out.copy_(x), a.repeat)
+    print(
+        f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, tcast {tcast.__version__};"
+        f" {a.size}x{a.size} bfloat16, median of {a.repeat}; copy {copy:.3f} ms"
+    )
+    print("| datatype | method | update ms | ratio to reading the input |")
+    print("|---|---|---|---|")
+    for name, method in CASES:
+        obs = tcast_torch.Observer(name, method)
+        ms = _time(lambda obs=obs: obs.update(x), a.repeat)
+        print(f"| {name} | {method} | {ms:.3f} | {copy / 2 / ms:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
