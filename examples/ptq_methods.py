@@ -45,6 +45,7 @@ METHODS = [
 
 
 def mlp(width: int, depth: int, dim: int) -> nn.Sequential:
+    """A GELU MLP of ``depth`` Linear layers from and to ``dim`` features."""
     layers: list[nn.Module] = [nn.Linear(dim, width), nn.GELU()]
     for _ in range(depth - 2):
         layers += [nn.Linear(width, width), nn.GELU()]
@@ -60,6 +61,7 @@ def inputs(n: int, dim: int) -> torch.Tensor:
 
 
 def main() -> None:
+    """Train, calibrate with every method and recipe, print the table (and plot it)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--width", type=int, default=128)
@@ -120,6 +122,7 @@ def main() -> None:
 
 
 def plot(rows, base: float, path: str) -> None:
+    """A bar chart of the table (log scale), the float model's error as a line."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -49,6 +49,7 @@ def _time(fn, repeat: int) -> float:
 
 
 def main() -> None:
+    """Time every case against a copy and print the table."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=16384)
     p.add_argument("--repeat", type=int, default=20)
