@@ -132,7 +132,7 @@ class Observer:
             lo, hi = _stats(rows, "lohi")
             self._extremes(("lo", lo), ("hi", hi))
         elif isinstance(m, ob.HistogramPercentile | ob.Entropy):
-            self._histogram(_finite(rows).abs().reshape(-1))
+            self._histogram(rows)
         elif isinstance(m, ob.Percentile):
             real = til.to_blocks(torch.isfinite(x.detach())).reshape(rows.shape).sum(dim=1)
             self._percentile(_finite(rows), real)
@@ -184,23 +184,24 @@ class Observer:
         st = self._stats
         st["sum"] = v.double() if "sum" not in st else st["sum"] + v.double()
 
-    def _histogram(self, mag: torch.Tensor) -> None:
+    def _histogram(self, rows: torch.Tensor) -> None:
         st, m = self._stats, self.method
-        amax = float(mag.max()) if mag.numel() else 0.0
+        amax = float(_stats(rows, "amax").amax()) if rows.numel() else 0.0  # one host sync
         width = st.get("width", 0.0)
         if width == 0.0:
             if amax == 0.0:
-                st["zeros"] = st.get("zeros", 0) + mag.numel()
+                st["zeros"] = st.get("zeros", 0) + rows.numel()
                 return
             width = st["width"] = ob.histogram_width(amax, m.bins)
-            counts = torch.zeros(m.bins, dtype=torch.int64, device=mag.device)
+            counts = torch.zeros(m.bins, dtype=torch.int64, device=rows.device)
             counts[0] = st.pop("zeros", 0)
             st["counts"] = counts
         counts = st["counts"]
         nb = ob.histogram_bins(width, counts.numel(), amax)
         if nb > counts.numel():
             counts = torch.cat([counts, counts.new_zeros(nb - counts.numel())])
-        idx = torch.clamp_max(torch.floor(mag.double() / width), nb - 1).to(torch.int64)
+        w = torch.tensor(width, dtype=torch.float64, device=rows.device)
+        idx = _bins(rows.reshape(-1), w, torch.tensor(nb - 1, device=rows.device))
         st["counts"] = counts + torch.bincount(idx, minlength=nb)
 
     @torch.no_grad()
@@ -370,6 +371,26 @@ def _stats(rows: torch.Tensor, kind: str):
         if find_spec("triton") is not None:
             return _compiled_row_stats()(rows, kind)
     return _row_stats(rows, kind)
+
+
+def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """The histogram bin of each element: ``min(floor(fl64(|x|) / w), top)``, non-finite 0."""
+    a = v.to(torch.float32)
+    mag = torch.where(torch.isfinite(a), a.abs(), torch.zeros((), dtype=a.dtype, device=a.device))
+    return torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int64)
+
+
+@lru_cache(maxsize=1)
+def _compiled_bin_index():
+    return torch.compile(_bin_index, dynamic=None)
+
+
+def _bins(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """:func:`_bin_index`, fused on CUDA (the width and top are tensors: no recompiling)."""
+    if v.is_cuda and torch.version.hip is None and not torch.compiler.is_compiling():
+        if find_spec("triton") is not None:
+            return _compiled_bin_index()(v, width, top)
+    return _bin_index(v, width, top)
 
 
 def tree_sum(v: torch.Tensor) -> torch.Tensor:
