@@ -6,7 +6,9 @@ through a FileStore, then for every case casts a DTensor and compares, as raw bi
 ``full_tensor()`` of every part of the result (and of its upcast) with the cast of the whole
 tensor in this one process by the same engine (its ordinary path, eager for the torch engine
 on CUDA, judged against the reference by the conformance suite). Each rank writes
-``{"checked": N, "failures": [...]}`` to OUT.RANK as JSON.
+``{"checked": N, "failures": [...]}`` to OUT.RANK as JSON. The ``given`` group (casts with
+given scale parts) casts by the torch engine whatever ``--engine`` says and compares with
+``tcast_ref``'s cast of the whole tensor.
 
 ``--engine triton`` casts by ``tcast_triton`` (the Triton engine's DTensor path; CPU tensors
 under ``TRITON_INTERPRET=1``); ``--device cuda`` holds the tensors on the GPU (with gloo,
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import subprocess
 import sys
 import time
@@ -30,10 +33,12 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
 import tcast
+import tcast_ref
 import tcast_torch
 from tcast import UnsupportedError
 from tcast_ref import conformance as cb
@@ -59,6 +64,7 @@ GROUPS = (
     "views",
     "gradients",
     "fsdp",
+    "given",
 )
 
 
@@ -739,6 +745,223 @@ def fsdp_step(chk: Checker, mesh, world: int) -> None:
             chk.fail("quantize_model after fully_shard", str(e))
 
 
+def _given_values(dt: tcast.DataType, shape: tuple[int, ...], parts: tuple[str, ...]) -> dict:
+    """Given parts over ``shape`` as NumPy arrays: block i's scale 1.25 * 2**(i % 7 - 3)."""
+    import numpy as np
+
+    sshape = tcast.block_layout(shape, dt).scale_shape
+    i = np.arange(int(np.prod(sshape)))
+    out = {}
+    if "scale" in parts:
+        out["scale"] = (np.exp2(i % 7 - 3) * 1.25).astype(np.float32).reshape(sshape)
+    if "zero" in parts:
+        out["zero"] = (i % 5 - 1).astype(np.float32).reshape(sshape)
+    if "tensor_scale" in parts:
+        out["tensor_scale"] = np.float32(0.375)
+    return out
+
+
+def _check_against_ref(chk: Checker, name: str, got, x: torch.Tensor, dt, castmode, given):
+    """Every part of a DTensor cast against tcast_ref's cast of the whole tensor, as bits."""
+    xn = x.cpu().numpy()
+    want = tcast_ref.cast(xn, dt, castmode=castmode, **given)
+    if castmode == "virtual":
+        chk.equal(name, got, torch.from_numpy(want.view(np.int32)).view(torch.float32))
+        return
+    for part in ("data", "scale", "zero", "tenscale"):
+        w = getattr(want, part)
+        g = getattr(got, part)
+        chk.checked += 1
+        if (w is None) != (g is None):
+            chk.fail(f"{name} {part}", "one side is None")
+        elif w is not None and not np.array_equal(
+            np.asarray(full(g).cpu().numpy(), np.int64), np.asarray(w, np.int64)
+        ):
+            chk.fail(f"{name} {part}", "codes differ from tcast_ref's")
+    values = torch.from_numpy(tcast_ref.upcast(want).view(np.int32)).view(torch.float32)
+    chk.equal(f"{name} upcast", tcast.upcast(got), values)
+
+
+def given_scales(chk: Checker, mesh, world: int, mesh2) -> None:
+    """Casts of DTensors with given scale parts (SEMANTICS.md §5.12) against tcast_ref's cast
+    of the whole tensor with the same parts.
+
+    The torch engine's (the one engine that takes given parts), whatever ``--engine`` says.
+    Parts as plain tensors of the whole scale array and as DTensors placed as the cast's
+    scales, replicated, sharded otherwise (gathered; not with gloo on CUDA, whose all_gather
+    of CUDA tensors segfaults) and Partial; tiles cut by a shard boundary (both processes use
+    the whole array's value of a shared block; NaN and Inf inputs keep their blocks
+    non-finite), channels and tensor scales along the sharded dimension, zero points, a
+    given tensor scale (no tensor amax reduced: the all_reduce counts), sparsity groups cut
+    (the whole tensor cast), compress casts, a 2 x 2 mesh, ``cast_dual``; a refused value in
+    one process's shard raises the same SpecError in every process; gradients.
+    """
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
+
+    cases = [  # (datatype, shape, parts given, placements of x, mesh)
+        ("mxfp8", (8, 96), ("scale",), [Shard(1)], mesh),
+        ("mxfp8", (6, 64), ("scale",), [Shard(0)], mesh),
+        ("nvfp4", (8, 64), ("scale", "tensor_scale"), [Shard(1)], mesh),
+        ("nvfp4", (8, 64), ("tensor_scale",), [Shard(1)], mesh),
+        ("uint4_e8m0_int8_t16", (8, 72), ("scale", "zero"), [Shard(1)], mesh),
+        ("uint8_float32_uint8_t0", (6, 40), ("zero",), [Shard(1)], mesh),
+        ("e4m3fn_float32", (6, 20), ("scale",), [Shard(0)], mesh),
+        ("e2m1f_e4m3fn_float32_t16_t16", (20, 40), ("scale",), [Shard(1)], mesh),
+    ]
+    if gathers_cuda():
+        cases.append(("e4m3fn_e8m0_t32n2m4", (8, 90), ("scale",), [Shard(1)], mesh))
+    if mesh2 is not None:
+        cases += [
+            ("mxfp8", (10, 72), ("scale",), [Shard(0), Shard(1)], mesh2),
+            ("nvfp4", (10, 72), ("scale", "tensor_scale"), [Replicate(), Shard(1)], mesh2),
+        ]
+    for k, (code, shape, parts, pl, m) in enumerate(cases):
+        dt = tcast.datatype(code)
+        # NaN and Inf (and a NaN beside the middle column, in a tile that two processes
+        # share), except where they would make every block NaN (a tensor amax)
+        edge = not dt.is_multiscale or "tensor_scale" in parts
+        x = inputs(shape, torch.float32)["edge" if edge else "finite"]
+        if edge:
+            x[0, shape[-1] // 2 - 1] = float("nan")
+        d = distribute(x, m, pl)
+        given = _given_values(dt, shape, parts)
+        plain = {n: torch.from_numpy(np.asarray(v)).to(E.device) for n, v in given.items()}
+        # the placements of the cast's own scales (a previous cast's, delayed scaling)
+        scale_pl = tcast_torch.cast(d, dt, castmode="actual").scale.placements
+        kinds = {"plain": plain}
+        every = [Replicate()] * len(pl)
+        other = Shard(1) if scale_pl[0] == Shard(0) else Shard(0)
+        others = [("sharded otherwise", [other, *every[1:]])] if gathers_cuda() else []
+        for what, placements in (("as the scales", scale_pl), ("replicated", every), *others):
+            kinds[f"DTensor {what}"] = {
+                n: distribute(v, m, placements if v.ndim else every) for n, v in plain.items()
+            }
+        # partial sums over the first mesh dimension (exact: halves or quarters)
+        kinds["Partial"] = {
+            n: DTensor.from_local(v / m.size(0), m, [Partial(), *every[1:]], run_check=False)
+            for n, v in plain.items()
+        }
+        for j, (kind, parts_t) in enumerate(kinds.items()):
+            castmode = ("virtual", "actual")[j % 2]
+            if kind == "plain" and k % 3 == 0:
+                castmode = "compress"
+            name = f"given {code} {shape} {pl} {list(parts)} {kind} {castmode}"
+            try:
+                got = tcast_torch.cast(d, dt, castmode=castmode, **parts_t)
+                _check_against_ref(chk, name, got, x, dt, castmode, given)
+            except Exception:
+                chk.fail(name, traceback.format_exc(limit=4))
+    _given_dual(chk, mesh)
+    _given_collectives(chk, mesh)
+    _given_refusals(chk, mesh, mesh2)
+    _given_gradients(chk, mesh)
+
+
+def _given_dual(chk: Checker, mesh) -> None:
+    """cast_dual of a DTensor with each result's given scales (the second's laid out for xᵀ,
+    one a DTensor): each result is tcast_ref's cast with its parts (the second transposed)."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 96), torch.float32)["edge"]
+    d = distribute(x, mesh, [Shard(1)])
+    rows = tcast.datatype("mxfp8")
+    cols = tcast.kit.column_datatype(rows)
+    row = _given_values(rows, (8, 96), ("scale",))["scale"]
+    col = _given_values(cols, (8, 96), ("scale",))["scale"]  # (1, 96): for x's columns
+    row_t = torch.from_numpy(row).to(E.device)
+    col_t = distribute(torch.from_numpy(col.T.copy()).to(E.device), mesh, [Shard(0)])
+    name = "given dual transposed"
+    try:
+        first, second = tcast_torch.cast_dual(
+            d, rows, castmode="actual", transposed=True, row_scale=row_t, column_scale=col_t
+        )
+        _check_against_ref(chk, f"{name} rows", first, x, rows, "actual", {"scale": row})
+        want = tcast_ref.cast(x.cpu().numpy(), cols, castmode="actual", scale=col)
+        for part in ("data", "scale"):
+            chk.checked += 1
+            got = np.asarray(full(getattr(second, part)).cpu().numpy(), np.int64)
+            if not np.array_equal(got, np.asarray(getattr(want, part), np.int64).T):
+                chk.fail(f"{name} columns {part}", "codes differ from tcast_ref's")
+    except Exception:
+        chk.fail(name, traceback.format_exc(limit=4))
+
+
+def _given_collectives(chk: Checker, mesh) -> None:
+    """A given tensor scale leaves no tensor amax to reduce; a sharded DTensor part's check
+    agrees across processes in one all_reduce; a plain part's makes none."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 64), torch.float32)["finite"]
+    d = distribute(x, mesh, [Shard(0)])
+    t = torch.tensor(0.5, device=E.device)
+    s = torch.full((8, 4), 0.25, device=E.device)
+    sharded = distribute(s, mesh, [Shard(0)])
+    calls = []
+    real = dist.all_reduce
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("group"))
+        return real(*args, **kwargs)
+
+    dist.all_reduce = counting
+    try:
+        for what, kw, want in (
+            ("nvfp4 tensor scale given", {"tensor_scale": t}, 0),
+            ("nvfp4 scale given", {"scale": s}, 1),  # the tensor amax
+            ("nvfp4 both given, DTensor scale", {"tensor_scale": t, "scale": sharded}, 1),
+        ):
+            for castmode in ("virtual", "actual"):
+                calls.clear()
+                tcast_torch.cast(d, "nvfp4", castmode=castmode, **kw)
+                chk.checked += 1
+                if len(calls) != want:
+                    chk.fail(f"all_reduce calls {what} {castmode}", f"{len(calls)} != {want}")
+    finally:
+        dist.all_reduce = real
+
+
+def _given_refusals(chk: Checker, mesh, mesh2) -> None:
+    """A NaN in one process's shard of a DTensor scale: the same SpecError, naming its index
+    in the whole array, in every process; a DTensor part of a plain x, or on another mesh."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 64), torch.float32)["finite"]
+    d = distribute(x, mesh, [Shard(0)])
+    s = torch.full((8, 2), 0.5, device=E.device)
+    s[7, 1] = float("nan")  # in the last process's shard
+    bad = [
+        ("NaN in one shard", d, distribute(s, mesh, [Shard(0)]), r"scale\[7, 1\] is nan"),
+        ("plain x", x, distribute(s, mesh, [Shard(0)]), "x a plain tensor"),
+    ]
+    if mesh2 is not None:
+        bad.append(("another mesh", d, distribute(s, mesh2, [Shard(0), Shard(1)]), "another mesh"))
+    for what, xx, part, match in bad:
+        chk.checked += 1
+        try:
+            tcast_torch.cast(xx, "mxfp8", scale=part)
+            chk.fail(f"given refusal {what}", "no error")
+        except tcast.SpecError as e:
+            if not re.search(match, str(e)):
+                chk.fail(f"given refusal {what}", str(e))
+
+
+def _given_gradients(chk: Checker, mesh) -> None:
+    """A virtual cast with a given scale of a DTensor that requires grad: the single-process
+    gradients (``saturate``: zero where the given scale makes the cast clip)."""
+    from torch.distributed.tensor import Shard
+
+    x = inputs((8, 96), torch.float32)["edge"].nan_to_num(0.0, 0.0, 0.0) * 1e3
+    s = torch.full((8, 3), 2.0, device=E.device)
+    for grad in ("ste", "saturate"):
+        ref = x.clone().requires_grad_(True)
+        w = torch.arange(96.0, device=E.device)
+        (tcast_torch.cast(ref, "mxfp4", grad=grad, scale=s) * w).sum().backward()
+        d = distribute(x.clone(), mesh, [Shard(1)]).requires_grad_(True)
+        y = tcast_torch.cast(d, "mxfp4", grad=grad, scale=distribute(s, mesh, [Shard(1)]))
+        (full(y) * w).sum().backward()
+        chk.equal(f"given grad {grad}", d.grad, ref.grad)
+
+
 def run_world(world: int, tmp: Path, *options: str, timeout: float = 400) -> list[dict]:
     """Run ``world`` worker processes with ``options``; their reports, or AssertionError.
 
@@ -854,6 +1077,7 @@ def main() -> None:
         "views": lambda: views(chk, mesh),
         "gradients": lambda: gradients(chk, mesh),
         "fsdp": lambda: fsdp_step(chk, mesh, world),
+        "given": lambda: given_scales(chk, mesh, world, mesh2),
     }
     assert tuple(groups) == GROUPS  # the bench's list of groups is this one
     only = a.groups.split(",") if a.groups else list(groups)

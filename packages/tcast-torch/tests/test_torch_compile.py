@@ -3,15 +3,18 @@ and the internal ``compile=True`` kernels give them too."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
 import tcast
+import tcast_ref
 import tcast_torch
 
 CASES = [
@@ -96,6 +99,23 @@ def test_gradients_trace_too():
     torch._dynamo.reset()
     torch.compile(loss, fullgraph=True, backend="aot_eager")(w2).backward()
     assert torch.equal(w1.grad, w2.grad)
+
+
+@pytest.mark.filterwarnings("ignore:.*should not be instantiated:DeprecationWarning")
+def test_gradients_with_a_given_scale_trace_too():
+    """``saturate`` zeroes the gradient where the given scale makes the cast clip: the
+    compiled loss (the scale a graph input) has the eager gradients."""
+    w0 = torch.randn(32, 64, generator=torch.Generator().manual_seed(1)) * 8
+    s = torch.full((32, 2), 0.5)
+
+    def loss(w, scale):
+        return (tcast_torch.cast(w, "mxfp4", grad="saturate", scale=scale) ** 2).sum()
+
+    w1, w2 = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+    loss(w1, s).backward()
+    torch._dynamo.reset()
+    torch.compile(loss, fullgraph=True, backend="aot_eager")(w2, s).backward()
+    assert torch.equal(w1.grad, w2.grad) and bool((w1.grad == 0).any())
 
 
 # Inductor's CPU code generation imports torch.jit pieces that warn about themselves
@@ -366,3 +386,171 @@ def test_casting_other_datatypes_does_not_recompile_a_compiled_caller():
         first.numpy().view(np.uint32),
         tcast.cast(x.numpy(), "mxfp8", scalemode="midmax").view(np.uint32),
     )
+
+
+# (datatype, parts given, shape): given scale parts (SEMANTICS.md §5.12) traced as inputs
+GIVEN = [
+    ("mxfp8", ("scale",), (16, 96)),
+    ("nvfp4", ("scale", "tensor_scale"), (8, 64)),
+    ("uint4_e8m0_int8_t16", ("scale", "zero"), (8, 48)),
+    ("e4m3fn_float32", ("scale",), (4, 40)),  # a tensor scale: shape ()
+]
+
+
+def _given(code: str, shape: tuple[int, ...], parts: tuple[str, ...], seed: int) -> dict:
+    """Given parts as float32 tensors: powers of two times 1.25 (scales), small ints (zeros)."""
+    g = torch.Generator().manual_seed(seed)
+    sshape = tcast.block_layout(shape, tcast.datatype(code)).scale_shape
+    out = {}
+    if "scale" in parts:
+        out["scale"] = torch.exp2(torch.randint(-4, 3, sshape, generator=g).float()) * 1.25
+    if "zero" in parts:
+        out["zero"] = torch.randint(-2, 6, sshape, generator=g).float()
+    if "tensor_scale" in parts:
+        out["tensor_scale"] = torch.tensor(0.25 * (seed + 1))
+    return out
+
+
+@pytest.mark.parametrize(("code", "parts", "shape"), GIVEN)
+def test_given_parts_trace_as_graph_inputs_with_the_reference_bits(code, parts, shape):
+    """Inside torch.compile(fullgraph=True) a cast with given parts gives tcast_ref's bits,
+    and new values of the same shape run the same graph (no recompile)."""
+    x = _x(torch.float32)[: shape[0], : shape[1]].contiguous()
+
+    def fn(v, given):
+        r = tcast.cast(v, code, castmode="actual", **given)
+        return r.data, r.scale, r.zero, r.tenscale, tcast_torch.cast(v, code, **given)
+
+    torch._dynamo.reset()
+    traced = torch.compile(fn, fullgraph=True, backend="aot_eager")
+    for seed in range(3):
+        given = _given(code, shape, parts, seed)
+        fn(x, given)  # the rules are memoized eagerly first (a compiled caller guards on them)
+        with torch._dynamo.config.patch(error_on_recompile=seed > 0):
+            got = traced(x, given)
+        ref = {k: v.numpy() for k, v in given.items()}
+        want = tcast_ref.cast(x.numpy(), code, castmode="actual", **ref)
+        for name, g in zip(("data", "scale", "zero", "tenscale"), got, strict=False):
+            w = getattr(want, name)
+            assert (w is None) == (g is None), name
+            if w is not None:
+                assert np.array_equal(np.asarray(g, np.int64), np.asarray(w, np.int64)), name
+        virtual = tcast_ref.cast(x.numpy(), code, **ref)
+        assert np.array_equal(got[-1].numpy().view(np.uint32), virtual.view(np.uint32))
+
+
+@pytest.mark.parametrize(
+    ("code", "part", "bad"),
+    [
+        ("mxfp8", "scale", (float("nan"), -0.5)),
+        ("nvfp4", "scale", (float("inf"), float("-inf"))),
+        ("uint4_e8m0_int8_t16", "zero", (float("-inf"), float("nan"))),
+    ],
+)
+def test_inside_compile_an_unusable_given_value_makes_its_block_non_finite(code, part, bad):
+    """A value the eager check refuses cannot be read inside a graph without breaking it:
+    its block is cast as a block holding a NaN is (NaN scale code, codes 0, NaN values)."""
+    shape = (8, 64)
+    x = _x(torch.float32)[:8, :64].contiguous()
+    given = _given(code, shape, ("scale", "zero") if "uint" in code else ("scale",), 1)
+    unusable = dict(given)
+    unusable[part] = given[part].clone()
+    unusable[part][1, 1], unusable[part][4, 0] = bad
+    with pytest.raises(tcast.SpecError, match=rf"{part}\[1, 1\] is"):
+        tcast_torch.cast(x, code, **unusable)  # eagerly: refused
+    block = tcast.block_layout(shape, tcast.datatype(code)).sizes[-1]
+    nan_in_block = x.clone()
+    nan_in_block[1, block] = nan_in_block[4, 0] = float("nan")  # in blocks [1, 1] and [4, 0]
+
+    def fn(v, g):
+        return tcast_torch.cast(v, code, castmode="actual", **g)
+
+    torch._dynamo.reset()
+    got = torch.compile(fn, fullgraph=True, backend="eager")(x, unusable)
+    want = fn(nan_in_block, given)
+    for a, b in zip(_bits(got), _bits(want), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_inside_compile_an_unusable_given_tensor_scale_makes_every_block_non_finite():
+    """As a non-finite tensor amax does: every block NaN, the tensor scale its NaN code."""
+    x = _x(torch.float32)[:8, :64].contiguous()
+
+    def fn(v, t):
+        return tcast_torch.cast(v, "nvfp4", castmode="actual", tensor_scale=t)
+
+    torch._dynamo.reset()
+    got = torch.compile(fn, fullgraph=True, backend="eager")(x, torch.tensor(float("nan")))
+    inf = x.clone()
+    inf[0, 0] = float("inf")
+    want = tcast_torch.cast(inf, "nvfp4", castmode="actual")
+    for a, b in zip(_bits(got), _bits(want), strict=True):
+        assert torch.equal(a, b)
+
+
+class _TorchThroughOps:
+    """An engine of :class:`tcast_torch.toolkit.CastOps`'s protocol: the torch engine's casts."""
+
+    name = "torch"
+
+    def request(self, x, dtype, modes, seed, rbits, given=None):
+        return tcast_torch.engine.request(x, dtype, modes, seed, rbits, given)
+
+    def run_eager(self, x, request):
+        return tcast_torch.engine.run(x, request)
+
+    def cast_dual_eager(self, x, rows, cols, transposed):
+        return tcast_torch.engine.cast_dual(x, rows, cols, transposed)
+
+
+@functools.cache
+def _given_ops():
+    """The ops ``tcast_given_test::cast`` and ``::cast_dual`` (registered once per process)."""
+    from tcast_torch.toolkit import CastOps
+
+    return CastOps("tcast_given_test", _TorchThroughOps())
+
+
+def test_the_cast_ops_take_given_parts_as_tensor_inputs():
+    """CastOps carries a request's given parts into its ops as optional tensors: opcheck
+    passes, a compiled caller (fullgraph) gets the eager bits of both ops, and new values of
+    the same shape do not recompile."""
+    from tcast.kit import GivenScales, column_datatype
+
+    ops = _given_ops()
+    eng = tcast_torch.engine
+    dt = tcast.datatype("nvfp4")
+    modes = tcast.CastModes.of("actual")
+    x = _x(torch.float32)[:32, :64].contiguous()
+    torch.library.opcheck(
+        torch.ops.tcast_given_test.cast,
+        (x, dt.code, "actual/even/floor/1/0/plain/0", None, None, torch.rand(32, 4), None,
+         torch.tensor(0.5)),
+        test_utils=("test_schema", "test_faketensor"),
+    )  # fmt: skip
+
+    def fn(v, rs, cs, t):
+        rows = eng.request(v, dt, modes, None, None, GivenScales(scale=rs, tensor_scale=t))
+        cols = eng.request(
+            v, column_datatype(dt), modes, None, None, GivenScales(scale=cs, tensor_scale=t)
+        )
+        one = ops.cast(v, rows)
+        a, b = ops.dual(v, rows, cols, False)
+        return one.data, one.scale, one.tenscale, a.scale, b.data, b.scale
+
+    def want(rs, cs, t):
+        one = tcast_torch.cast(x, dt, castmode="actual", scale=rs, tensor_scale=t)
+        a, b = tcast_torch.cast_dual(x, dt, row_scale=rs, column_scale=cs, tensor_scale=t)
+        return one.data, one.scale, one.tenscale, a.scale, b.data, b.scale
+
+    torch._dynamo.reset()
+    traced = torch.compile(fn, fullgraph=True, backend="aot_eager")
+    for seed in range(2):
+        rs = _given("nvfp4", (32, 64), ("scale",), seed)["scale"]
+        cs = _given(column_datatype(dt).code, (32, 64), ("scale",), seed + 5)["scale"]
+        t = torch.tensor(0.5 + seed)
+        expected = want(rs, cs, t)
+        with torch._dynamo.config.patch(error_on_recompile=seed > 0):
+            got = traced(x, rs, cs, t)
+        for g, w in zip(got, expected, strict=True):
+            assert torch.equal(g, w)

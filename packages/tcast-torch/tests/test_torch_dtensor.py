@@ -6,10 +6,12 @@ Each world size is one launch of ``dtensor_worker.py`` processes running every c
 processes), tiles cut by shard boundaries, channel and tensor scales along sharded
 dimensions, two-level scaling (NVFP4), 2-D tiles, sparsity groups cut by a boundary, seeded
 and explicit-bit stochastic rounding, virtual and actual casts and their upcasts, the
-conformance space's smoke sample (every axis value), refusals, gradients, and an FSDP2
-(``fully_shard``) training step of a model fake-quantized by ``quantize_model``. Each
-process compares the ``full_tensor()`` of every part with the single-process cast as raw
-bits and reports its failures; the test fails on any failure, a crash or a hang.
+conformance space's smoke sample (every axis value), refusals, gradients, an FSDP2
+(``fully_shard``) training step of a model fake-quantized by ``quantize_model``, and casts
+with given scale parts (plain and DTensor parts, compared with ``tcast_ref``'s cast of the
+whole tensor). Each process compares the ``full_tensor()`` of every part with the
+single-process cast as raw bits and reports its failures; the test fails on any failure, a
+crash or a hang.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ WORKER = Path(__file__).with_name("dtensor_worker.py")
 #: The groups of cases each world size runs: 4 processes (on CI's 2 cores, start-up is most
 #: of their cost) run the groups whose cases differ with 4 shards or a 2 x 2 mesh, not the
 #: conformance sample, views or gradients, which 2 processes cover.
-GROUPS = {2: [], 4: ["placements,communication,refusals,dual,layouts,fsdp"]}
+GROUPS = {2: [], 4: ["placements,communication,refusals,dual,layouts,fsdp,given"]}
 #: Fewer checks than this means a group of cases stopped early.
-MIN_CHECKS = {2: 2500, 4: 1500}
+MIN_CHECKS = {2: 2700, 4: 1700}
 
 
 def _worker():

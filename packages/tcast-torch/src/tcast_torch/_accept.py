@@ -21,7 +21,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from tcast.kit import own_hooks
 
-__all__ = ["is_dtensor", "resolved", "tensor_refusal"]
+__all__ = ["has_values", "is_dtensor", "resolved", "tensor_refusal"]
 
 _HOOKS = ("__torch_function__", "__torch_dispatch__")
 _INERT = (torch._C._disabled_torch_function_impl, torch._C._disabled_torch_dispatch_impl)
@@ -62,6 +62,17 @@ _DTENSOR_CLASSES: dict[type, bool] = {}
 def _is_dtensor_class(cls: type) -> bool:
     """:func:`_is_dtensor` as a constant to dynamo (which cannot walk ``__mro__``)."""
     return _is_dtensor(cls)
+
+
+def has_values(t: torch.Tensor) -> bool:
+    """Whether ``t``'s values can be read on the host here.
+
+    Not while torch.compile traces (reading one would break the graph), and not of a tensor
+    that has none: on the meta device, or a tracing stand-in (FakeTensor, FunctionalTensor).
+    """
+    if torch.compiler.is_compiling():
+        return False
+    return t.device.type != "meta" and not isinstance(t, _TRACING)
 
 
 def resolved(x: torch.Tensor) -> torch.Tensor:

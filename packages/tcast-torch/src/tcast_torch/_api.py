@@ -85,8 +85,12 @@ def cast(
             second result of :func:`cast_dual` draws stream 1).
         scale: given block scales (SEMANTICS.md §5.12): a float32, float16 or bfloat16
             tensor on x's device of the scale array's shape (a real number for a tensor
-            scale), encoded into the scale format; default: computed. Eager casts of plain
-            tensors (the cast runs eagerly whatever ``compile`` says).
+            scale), encoded into the scale format; default: computed. For a DTensor ``x``
+            the whole scale array: a plain tensor (the same in every process) or a DTensor
+            on x's mesh. The cast runs eagerly whatever ``compile`` says; inside the
+            caller's torch.compile it traces, the parts graph inputs, and a value that
+            would be refused (NaN, infinite, negative) is not read on the host: it makes
+            its block non-finite (a tensor scale: every block).
         zero: given zero points of uint data, laid out as ``scale``.
         tensor_scale: a given tensor scale of a two-level datatype (NVFP4): no amax pass.
 
@@ -95,10 +99,11 @@ def cast(
 
     Raises:
         UnsupportedError: for input that is not a float32/float16/bfloat16 tensor; a DTensor
-            with a transform or given scale parts; given parts inside torch.compile.
+            with a transform.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
             the datatype and shape do not take; given parts the datatype has no place for,
-            of the wrong shape, dtype or device, or with a NaN, infinite or negative scale.
+            of the wrong shape, dtype or device, with a NaN, infinite or negative scale
+            (outside torch.compile), or DTensor parts of a plain ``x`` or on another mesh.
     """
     dt, modes, seed = normalize_args(
         dtype,
@@ -157,7 +162,7 @@ def cast_dual(
     grad are both differentiable (the transposed one through its transpose).
     ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``).
     ``row_scale``, ``column_scale``, ``row_zero``, ``column_zero``, ``tensor_scale``: each
-    result's given scale parts (``tcast.cast_dual``; eager casts of plain tensors).
+    result's given scale parts (``tcast.cast_dual``; as :func:`cast`'s ``scale``).
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.

@@ -47,14 +47,15 @@ def run_cast(
     x = resolved(x)
     if is_dtensor(x):
         return cast_dtensor(x, req, TORCH_LOCAL, grad)
-    # given scales (SEMANTICS.md §5.12) take the general eager path
-    fast = req.layout is not None and req.given is None and fast_path_applies(x, req)
+    fast = req.layout is not None and fast_path_applies(x, req)
     if req.virtual and x.requires_grad and torch.is_grad_enabled():
         return virtual_with_grad(x, req, grad, fast)
     with torch.no_grad():
         seeded = req.roundmode is RoundMode.STOCHASTIC and req.seed is not None
         padded = req.layout is not None and req.layout.padded
         scale_bits = 0 if req.dtype.sspec is None else req.dtype.sspec.scale.bits
+        # given parts run eagerly: a compiled function is built per datatype and modes and
+        # takes x and the random bits only (inside the caller's own torch.compile they trace)
         if req.given is None and use_compiled(
             x, compile, seeded, fast=fast, padded=padded, scale_bits=scale_bits
         ):

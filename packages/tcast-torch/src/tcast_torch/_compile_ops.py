@@ -3,8 +3,13 @@
 Dynamo cannot trace an engine's launch code (plans, caches, kernel launch objects), so while
 it traces, the engine calls two ``torch.library`` ops instead: ``<namespace>::cast`` and
 ``<namespace>::cast_dual``. They take the input, the datatype's code, the modes as one
-string, the seed and the random bits; their real implementations run the engine's eager
-path.
+string, the seed, the random bits and, as optional tensors after them, the given scale parts
+(SEMANTICS.md §5.12: ``scale``, ``zero``, ``tensor_scale``; the dual op each result's and one
+tensor scale); their real implementations make the engine's request from them and run its
+eager path. Given parts are inputs of the graph like ``x``: new values of the same shape run
+the same compiled graph. The request is made when the op runs, on real tensors, so the
+engine's ``check_given`` checks their values then (a refused value raises from the op; no
+graph break).
 
 By default both are opaque custom ops: their fake (meta) implementations give the output
 shapes and dtypes from the kit's ``result_form``, so a compiled graph holds one opaque node
@@ -33,14 +38,22 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import inspect
 import warnings
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 import torch
 
-from tcast import CastMode, CastModes, CastResult, DataType, NameWarning, UnsupportedError, datatype
-from tcast.kit import CastRequest, column_datatype, result_form, transposed_request
+from tcast import CastMode, CastModes, CastResult, DataType, NameWarning, datatype
+from tcast.kit import (
+    CastRequest,
+    GivenScales,
+    column_datatype,
+    given_or_none,
+    result_form,
+    transposed_request,
+)
 
 from ._accept import resolved
 
@@ -122,9 +135,19 @@ class EagerEngine(Protocol):
     name: str
 
     def request(
-        self, x: torch.Tensor, dtype: DataType, modes: CastModes, seed: int | None, rbits: Any
+        self,
+        x: torch.Tensor,
+        dtype: DataType,
+        modes: CastModes,
+        seed: int | None,
+        rbits: Any,
+        given: GivenScales | None = None,
     ) -> CastRequest:
-        """The checked request (``tcast.kit.EngineBase.request``)."""
+        """The checked request (``tcast.kit.EngineBase.request``).
+
+        ``given`` is passed only for a cast with given scale parts (an engine that takes
+        none may leave the argument out).
+        """
         ...
 
     def run_eager(self, x: torch.Tensor, request: CastRequest) -> torch.Tensor | CastResult:
@@ -172,6 +195,27 @@ def seed_arg(seed: int | None) -> int | None:
 def seed_of(arg: int | None) -> int | None:
     """The 64-bit seed of :func:`seed_arg`'s int64."""
     return None if arg is None else arg % (1 << 64)
+
+
+def _request(
+    engine: EagerEngine,
+    x: torch.Tensor,
+    dt: DataType,
+    modes: CastModes,
+    seed: int | None,
+    rbits: torch.Tensor | None,
+    given: GivenScales | None,
+) -> CastRequest:
+    """The engine's request of an op's arguments (``given`` passed only where there is one)."""
+    if given is None:
+        return engine.request(x, dt, modes, seed, rbits)
+    return engine.request(x, dt, modes, seed, rbits, given)
+
+
+def _given_args(req: CastRequest) -> tuple[torch.Tensor | None, ...]:
+    """A request's given parts as the cast op's trailing arguments (none when none given)."""
+    g = req.given
+    return () if g is None else (g.scale, g.zero, g.tensor_scale)
 
 
 def _tensors(out: Any, like: torch.Tensor) -> list[torch.Tensor]:
@@ -233,9 +277,17 @@ class CastOps:
         ns, engine = self.namespace, self.engine
 
         def cast_eager(
-            x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
+            x: torch.Tensor,
+            code: str,
+            modes: str,
+            seed: int | None,
+            rbits: torch.Tensor | None,
+            scale: torch.Tensor | None = None,
+            zero: torch.Tensor | None = None,
+            tensor_scale: torch.Tensor | None = None,
         ) -> list[torch.Tensor]:
-            req = engine.request(x, _datatype(code), modes_of(modes), seed_of(seed), rbits)
+            given = given_or_none(scale, zero, tensor_scale)
+            req = _request(engine, x, _datatype(code), modes_of(modes), seed_of(seed), rbits, given)
             return _tensors(engine.run_eager(resolved(x), req), x)
 
         opaque = torch.library.custom_op(
@@ -243,24 +295,25 @@ class CastOps:
         )
 
         @opaque.register_fake
-        def _(x, code, modes, seed, rbits):
+        def _(x, code, modes, seed, rbits, scale=None, zero=None, tensor_scale=None):
             return _fake_parts(_datatype(code), tuple(x.shape), modes_of(modes), x)
 
         if self.triton:
 
-            @torch.library.triton_op(f"{ns}::cast", mutates_args=())
-            def cast_op(
-                x: torch.Tensor, code: str, modes: str, seed: int | None, rbits: torch.Tensor | None
-            ) -> list[torch.Tensor]:
+            def cast_op(x, code, modes, seed, rbits, scale=None, zero=None, tensor_scale=None):
                 if not all(type(n) is int for n in x.shape):
                     # symbolic sizes (dynamic shapes): the engine plans for concrete sizes;
                     # the opaque op's fake implementation needs only the kit's result_form
-                    return opaque(x, code, modes, seed, rbits)
+                    return opaque(x, code, modes, seed, rbits, scale, zero, tensor_scale)
                 # traced: the seed stays the op's int64 (a symbol after Dynamo's second seed)
-                req = engine.request(x, _datatype(code), modes_of(modes), seed, rbits)
+                given = given_or_none(scale, zero, tensor_scale)
+                req = _request(engine, x, _datatype(code), modes_of(modes), seed, rbits, given)
                 with _tracing():
                     return _tensors(engine.run_eager(resolved(x), req), x)
 
+            # the opaque op's schema: triton_op infers it from the signature
+            cast_op.__signature__ = inspect.signature(cast_eager)
+            cast_op = torch.library.triton_op(f"{ns}::cast", mutates_args=())(cast_op)
             # real tensors take the engine's own launches, not wrap_triton's plain path
             cast_op.register_kernel(None, cast_eager)
 
@@ -272,17 +325,33 @@ class CastOps:
             seed: int | None,
             rbits: torch.Tensor | None,
             transposed: bool,
+            row_scale: torch.Tensor | None = None,
+            column_scale: torch.Tensor | None = None,
+            row_zero: torch.Tensor | None = None,
+            column_zero: torch.Tensor | None = None,
+            tensor_scale: torch.Tensor | None = None,
         ) -> list[torch.Tensor]:
-            dt, m = _datatype(code), modes_of(modes)
-            rows = engine.request(x, dt, m, seed_of(seed), rbits)
-            # a seeded column cast draws stream 1 (SEMANTICS.md §8.2)
+            dt, m, s = _datatype(code), modes_of(modes), seed_of(seed)
+            rows = _request(
+                engine, x, dt, m, s, rbits, given_or_none(row_scale, row_zero, tensor_scale)
+            )
+            # a seeded column cast draws stream 1 (SEMANTICS.md §8.2); the column parts are
+            # laid out for the column cast of x (tcast.kit.run_dual moved them back)
             cm = m if seed is None else dataclasses.replace(m, stream=1)
-            cols = engine.request(x, column_datatype(dt), cm, seed_of(seed), rbits)
+            cols = _request(
+                engine,
+                x,
+                column_datatype(dt),
+                cm,
+                s,
+                rbits,
+                given_or_none(column_scale, column_zero, tensor_scale),
+            )
             a, b = engine.cast_dual_eager(resolved(x), rows, cols, transposed)
             return _tensors(a, x) + _tensors(b, x)
 
         @dual_op.register_fake
-        def _(x, code, modes, seed, rbits, transposed):
+        def _(x, code, modes, seed, rbits, transposed, *given):
             dt, m = _datatype(code), modes_of(modes)
             shape = tuple(x.shape)
             if transposed:
@@ -323,21 +392,27 @@ class CastOps:
     def cast(self, x: torch.Tensor, req: CastRequest) -> torch.Tensor | CastResult:
         """The cast of a checked request through ``<namespace>::cast``.
 
-        Raises:
-            UnsupportedError: for a request with given scale parts (SEMANTICS.md §5.12),
-                which the op does not carry.
+        The request's given scale parts (SEMANTICS.md §5.12) are the op's tensor inputs.
         """
-        _no_given(req)
         m, seed = modes_text(req.modes), seed_arg(req.seed)
-        parts = self._cast_op(x, req.dtype.code, m, seed, req.rbits)
+        parts = self._cast_op(x, req.dtype.code, m, seed, req.rbits, *_given_args(req))
         return self.result(req, parts)
 
     def dual(
         self, x: torch.Tensor, rows: CastRequest, cols: CastRequest, transposed: bool
     ) -> tuple[Any, Any]:
-        """Both casts of ``cast_dual`` through ``<namespace>::cast_dual``."""
-        _no_given(rows)
-        _no_given(cols)
+        """Both casts of ``cast_dual`` through ``<namespace>::cast_dual``.
+
+        Each request's given scale parts (the column ones laid out for the column cast of
+        ``x``) are the op's tensor inputs; one tensor scale serves both.
+        """
+        given = ()
+        if rows.given is not None or cols.given is not None:
+            none = GivenScales()
+            r = none if rows.given is None else rows.given
+            c = none if cols.given is None else cols.given
+            tensor_scale = r.tensor_scale if r.tensor_scale is not None else c.tensor_scale
+            given = (r.scale, c.scale, r.zero, c.zero, tensor_scale)
         parts = self._dual_op(
             x,
             rows.dtype.code,
@@ -345,15 +420,8 @@ class CastOps:
             seed_arg(rows.seed),
             rows.rbits,
             transposed,
+            *given,
         )
         second = transposed_request(rows, cols) if transposed else cols
         k = 1 if rows.virtual else len(PARTS)
         return self.result(rows, parts[:k]), self.result(second, parts[k:])
-
-
-def _no_given(req: CastRequest) -> None:
-    if req.given is not None:
-        raise UnsupportedError(
-            "the compiled cast ops take no given scale parts (SEMANTICS.md §5.12): cast with "
-            "them eagerly (outside torch.compile)"
-        )

@@ -10,7 +10,8 @@ shape appears.
 
 Always eager: calls being traced already (inside the caller's own ``torch.compile``), casts
 seeded by an integer (the seed would be a compile-time constant), casts that record
-gradients, and CPU casts with partial tiles (an Inductor CPU bug, below). Eager unless
+gradients, casts with given scale parts (the compiled function takes x and the random bits
+only), and CPU casts with partial tiles (an Inductor CPU bug, below). Eager unless
 ``compile=True``: everything but the fast-path casts of CUDA tensors, float32 block scales,
 ROCm and machines without Triton; and, under ``compile=None``, a cast whose compilation failed
 (it warns once and stays eager).

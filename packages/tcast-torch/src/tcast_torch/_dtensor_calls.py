@@ -187,9 +187,14 @@ class DTensorCalls:
         hit = self._calls.get(key)
         if hit is not None and hit[0] is req and hit[1] is mesh and hit[2] is given:
             return hit[3]
-        if x.requires_grad or req.rbits is not None or req.modes.transform is not None:
-            # autograd, random bits made for each call, and a transform (which refuses
-            # DTensors: the general path says so)
+        if (
+            x.requires_grad
+            or req.rbits is not None
+            or req.modes.transform is not None
+            or req.given is not None
+        ):
+            # autograd, random bits made for each call, a transform (which refuses
+            # DTensors: the general path says so), and given parts cut to each window
             return None
         if check is not None:
             check(x, req)

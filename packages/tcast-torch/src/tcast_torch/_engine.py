@@ -8,13 +8,14 @@ from typing import Any
 import torch
 
 from tcast import CastModes, CastResult, DataType, Hadamard, SpecError
-from tcast.kit import CastRequest, CastRules, EngineBase, cast_rules
+from tcast.kit import GIVEN_PARTS, CastRequest, CastRules, EngineBase, cast_rules
 
 from . import _pickling  # noqa: F401  (registers how torch results pickle)
 from ._accept import is_dtensor, resolved, tensor_refusal
 from ._cast import run_cast
 from ._given import check_given
 from ._run import OPS, check_rbits, run_upcast
+from ._shard_given import check_dtensor_given
 from ._shards import (
     dtensor_refusal,
     dtensor_result,
@@ -106,12 +107,27 @@ class TorchEngine(EngineBase):
         return check_rbits(x, rbits, width)
 
     def check_given(self, x: Any, part: Any, name: str, *, signed: bool) -> torch.Tensor:
-        """A given scale part as a float32 tensor on x's device (``_given.check_given``).
+        """A given scale part as a float32 tensor on x's device (SEMANTICS.md §5.12).
 
-        Eager casts of plain tensors only: a DTensor ``x`` and casts traced by torch.compile
-        are refused (``UnsupportedError``).
+        Plain tensors and numbers: ``_given.check_given``. For a DTensor ``x`` a part holds
+        the whole scale array: a plain tensor (the same in every process), or a DTensor on
+        x's mesh of any placements (``_shard_given.check_dtensor_given``, which agrees on
+        the check across processes). Inside a torch.compile graph values are not checked:
+        an unusable one makes its block non-finite (``_scale.unusable_given``).
         """
+        if is_dtensor(part):
+            return check_dtensor_given(x, part, name, signed=signed)
         return check_given(x, part, name, signed=signed)
+
+    def check_array(self, a: Any, role: str) -> None:
+        """``EngineBase.check_array``, but a DTensor given part may have any placements.
+
+        The cast reads a given part's values, cut to each shard's blocks or gathered
+        (``_shard_given``), never casts it by shards.
+        """
+        if role in GIVEN_PARTS and is_dtensor(a):
+            return
+        super().check_array(a, role)
 
     def cast_dual(
         self, x: Any, rows: CastRequest, cols: CastRequest, transposed: bool

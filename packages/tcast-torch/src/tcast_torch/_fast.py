@@ -142,11 +142,14 @@ def fast_path_applies(x: torch.Tensor, req: CastRequest) -> bool:
     """Whether :func:`fast_scaled` takes this cast (shapes, datatype and modes only).
 
     Round to nearest even, virtual or actual, float elements with a power-of-two or float
-    scale, one tile along the last dimension that divides it, no sparsity, no zero point.
+    scale, one tile along the last dimension that divides it, no sparsity, no zero point,
+    no given scale parts (SEMANTICS.md §5.12: the general path reads them).
     """
     dt, til = req.dtype, req.layout
     ss, n = dt.sspec, dt.nspec
     if ss is None or req.roundmode is not RoundMode.EVEN or req.castmode is CastMode.COMPRESS:
+        return False
+    if req.given is not None:
         return False
     if x.ndim == 0:
         return False

@@ -31,6 +31,7 @@ from tcast.kit import (
 
 from ._bits import floor_log2_small, split_f32, to_bits
 from ._codec import decode, encode
+from ._given import bad_values
 from ._pieces import BlockRows, by_pieces
 from ._tiles import Tiling
 
@@ -45,6 +46,7 @@ __all__ = [
     "float_scale",
     "make_plan",
     "recip",
+    "unusable_given",
 ]
 
 #: The smallest magnitude that rounds to Inf in float32: halfway from the max to 2**128
@@ -244,6 +246,35 @@ def _given_rows(given: GivenScales, til: Tiling) -> dict[str, torch.Tensor]:
     return out
 
 
+def unusable_given(
+    parts: dict[str, torch.Tensor],
+) -> tuple[dict[str, torch.Tensor], torch.Tensor | None, torch.Tensor | None]:
+    """Given values that ``check_given`` would refuse, as non-finite blocks (SEMANTICS.md §5.12).
+
+    Values are checked before a cast wherever they can be read (``_given``); inside a
+    torch.compile graph they cannot be without breaking it, so a NaN, an infinity or a
+    negative scale given there reaches the cast. It is taken as a non-finite block would
+    be (§5.2): the block (a tensor scale's: every block) gets the NaN scale code and
+    decodes to NaN, as a NaN amax computed from the data does, so that a bad value never
+    becomes a number. No value a check accepted is affected.
+
+    Returns:
+        The recipe inputs with each unusable value replaced by 0 (every step then works on
+        values of its domain), True per row whose given scale or zero point is unusable
+        (None: no such part), and True (shape ``(1,)``) if the given tensor scale is (None:
+        not given).
+    """
+    usable, rows, tensor = {}, None, None
+    for key, g in parts.items():
+        bad = bad_values(g, signed=key == "gzero")
+        usable[key] = torch.where(bad, 0.0, g)
+        if key == "gtenscale":
+            tensor = bad
+        else:
+            rows = bad if rows is None else rows | bad
+    return usable, rows, tensor
+
+
 # ----------------------------------------------------------------- sparsity
 def keep_mask(rows: torch.Tensor, til: Tiling) -> torch.Tensor:
     """N-of-M sparsity keep-mask of block rows (SEMANTICS.md §6).
@@ -354,7 +385,9 @@ def make_plan(
     n, snum = dt.nspec, dt.sspec.scale
     ops = Ops(rules)
     # given parts (SEMANTICS.md §5.12): the kit's recipe for them, the given values per row
-    parts = {} if req.given is None else _given_rows(req.given, til)
+    parts, bad_rows, bad_tensor = {}, None, None
+    if req.given is not None:
+        parts, bad_rows, bad_tensor = unusable_given(_given_rows(req.given, til))
     recipe = rules.scale if req.given is None else given_scale_recipe(rules, *req.given.parts)
     keep = None
     if til.sparse_m:
@@ -377,6 +410,8 @@ def make_plan(
             hi=torch.where(nonfinite, 0.0, hi),
             **parts,
         )
+        if bad_rows is not None:
+            nonfinite = nonfinite | bad_rows
         z = dt.zero
         return Plan(
             torch.where(nonfinite, snum.nan_code, out["scale"]),
@@ -407,6 +442,11 @@ def make_plan(
         all_bad = ~torch.isfinite(t_amax)  # a non-finite tensor: every block is NaN (§5.6)
         inputs["tamax"] = torch.where(all_bad, 0.0, t_amax).reshape(1)
         nonfinite = nonfinite | all_bad
+    elif bad_tensor is not None:  # an unusable given tensor scale: as a non-finite tensor
+        all_bad = bad_tensor.reshape(())
+        nonfinite = nonfinite | all_bad
+    if bad_rows is not None:
+        nonfinite = nonfinite | bad_rows
     out = run_recipe(recipe, ops, rules.constants, **inputs)
     tcode = None
     if all_bad is not None:

@@ -8,12 +8,14 @@ of the blocks its shard shares with them (``tcast.kit.cut_blocks``):
    tensor's blocks; stochastic rounding's random words are those of the elements' flat
    indices in the whole tensor;
 2. where a block is shared (a tile cut by a shard boundary, a channel or a tensor scale
-   along a sharded dimension) or the datatype has a tensor scale over tiles (NVFP4), the
-   window's block statistics (amax; uint data: the range) are reduced across the shards by
-   one ``all_reduce(MAX)`` per mesh dimension that cuts blocks (two-level scaling: per
-   sharding mesh dimension), on the statistics' magnitude bits as int32 (exact);
-   otherwise nothing is communicated;
-3. the window is cast with those statistics and cropped back to the shard;
+   along a sharded dimension) or the datatype has a tensor scale over tiles (NVFP4) that
+   is not given, the window's block statistics (amax; uint data: the range) are reduced
+   across the shards by one ``all_reduce(MAX)`` per mesh dimension that cuts blocks
+   (two-level scaling: per sharding mesh dimension), on the statistics' magnitude bits as
+   int32 (exact); otherwise nothing is communicated;
+3. the window is cast with those statistics and cropped back to the shard; given scale
+   parts (SEMANTICS.md §5.12) reach it cut to the window's blocks (``_shard_given``), a
+   shared block's value the whole array's, so that each shard encodes the same scale;
 4. actual casts: each scale part (scale; zero point) of shared blocks is gathered (one
    more ``all_reduce(MAX)`` of its codes per such mesh dimension, so two for a zero-point
    datatype) and held replicated along it; scales of unshared blocks stay sharded like the
@@ -74,6 +76,7 @@ from tcast.kit import (
 
 from ._accept import is_dtensor
 from ._philox import philox_bits, philox_stream, words_rbits
+from ._shard_given import flat_indices, window_given
 
 __all__ = [
     "BlockStats",
@@ -129,7 +132,11 @@ class LocalCast(Protocol):
     def cast(
         self, window: torch.Tensor, request: CastRequest, stats: BlockStats | None, grad: str
     ) -> torch.Tensor | CastResult:
-        """The cast of the window with these statistics (None: its own)."""
+        """The cast of the window with these statistics (None: its own).
+
+        ``request.given``: the given scale parts cut to the window's blocks (plain tensors
+        in the window's scale array shape), or None.
+        """
         ...
 
 
@@ -432,14 +439,7 @@ def _window_rbits(
         start = sum(o * st for o, st in zip(first, strides, strict=True))
         bits = philox_stream(req.seed, start, math.prod(window), device, width, stream)
         return words_rbits(bits, width).reshape(window)
-    index = torch.zeros((), dtype=torch.int64, device=device)
-    for d, stride in enumerate(strides):
-        n = spec.lengths[d] + pads[d]
-        pos = torch.arange(n, dtype=torch.int64, device=device) + first[d]
-        shape = [1] * len(spec.shape)
-        shape[d] = n
-        index = index + pos.reshape(shape) * stride
-    index = index.expand(window)
+    index = flat_indices(window, tuple(first), spec.shape, device)
     return words_rbits(philox_bits(req.seed, index.contiguous(), width, stream), width)
 
 
@@ -470,7 +470,7 @@ def _reduce(
     hi = None if stats.hi is None else stats.hi.clone()
     lo = None if stats.lo is None else stats.lo.clone()
     tamax = stats.tamax
-    if req.dtype.is_multiscale and tamax is None:
+    if _takes_tensor_amax(req) and tamax is None:
         tamax = hi.max() if hi.numel() else hi.new_zeros(())
     some = hi if hi is not None else tamax  # int32, on the statistics' device
     flag_t = some.new_full((1,), flag)  # int32: the flag is exact
@@ -554,7 +554,7 @@ def _comm_splits(req: CastRequest, spec: ShardSpec) -> tuple[Split, ...]:
     return tuple(
         s
         for s in spec.splits
-        if (stats and (req.dtype.is_multiscale or cut_blocks(req.layout, s.dim, s.starts)))
+        if (stats and (_takes_tensor_amax(req) or cut_blocks(req.layout, s.dim, s.starts)))
         or _gathers_codes(req, s)
     )
 
@@ -568,10 +568,15 @@ def _agree(flag: int, splits: tuple[Split, ...], spec: ShardSpec) -> int:
     return flag
 
 
+def _takes_tensor_amax(req: CastRequest) -> bool:
+    """Whether the cast reduces a tensor amax: two-level scaling, its tensor scale not given."""
+    return req.dtype.is_multiscale and (req.given is None or req.given.tensor_scale is None)
+
+
 def _needs_reduce(req: CastRequest, spec: ShardSpec) -> bool:
     if not spec.splits:
         return False
-    if req.dtype.is_multiscale:
+    if _takes_tensor_amax(req):
         return True
     return any(cut_blocks(req.layout, s.dim, s.starts) for s in spec.splits)
 
@@ -635,6 +640,10 @@ def cast_dtensor(
     else:
         rbits = _window_rbits(req, spec, sb.pads, xl.device)
         wreq = dataclasses.replace(plan.window_request, rbits=rbits)
+    if req.given is not None:
+        fits = _every_replicate(spec) if plan.scales is None else plan.scales.placements
+        counts = tuple(wreq.layout.scale_shape)
+        wreq = dataclasses.replace(wreq, given=window_given(req.given, sb.grid_start, counts, fits))
     window = _pad_front(xl, sb.pads)
     stats = None
     if needs_reduce:
@@ -693,10 +702,11 @@ class _ScalePlacing:
 
 
 def _cast_plan(spec: ShardSpec, req: CastRequest) -> _CastPlan:
-    """:class:`_CastPlan` of a cast, cached by (spec, datatype, modes, input dtype)."""
+    """:class:`_CastPlan` of a cast, cached by (spec, datatype, modes, input dtype, given)."""
     # the datatype's name too: the window's request labels the result, and equal datatypes
-    # of other names are other labels
-    key = (spec, req.dtype, req.dtype.name, req.modes, req.input_dtype)
+    # of other names are other labels; which parts are given changes what is reduced
+    given = None if req.given is None else req.given.parts
+    key = (spec, req.dtype, req.dtype.name, req.modes, req.input_dtype, given)
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) >= 1024:
@@ -861,7 +871,12 @@ def _cast_gathered(
     rbits = req.rbits
     if rbits is not None and _is_dtensor(rbits):
         rbits = rbits.full_tensor()
-    wreq = dataclasses.replace(req, rbits=rbits)
+    given = req.given
+    if given is not None:  # the whole scale array, in every process
+        zeros = (0,) * len(spec.shape)
+        counts = tuple(req.layout.scale_shape)
+        given = window_given(given, zeros, counts, _every_replicate(spec))
+    wreq = dataclasses.replace(req, rbits=rbits, given=given)
     out = local.cast(full, wreq, None, grad)
     whole = ShardBlocks(spec.offsets, spec.shape, (0,) * len(spec.shape))
     return _assemble(out, req, spec, whole, _scale_placing(req, spec))
@@ -913,6 +928,13 @@ def _assemble(
                 a.contiguous(), spec.mesh, scales.placements, tuple(layout.scale_shape)
             )
     return dataclasses.replace(out, shape=spec.shape, **parts)
+
+
+def _every_replicate(spec: ShardSpec) -> tuple[Any, ...]:
+    """``Replicate()`` on every mesh dimension of ``spec``'s mesh."""
+    from torch.distributed.tensor import Replicate
+
+    return (Replicate(),) * len(spec.placements)
 
 
 def _replicated(a: torch.Tensor, spec: ShardSpec) -> torch.Tensor:
@@ -1003,7 +1025,7 @@ def _result_placements(
     """
     from torch.distributed.tensor import Replicate, Shard
 
-    every = (Replicate(),) * len(spec.placements)
+    every = _every_replicate(spec)
     by_element = _placed(spec.placements, len(spec.shape))
     scales = every
     if layout is not None and layout.dims and not (blocked and spec.splits):

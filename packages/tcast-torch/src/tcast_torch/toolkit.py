@@ -29,8 +29,9 @@ DTensor sharding
 Registration for ``torch.compile``
     :class:`CastOps` registers ``<namespace>::cast`` and ``<namespace>::cast_dual`` custom
     ops with fake implementations, so that a compiled graph holds one node per cast and no
-    graph break; with ``triton=True`` the cast op is a ``torch.library.triton_op`` whose
-    Triton kernels Inductor sees and compiles with the rest of the graph, launched through
+    graph break (given scale parts are optional tensor inputs of both); with
+    ``triton=True`` the cast op is a ``torch.library.triton_op`` whose Triton kernels
+    Inductor sees and compiles with the rest of the graph, launched through
     ``torch.library.wrap_triton`` while :func:`traced_launches` says so.
     :func:`modes_text`, :func:`modes_of`, :func:`seed_arg`, :func:`seed_of` encode their
     arguments.
