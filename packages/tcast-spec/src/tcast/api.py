@@ -178,7 +178,7 @@ def select_engine(
 def _no_given(names: str) -> str:
     return (
         f"no engine ({names}) casts with given scales, zero points or tensor scales "
-        f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (eager, plain tensors) do"
+        f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (torch tensors and DTensors, eager or compiled) do"
     )
 
 
@@ -293,7 +293,7 @@ def cast(
             scale format (float formats: clamped and rounded to even; exponent formats: the
             smallest power of two not below it). Engines that set
             ``tcast.kit.EngineBase.given_scales`` take given parts (``ref``; ``torch`` for
-            eager casts of plain tensors), and the front door picks one of them.
+            tensors and DTensors, eager or compiled), and the front door picks one of them.
         zero: given zero points of uint data, laid out as ``scale``.
         tensor_scale: a given tensor scale of a two-level datatype (NVFP4): the tile scales
             are computed from it, with no pass for the tensor amax.

@@ -191,7 +191,7 @@ class EngineBase:
         if not self.given_scales:
             raise UnsupportedError(
                 f"{self.label} does not cast with given scales, zero points or tensor scales "
-                f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (eager, plain tensors) do"
+                f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (torch tensors and DTensors, eager or compiled) do"
             )
         if not isinstance(given, GivenScales):
             raise SpecError(f"given must be a tcast.kit.GivenScales, got {type(given).__name__}")
