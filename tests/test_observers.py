@@ -50,6 +50,7 @@ CASES = [
     ("nvfp4", ob.AmaxHistory(length=2)),
     ("uint8_float32_uint8_t0", ob.MinMax()),
     ("uint4_fic", ob.MinMax(momentum=0.1)),
+    ("uint8_FF", ob.MinMax()),  # all-positive batches below: the range still holds 0
     ("int8_float32_t0", ob.Mse()),
     ("e4m3fn_float32", ob.HistogramPercentile(99.9, bins=256)),
     ("e4m3fn_float32", ob.Entropy(bins=256)),
@@ -63,6 +64,8 @@ def test_torch_observer_gives_the_reference_bits(name, method, device) -> None:
     ref = tcast_ref.Observer(name, method, transpose_scale=name.endswith("_2d"))
     tor = tcast_torch.Observer(name, method, transpose_scale=name.endswith("_2d"))
     xs = _batches()
+    if name == "uint8_FF":
+        xs = [np.abs(x) + np.float32(1) for x in xs]
     for x in xs:
         ref.update(x)
         tor.update(torch.from_numpy(x).to(device))
@@ -287,3 +290,46 @@ def test_tensor_scale_only_of_a_two_level_datatype(method, device) -> None:
         )
     with pytest.raises(SpecError, match="two-level"):
         tcast_ref.Observer("mxfp8", method, tensor_scale_only=True)
+
+
+def test_mse_tensor_scale_only_searches_the_tensor_scale() -> None:
+    x = np.where(np.isfinite(_batches()[0]), _batches()[0], np.float32(0))
+    obs = tcast_ref.Observer("nvfp4", ob.Mse(), tensor_scale_only=True)
+    obs.update(x)
+    obs.search(x)
+    amax = np.float32(np.abs(x).max())
+    losses = []
+    for m in ob.mse_multipliers(tcast.nvfp4):  # brute force: each candidate's tensor scale
+        one = tcast_ref.Observer("nvfp4", tensor_scale_only=True)
+        one.update(np.array([amax * np.float32(m)], np.float32))
+        q = tcast_ref.cast(x, "nvfp4", **one.scales())
+        losses.append(((x.astype(np.float64) - q) ** 2).sum())
+    best = int(np.argmin(losses))
+    assert len(set(losses)) > 1
+    assert float(obs.ranges()["amax"]) == amax * np.float32(ob.mse_multipliers(tcast.nvfp4)[best])
+
+
+def test_histograms_leave_non_finite_elements_out() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1000).astype(np.float32)
+    nan = np.concatenate([x, np.full(1000, np.nan), [np.inf, -np.inf]]).astype(np.float32)
+    for engine, wrap in ((tcast_ref, np.asarray), (tcast_torch, torch.from_numpy)):
+        a = engine.Observer("e4m3fn_float32", ob.HistogramPercentile(60, bins=64))
+        b = engine.Observer("e4m3fn_float32", ob.HistogramPercentile(60, bins=64))
+        a.update(wrap(np.zeros(10, np.float32)))  # pending zeros count, non-finite do not
+        b.update(wrap(np.concatenate([np.zeros(10, np.float32), [np.nan]]).astype(np.float32)))
+        a.update(wrap(x))
+        b.update(wrap(nan))
+        assert _bits(a.ranges()["amax"]) == _bits(b.ranges()["amax"])
+        with pytest.raises(SpecError, match="first batch"):
+            b.update(wrap(x * np.float32(1e4)))
+
+
+def test_amax_history_margin_saturates_to_a_finite_range() -> None:
+    x = np.array([3e38, 1.0], np.float32)
+    for engine, wrap in ((tcast_ref, np.asarray), (tcast_torch, torch.from_numpy)):
+        obs = engine.Observer("e4m3fn_float32", ob.AmaxHistory(4, margin=1))
+        obs.update(wrap(x))
+        assert _bits(obs.ranges()["amax"]) == _bits(np.finfo(np.float32).max)
+    with pytest.raises(SpecError):
+        tcast_ref.Observer("mxfp8", scalemode="bogus")

@@ -34,10 +34,13 @@ def test_histogram_percentile_index_is_exact_at_the_boundary() -> None:
 def test_histogram_grows_by_whole_bins() -> None:
     w = ob.histogram_width(8.0, 4)
     assert w == 2.0
-    assert ob.histogram_bins(w, 4, 8.0) == 4  # the top edge is inside
-    assert ob.histogram_bins(w, 4, 8.5) == 5
-    assert ob.histogram_bins(w, 4, 14.0) == 7
-    assert ob.histogram_bins(w, 6, 3.0) == 6  # never shrinks
+    assert ob.histogram_bins(w, 4, 8.0, 4) == 4  # the top edge is inside
+    assert ob.histogram_bins(w, 4, 8.5, 4) == 5
+    assert ob.histogram_bins(w, 4, 14.0, 4) == 7
+    assert ob.histogram_bins(w, 6, 3.0, 4) == 6  # never shrinks
+    assert ob.histogram_bins(w, 4, 2.0 * 4 * ob.HISTOGRAM_GROWTH, 4) == 4 * ob.HISTOGRAM_GROWTH
+    with pytest.raises(SpecError, match="first batch of the full range"):
+        ob.histogram_bins(w, 4, 2.0 * 4 * ob.HISTOGRAM_GROWTH + 1, 4)
 
 
 def test_mse_multipliers() -> None:
@@ -111,6 +114,7 @@ def test_check_observer_refusals() -> None:
     with pytest.raises(SpecError, match="method"):
         ob.check_observer(tcast.mxfp8, "minmax")
     ob.check_observer(tcast.datatype("e4m3fn_float32"), ob.Entropy())
+    ob.check_observer("nvfp4", ob.Entropy(), tensor_scale_only=True)  # names are datatypes
     ob.check_observer(tcast.nvfp4, ob.Mse())
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
+import tcast_ref
 import tcast_torch
 from tcast import SpecError
 from tcast import observe as ob
@@ -75,8 +79,31 @@ def test_static_scales_are_the_observers_of_the_inputs_and_weights() -> None:
     # gradients flow (QAT may follow PTQ)
     model(x).sum().backward()
     assert model[0].parametrizations.weight.original.grad is not None
+    # the calibration saved and loaded again: the same forward
+    buf = io.BytesIO()
+    torch.save(handle.calibration_state(), buf)
     handle.remove()
     assert not hasattr(model[0], "parametrizations")
+    buf.seek(0)
+    again = tcast_torch.quantize_model(model, rules, calibration=torch.load(buf))
+    assert torch.equal(_bits(model[0](x).detach()), _bits(got.detach()))
+    again.remove()
+    with pytest.raises(SpecError, match="no rule quantizes"):
+        tcast_torch.quantize_model(model, rules, calibration={"1:input": {}})
+    with pytest.raises(SpecError, match="parts are tensors"):
+        tcast_torch.quantize_model(model, rules, calibration={"0:input": {"scale": 1.0}})
+    assert not hasattr(model[0], "parametrizations")
+
+
+def test_all_positive_inputs_keep_zero_in_a_uint_range() -> None:
+    """Sigmoid outputs into a uint8 input: the calibrated range holds 0 (a zero point >= 0)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Sigmoid(), nn.Linear(16, 4))
+    cal = tcast_torch.prepare_model(model, QuantRule("2", input="uint8_FF"))
+    with torch.no_grad():
+        model(torch.randn(8, 16))
+    zero = cal.convert().calibrated("2", "input")["zero"]
+    assert float(zero) == 0.0
 
 
 def test_per_block_inputs_stay_dynamic_and_two_pass_methods() -> None:

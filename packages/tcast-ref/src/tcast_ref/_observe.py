@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import tcast
-from tcast import DataType, ScaleMode, SpecError
+from tcast import DataType, ScaleMode, SpecError, scale_mode
 from tcast import observe as ob
 from tcast.kit import as_datatype, cast_rules, run_recipe
 
@@ -64,7 +64,7 @@ class Observer:
         self.method = ob.MinMax() if method is None else method
         self.tensor_scale_only = bool(tensor_scale_only)
         ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
-        self.scalemode = ScaleMode(scalemode)
+        self.scalemode = scale_mode(scalemode)
         self.transpose_scale = bool(transpose_scale)
         self._rules = cast_rules(self.dtype, self.scalemode)
         self.batches = 0
@@ -119,11 +119,12 @@ class Observer:
             raise SpecError("Mse: update() after search() began; start a new Observer")
         _, rows, real = self._blocks(x)
         if self.dtype.nspec.is_uint:
-            lo = np.minimum(rows.min(axis=1, initial=np.float32(0)), np.float32(0))
+            # the range holds 0 (SEMANTICS.md §5.7); + 0 makes a -0 minimum +0
+            lo = np.minimum(rows.min(axis=1, initial=np.float32(0)), np.float32(0)) + np.float32(0)
             hi = np.maximum(rows.max(axis=1, initial=np.float32(0)), np.float32(0))
             self._extremes(("lo", lo), ("hi", hi))
         elif isinstance(m, ob.HistogramPercentile | ob.Entropy):
-            self._histogram(np.abs(rows).reshape(-1))
+            self._histogram(np.abs(rows).reshape(-1), int(real.sum()))
         else:
             amax = np.abs(rows).max(axis=1, initial=np.float32(0))
             if isinstance(m, ob.MinMax | ob.Mse):
@@ -154,13 +155,15 @@ class Observer:
         if hist is None:
             hist = st["history"] = np.zeros((m.length, amax.size), np.float32)
             st["amax"] = np.zeros(amax.size, np.float32)
-        hist[0] = amax
-        pick = hist.max(axis=0) if m.algo == "max" else hist[0].copy()
-        scaled = pick * np.float32(2.0**m.margin)
+            st["slot"] = 0
+        # a ring of the last `length` batches: TransformerEngine's roll, without the copy
+        slot = st["slot"]
+        hist[slot] = amax
+        st["slot"] = (slot + 1) % m.length
+        pick = hist.max(axis=0) if m.algo == "max" else amax
+        with np.errstate(over="ignore"):  # beyond float32: saturates to its max
+            scaled = np.minimum(pick * np.float32(2.0**m.margin), np.finfo(np.float32).max)
         st["amax"] = np.where(pick > 0, scaled, st["amax"])
-        if m.length > 1:
-            hist[:] = np.roll(hist, -1, axis=0)
-        hist[0] = 0
 
     def _percentile(self, rows: np.ndarray, real: np.ndarray) -> None:
         q = self.method.q
@@ -173,23 +176,26 @@ class Observer:
         st = self._stats
         st["sum"] = st.get("sum", 0) + v.astype(np.float64)
 
-    def _histogram(self, mag: np.ndarray) -> None:
+    def _histogram(self, mag: np.ndarray, finite: int) -> None:
+        """Count ``mag`` (non-finite elements set to 0; ``finite`` of them are finite)."""
         st, m = self._stats, self.method
         amax = float(mag.max(initial=np.float32(0)))
         width = st.get("width", 0.0)
         if width == 0.0:
             if amax == 0.0:
-                st["zeros"] = st.get("zeros", 0) + mag.size
+                st["zeros"] = st.get("zeros", 0) + finite
                 return
             width = st["width"] = ob.histogram_width(amax, m.bins)
             st["counts"] = np.zeros(m.bins, np.int64)
             st["counts"][0] = st.pop("zeros", 0)
         counts = st["counts"]
-        nb = ob.histogram_bins(width, counts.size, amax)
+        nb = ob.histogram_bins(width, counts.size, amax, m.bins)
         if nb > counts.size:
             counts = np.concatenate([counts, np.zeros(nb - counts.size, np.int64)])
         idx = np.minimum(np.floor(mag.astype(np.float64) / width), nb - 1).astype(np.int64)
-        st["counts"] = counts + np.bincount(idx, minlength=nb)
+        new = np.bincount(idx, minlength=nb)
+        new[0] -= mag.size - finite  # non-finite elements were counted as zeros: take them out
+        st["counts"] = counts + new
 
     def search(self, x: np.ndarray) -> None:
         """Mse's second pass: add each candidate's squared error on one batch.
@@ -212,7 +218,10 @@ class Observer:
         losses = []
         for mult in mults:
             cand = base * np.float32(mult)
-            parts = self._parts(til, cand, tamax=self._tamax(base))
+            # tensor_scale_only: the candidates are tensor amaxes; else the tile amaxes under
+            # the tensor scale of the observed amax
+            tamax = self._tamax(cand if self.tensor_scale_only else base)
+            parts = self._parts(til, cand, tamax=tamax)
             q = cast(
                 xf,
                 self.dtype,
@@ -253,7 +262,9 @@ class Observer:
             mults = np.array(m.multipliers or ob.mse_multipliers(self.dtype), np.float32)
             return st["amax"] * mults[best]
         if isinstance(m, ob.Mse):
-            raise SpecError("Mse: search() over the calibration batches before scales()")
+            raise SpecError(
+                "Mse: search() over the calibration batches before scales() or ranges()"
+            )
         return st["amax"]
 
     def scales(self) -> dict[str, np.ndarray]:
@@ -272,8 +283,9 @@ class Observer:
         if self.dtype.nspec.is_uint:
             return self._parts(til, None, lo=self._stats["lo"], hi=self._stats["hi"])
         amax = self._chosen()
-        tamax = self._tamax(self._stats["amax"]) if isinstance(self.method, ob.Mse) else None
-        return self._parts(til, amax, tamax=self._tamax(amax) if tamax is None else tamax)
+        mse_tiles = isinstance(self.method, ob.Mse) and not self.tensor_scale_only
+        tamax = self._tamax(self._stats["amax"] if mse_tiles else amax)
+        return self._parts(til, amax, tamax=tamax)
 
     def ranges(self) -> dict[str, np.ndarray]:
         """The calibrated ranges the scales are chosen from (SEMANTICS.md §5.13).

@@ -21,8 +21,10 @@ from fractions import Fraction
 
 from .datatype import DataType
 from .errors import SpecError
+from .kit import as_datatype
 
 __all__ = [
+    "HISTOGRAM_GROWTH",
     "METHODS",
     "AmaxHistory",
     "Entropy",
@@ -226,6 +228,7 @@ def check_observer(dt: DataType, spec: ObserverSpec, tensor_scale_only: bool = F
             sparsity, a uint datatype with a method other than MinMax, or a histogram method
             with a datatype of more than one scale per tensor.
     """
+    dt = as_datatype(dt)
     if not isinstance(spec, ObserverSpec) or type(spec) is ObserverSpec:
         raise SpecError(f"an observer takes a method such as tcast.observe.MinMax(), got {spec!r}")
     s = dt.sspec
@@ -306,15 +309,31 @@ def histogram_width(amax: float, bins: int) -> float:
     return float(amax) / bins
 
 
-def histogram_bins(width: float, bins: int, amax: float) -> int:
+#: A histogram grows to at most this many times its first bin count (SEMANTICS.md §5.13).
+HISTOGRAM_GROWTH = 64
+
+
+def histogram_bins(width: float, bins: int, amax: float, first: int) -> int:
     """The bin count after a batch with largest ``|x|`` ``amax``: grown by whole bins.
 
     The histogram covers ``[0, bins · width]``; a batch beyond it appends bins of the same
     width until ``amax ≤ bins' · width`` (``bins' = ceil(fl64(amax / width))``).
+
+    Raises:
+        SpecError: when ``bins'`` would exceed ``HISTOGRAM_GROWTH`` times ``first`` (the
+            first batch's bin count): the batches' ranges are too far apart for one bin width.
     """
     if amax <= bins * width:
         return bins
-    return max(bins, math.ceil(float(amax) / width))
+    grown = max(bins, math.ceil(float(amax) / width))
+    if grown > HISTOGRAM_GROWTH * first:
+        raise SpecError(
+            f"a batch's largest |x| {amax!r} is {amax / (first * width):.3g} times the first "
+            f"histogram's range {first * width!r}: the histogram would need {grown} bins (more "
+            f"than {HISTOGRAM_GROWTH} x {first}); calibrate with a first batch of the full "
+            f"range, or with MinMax or Percentile"
+        )
+    return grown
 
 
 def histogram_percentile_index(counts: list[int], q: float) -> int:

@@ -97,8 +97,8 @@ class Calibration:
     def _observe(self, name: str, conv: bool):
         def hook(module: nn.Module, args: tuple, kwargs: dict) -> None:
             x = args[0] if args else kwargs.get("input")
-            if not isinstance(x, torch.Tensor):
-                return
+            if not isinstance(x, torch.Tensor) or (conv and x.dim() not in (3, 4)):
+                return  # not an input the layer takes: let the layer raise its own error
             obs = self._observers[name]
             view = _input_view(x.detach(), conv)
             if self._pass == 1:
@@ -138,7 +138,9 @@ class Calibration:
 
         Returns:
             The :class:`QuantHandle` of :func:`quantize_model`, with every calibrated scale
-            given to its cast; ``remove()`` restores the float model.
+            given to its cast; ``remove()`` restores the float model, and
+            ``calibration_state()`` gives the scales to save (``torch.save``) and pass back
+            as ``quantize_model(model, rules, calibration=state)``.
 
         Raises:
             SpecError: after :meth:`remove`, before the passes are done, or for an input
@@ -155,7 +157,7 @@ class Calibration:
             raise SpecError(
                 f"convert(): no calibration batch reached the input of {', '.join(unseen[:5])}"
             )
-        given = {(n, "input"): o.scales() for n, o in self._observers.items()}
+        given = {f"{n}:input": o.scales() for n, o in self._observers.items()}
         modules = dict(model.named_modules())
         for q in self.layers:
             if q.weight is None:
@@ -166,11 +168,9 @@ class Calibration:
             obs.update(w)
             if self._weight_method.two_pass:
                 obs.search(w)
-            given[(q.name, "weight")] = obs.scales()
+            given[f"{q.name}:weight"] = obs.scales()
         self.remove()
-        handle = quantize_model(model, self._rules, strict=False)
-        handle._set_given(given)
-        return handle
+        return quantize_model(model, self._rules, strict=False, calibration=given)
 
 
 def prepare_model(

@@ -38,7 +38,7 @@ import fnmatch
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +59,7 @@ from tcast import (
     scale_mode,
 )
 from tcast.engine import load_engine
-from tcast.kit import normalize_args, normalize_seed
+from tcast.kit import GIVEN_PARTS, normalize_args, normalize_seed
 
 from ._api import cast
 from ._autograd import GRAD_MODES
@@ -414,11 +414,19 @@ class QuantHandle:
         for site in self._sites.values():
             site.reseed(site.rule.seed, step)
 
-    def _set_given(self, given: dict[tuple[str, str], dict[str, torch.Tensor]]) -> None:
-        """Give calibrated scale parts to the casts of the sites named (``_calibrate``)."""
-        for key, parts in given.items():
-            if key in self._sites:
-                self._sites[key].given = parts
+    def calibration_state(self) -> dict[str, dict[str, torch.Tensor]]:
+        """The calibrated scale parts of every tensor that has them, to save and reload.
+
+        Returns:
+            ``{"<layer>:<role>": {"scale": …, "zero": …, "tensor_scale": …}}`` (the parts
+            each cast is given); ``torch.save`` it and pass it back as
+            ``quantize_model(model, rules, calibration=state)``.
+        """
+        return {
+            f"{n}:{r}": dict(site.given)
+            for (n, r), site in self._sites.items()
+            if site.given is not None
+        }
 
     def calibrated(self, name: str, role: str) -> dict[str, torch.Tensor] | None:
         """The calibrated scale parts layer ``name``'s weight or input is cast with.
@@ -484,6 +492,7 @@ def quantize_model(
     rules: QuantRule | Iterable[QuantRule],
     *,
     strict: bool = True,
+    calibration: Mapping[str, Mapping[str, torch.Tensor]] | None = None,
 ) -> QuantHandle:
     """Fake-quantize the weights and/or inputs of a model's Linear and Conv2d layers.
 
@@ -503,6 +512,9 @@ def quantize_model(
         strict: raise when a rule selects no layer: it matches no module name
             (``SpecError``), only modules of unsupported types (``UnsupportedError``), or
             only layers that an earlier rule took (``SpecError``).
+        calibration: static scale parts by ``"<layer>:<role>"`` (``Calibration.convert``,
+            :meth:`QuantHandle.calibration_state`): each such cast is given them
+            (SEMANTICS.md §5.12) instead of computing its scales.
 
     Returns:
         The QuantHandle: ``layers`` lists what was quantized; ``remove()`` undoes it.
@@ -545,6 +557,7 @@ def quantize_model(
         )
 
     layers, sites = _plan(named, rule_list, strict)
+    _give(sites, calibration)
     handle = QuantHandle(model, tuple(layers))
     modules = dict(named)
     try:
@@ -555,6 +568,27 @@ def quantize_model(
         handle.remove()
         raise
     return handle
+
+
+def _give(sites: list[_Site], calibration) -> None:
+    """Attach calibrated parts to their sites; refuse keys of no quantized tensor."""
+    if calibration is None:
+        return
+    by_key = {f"{s.name}:{s.role}": s for s in sites}
+    for key, parts in calibration.items():
+        site = by_key.get(key)
+        if site is None:
+            known = ", ".join(sorted(by_key)) or "none"
+            raise SpecError(
+                f"calibration names {key!r}, which no rule quantizes; quantized tensors: {known}"
+            )
+        bad = [k for k, v in parts.items() if k not in GIVEN_PARTS or not torch.is_tensor(v)]
+        if bad:
+            raise SpecError(
+                f"calibration {key!r} holds {bad}: its parts are tensors named "
+                f"{', '.join(GIVEN_PARTS)}"
+            )
+        site.given = dict(parts)
 
 
 def _fsdp_wrapped(named) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 import tcast
-from tcast import DataType, ScaleMode, SpecError
+from tcast import DataType, ScaleMode, SpecError, scale_mode
 from tcast import observe as ob
 from tcast.kit import as_datatype, cast_rules, run_recipe
 
@@ -41,9 +41,9 @@ class Observer:
     ...     obs.update(x)
     >>> y = tcast_torch.cast(x, "mxfp8", **obs.scales())
 
-    The statistics live on the device of the first batch; updates never synchronize with the
-    host except where a rule is host arithmetic (the histograms' growth, and the searches of
-    :meth:`scales` over their counts).
+    The statistics live on the device of the first batch. Updates of MinMax, AmaxHistory and
+    Mse's first pass never synchronize with the host; the histograms' growth, Percentile's
+    ranks and the searches of :meth:`scales` are host arithmetic and read values back.
 
     Args:
         dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
@@ -72,7 +72,7 @@ class Observer:
         self.method = ob.MinMax() if method is None else method
         self.tensor_scale_only = bool(tensor_scale_only)
         ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
-        self.scalemode = ScaleMode(scalemode)
+        self.scalemode = scale_mode(scalemode)
         self.transpose_scale = bool(transpose_scale)
         self._rules = cast_rules(self.dtype, self.scalemode)
         self.batches = 0
@@ -163,13 +163,14 @@ class Observer:
         if hist is None:
             hist = st["history"] = amax.new_zeros((m.length, amax.numel()))
             st["amax"] = amax.new_zeros(amax.numel())
-        hist[0] = amax
-        pick = hist.amax(dim=0) if m.algo == "max" else hist[0].clone()
-        scaled = pick * (2.0**m.margin)
+            st["slot"] = 0
+        # a ring of the last `length` batches: TransformerEngine's roll, without the copy
+        slot = st["slot"]
+        hist[slot] = amax
+        st["slot"] = (slot + 1) % m.length
+        pick = hist.amax(dim=0) if m.algo == "max" else amax
+        scaled = torch.clamp_max(pick * (2.0**m.margin), torch.finfo(torch.float32).max)
         st["amax"] = torch.where(pick > 0, scaled, st["amax"])
-        if m.length > 1:
-            hist.copy_(torch.roll(hist, -1, dims=0))
-        hist[0] = 0
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
         q = self.method.q
@@ -190,19 +191,19 @@ class Observer:
         width = st.get("width", 0.0)
         if width == 0.0:
             if amax == 0.0:
-                st["zeros"] = st.get("zeros", 0) + rows.numel()
+                st["zeros"] = st.get("zeros", 0) + int(torch.isfinite(rows).sum())
                 return
             width = st["width"] = ob.histogram_width(amax, m.bins)
             counts = torch.zeros(m.bins, dtype=torch.int64, device=rows.device)
             counts[0] = st.pop("zeros", 0)
             st["counts"] = counts
         counts = st["counts"]
-        nb = ob.histogram_bins(width, counts.numel(), amax)
+        nb = ob.histogram_bins(width, counts.numel(), amax, m.bins)
         if nb > counts.numel():
             counts = torch.cat([counts, counts.new_zeros(nb - counts.numel())])
         w = torch.tensor(width, dtype=torch.float64, device=rows.device)
         idx = _bins(rows.reshape(-1), w, torch.tensor(nb - 1, device=rows.device))
-        st["counts"] = counts + torch.bincount(idx, minlength=nb)
+        st["counts"] = counts + torch.bincount(idx, minlength=nb + 1)[:nb]  # non-finite dropped
 
     @torch.no_grad()
     def search(self, x: torch.Tensor) -> None:
@@ -225,7 +226,11 @@ class Observer:
         x64 = xf.double()
         losses = []
         for mult in mults:
-            parts = self._parts(base * mult, tamax=self._tamax(base))
+            cand = base * mult
+            # tensor_scale_only: the candidates are tensor amaxes; else the tile amaxes under
+            # the tensor scale of the observed amax
+            tamax = self._tamax(cand if self.tensor_scale_only else base)
+            parts = self._parts(cand, tamax=tamax)
             q = cast(
                 xf,
                 self.dtype,
@@ -270,7 +275,9 @@ class Observer:
             mt = torch.tensor(mults, dtype=torch.float32, device=dev)
             return st["amax"] * mt[best]
         if isinstance(m, ob.Mse):
-            raise SpecError("Mse: search() over the calibration batches before scales()")
+            raise SpecError(
+                "Mse: search() over the calibration batches before scales() or ranges()"
+            )
         return st["amax"]
 
     @torch.no_grad()
@@ -291,7 +298,8 @@ class Observer:
         if self.dtype.nspec.is_uint:
             return self._parts(None, lo=st["lo"], hi=st["hi"])
         amax = self._chosen()
-        tamax = self._tamax(st["amax"] if isinstance(self.method, ob.Mse) else amax)
+        mse_tiles = isinstance(self.method, ob.Mse) and not self.tensor_scale_only
+        tamax = self._tamax(st["amax"] if mse_tiles else amax)
         return self._parts(amax, tamax=tamax)
 
     def ranges(self) -> dict[str, torch.Tensor]:
@@ -356,8 +364,9 @@ def _row_stats(rows: torch.Tensor, kind: str):
         return z if kind == "amax" else (z, z)
     if kind == "amax":
         return torch.where(keep, a.abs(), zero).amax(dim=1)
-    v = torch.where(keep, a, zero)  # 0 is in every range (SEMANTICS.md §5.7)
-    return v.amin(dim=1), v.amax(dim=1)
+    v = torch.where(keep, a, zero)
+    # 0 is in every range (SEMANTICS.md §5.7); + 0 makes a -0 minimum +0
+    return torch.minimum(v.amin(dim=1), zero) + 0.0, torch.maximum(v.amax(dim=1), zero)
 
 
 @lru_cache(maxsize=1)
@@ -374,10 +383,14 @@ def _stats(rows: torch.Tensor, kind: str):
 
 
 def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
-    """The histogram bin of each element: ``min(floor(fl64(|x|) / w), top)``, non-finite 0."""
+    """The histogram bin of each element: ``min(floor(fl64(|x|) / w), top)``; ``top + 1`` for
+    a non-finite element (a bin the caller drops).
+    """
     a = v.to(torch.float32)
-    mag = torch.where(torch.isfinite(a), a.abs(), torch.zeros((), dtype=a.dtype, device=a.device))
-    return torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int64)
+    keep = torch.isfinite(a)
+    mag = torch.where(keep, a.abs(), torch.zeros((), dtype=a.dtype, device=a.device))
+    idx = torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int64)
+    return torch.where(keep, idx, top + 1)
 
 
 @lru_cache(maxsize=1)
