@@ -29,8 +29,11 @@ CASES = [
     ("uint8_float32_uint8_t0", (4, 9), ("zero",), {}),
     ("uint4_e5m0_int4_t8", (2, 16), ("scale", "zero"), {}),
 ]
-ENGINES = ["torch:eager"]  # torch:compiled casts given parts eagerly too (below)
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# (engine, device): torch:compiled casts given parts eagerly too (below); Triton on CUDA
+ENGINES = [("torch:eager", d) for d in DEVICES] + (
+    [("triton", "cuda")] if torch.cuda.is_available() else []
+)
 
 
 def _case(code, shape, parts, kw):
@@ -57,8 +60,7 @@ def _torch(given: dict, device: str = "cpu") -> dict:
     }
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize(("name", "device"), ENGINES)
 @pytest.mark.parametrize(("code", "shape", "parts", "kw"), CASES)
 def test_engines_with_given_scales_equal_the_reference(name, code, shape, parts, kw, device):
     x, given = _case(code, shape, parts, kw)

@@ -436,3 +436,31 @@ def test_a_tampered_compress_mask_is_a_spec_error_in_every_engine():
         r.mask = mask
         with pytest.raises(SpecError, match="keeps"):
             tcast.upcast(r)
+
+
+@dataclass
+class _GivenEngine(FakeEngine):
+    given_scales: bool = True
+    refuse_given: str | None = None
+
+    def given_refusal(self, x):
+        return self.refuse_given
+
+
+def test_given_parts_go_to_an_engine_that_takes_them_for_this_array(installed):
+    """select_engine(given=True): engines without given_scales, and those whose
+    given_refusal names x, give way; when every taker refuses, the best one says why."""
+    plain = FakeEngine("plain", 9)  # no given_scales
+    fast = _GivenEngine("fast", 5, refuse_given="fast takes no given parts of such arrays")
+    slow = _GivenEngine("slow", 1)
+    installed(
+        FakeEntryPoint("plain", plain), FakeEntryPoint("fast", fast), FakeEntryPoint("slow", slow)
+    )
+    dt, modes = tcast.mxfp8, CastModes()
+    assert tcast.select_engine([1.0], dt, modes).name == "plain"
+    assert tcast.select_engine([1.0], dt, modes, given=True).name == "slow"
+    fast.refuse_given = None
+    assert tcast.select_engine([1.0], dt, modes, given=True).name == "fast"
+    fast.refuse_given = slow.refuse_given = "no given parts here"
+    with pytest.raises(UnsupportedError, match="no given parts here"):
+        tcast.select_engine([1.0], dt, modes, given=True)

@@ -38,6 +38,7 @@ import tcast
 from tcast.kit import cast_rules, column_datatype, make_request
 from tcast_triton import _launch, _launch_2d, _launch_dual, _pack, _upcast
 from tcast_triton._engine import TritonEngine
+from tcast_triton._given import given_bits
 from tcast_triton._offline import compile_sass
 
 # how the kernels read x (``_launch.bits_of``) and write a virtual result (its bits)
@@ -80,8 +81,12 @@ def _rs(req, rs: int | None) -> int:
     return 1 if req.roundmode is tcast.RoundMode.STOCHASTIC else 0
 
 
-def _parts(plan, xc: torch.Tensor, rs: int) -> dict:
-    """The pointer arguments of a 1-D or N-d cast plan, typed as ``_launch._launch`` passes them."""
+def _parts(plan, xc: torch.Tensor, rs: int, given: tuple[str, ...] = ()) -> dict:
+    """The pointer arguments of a 1-D or N-d cast plan, typed as ``_launch._launch`` passes them.
+
+    ``given``: the given scale parts (float32 arrays; the others None, as a launch without
+    them leaves them).
+    """
     x, bits = _t(_X[xc.dtype]), _t(_BITS[xc.dtype])
     if getattr(plan, "packed", False):
         out = _t(torch.uint8)
@@ -93,10 +98,15 @@ def _parts(plan, xc: torch.Tensor, rs: int) -> dict:
     stats = _t(torch.int32) if plan.amax_grid or plan.kw.get("GIVEN") else scale
     # given bits: K-bit integers (the cases' formats have at most 8 bits: uint8)
     rb = _t(torch.uint8) if rs == 2 else x
+    parts = {f"g{n}_ptr": _t(torch.float32) if p in given else None for n, p in _GIVEN}
     return dict(
         x_ptr=x, rb_ptr=rb, out_ptr=out, scale_ptr=scale, zero_ptr=zero, tcode_ptr=tcode,
-        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0, rstream=0,
+        stats_ptr=stats, keep_ptr=_t(torch.uint8), seed=0, rstream=0, **parts,
     )  # fmt: skip
+
+
+#: The kernels' pointers of given scale parts (``g<name>_ptr``) and the parts they hold.
+_GIVEN = (("scale", "scale"), ("zero", "zero"), ("tens", "tensor_scale"))
 
 
 def single(
@@ -112,19 +122,22 @@ def single(
     stats: bool = False,
     amax: bool = False,
     transform: tcast.Hadamard | None = None,
+    parts: tuple[str, ...] = (),
 ) -> Iterator[Compile]:
     """The kernel the engine launches for one cast (``_launch_2d`` or ``_launch``).
 
     ``given``: ``_cast_tiles`` reading given tile statistics; ``stats``: the plan's
     ``_tile_stats`` instead; ``amax``: its tensor-amax pass instead; ``transform``: a fused
-    Hadamard transform (the butterfly's adds and subtracts, then its normalizing product).
+    Hadamard transform (the butterfly's adds and subtracts, then its normalizing product);
+    ``parts``: the given scale parts the kernel reads (SEMANTICS.md §5.12).
     """
     req = _request(code, shape, dtype, castmode, roundmode, transform=transform)
     xc = torch.empty(shape, dtype=dtype, device="meta")
     src = _rs(req, rs)
+    gp = given_bits(tcast.kit.GivenScales(*(p in parts or None for p in tcast.kit.GIVEN_PARTS)))
     if _launch.uses_nd(req):
-        plan = _launch_2d._plan(req, xc, src)
-        args = _parts(plan, xc, src)
+        plan = _launch_2d._plan(req, xc, src, gp)
+        args = _parts(plan, xc, src, parts)
         names = ("A", "L1", "B", "L2", "NC", "T1", "T2", "n1", "n2", "nq")
         args.update(zip(names, plan.sizes, strict=True))
         launch = plan.amax_launch if amax else plan.launch
@@ -135,8 +148,8 @@ def single(
         launch = plan.launch
     else:
         # the tile statistics serve a cast reading them (``_launch.tile_stats``)
-        plan = _launch._tiled_plan(req, xc, src, True, given or stats)
-        args = _parts(plan, xc, src)
+        plan = _launch._tiled_plan(req, xc, src, True, given or stats, gp)
+        args = _parts(plan, xc, src, parts)
         names = ("outer", "L", "inner", "T", "nt", "ntiles")
         args.update(zip(names, plan.sizes, strict=True))
         launch = plan.stats_launch if stats else plan.amax_launch if amax else plan.launch
@@ -253,6 +266,18 @@ def cases() -> Iterator[Compile]:
     yield from single("uint4 zero 2-D virtual", "uint4_float32_float32_t16_t16", ROWS,
                       castmode="virtual")  # fmt: skip
     yield from single("int4 sparse actual", "int4_e8m0_t32n2m4", ROWS)
+    # given scale parts (SEMANTICS.md §5.12): exponent, float, two-level and zero-point
+    # recipes, row pieces and tiles, the N-d kernel
+    yield from single("mxfp8 given scale", "mxfp8", ROWS, parts=("scale",))
+    yield from single("int8 channel given scale virtual", "int8_float32_t0", ROWS, F32, "virtual",
+                      parts=("scale",))  # fmt: skip
+    yield from single("nvfp4 given tensor scale", "nvfp4", ROWS, parts=("tensor_scale",))
+    yield from single("nvfp4 given scales virtual", "nvfp4", ROWS, castmode="virtual",
+                      parts=("scale", "tensor_scale"))  # fmt: skip
+    yield from single("uint4 given zero virtual", "uint4_float32_float32_t32", ODD, F16,
+                      "virtual", parts=("zero",))  # fmt: skip
+    yield from single("uint4 given scale 2-D", "uint4_float32_float32_t16_t16", ROWS,
+                      parts=("scale",))  # fmt: skip
     # the dual kernels: Triton (two-level, zero points), Gluon (pairs, hardware FP8)
     yield from dual("nvfp4 dual transposed", "nvfp4", ROWS, transposed=True, kernel="_cast_dual")
     yield from dual("mxfp4 dual gluon", "mxfp4", ROWS, transposed=True, layout="blocked",

@@ -165,6 +165,11 @@ def select_engine(
         able = [e for e in able if getattr(e, "given_scales", False)]
         if not able:
             raise UnsupportedError(_no_given(", ".join(e.name for e in takers)))
+        # engines that take given parts for some arrays only give way to one that takes x's
+        willing = [e for e in able if _given_refusal(e, x) is None]
+        if not willing:
+            raise UnsupportedError(_given_refusal(_first_of_highest(able), x))
+        able = willing
     best = _first_of_highest(able)
     if _refuses(best, x):
         # an engine that takes x's type but not x as it is (the Triton engine and a DTensor)
@@ -175,10 +180,16 @@ def select_engine(
     return best
 
 
+def _given_refusal(eng: Engine, x: Any) -> str | None:
+    check = getattr(eng, "given_refusal", None)
+    return None if check is None else check(x)
+
+
 def _no_given(names: str) -> str:
     return (
         f"no engine ({names}) casts with given scales, zero points or tensor scales "
-        f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (torch tensors and DTensors, eager or compiled) do"
+        f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays), 'torch' (torch tensors and DTensors, "
+        f"eager or compiled) and 'triton' (CUDA tensors) do"
     )
 
 
@@ -293,7 +304,8 @@ def cast(
             scale format (float formats: clamped and rounded to even; exponent formats: the
             smallest power of two not below it). Engines that set
             ``tcast.kit.EngineBase.given_scales`` take given parts (``ref``; ``torch`` for
-            tensors and DTensors, eager or compiled), and the front door picks one of them.
+            tensors and DTensors, eager or compiled; ``triton`` for CUDA tensors), and the
+            front door picks one of them.
         zero: given zero points of uint data, laid out as ``scale``.
         tensor_scale: a given tensor scale of a two-level datatype (NVFP4): the tile scales
             are computed from it, with no pass for the tensor amax.

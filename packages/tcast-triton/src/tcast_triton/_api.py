@@ -22,6 +22,8 @@ from tcast.kit import (
     arguments_key,
     check_transposed,
     dual_args,
+    dual_givens,
+    given_or_none,
     normalize_args,
     normalize_seed,
     run_dual,
@@ -65,6 +67,9 @@ def cast(
     transform: Hadamard | None = None,
     grad: str = "ste",
     stream: int = 0,
+    scale: torch.Tensor | float | None = None,
+    zero: torch.Tensor | float | None = None,
+    tensor_scale: torch.Tensor | float | None = None,
 ) -> torch.Tensor | CastResult:
     """Cast a CUDA tensor bit-exactly as SEMANTICS.md defines (the same bits as tcast_ref).
 
@@ -92,6 +97,13 @@ def cast(
             the cast clipped the input).
         stream: stochastic rounding from a seed: the Philox stream, in [0, 2**32) (the
             second result of :func:`cast_dual` draws stream 1).
+        scale: given block scales (SEMANTICS.md §5.12): a float32, float16 or bfloat16
+            tensor on x's device of the scale array's shape (a real number for a tensor
+            scale), encoded into the scale format by the cast kernel; default: computed.
+            Plain tensors (inside torch.compile too: inputs of the graph).
+        zero: given zero points of uint data, laid out as ``scale``.
+        tensor_scale: a given tensor scale of a two-level datatype (NVFP4): the tile scales
+            come from it and each tile's amax, in one pass over ``x``.
 
     Returns:
         The virtual tensor, or a CastResult whose tensors live on x's device.
@@ -99,11 +111,18 @@ def cast(
     Raises:
         UnsupportedError: for input that is not a float32/float16/bfloat16 CUDA tensor, or
             a datatype this engine does not cast yet (``engine.supports``; ``tcast.cast``
-            falls back to ``tcast_torch`` for those).
+            falls back to ``tcast_torch`` for those); given parts of a DTensor.
         SpecError: for bad datatypes, modes, random bits, or tile dimensions; a transform
-            the datatype and shape do not take.
+            the datatype and shape do not take; given parts the datatype has no place for,
+            of the wrong shape, dtype or device, or with a NaN, infinite or negative scale.
     """
-    if rbits is None and not torch.compiler.is_compiling():
+    if (
+        rbits is None
+        and scale is None
+        and zero is None
+        and tensor_scale is None
+        and not torch.compiler.is_compiling()
+    ):
         # the host path: the checked arguments of a repeated call are remembered (outside
         # a trace: a compiled function reading this dict would be guarded on its contents);
         # a seed's presence is part of the key, its value is checked on every call
@@ -181,7 +200,8 @@ def cast(
         stream,
     )
     check_run_options(grad, None)
-    return engine.cast_grad(x, engine.request(x, dt, modes, seed, rbits), grad)
+    given = given_or_none(scale, zero, tensor_scale)
+    return engine.cast_grad(x, engine.request(x, dt, modes, seed, rbits, given), grad)
 
 
 def cast_dual(
@@ -199,13 +219,20 @@ def cast_dual(
     row_transform: Hadamard | None = None,
     column_transform: Hadamard | None = None,
     grad: str = "ste",
+    row_scale: torch.Tensor | float | None = None,
+    column_scale: torch.Tensor | float | None = None,
+    row_zero: torch.Tensor | float | None = None,
+    column_zero: torch.Tensor | float | None = None,
+    tensor_scale: torch.Tensor | float | None = None,
 ) -> tuple[torch.Tensor | CastResult, torch.Tensor | CastResult]:
     """The row and column casts of ``x`` (``tcast.cast_dual``), reading ``x`` once.
 
     ``grad`` is :func:`cast`'s (virtual casts of a tensor that requires grad).
     ``row_transform`` and ``column_transform``: each side's transform (``tcast.cast_dual``);
     with either, the two casts are made one after the other, each as :func:`cast` makes it
-    (the transform fused or composed).
+    (the transform fused or composed). ``row_scale``, ``column_scale``, ``row_zero``,
+    ``column_zero``, ``tensor_scale``: each result's given scale parts (``tcast.cast_dual``,
+    SEMANTICS.md §5.12; plain tensors): two casts too, each reading its own.
 
     Raises:
         SpecError, UnsupportedError: as :func:`tcast.cast_dual`.
@@ -222,8 +249,10 @@ def cast_dual(
         supports=engine.supports,
         request=engine.request,
         cast_dual=partial(engine.cast_dual, grad=grad),
+        result_ops=engine.result_ops,  # lays out a transposed result's given parts
     )
-    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms)
+    givens = dual_givens(row_scale, column_scale, row_zero, column_zero, tensor_scale)
+    return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms, givens)
 
 
 def upcast(result: CastResult) -> torch.Tensor:

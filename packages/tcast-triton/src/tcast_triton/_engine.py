@@ -32,6 +32,7 @@ from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
 from ._fallback import relabel, torch_cast
 from ._fastcast import CallsByRequest, FastCast, fast_cast, plain_input
+from ._given import check_given, given_refusal
 from ._launch import fused_transform, interpreting, tensor_maxima
 from ._launch_dual import run_dual
 from ._local import TritonLocal
@@ -61,6 +62,7 @@ class TritonEngine(EngineBase):
     array_one = "a CUDA torch tensor"
     result_ops = OPS
     transforms = True
+    given_scales = True
 
     def accepts(self, x: Any) -> bool:
         """CUDA tensors; CPU tensors too while Triton interprets (``TRITON_INTERPRET=1``).
@@ -145,8 +147,11 @@ class TritonEngine(EngineBase):
     def dtensor_call(self, x: Any, request: CastRequest, grad: str) -> Any:
         """The call object of a repeated DTensor cast (``toolkit.DTensorCall``), or None.
 
-        ``x`` is checked against ``request`` before a call object is made for it.
+        ``x`` is checked against ``request`` before a call object is made for it. None for a
+        request with given scale parts (refused for DTensors: :meth:`run_grad`).
         """
+        if request.given is not None:
+            return None
         return self.dtensor_calls.get(x, request, TRITON_LOCAL, grad, self.check_request)
 
     def request(
@@ -167,7 +172,7 @@ class TritonEngine(EngineBase):
         Outside a trace only: a compiled function reading the cache would be guarded on its
         contents.
         """
-        if given is not None:  # refused by the base: this engine takes no given scales
+        if given is not None:  # checked afresh each time (check_given): never remembered
             return super().request(x, dtype, modes, seed, rbits, given)
         if (
             rbits is not None
@@ -227,6 +232,17 @@ class TritonEngine(EngineBase):
         if is_dtensor(a):
             return dtensor_refusal(a)
         return tensor_refusal(a)
+
+    def given_refusal(self, x: Any) -> str | None:
+        """DTensors with given scale parts are the torch engine's (the front door picks it)."""
+        return str(given_refusal("scale part")) if is_dtensor(x) else None
+
+    def check_given(self, x: Any, part: Any, name: str, *, signed: bool) -> torch.Tensor:
+        """A given scale part as a float32 tensor on x's device (``_given.check_given``).
+
+        Checked as the torch engine checks it; plain tensors only.
+        """
+        return check_given(x, part, name, signed=signed)
 
     def check_rbits(self, x: Any, rbits: Any, width: int) -> torch.Tensor:
         """A ``width``-bit integer tensor of x's shape and device (uint8, or int16 view).
@@ -303,8 +319,16 @@ class TritonEngine(EngineBase):
         with the rest of the graph). A plain tensor is cast by ``_plain.cast_plain``. A DTensor is
         cast shard by shard (``toolkit.cast_dtensor``, this engine's kernels on each window:
         ``_local``), eagerly. A pending negation is applied first (``toolkit.resolved``).
+        Given scale parts (SEMANTICS.md §5.12) are read by the kernels (while Dynamo traces,
+        inputs of the op); a request with them is refused for a DTensor (:meth:`check_given`
+        refuses to make one).
+
+        Raises:
+            UnsupportedError: for given scale parts of a DTensor.
         """
         x = resolved(x)
+        if request.given is not None and is_dtensor(x):
+            raise given_refusal(request.given.items()[0][0])
         if is_dtensor(x):
             return cast_dtensor(x, request, TRITON_LOCAL, grad)
         return cast_plain(x, request, grad, CAST_OPS.cast)
@@ -354,7 +378,8 @@ class TritonEngine(EngineBase):
         (:meth:`run_grad`; the transposed one through its transpose).
 
         Casts with a transform are two casts, each as :meth:`cast_grad` makes it (§5.11: the
-        transform fused into the cast kernel or composed with it).
+        transform fused into the cast kernel or composed with it); so are casts with given
+        scale parts (§5.12), each reading its own.
         Datatypes the dual kernel does not take (``_launch_dual.dual_supported``: channels,
         sparsity, tiles past 128), empty inputs and DTensors are two casts (the same bits).
         Two-level datatypes (NVFP4) the kernel does not cast (those it refuses, and their
@@ -364,8 +389,14 @@ class TritonEngine(EngineBase):
         negation is applied first, as :meth:`run_grad` does.
         """
         x = resolved(x)
-        if rows.modes.transform is not None or cols.modes.transform is not None:
-            # two casts, each with its transform (fused or composed: cast_grad)
+        if (
+            rows.modes.transform is not None
+            or cols.modes.transform is not None
+            or rows.given is not None
+            or cols.given is not None
+        ):
+            # two casts, each with its transform (fused or composed: cast_grad) or given
+            # scale parts
             runner = SimpleNamespace(
                 name=self.name,
                 result_ops=self.result_ops,

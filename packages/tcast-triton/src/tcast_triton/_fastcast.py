@@ -342,10 +342,13 @@ def fast_cast(x: torch.Tensor, req: CastRequest) -> FastCast | None:
     """The call object of ``req`` for inputs like ``x``, or None where calls need the general path.
 
     ``x``: a tensor :func:`plain_input` takes, of the request's shape. None for given random
-    bits (rbits), a transform, empty tensors, sparse datatypes (a keep-mask), grids past
-    CUDA's limit, and plans whose scale buffers are longer than the result's scales.
+    bits (rbits), given scale parts, a transform, empty tensors, sparse datatypes (a
+    keep-mask), grids past CUDA's limit, and plans whose scale buffers are longer than the
+    result's scales.
     """
-    if req.rbits is not None or req.modes.transform is not None or not x.numel():
+    if req.rbits is not None or req.given is not None:
+        return None  # the general path reads them (a given part is the call's own)
+    if req.modes.transform is not None or not x.numel():
         return None  # the general path: a transform fused or composed (TritonEngine.cast_grad)
     rs = 0 if req.seed is None else 1  # _launch._random_source: 1, a Philox seed
     if uses_nd(req):
@@ -404,6 +407,10 @@ class CallsByRequest:
                 return hit[1]
         if req.rbits is not None or req.seed is not None or not plain_input(x):
             # a request with random bits is made afresh for each call: nothing to reuse
+            return None
+        if req.given is not None:
+            # given scale parts: the general path's launch reads them (``_given``); a
+            # request holding them is not kept alive here
             return None
         if seeded is None and req.roundmode is RoundMode.STOCHASTIC:
             return None  # stochastic without a seed: the general path says what is missing

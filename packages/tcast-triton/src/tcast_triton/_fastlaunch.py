@@ -91,6 +91,34 @@ class Launch:
         run, tail = hit
         run(grid, device, args + tail)
 
+    def call_with(self, grid: tuple[int, ...], args: tuple, last: dict[str, Any]) -> None:
+        """:meth:`__call__` with run-time arguments for the kernel's last parameters too.
+
+        ``last``: by name, in signature order, the parameters after the compile-time ones
+        (the given scale parts of a cast, which a launch by :meth:`__call__` leaves at their
+        defaults); None for one that is not passed. Compiled once per specialization of
+        ``args`` and ``last``, as :meth:`__call__` compiles.
+        """
+        if traced_launches():
+            launcher(self.kernel)[grid](*args, **self.kw, **last)
+            return
+        if INTERPRETING:
+            self.kernel[grid](*args, **self.kw, **last)
+            return
+        device = torch.cuda.current_device()
+        values = tuple(last.values())
+        key = (device, tuple(last), *map(_spec, args), *map(_spec, values))
+        hit = self._compiled.get(key)
+        if hit is None:
+            compiled = self.kernel[grid](*args, **self.kw, **last)
+            params = self.kernel.params
+            between = params[len(args) : len(params) - len(values)]
+            middle = tuple(self.kw[p.name] if p.name in self.kw else p.default for p in between)
+            self._compiled[key] = (_runner(compiled), middle)
+            return
+        run, middle = hit
+        run(grid, device, args + middle + values)
+
     def compiled(self, *args: Any) -> tuple[Any, tuple] | None:
         """The runner and trailing arguments a launch with ``args`` uses, once compiled.
 

@@ -41,7 +41,7 @@ from ._codec import (
 )
 from ._env import INTERPRETING
 from ._rn import mul_rn
-from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
+from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, block_scales
 
 #: The GPU's float32 -> bfloat16 conversion (``cvt.rn.bf16.f32``: nearest even,
 #: subnormals kept); the interpreter's flushes subnormals to zero.
@@ -718,6 +718,11 @@ def _cast_tiles(
     RHT_SIGNS: tl.constexpr = 0,
     RHT_SCALE: tl.constexpr = 1.0,
     CV: tl.constexpr = 0,
+    GP: tl.constexpr = 0,
+    GRULE: tl.constexpr = (0, 0, 0, 0, 0),
+    gscale_ptr=None,
+    gzero_ptr=None,
+    gtens_ptr=None,
 ):
     """One scaled cast over tiles of the canonical view (see the module docstring).
 
@@ -731,6 +736,10 @@ def _cast_tiles(
     ``BLK``: scale codes in the blocked layout (:func:`scale_slots`). ``GIVEN``: the block
     statistics are not the tiles' own but those of whole blocks of which the tiles are
     parts (a DTensor shard's window, ``_local``), read as :func:`_tile_stats` writes them.
+    ``GP``: given scale parts (SEMANTICS.md §5.12; ``_scales.GP_*`` bits, 0: none), float32
+    values at ``gscale_ptr``, ``gzero_ptr`` (by lane) and ``gtens_ptr`` (one), encoded in
+    :func:`_scales.lane_scales` (``GRULE``: a given exponent scale's rule); the last
+    parameters, which a launch without them leaves None (``_fastlaunch.Launch.call_with``).
     """
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -757,12 +766,13 @@ def _cast_tiles(
         if RHT_G > 0:
             x = hadamard_axis(x, AXIS, RHT_G, RHT_STAGES, RHT_SIGNS, RHT_SCALE)
         mx, hi, lo = _block_max(x, mask, AXIS, U)
-    tmax = 0
-    if SK == SK_TWO:
-        tmax = tl.load(stats_ptr)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
+    glanes = lanes
+    if PRE:  # one block, the tensor: one given scale
+        glanes = lanes * 0
+    scale, zcode, tcode, recip, zval, dec, bad = block_scales(
+        mx, hi, lo, stats_ptr, gscale_ptr, gzero_ptr, gtens_ptr, glanes, lane_ok, SK, S, TS, Z,
+        RULE, C, GP, GRULE,
+    )  # fmt: skip
     if VIRTUAL == 0:
         if PRE:  # one tensor scale: every program has it, the first stores it
             if pid == 0:
@@ -1105,6 +1115,11 @@ def _cast_row_pieces(
     RHT_SIGNS: tl.constexpr = 0,
     RHT_SCALE: tl.constexpr = 1.0,
     ROWS_OUTER: tl.constexpr = False,
+    GP: tl.constexpr = 0,
+    GRULE: tl.constexpr = (0, 0, 0, 0, 0),
+    gscale_ptr=None,
+    gzero_ptr=None,
+    gtens_ptr=None,
 ):
     """``_cast_tiles`` for flat row tiles of ``TP`` elements, each tile's scale computed once.
 
@@ -1120,6 +1135,7 @@ def _cast_row_pieces(
     the compiler places one tile per thread; ``RHT_G``: the transform of ``_cast_tiles`` on
     groups inside a tile (with ``ROWS_OUTER``: the butterfly stays in registers). A seeded
     stochastic cast takes ``ROWS_OUTER``: each thread makes its tile's Philox calls.
+    ``GP``, ``GRULE`` and the given parts' pointers: as ``_cast_tiles``.
     """
     V: tl.constexpr = TP // NP
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -1157,12 +1173,10 @@ def _cast_row_pieces(
         mx = tl.max(m2, axis=TA)
         hi = tl.max(h2, axis=TA)
         lo = tl.max(l2, axis=TA)
-    tmax = 0
-    if SK == SK_TWO:
-        tmax = tl.load(stats_ptr)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
+    scale, zcode, tcode, recip, zval, dec, bad = block_scales(
+        mx, hi, lo, stats_ptr, gscale_ptr, gzero_ptr, gtens_ptr, k, lane_ok, SK, S, TS, Z, RULE,
+        C, GP, GRULE,
+    )  # fmt: skip
     if VIRTUAL == 0:
         slots = lane_slots(k, nt, ntiles, inner, BL, BLK, PATCH, I64)
         _store_lane_codes(

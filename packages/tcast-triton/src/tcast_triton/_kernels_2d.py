@@ -41,7 +41,7 @@ from ._kernels import (
     store_codes,
 )
 from ._rn import mul_rn
-from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, lane_scales
+from ._scales import SK_TWO, SK_UEXP, SK_UFLOAT, block_scales
 
 # a NaN's magnitude bits for ranking: every payload alike, above +-Inf (SEMANTICS.md §6)
 RANK_NAN = tl.constexpr(0x7F800001)
@@ -268,6 +268,19 @@ def _encode_chunk(
         store_codes(out_ptr, offs, mask, codes, CB)
 
 
+@triton.jit
+def _scale_index(a, j1, b, j2, lane, n1, B, n2, NC, ROW: tl.constexpr):
+    """The lanes' flat indices in the scale array ``[A, n1, B, n2, NC]``.
+
+    C order, the tiled dimensions replaced by their tile counts.
+    """
+    if ROW:
+        sidx = ((a * n1 + j1) * B + b) * n2 + lane
+    else:
+        sidx = (((a * n1 + j1) * B + b) * n2 + j2) * NC + lane
+    return sidx
+
+
 # tile and program counts only decompose program ids and bound masks: Triton's divisibility
 # and ==1 specializations of them would add compiled variants per shape and speed nothing
 @triton.jit(do_not_specialize=["A", "n1", "nq", "seed", "rstream"])
@@ -324,6 +337,11 @@ def _cast_nd(
     SCB: tl.constexpr,
     ZCB: tl.constexpr,
     TCB: tl.constexpr,
+    GP: tl.constexpr = 0,
+    GRULE: tl.constexpr = (0, 0, 0, 0, 0),
+    gscale_ptr=None,
+    gzero_ptr=None,
+    gtens_ptr=None,
 ):
     """One scaled cast over 2-D (or sparse) tiles of ``[A, L1, B, L2, NC]`` (module docstring).
 
@@ -331,6 +349,8 @@ def _cast_nd(
     of ``D1`` tiles along ``L2``; column geometry: groups of ``D2`` columns of ``NC``).
     ``EVENQ``: every lane group is full. With ``EVEN1``, ``EVEN2`` and ``EVENQ`` (32 x 32
     tiles filling the last two dimensions) no load or store of the kernel is masked.
+    ``GP``, ``GRULE`` and the given parts' pointers: as ``_kernels._cast_tiles`` (given
+    scale parts, SEMANTICS.md §5.12).
     """
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
     if I64:
@@ -384,18 +404,15 @@ def _cast_nd(
             ROW, D0, D1, D2, TK1, TK2, EVEN1, EVEN2, SP, SM, SN, IN, I64,
         )  # fmt: skip
         mx, hi, lo = _block_max3(x, keep, ROW, U)
-    tmax = 0
-    if SK == SK_TWO:
-        tmax = tl.load(stats_ptr)
-    scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
-        mx, hi, lo, tmax, SK, S, TS, Z, RULE, C
-    )
+    glanes = lane
+    if GP != 0:  # the given parts are read where the scales are stored
+        glanes = _scale_index(a, j1, b, j2, lane, n1, B, n2, NC, ROW)
+    scale, zcode, tcode, recip, zval, dec, bad = block_scales(
+        mx, hi, lo, stats_ptr, gscale_ptr, gzero_ptr, gtens_ptr, glanes, lane_ok, SK, S, TS, Z,
+        RULE, C, GP, GRULE,
+    )  # fmt: skip
     if VIRTUAL == 0:
-        # the scale array is [A, n1, B, n2, C] in C order (tiled dims replaced by counts)
-        if ROW:
-            sidx = ((a * n1 + j1) * B + b) * n2 + lane
-        else:
-            sidx = (((a * n1 + j1) * B + b) * n2 + j2) * NC + lane
+        sidx = _scale_index(a, j1, b, j2, lane, n1, B, n2, NC, ROW)
         store_codes(scale_ptr, sidx, lane_ok, scale, SCB)
         if U:
             store_codes(zero_ptr, sidx, lane_ok, zcode, ZCB)

@@ -24,14 +24,17 @@ from ._codec import F_HW, F_KIND, F_PAIR, K_EXP
 from ._env import INTERPRETING
 from ._fastlaunch import Launch
 from ._formats import ROUND_CODES, fmt
+from ._given import given_bits, given_kw, given_pointers, rule_fields
 from ._kernels import _amax_pass, _cast_row_pieces, _cast_tiles, _cast_unscaled, _tile_stats
 from ._pack import OPS, packed_bytes
-from ._scales import SK_EXP, SK_UEXP, SK_UFLOAT
+from ._scales import GP_TENSOR, SK_EXP, SK_UEXP, SK_UFLOAT
 
 __all__ = [
     "bits_of",
     "interpreting",
+    "launch_scaled",
     "run_cast_1d",
+    "tensor_amax",
     "tensor_maxima",
     "tile_stats",
     "uses_nd",
@@ -112,13 +115,16 @@ def run_cast_1d(
     """The cast by ``_cast_unscaled`` or ``_cast_tiles`` (at most one dense segment).
 
     ``xin``: ``xc``'s bits as the kernels read them (:func:`bits_of`); ``given`` and the
-    result as ``_cast_launch.run_cast`` takes and gives them.
+    result as ``_cast_launch.run_cast`` takes and gives them. The request's given scale
+    parts (SEMANTICS.md §5.12) are read by the cast kernel (:func:`launch_scaled`).
     """
     rs, seed, rb = _random_source(req, xin)
     build = _unscaled_plan if req.layout is None else _tiled_plan
     extra: tuple = (word_aligned(xc),)
     if req.layout is not None:
         extra += (given is not None and given.numel() > 3,)
+        if req.given is not None:  # given scale parts (a key of their own)
+            extra += (given_bits(req.given),)
     plan = cached_plan(_PLANS, req, xc, rs, build, *extra)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
@@ -340,15 +346,6 @@ def _constants(rules: CastRules) -> tuple:
     return (c["M"], c.get("MS_M", 0.0), c["F32_MAX"], slo, shi, tlo, thi, znan)
 
 
-def _rule(rules: CastRules) -> tuple:
-    r = rules.exponent
-    if r is None:
-        return (0, 0, 0, 0, 0)
-    from tcast.kit import NEVER
-
-    return (r.offset, r.threshold, r.max_code, int(r.field_exact), int(r.threshold < NEVER))
-
-
 #: Elements per program in the row geometry, and warps per program (benchmark tunables).
 ROW_ELEMS = 4096
 ROW_WARPS = 8
@@ -462,7 +459,7 @@ def scaled_kw(req: CastRequest, in_code: int, rs: int, hw: bool) -> dict:
         S=fmt(ss.scale, hardware=False),
         TS=fmt(dt.tenscale, hardware=False) if dt.tenscale is not None else _NO_FORMAT,
         Z=fmt(dt.zero) if dt.zero is not None else _NO_FORMAT,
-        RULE=_rule(rules),
+        RULE=rule_fields(rules.exponent),
         C=_constants(rules),
         MODE=ROUND_CODES[req.roundmode],
         EK=1 if fixed is not None else 2 if n.is_uint else 0,
@@ -536,9 +533,17 @@ def pairs_ok(req: CastRequest, scaled: dict, xc: torch.Tensor, n: int, word4: bo
 
 
 def _tiled_plan(
-    req: CastRequest, xc: torch.Tensor, rs: int, word4: bool = True, given: bool = False
+    req: CastRequest,
+    xc: torch.Tensor,
+    rs: int,
+    word4: bool = True,
+    given: bool = False,
+    gp: int = 0,
 ) -> _Plan:
-    """The plan of a tiled cast; ``given``: ``_cast_tiles`` reading given tile statistics."""
+    """The plan of a tiled cast; ``given``: ``_cast_tiles`` reading given tile statistics.
+
+    ``gp``: the given scale parts the kernel reads (``_given.given_bits``; 0: none).
+    """
     dt, lay = req.dtype, req.layout
     ss = dt.sspec
     numel = xc.numel()
@@ -621,6 +626,7 @@ def _tiled_plan(
         GIVEN=given,
         **rht,
         CV=cv,
+        **given_kw(dt, gp),
         num_warps=warps,
         **_LAUNCH_OPTS,
     )
@@ -651,8 +657,17 @@ def _tiled_plan(
         (outer, length, inner, tile, nt, outer * nt),
         kw,
         packed=bool(pack),
-        **scaled_fields(req, xc, amax=pre or dt.is_multiscale),
+        **scaled_fields(req, xc, amax=pre or tensor_amax(dt, gp)),
     )
+
+
+def tensor_amax(dt: DataType, gp: int) -> bool:
+    """Whether a tiled cast of ``dt`` takes the tensor amax (an amax pass first).
+
+    Two-level scaling, unless the tensor scale is given (``gp``, ``_given.given_bits``: a
+    one-pass cast, SEMANTICS.md §5.12).
+    """
+    return dt.is_multiscale and not gp & GP_TENSOR.value
 
 
 def _patches(req: CastRequest, row_tiles: bool, bl: int, nt: int, outer: int) -> bool:
@@ -833,8 +848,7 @@ def _launch(
         return build_result(req, result, OPS, "triton", packed=plan.packed)
     scale, zero, tcode, stats = scaled_parts(plan, xc, xin, given)
     if plan.grid[0]:
-        plan.launch(
-            plan.grid,
+        args = (
             xin,
             rb,
             out,
@@ -846,7 +860,16 @@ def _launch(
             seed,
             req.modes.stream,
         )
+        launch_scaled(plan, args, req)
     return scaled_result(plan, req, result, scale, zero, tcode, packed=plan.packed)
+
+
+def launch_scaled(plan: Any, args: tuple, req: CastRequest) -> None:
+    """Launch a scaled plan's kernel; the request's given scale parts as its last arguments."""
+    if req.given is None:
+        plan.launch(plan.grid, *args)
+    else:
+        plan.launch.call_with(plan.grid, args, given_pointers(req.given))
 
 
 def scaled_parts(

@@ -18,6 +18,7 @@ from tcast import CastResult, DataType
 from tcast.kit import CastRequest
 
 from ._fastlaunch import Launch
+from ._given import given_bits, given_kw
 from ._kernels import _amax_pass
 from ._kernels_2d import _cast_nd
 from ._launch import (
@@ -29,10 +30,12 @@ from ._launch import (
     cached_plan,
     element_output,
     hw_fp8,
+    launch_scaled,
     scaled_fields,
     scaled_kw,
     scaled_parts,
     scaled_result,
+    tensor_amax,
 )
 
 __all__ = ["nd_supported", "run_cast_nd"]
@@ -123,7 +126,8 @@ def _view(req: CastRequest) -> tuple:
     return (outer, length, 1, 1, inner), (size[d], 1), (chan[d], False), 0 if dense else 1
 
 
-def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
+def _plan(req: CastRequest, xc: torch.Tensor, rs: int, gp: int = 0) -> _NdPlan:
+    """The plan of ``req`` on ``xc``; ``gp``: its given scale parts (``_given.given_bits``)."""
     dt, lay = req.dtype, req.layout
     numel = xc.numel()
     in_code = _IN_CODES[xc.dtype]
@@ -169,6 +173,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         SN=lay.sparse_n,
         I64=i64,
         **scaled_kw(req, in_code, rs, hw_fp8(xc.device)),
+        **given_kw(dt, gp),
         num_warps=ND_WARPS if d0 * d1 * d2 >= 4096 else min(2, ND_WARPS),
         **_LAUNCH_OPTS,
     )
@@ -177,7 +182,7 @@ def _plan(req: CastRequest, xc: torch.Tensor, rs: int) -> _NdPlan:
         sizes=(a_, l1, b_, l2, nc, t1, t2, n1, n2, nq),
         kw=kw,
         sparse=sm > 0,
-        **scaled_fields(req, xc, amax=dt.is_multiscale, kernel_blocked=False),
+        **scaled_fields(req, xc, amax=tensor_amax(dt, gp), kernel_blocked=False),
     )
 
 
@@ -194,7 +199,9 @@ def run_cast_nd(
             kernel takes no given tile statistics), or None.
     """
     rs, seed, rb = _random_source(req, xin)
-    plan = cached_plan(_PLANS, req, xc, rs, _plan)
+    # given scale parts (SEMANTICS.md §5.12): a plan of their own, read by the kernel
+    extra = () if req.given is None else (given_bits(req.given),)
+    plan = cached_plan(_PLANS, req, xc, rs, _plan, *extra)
     if plan.grid[0] > MAX_PROGRAMS:
         return None
     return _launch(plan, xc, xin, req, seed, rb, given)
@@ -210,8 +217,7 @@ def _launch(
         keep = torch.empty(xc.shape, dtype=torch.bool, device=xc.device)
     scale, zero, tcode, stats = scaled_parts(plan, xc, xin, given)
     if plan.grid[0]:
-        plan.launch(
-            plan.grid,
+        args = (
             xin,
             rb,
             out,
@@ -224,4 +230,5 @@ def _launch(
             seed,
             req.modes.stream,
         )
+        launch_scaled(plan, args, req)
     return scaled_result(plan, req, result, scale, zero, tcode, mask=keep)

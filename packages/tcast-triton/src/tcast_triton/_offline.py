@@ -51,7 +51,8 @@ def compile_sass(kernel: Any, args: dict, kw: dict, num_warps: int, capability: 
 
     Args:
         kernel: a ``@triton.jit`` or ``@gluon.jit`` function.
-        args: its run-time arguments by name (a tensor stands for a pointer of its dtype).
+        args: its run-time arguments by name (a tensor stands for a pointer of its dtype;
+            None for a pointer a launch leaves at its default, compiled as a constant).
         kw: its compile-time arguments (others take their defaults); ``enable_fp_fusion``
             is passed on as an option.
         num_warps: the launch's warps.
@@ -67,6 +68,9 @@ def compile_sass(kernel: Any, args: dict, kw: dict, num_warps: int, capability: 
             if isinstance(v, torch.Tensor):
                 sig[n] = _PTR[v.dtype]
                 attrs[(i,)] = [["tt.divisibility", 16]]
+            elif v is None:  # as Triton specializes None: a constant
+                sig[n] = "constexpr"
+                consts[(i,)] = None
             elif v == 1 and n not in skip:
                 sig[n] = "constexpr"
                 consts[(i,)] = 1

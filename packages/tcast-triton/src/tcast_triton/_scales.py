@@ -5,8 +5,9 @@ bit patterns) into its scale code, zero-point code, encode multiplier and decode
 following ``tcast.kit``'s recipes step by step: every division is ``tl.div_rn`` (correctly
 rounded), every product one float32 multiplication (none feeds a sum here, so no compiler
 fuses one into a multiply-add), power-of-two scales come from the exponent and significand
-bits and the kit's two integers. ``tests/test_recipes_unrolled.py`` pins the kit's recipes
-to the steps written here.
+bits and the kit's two integers. Given scale parts (SEMANTICS.md §5.12) replace the steps
+of the recipe that compute them (``tcast.kit.given_scale_recipe``); :func:`block_scales`
+loads them, and the tensor amax, for the cast kernels.
 """
 
 from __future__ import annotations
@@ -121,6 +122,93 @@ def _div(a, b):
     return tl.div_rn(a, b)
 
 
+# given scale parts (SEMANTICS.md §5.12): bits of the kernels' compile-time GP, tested as
+# ``GP_SCALE & GP`` (a constexpr on the left: it has no reflected ``&`` for the interpreter's
+# int)
+GP_SCALE = tl.constexpr(1)
+GP_ZERO = tl.constexpr(2)
+GP_TENSOR = tl.constexpr(4)
+
+
+@triton.jit
+def given_values(ptr, lanes, lane_ok, GIVEN: tl.constexpr):
+    """float32 given values of the lanes (``GIVEN``), else zeros (never read)."""
+    if GIVEN:
+        v = tl.load(ptr + lanes, mask=lane_ok, other=0.0)
+    else:
+        v = tl.zeros(lanes.shape, tl.float32)
+    return v
+
+
+@triton.jit
+def block_scales(
+    maxmag,
+    hi_b,
+    lo_b,
+    stats_ptr,
+    gscale_ptr,
+    gzero_ptr,
+    gtens_ptr,
+    glanes,
+    lane_ok,
+    SK: tl.constexpr,
+    S: tl.constexpr,
+    T: tl.constexpr,
+    Z: tl.constexpr,
+    RULE: tl.constexpr,
+    C: tl.constexpr,
+    GP: tl.constexpr,
+    GRULE: tl.constexpr,
+):
+    """:func:`lane_scales` of a cast kernel's lanes: the tensor amax and given parts loaded.
+
+    ``stats_ptr``: the amax pass's maxima (two-level scaling without a given tensor scale);
+    ``GP``: the given parts (``GP_*`` bits; 0: none), read at ``glanes`` (the plain scale
+    array's flat indices) from float32 arrays; ``GRULE``: the rule of a given exponent scale.
+    """
+    tmax = 0
+    if SK == SK_TWO and (GP_TENSOR & GP) == 0:
+        tmax = tl.load(stats_ptr)
+    if GP == 0:
+        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+            maxmag, hi_b, lo_b, tmax, SK, S, T, Z, RULE, C
+        )
+    else:
+        gs = given_values(gscale_ptr, glanes, lane_ok, GP_SCALE & GP)
+        gz = given_values(gzero_ptr, glanes, lane_ok, GP_ZERO & GP)
+        # values the engine's check refuses can reach a cast whose check could not read
+        # them (inside a torch.compile graph): their blocks are non-finite (SEMANTICS.md
+        # §5.12), a tensor scale's every block, and 0 stands in for them in the recipe
+        unusable = _unusable(gs, False, C) | _unusable(gz, True, C)
+        gt = 0.0
+        if GP_TENSOR & GP:
+            gt = tl.load(gtens_ptr + tl.zeros((1,), tl.int32))  # a 1-element block
+            tbad = _unusable(gt, False, C)
+            gt = tl.where(tbad, 0.0, gt)
+            unusable = unusable | tbad
+        gs = tl.where(unusable, 0.0, gs)
+        gz = tl.where(unusable, 0.0, gz)
+        scale, zcode, tcode, recip, zval, dec, bad = lane_scales(
+            maxmag, hi_b, lo_b, tmax, SK, S, T, Z, RULE, C, gs, gz, gt, GP, GRULE
+        )
+        scale = tl.where(unusable, S[F_NANC], scale)
+        zcode = tl.where(unusable, C[C_ZNAN], zcode)
+        bad = bad | unusable
+        if GP_TENSOR & GP:
+            tcode = tl.where(tbad, T[F_NANC], tcode)
+    return scale, zcode, tcode, recip, zval, dec, bad
+
+
+@triton.jit
+def _unusable(v, SIGNED: tl.constexpr, C: tl.constexpr):
+    """Given values the engine's check refuses: NaN, infinite, or (unless ``SIGNED``) below 0."""
+    if SIGNED:
+        out = (v != v) | (tl.abs(v) > C[C_F32MAX])
+    else:
+        out = (v != v) | (v < 0.0) | (v > C[C_F32MAX])
+    return out
+
+
 @triton.jit
 def lane_scales(
     maxmag,
@@ -133,6 +221,11 @@ def lane_scales(
     Z: tl.constexpr,
     RULE: tl.constexpr,
     C: tl.constexpr,
+    gscale=None,
+    gzero=None,
+    gtens=None,
+    GP: tl.constexpr = 0,
+    GRULE: tl.constexpr = None,
 ):
     """Per block: scale code, zero code, tensor-scale code, multipliers, non-finite.
 
@@ -142,6 +235,13 @@ def lane_scales(
     ``maxmag``: the largest magnitude bits; ``hi_b``: the largest bits of a positive
     element (uint data); ``lo_b``: the largest magnitude bits of a negative element (uint
     data); ``tmax_b``: the tensor's largest magnitude bits (two-level scaling).
+
+    ``GP``: the parts given (``GP_*`` bits, SEMANTICS.md §5.12): ``gscale`` and ``gzero``
+    per block, ``gtens`` a 1-element block, float32; each is encoded by its format's rule (a given
+    exponent scale by ``GRULE``, the kit's ``given_exponent_rule``) in place of the step of
+    the kit's recipe that computes it, the other steps unchanged
+    (``tcast.kit.given_scale_recipe``). A non-finite block keeps the NaN codes whatever is
+    given.
     """
     nonfinite = maxmag >= 0x7F800000
     # layout-free constants: lane_scales also serves the Gluon dual kernel
@@ -152,23 +252,38 @@ def lane_scales(
     if SK == SK_UFLOAT or SK == SK_UEXP:
         hi = tl.where(nonfinite, 0.0, f32_of(hi_b))
         lo = tl.where(nonfinite | (lo_b == 0), 0.0, f32_of(lo_b | -2147483648))
-        rng = hi - lo
-        if SK == SK_UFLOAT:
-            q = _div(rng, tl.full(rng.shape, C[C_M], tl.float32))
-            scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
+        if GP_SCALE & GP:
+            if SK == SK_UFLOAT:
+                scale, dec = float_scale(gscale, S, C[C_SLO], C[C_SHI])
+            else:
+                scale = exp_code(gscale, GRULE)
+                dec = decode(scale, S)
         else:
-            scale = exp_code(rng, RULE)
-            dec = decode(scale, S)
+            rng = hi - lo
+            if SK == SK_UFLOAT:
+                q = _div(rng, tl.full(rng.shape, C[C_M], tl.float32))
+                scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
+            else:
+                scale = exp_code(rng, RULE)
+                dec = decode(scale, S)
         recip = _div(one, dec)
-        nlo = 0.0 - lo
-        zraw = nlo * recip
+        if GP_ZERO & GP:
+            # fl32(v + 0): a given -0 is the +0 a computed zero point is (a select, which no
+            # compiler folds as it may fold the addition of zero)
+            zraw = tl.where(gzero == 0.0, 0.0, gzero)
+        else:
+            nlo = 0.0 - lo
+            zraw = nlo * recip
         zero_code = encode(zraw, zraw, Z, R_EVEN)
         zval = decode(zero_code, Z)
         zero_code = tl.where(nonfinite, C[C_ZNAN], zero_code)
     else:
         amax = tl.where(nonfinite, 0.0, f32_of(maxmag))
         if SK == SK_EXP:
-            scale = exp_code(amax, RULE)
+            if GP_SCALE & GP:
+                scale = exp_code(gscale, GRULE)
+            else:
+                scale = exp_code(amax, RULE)
             dec = decode(scale, S)
             if S[F_KIND] == K_EXP:
                 # 1 / 2**k is 2**-k exactly (|k| <= 127 for every exponent scale type)
@@ -176,26 +291,39 @@ def lane_scales(
             else:
                 recip = _div(one, dec)
         elif SK == SK_FLOAT:
-            q = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
-            scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
+            if GP_SCALE & GP:
+                scale, dec = float_scale(gscale, S, C[C_SLO], C[C_SHI])
+            else:
+                q = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
+                scale, dec = float_scale(q, S, C[C_SLO], C[C_SHI])
             recip = _div(one, dec)
         else:  # two-level
             # the tensor scale once per program (a 1-element block), then broadcast
             tmax1 = tl.full((1,), 0, tl.int32) + tmax_b
-            all_bad1 = tmax1 >= 0x7F800000
-            tamax = tl.where(all_bad1, 0.0, f32_of(tmax1))
-            tq = _div(tamax, tl.full((1,), C[C_MSM], tl.float32))
+            if GP_TENSOR & GP:
+                tq = tl.full((1,), 0.0, tl.float32) + gtens
+            else:
+                all_bad1 = tmax1 >= 0x7F800000
+                tamax = tl.where(all_bad1, 0.0, f32_of(tmax1))
+                tq = _div(tamax, tl.full((1,), C[C_MSM], tl.float32))
             tcode1, tval1 = float_scale(tq, T, C[C_TLO], C[C_THI])
             r1 = _div(tl.full((1,), 1.0, tl.float32), tval1)
             tval = tval1 + tl.zeros(amax.shape, tl.float32)
-            q1 = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
-            q = _div(q1, tval)
-            scale, sval = float_scale(q, S, C[C_SLO], C[C_SHI])
+            if GP_SCALE & GP:
+                scale, sval = float_scale(gscale, S, C[C_SLO], C[C_SHI])
+            else:
+                q1 = _div(amax, tl.full(amax.shape, C[C_M], tl.float32))
+                q = _div(q1, tval)
+                scale, sval = float_scale(q, S, C[C_SLO], C[C_SHI])
             r2 = _div(r1 + tl.zeros(amax.shape, tl.float32), sval)
             recip = tl.minimum(r2, C[C_F32MAX])
             dec = tval * sval
-            all_bad = (tmax1 + zero_code) >= 0x7F800000
-            nonfinite = nonfinite | all_bad
-            tcode = tl.where(all_bad, T[F_NANC], tcode1 + zero_code)
+            if GP_TENSOR & GP:
+                # no tensor amax: only the block's own elements make it non-finite
+                tcode = tcode1 + zero_code
+            else:
+                all_bad = (tmax1 + zero_code) >= 0x7F800000
+                nonfinite = nonfinite | all_bad
+                tcode = tl.where(all_bad, T[F_NANC], tcode1 + zero_code)
     scale = tl.where(nonfinite, S[F_NANC], scale)
     return scale, zero_code, tcode, recip, zval, dec, nonfinite

@@ -191,7 +191,8 @@ class EngineBase:
         if not self.given_scales:
             raise UnsupportedError(
                 f"{self.label} does not cast with given scales, zero points or tensor scales "
-                f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays) and 'torch' (torch tensors and DTensors, eager or compiled) do"
+                f"(SEMANTICS.md §5.12): 'ref' (NumPy arrays), 'torch' (torch tensors and DTensors, "
+                f"eager or compiled) and 'triton' (CUDA tensors) do"
             )
         if not isinstance(given, GivenScales):
             raise SpecError(f"given must be a tcast.kit.GivenScales, got {type(given).__name__}")
@@ -358,6 +359,15 @@ class EngineBase:
         ``call(x)`` or ``call(x, seed)`` (a checked seed, for stochastic rounding from a
         seed; ``seed`` here is the first call's) giving the cast's result. Only called
         outside a trace, without ``rbits`` and without a transform.
+        """
+        return None
+
+    def given_refusal(self, x: Any) -> str | None:
+        """Why this engine cannot cast ``x`` with given scale parts, or None when it can.
+
+        For engines that set :attr:`given_scales` but take given parts for some arrays only
+        (the Triton engine and DTensors): the front door then picks another engine that
+        takes them. The base refuses nothing.
         """
         return None
 
