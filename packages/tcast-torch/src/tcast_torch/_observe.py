@@ -383,8 +383,9 @@ def _stats(rows: torch.Tensor, kind: str):
 
 
 def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
-    """The histogram bin of each element: ``min(floor(fl64(|x|) / w), top)``; ``top + 1`` for
-    a non-finite element (a bin the caller drops).
+    """The histogram bin of each element: ``min(floor(fl64(|x|) / w), top)``.
+
+    A non-finite element gets ``top + 1``, a bin the caller drops.
     """
     a = v.to(torch.float32)
     keep = torch.isfinite(a)
