@@ -146,8 +146,12 @@ def test_a_given_tensor_scale_takes_no_tensor_amax(device):
 def test_a_repeated_cast_with_given_parts_reads_each_calls_parts(device):
     """No call object keeps a request's given parts: each call reads its own."""
     x = torch.ones(2, 32, device=device)
-    a = tcast_triton.cast(x, "mxfp8", castmode="actual", scale=torch.full((2, 1), 1.0))
-    b = tcast_triton.cast(x, "mxfp8", castmode="actual", scale=torch.full((2, 1), 2.0))
+    a = tcast_triton.cast(
+        x, "mxfp8", castmode="actual", scale=torch.full((2, 1), 1.0, device=device)
+    )
+    b = tcast_triton.cast(
+        x, "mxfp8", castmode="actual", scale=torch.full((2, 1), 2.0, device=device)
+    )
     c = tcast_triton.cast(x, "mxfp8", castmode="actual")
     assert a.scale.reshape(-1).tolist() == [127, 127]
     assert b.scale.reshape(-1).tolist() == [128, 128]
