@@ -333,3 +333,15 @@ def test_amax_history_margin_saturates_to_a_finite_range() -> None:
         assert _bits(obs.ranges()["amax"]) == _bits(np.finfo(np.float32).max)
     with pytest.raises(SpecError):
         tcast_ref.Observer("mxfp8", scalemode="bogus")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["e4m3fn_float32", "int8_float32_t0", "uint8_float32_uint8_t0"])
+def test_long_rows_reduced_in_chunks_give_the_reference_bits(name, device) -> None:
+    x = _batches((4, 3072), n=1)[0]  # rows of 3 chunks of 1024 (a tensor: 12)
+    x[2] = np.abs(x[2]) + np.float32(0.5)  # an all-positive channel: its range holds 0
+    ref, tor = tcast_ref.Observer(name), tcast_torch.Observer(name)
+    ref.update(x)
+    tor.update(torch.from_numpy(x).to(device))
+    for k, v in ref.ranges().items():
+        np.testing.assert_array_equal(_bits(v), _bits(tor.ranges()[k]), err_msg=k)

@@ -374,12 +374,33 @@ def _compiled_row_stats():
     return torch.compile(_row_stats, dynamic=None)
 
 
+#: Rows longer than this (channels, tensors) are reduced in chunks of this length first.
+_CHUNK = 1024
+
+
 def _stats(rows: torch.Tensor, kind: str):
-    """:func:`_row_stats`, one fused pass over the rows on CUDA (Inductor), eager elsewhere."""
+    """:func:`_row_stats`, one fused pass over the rows on CUDA (Inductor), eager elsewhere.
+
+    The compiled kernel is specialized on the row length (static: the fast reduction) and
+    dynamic in the row count; long rows that split into whole chunks are reduced as chunks
+    first, so that few row lengths (16, 32, the chunk) need their own kernel.
+    """
+    n, length = rows.shape
+    fn = _row_stats
     if rows.is_cuda and torch.version.hip is None and not torch.compiler.is_compiling():
         if find_spec("triton") is not None:
-            return _compiled_row_stats()(rows, kind)
-    return _row_stats(rows, kind)
+            fn = _compiled_row_stats()
+    chunked = length > _CHUNK and length % _CHUNK == 0 and rows.is_contiguous()
+    part = rows.reshape(-1, _CHUNK) if chunked else rows
+    if fn is not _row_stats:
+        torch._dynamo.mark_dynamic(part, 0)
+    out = fn(part, kind)
+    if not chunked:
+        return out
+    if kind == "amax":
+        return out.reshape(n, -1).amax(dim=1)
+    lo, hi = out
+    return lo.reshape(n, -1).amin(dim=1), hi.reshape(n, -1).amax(dim=1)
 
 
 def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
