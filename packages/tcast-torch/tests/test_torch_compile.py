@@ -452,7 +452,10 @@ def test_inside_compile_an_unusable_given_value_makes_its_block_non_finite(code,
     its block is cast as a block holding a NaN is (NaN scale code, codes 0, NaN values)."""
     shape = (8, 64)
     x = _x(torch.float32)[:8, :64].contiguous()
-    given = _given(code, shape, ("scale", "zero") if "uint" in code else ("scale",), 1)
+    x[3, 5] = 1.0  # finite: only the blocks of the bad values are NaN
+    # nvfp4 with its tensor scale given too: no tensor amax, so a NaN block stays one block
+    parts = {"mxfp8": ("scale",), "nvfp4": ("scale", "tensor_scale")}.get(code, ("scale", "zero"))
+    given = _given(code, shape, parts, 1)
     unusable = dict(given)
     unusable[part] = given[part].clone()
     unusable[part][1, 1], unusable[part][4, 0] = bad
@@ -470,6 +473,9 @@ def test_inside_compile_an_unusable_given_value_makes_its_block_non_finite(code,
     want = fn(nan_in_block, given)
     for a, b in zip(_bits(got), _bits(want), strict=True):
         assert torch.equal(a, b)
+    clean = fn(x, given)  # the bad blocks alone are NaN: the other blocks keep their codes
+    assert not torch.equal(_bits(got)[1], _bits(clean)[1])
+    assert int((_bits(got)[1] != _bits(clean)[1]).sum()) == 2
 
 
 def test_inside_compile_an_unusable_given_tensor_scale_makes_every_block_non_finite():

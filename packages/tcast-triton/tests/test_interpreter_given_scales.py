@@ -224,6 +224,38 @@ def test_given_parts_of_a_dtensor_are_refused(device, monkeypatch):
         ENGINE.check_given(x, torch.ones(2, 1, device=device), "scale", signed=False)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_inside_any_compiled_graph_a_bad_value_makes_its_block_nan(backend, device):
+    """The graph's op does not read given values (SEMANTICS.md §5.12), whichever backend
+    runs the graph: backend="eager" calls the op's real implementation."""
+
+    def fn(v, s):
+        return tcast_triton.cast(v, "mxfp8", castmode="actual", scale=s).scale
+
+    x = torch.ones(4, 32, device=device)
+    bad = torch.tensor([[1.0], [float("nan")], [-2.0], [1.0]], device=device)
+    torch._dynamo.reset()
+    got = torch.compile(fn, fullgraph=True, backend=backend)(x, bad)
+    assert got.reshape(-1).tolist() == [127, 255, 255, 127]
+    with pytest.raises(SpecError, match="is nan"):
+        fn(x, bad)  # eager: checked
+
+
+def test_a_compiled_dual_cast_takes_each_results_given_parts(device):
+    def fn(v, rs, cs):
+        r, c = tcast_triton.cast_dual(v, "mxfp8", castmode="actual", row_scale=rs, column_scale=cs)
+        return r.scale, c.scale
+
+    x = torch.randn(64, 64, device=device)
+    rs = torch.full((64, 2), 0.5, device=device)
+    cs = torch.full((2, 64), 0.25, device=device)
+    torch._dynamo.reset()
+    got = torch.compile(fn, fullgraph=True, backend="aot_eager")(x, rs, cs)
+    want = fn(x, rs, cs)
+    assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
+    assert got[0].eq(126).all() and got[1].eq(125).all()
+
+
 def test_unchecked_unusable_values_make_their_blocks_non_finite(device):
     """Values a check would refuse (a graph input inside torch.compile is not read) give
     their blocks the NaN codes; a tensor scale's, every block and the tensor scale."""

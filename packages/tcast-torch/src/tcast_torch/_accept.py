@@ -15,13 +15,31 @@ negative bit (``x._neg_view()``, ``z.conj().imag``) is cast as the values it sta
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
 from torch._subclasses.functional_tensor import FunctionalTensor
 
 from tcast.kit import own_hooks
 
-__all__ = ["has_values", "is_dtensor", "resolved", "tensor_refusal"]
+__all__ = ["has_values", "is_dtensor", "resolved", "tensor_refusal", "values_unread"]
+
+#: Set while a compiled graph's cast op runs (:func:`values_unread`).
+_UNREAD: ContextVar[bool] = ContextVar("tcast_torch_values_unread", default=False)
+
+
+@contextmanager
+def values_unread() -> Iterator[None]:
+    """Within: :func:`has_values` is False, as while tracing (the body of a graph's op)."""
+    token = _UNREAD.set(True)
+    try:
+        yield
+    finally:
+        _UNREAD.reset(token)
+
 
 _HOOKS = ("__torch_function__", "__torch_dispatch__")
 _INERT = (torch._C._disabled_torch_function_impl, torch._C._disabled_torch_dispatch_impl)
@@ -67,10 +85,12 @@ def _is_dtensor_class(cls: type) -> bool:
 def has_values(t: torch.Tensor) -> bool:
     """Whether ``t``'s values can be read on the host here.
 
-    Not while torch.compile traces (reading one would break the graph), and not of a tensor
-    that has none: on the meta device, or a tracing stand-in (FakeTensor, FunctionalTensor).
+    Not while torch.compile traces (reading one would break the graph), not inside a compiled
+    graph's cast op (:func:`values_unread`: the graph's casts follow one rule whatever the
+    backend), and not of a tensor that has none: on the meta device, or a tracing stand-in
+    (FakeTensor, FunctionalTensor).
     """
-    if torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or _UNREAD.get():
         return False
     return t.device.type != "meta" and not isinstance(t, _TRACING)
 

@@ -7,9 +7,9 @@ string, the seed, the random bits and, as optional tensors after them, the given
 (SEMANTICS.md §5.12: ``scale``, ``zero``, ``tensor_scale``; the dual op each result's and one
 tensor scale); their real implementations make the engine's request from them and run its
 eager path. Given parts are inputs of the graph like ``x``: new values of the same shape run
-the same compiled graph. The request is made when the op runs, on real tensors, so the
-engine's ``check_given`` checks their values then (a refused value raises from the op; no
-graph break).
+the same compiled graph. The request is made when the op runs, on real tensors, without
+reading the given values (``_accept.values_unread``): a value a check would refuse makes its
+blocks non-finite, on every backend (SEMANTICS.md §5.12, "Values a check cannot read").
 
 By default both are opaque custom ops: their fake (meta) implementations give the output
 shapes and dtypes from the kit's ``result_form``, so a compiled graph holds one opaque node
@@ -55,7 +55,7 @@ from tcast.kit import (
     transposed_request,
 )
 
-from ._accept import resolved
+from ._accept import resolved, values_unread
 
 __all__ = [
     "PARTS",
@@ -287,7 +287,11 @@ class CastOps:
             tensor_scale: torch.Tensor | None = None,
         ) -> list[torch.Tensor]:
             given = given_or_none(scale, zero, tensor_scale)
-            req = _request(engine, x, _datatype(code), modes_of(modes), seed_of(seed), rbits, given)
+            # a graph's op: given values are not read (SEMANTICS.md §5.12), on every backend
+            with values_unread():
+                req = _request(
+                    engine, x, _datatype(code), modes_of(modes), seed_of(seed), rbits, given
+                )
             return _tensors(engine.run_eager(resolved(x), req), x)
 
         opaque = torch.library.custom_op(
@@ -332,21 +336,22 @@ class CastOps:
             tensor_scale: torch.Tensor | None = None,
         ) -> list[torch.Tensor]:
             dt, m, s = _datatype(code), modes_of(modes), seed_of(seed)
-            rows = _request(
-                engine, x, dt, m, s, rbits, given_or_none(row_scale, row_zero, tensor_scale)
-            )
             # a seeded column cast draws stream 1 (SEMANTICS.md §8.2); the column parts are
             # laid out for the column cast of x (tcast.kit.run_dual moved them back)
             cm = m if seed is None else dataclasses.replace(m, stream=1)
-            cols = _request(
-                engine,
-                x,
-                column_datatype(dt),
-                cm,
-                s,
-                rbits,
-                given_or_none(column_scale, column_zero, tensor_scale),
-            )
+            with values_unread():  # a graph's op: given values are not read (§5.12)
+                rows = _request(
+                    engine, x, dt, m, s, rbits, given_or_none(row_scale, row_zero, tensor_scale)
+                )
+                cols = _request(
+                    engine,
+                    x,
+                    column_datatype(dt),
+                    cm,
+                    s,
+                    rbits,
+                    given_or_none(column_scale, column_zero, tensor_scale),
+                )
             a, b = engine.cast_dual_eager(resolved(x), rows, cols, transposed)
             return _tensors(a, x) + _tensors(b, x)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -244,13 +242,7 @@ def cast_dual(
     )  # fmt: skip
     check_run_options(grad, None)
     # the engine with this gradient option: run_dual checks the requests and calls it
-    runner = SimpleNamespace(
-        name=engine.name,
-        supports=engine.supports,
-        request=engine.request,
-        cast_dual=partial(engine.cast_dual, grad=grad),
-        result_ops=engine.result_ops,  # lays out a transposed result's given parts
-    )
+    runner = _DualRunner(engine, grad)
     givens = dual_givens(row_scale, column_scale, row_zero, column_zero, tensor_scale)
     return run_dual(runner, x, dt, modes, seed, rbits, transposed, transforms, givens)
 
@@ -263,3 +255,25 @@ def upcast(result: CastResult) -> torch.Tensor:
             its datatype and shape.
     """
     return engine.upcast(result)
+
+
+class _DualRunner:
+    """The engine with one gradient option, as ``tcast.kit.run_dual`` calls it.
+
+    A plain class rather than a namespace: Dynamo traces it inside
+    ``torch.compile(fullgraph=True)``.
+    """
+
+    def __init__(self, engine: Any, grad: str) -> None:
+        self.name = engine.name
+        self.result_ops = engine.result_ops  # lays out a transposed result's given parts
+        self._engine, self._grad = engine, grad
+
+    def supports(self, dtype: DataType, modes: CastModes) -> bool:
+        return self._engine.supports(dtype, modes)
+
+    def request(self, *args: Any) -> Any:
+        return self._engine.request(*args)
+
+    def cast_dual(self, *args: Any, **kwargs: Any) -> Any:
+        return self._engine.cast_dual(*args, grad=self._grad, **kwargs)

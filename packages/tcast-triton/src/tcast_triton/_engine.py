@@ -397,21 +397,11 @@ class TritonEngine(EngineBase):
         ):
             # two casts, each with its transform (fused or composed: cast_grad) or given
             # scale parts
-            runner = SimpleNamespace(
-                name=self.name,
-                result_ops=self.result_ops,
-                cast=lambda t, req: self.cast_grad(t, req, grad),
-            )
-            return dual_by_casts(runner, x, rows, cols, transposed)
+            return dual_by_casts(_DualRunner(self, "cast_grad", grad), x, rows, cols, transposed)
         if is_dtensor(x):
             return dual_dtensor(lambda t, r: self.run_grad(t, r, grad), x, rows, cols, transposed)
         if rows.virtual and x.requires_grad and torch.is_grad_enabled():
-            runner = SimpleNamespace(
-                name=self.name,
-                result_ops=self.result_ops,
-                cast=lambda t, req: self.run_grad(t, req, grad),
-            )
-            return dual_by_casts(runner, x, rows, cols, transposed)
+            return dual_by_casts(_DualRunner(self, "run_grad", grad), x, rows, cols, transposed)
         if torch.compiler.is_compiling():
             return CAST_OPS.dual(x, rows, cols, transposed)
         return self.cast_dual_eager(x, rows, cols, transposed)
@@ -467,3 +457,19 @@ engine = TritonEngine()
 CAST_OPS = CastOps("tcast_triton", engine, triton=True)
 #: The engine's array work on one process's window of a DTensor.
 TRITON_LOCAL = TritonLocal(CAST_OPS.cast)
+
+
+class _DualRunner:
+    """Each side of a dual cast as one single cast of the engine (``dual_by_casts``).
+
+    A plain class rather than a namespace of lambdas: Dynamo traces it inside
+    ``torch.compile(fullgraph=True)``.
+    """
+
+    def __init__(self, engine: TritonEngine, method: str, grad: str) -> None:
+        self.name = engine.name
+        self.result_ops = engine.result_ops
+        self._engine, self._method, self._grad = engine, method, grad
+
+    def cast(self, t: torch.Tensor, req: CastRequest) -> Any:
+        return getattr(self._engine, self._method)(t, req, self._grad)
