@@ -78,6 +78,7 @@ class Observer:
         self._rules = cast_rules(self.dtype, self.scalemode)
         self.batches = 0
         self._til: Tiling | None = None
+        self._last_tiling: Tiling | None = None
         self._block_shape: tuple[int, ...] = ()
         self._stats: dict[str, Any] = {}
         self._searching = False
@@ -112,9 +113,17 @@ class Observer:
         return til, rows.reshape(-1, rows.shape[-1])
 
     def _tiling(self, shape: tuple[int, ...]) -> Tiling:
+        # the last batch's layout is kept: calibration batches mostly share one shape, and
+        # the layout costs more host time than a small batch's reduction
+        last = self._last_tiling
+        if last is not None and last.shape == shape:
+            return last
         if self.tensor_scale_only:  # the whole tensor as one block
-            return tiling(shape, _WHOLE)
-        return tiling(shape, self.dtype, self.transpose_scale)
+            til = tiling(shape, _WHOLE)
+        else:
+            til = tiling(shape, self.dtype, self.transpose_scale)
+        self._last_tiling = til
+        return til
 
     # ------------------------------------------------------------------ batches
     @torch.no_grad()
