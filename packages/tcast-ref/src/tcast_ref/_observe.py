@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 import tcast
-from tcast import DataType, ScaleMode, SpecError, scale_mode
+from tcast import SpecError
 from tcast import observe as ob
-from tcast.kit import as_datatype, cast_rules, run_recipe
+from tcast.kit import run_recipe
 
 from ._accept import array_refusal
 from ._api import cast
@@ -29,7 +29,7 @@ _DTYPES = tuple(INPUT_DTYPES.values())
 _WHOLE = tcast.datatype("e4m3fn_float32")
 
 
-class Observer:
+class Observer(ob.ObserverBase):
     """Calibrates the scale parts of a datatype from batches of NumPy arrays.
 
     >>> obs = Observer("mxfp8", tcast.observe.Percentile(99.9))
@@ -37,41 +37,13 @@ class Observer:
     ...     obs.update(x)
     >>> y = tcast_ref.cast(x, "mxfp8", **obs.scales())
 
-    Args:
-        dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
-        method: the calibration method (``tcast.observe``); default :class:`MinMax`.
-        scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
-        transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
-        tensor_scale_only: a two-level datatype (nvfp4): calibrate its tensor scale alone,
-            over each batch as one block; ``scales()`` gives ``{"tensor_scale": …}`` and each
-            cast computes the tile scales under it (a one-pass cast). Batches of any shape.
-
-    Raises:
-        SpecError: for a method the datatype cannot be calibrated with
-            (:func:`tcast.observe.check_observer`).
+    Arguments and errors as :class:`tcast.observe.ObserverBase`.
     """
 
-    def __init__(
-        self,
-        dtype: DataType | str,
-        method: ob.ObserverSpec | None = None,
-        *,
-        scalemode: ScaleMode | str = ScaleMode.FLOOR,
-        transpose_scale: bool = False,
-        tensor_scale_only: bool = False,
-    ) -> None:
-        self.dtype = as_datatype(dtype)
-        self.method = ob.MinMax() if method is None else method
-        self.tensor_scale_only = bool(tensor_scale_only)
-        ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
-        self.scalemode = scale_mode(scalemode)
-        self.transpose_scale = bool(transpose_scale)
-        self._rules = cast_rules(self.dtype, self.scalemode)
-        self.batches = 0
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._til: Tiling | None = None
         self._block_shape: tuple[int, ...] = ()
-        self._stats: dict[str, Any] = {}
-        self._searching = False
 
     # ------------------------------------------------------------------ input
     def _blocks(self, x: object) -> tuple[Tiling, np.ndarray, np.ndarray]:
@@ -115,8 +87,7 @@ class Observer:
                 batches', or (Mse) an update after :meth:`search` began.
         """
         m = self.method
-        if self._searching:
-            raise SpecError("Mse: update() after search() began; start a new Observer")
+        self._begin_update()
         _, rows, real = self._blocks(x)
         if self.dtype.nspec.is_uint:
             # the range holds 0 (SEMANTICS.md §5.7); + 0 makes a -0 minimum +0
@@ -204,15 +175,11 @@ class Observer:
             SpecError: for a method other than Mse, before any :meth:`update`, or for blocks
                 unlike the first pass's.
         """
-        if not isinstance(self.method, ob.Mse):
-            raise SpecError(f"search() is Mse's second pass; {self.method.name} has none")
-        if "amax" not in self._stats:
-            raise SpecError("Mse: update() with the calibration batches before search()")
-        self._searching = True
+        self._begin_search()
         til, _, _ = self._blocks(x)
         st = self._stats
         base = st["amax"]
-        mults = self.method.multipliers or ob.mse_multipliers(self.dtype)
+        mults = self.multipliers
         a = np.asarray(x, dtype=np.float32)
         xf = np.where(np.isfinite(a), a, np.float32(0))
         losses = []
@@ -249,22 +216,15 @@ class Observer:
             if counts is None:
                 return np.zeros(1, np.float32)
             c = [int(v) for v in counts]
-            if isinstance(m, ob.Entropy):
-                i = ob.entropy_index(c, 2 ** (self.dtype.nspec.bits - 1), m.start)
-            else:
-                i = ob.histogram_percentile_index(c, m.q)
+            i = self._histogram_edge(c)
             return np.full(1, np.float32(i * st["width"]))
-        if isinstance(m, ob.Mse) and "loss" in st:
+        if isinstance(m, ob.Mse):  # searched: _observed checked
             loss = st["loss"]
             best = np.zeros(loss.shape[1], np.int64)
             for j in range(1, loss.shape[0]):  # strict <: ties keep the earlier candidate
                 best = np.where(loss[j] < loss[best, np.arange(loss.shape[1])], j, best)
-            mults = np.array(m.multipliers or ob.mse_multipliers(self.dtype), np.float32)
+            mults = np.array(self.multipliers, np.float32)
             return st["amax"] * mults[best]
-        if isinstance(m, ob.Mse):
-            raise SpecError(
-                "Mse: search() over the calibration batches before scales() or ranges()"
-            )
         return st["amax"]
 
     def scales(self) -> dict[str, np.ndarray]:
@@ -277,14 +237,12 @@ class Observer:
         Raises:
             SpecError: before any batch was observed.
         """
-        if self.batches == 0:
-            raise SpecError("an observer has no scales before its first update()")
+        self._observed("scales")
         til = self._til
         if self.dtype.nspec.is_uint:
             return self._parts(til, None, lo=self._stats["lo"], hi=self._stats["hi"])
         amax = self._chosen()
-        mse_tiles = isinstance(self.method, ob.Mse) and not self.tensor_scale_only
-        tamax = self._tamax(self._stats["amax"] if mse_tiles else amax)
+        tamax = self._tamax(self._stats["amax"] if self._mse_tiles else amax)
         return self._parts(til, amax, tamax=tamax)
 
     def ranges(self) -> dict[str, np.ndarray]:
@@ -297,8 +255,7 @@ class Observer:
         Raises:
             SpecError: before any batch was observed, or (Mse) before :meth:`search`.
         """
-        if self.batches == 0:
-            raise SpecError("an observer has no ranges before its first update()")
+        self._observed("ranges")
         til, st = self._til, self._stats
         if self.dtype.nspec.is_uint:
             vals = {"lo": st["lo"], "hi": st["hi"]}

@@ -21,7 +21,8 @@ from fractions import Fraction
 
 from .datatype import DataType
 from .errors import SpecError
-from .kit import as_datatype
+from .kit import CastRules, as_datatype, cast_rules
+from .modes import ScaleMode, scale_mode
 
 __all__ = [
     "HISTOGRAM_GROWTH",
@@ -31,6 +32,7 @@ __all__ = [
     "HistogramPercentile",
     "MinMax",
     "Mse",
+    "ObserverBase",
     "ObserverSpec",
     "Percentile",
     "check_observer",
@@ -418,3 +420,80 @@ def entropy_index(counts: list[int], levels: int, start: int) -> int:
         if div <= best:
             best, best_i = div, i
     return best_i
+
+
+class ObserverBase:
+    """What every engine's observer shares: its settings and the rules between its calls.
+
+    Engines (``tcast_ref.Observer``, ``tcast_torch.Observer``) subclass it and keep the
+    array statistics in ``_stats``; the arithmetic on them is theirs.
+
+    Args:
+        dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
+        method: the calibration method; default :class:`MinMax`.
+        scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
+        transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
+        tensor_scale_only: a two-level datatype (nvfp4): calibrate its tensor scale alone,
+            over each batch as one block; ``scales()`` gives ``{"tensor_scale": …}`` and each
+            cast computes the tile scales under it (a one-pass cast). Batches of any shape.
+
+    Raises:
+        SpecError: for a method the datatype cannot be calibrated with
+            (:func:`check_observer`), or an unknown scale mode.
+    """
+
+    def __init__(
+        self,
+        dtype: DataType | str,
+        method: ObserverSpec | None = None,
+        *,
+        scalemode: ScaleMode | str = ScaleMode.FLOOR,
+        transpose_scale: bool = False,
+        tensor_scale_only: bool = False,
+    ) -> None:
+        self.dtype = as_datatype(dtype)
+        self.method = MinMax() if method is None else method
+        self.tensor_scale_only = bool(tensor_scale_only)
+        check_observer(self.dtype, self.method, self.tensor_scale_only)
+        self.scalemode = scale_mode(scalemode)
+        self.transpose_scale = bool(transpose_scale)
+        self._rules: CastRules = cast_rules(self.dtype, self.scalemode)
+        self.batches = 0
+        self._stats: dict = {}
+        self._searching = False
+
+    @property
+    def multipliers(self) -> tuple[float, ...]:
+        """Mse's candidate multipliers (the method's, or :func:`mse_multipliers`)."""
+        return self.method.multipliers or mse_multipliers(self.dtype)
+
+    @property
+    def _mse_tiles(self) -> bool:
+        """Mse over tile amaxes under the observed tensor amax (not ``tensor_scale_only``)."""
+        return isinstance(self.method, Mse) and not self.tensor_scale_only
+
+    def _begin_update(self) -> None:
+        if self._searching:
+            raise SpecError("Mse: update() after search() began; start a new Observer")
+
+    def _begin_search(self) -> None:
+        if not isinstance(self.method, Mse):
+            raise SpecError(f"search() is Mse's second pass; {self.method.name} has none")
+        if "amax" not in self._stats:
+            raise SpecError("Mse: update() with the calibration batches before search()")
+        self._searching = True
+
+    def _observed(self, what: str) -> None:
+        if self.batches == 0:
+            raise SpecError(f"an observer has no {what} before its first update()")
+        if isinstance(self.method, Mse) and "loss" not in self._stats:
+            raise SpecError(
+                "Mse: search() over the calibration batches before scales() or ranges()"
+            )
+
+    def _histogram_edge(self, counts: list[int]) -> int:
+        """The chosen edge of the histogram methods over the exact counts."""
+        m = self.method
+        if isinstance(m, Entropy):
+            return entropy_index(counts, 2 ** (self.dtype.nspec.bits - 1), m.start)
+        return histogram_percentile_index(counts, m.q)

@@ -17,9 +17,9 @@ from typing import Any
 import torch
 
 import tcast
-from tcast import DataType, ScaleMode, SpecError, scale_mode
+from tcast import SpecError
 from tcast import observe as ob
-from tcast.kit import as_datatype, cast_rules, run_recipe
+from tcast.kit import run_recipe
 
 from ._accept import is_dtensor
 from ._api import cast
@@ -34,7 +34,7 @@ _DTYPES = tuple(INPUT_DTYPES.values())
 _WHOLE = tcast.datatype("e4m3fn_float32")
 
 
-class Observer:
+class Observer(ob.ObserverBase):
     """Calibrates the scale parts of a datatype from batches of torch tensors.
 
     >>> obs = tcast_torch.Observer("mxfp8", tcast.observe.Percentile(99.9))
@@ -46,42 +46,14 @@ class Observer:
     Mse's first pass never synchronize with the host; the histograms' growth, Percentile's
     ranks and the searches of :meth:`scales` are host arithmetic and read values back.
 
-    Args:
-        dtype: the datatype (a :class:`tcast.DataType`, catalog name or grammar code).
-        method: the calibration method (``tcast.observe``); default :class:`MinMax`.
-        scalemode: the scale mode the scales are chosen under (SEMANTICS.md §5.3).
-        transpose_scale: calibrate the transposed scales of 2-D tiles (§5.1).
-        tensor_scale_only: a two-level datatype (nvfp4): calibrate its tensor scale alone,
-            over each batch as one block; ``scales()`` gives ``{"tensor_scale": …}`` and each
-            cast computes the tile scales under it (a one-pass cast). Batches of any shape.
-
-    Raises:
-        SpecError: for a method the datatype cannot be calibrated with
-            (:func:`tcast.observe.check_observer`).
+    Arguments and errors as :class:`tcast.observe.ObserverBase`.
     """
 
-    def __init__(
-        self,
-        dtype: DataType | str,
-        method: ob.ObserverSpec | None = None,
-        *,
-        scalemode: ScaleMode | str = ScaleMode.FLOOR,
-        transpose_scale: bool = False,
-        tensor_scale_only: bool = False,
-    ) -> None:
-        self.dtype = as_datatype(dtype)
-        self.method = ob.MinMax() if method is None else method
-        self.tensor_scale_only = bool(tensor_scale_only)
-        ob.check_observer(self.dtype, self.method, self.tensor_scale_only)
-        self.scalemode = scale_mode(scalemode)
-        self.transpose_scale = bool(transpose_scale)
-        self._rules = cast_rules(self.dtype, self.scalemode)
-        self.batches = 0
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._til: Tiling | None = None
-        self._last_tiling: Tiling | None = None
         self._block_shape: tuple[int, ...] = ()
-        self._stats: dict[str, Any] = {}
-        self._searching = False
+        self._last_tiling: Tiling | None = None
 
     # ------------------------------------------------------------------ input
     def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor]:
@@ -135,8 +107,7 @@ class Observer:
                 earlier batches', or (Mse) an update after :meth:`search` began.
         """
         m = self.method
-        if self._searching:
-            raise SpecError("Mse: update() after search() began; start a new Observer")
+        self._begin_update()
         til, rows = self._blocks(x)
         if self.dtype.nspec.is_uint:
             lo, hi = _stats(rows, "lohi")
@@ -223,16 +194,12 @@ class Observer:
             SpecError: for a method other than Mse, before any :meth:`update`, or for blocks
                 unlike the first pass's.
         """
-        if not isinstance(self.method, ob.Mse):
-            raise SpecError(f"search() is Mse's second pass; {self.method.name} has none")
-        if "amax" not in self._stats:
-            raise SpecError("Mse: update() with the calibration batches before search()")
-        self._searching = True
+        self._begin_search()
         til, _ = self._blocks(x)
         xf = _finite(x.detach())
         st = self._stats
         base = st["amax"]
-        mults = self.method.multipliers or ob.mse_multipliers(self.dtype)
+        mults = self.multipliers
         x64 = xf.double()
         losses = []
         for mult in mults:
@@ -269,25 +236,18 @@ class Observer:
             if counts is None:
                 return torch.zeros(1, dtype=torch.float32, device=dev)
             c = counts.tolist()
-            if isinstance(m, ob.Entropy):
-                i = ob.entropy_index(c, 2 ** (self.dtype.nspec.bits - 1), m.start)
-            else:
-                i = ob.histogram_percentile_index(c, m.q)
+            i = self._histogram_edge(c)
             v = torch.tensor([i * st["width"]], dtype=torch.float64, device=dev)
             return v.to(torch.float32)
-        if isinstance(m, ob.Mse) and "loss" in st:
+        if isinstance(m, ob.Mse):  # searched: _observed checked
             loss = st["loss"]
             best = torch.zeros(loss.shape[1], dtype=torch.int64, device=dev)
             cols = torch.arange(loss.shape[1], device=dev)
             for j in range(1, loss.shape[0]):  # strict <: ties keep the earlier candidate
                 best = torch.where(loss[j] < loss[best, cols], j, best)
-            mults = m.multipliers or ob.mse_multipliers(self.dtype)
+            mults = self.multipliers
             mt = torch.tensor(mults, dtype=torch.float32, device=dev)
             return st["amax"] * mt[best]
-        if isinstance(m, ob.Mse):
-            raise SpecError(
-                "Mse: search() over the calibration batches before scales() or ranges()"
-            )
         return st["amax"]
 
     @torch.no_grad()
@@ -302,14 +262,12 @@ class Observer:
         Raises:
             SpecError: before any batch was observed.
         """
-        if self.batches == 0:
-            raise SpecError("an observer has no scales before its first update()")
+        self._observed("scales")
         st = self._stats
         if self.dtype.nspec.is_uint:
             return self._parts(None, lo=st["lo"], hi=st["hi"])
         amax = self._chosen()
-        mse_tiles = isinstance(self.method, ob.Mse) and not self.tensor_scale_only
-        tamax = self._tamax(st["amax"] if mse_tiles else amax)
+        tamax = self._tamax(st["amax"] if self._mse_tiles else amax)
         return self._parts(amax, tamax=tamax)
 
     def ranges(self) -> dict[str, torch.Tensor]:
@@ -322,8 +280,7 @@ class Observer:
         Raises:
             SpecError: before any batch was observed, or (Mse) before :meth:`search`.
         """
-        if self.batches == 0:
-            raise SpecError("an observer has no ranges before its first update()")
+        self._observed("ranges")
         til, st = self._til, self._stats
         names = ("lo", "hi") if self.dtype.nspec.is_uint else ("amax",)
         vals = {n: st[n] for n in names} if self.dtype.nspec.is_uint else {"amax": self._chosen()}
