@@ -264,25 +264,15 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
-        if self.given is not None:
-            given = {k: t.to(v.device) for k, t in self.given.items()}
-            return cast(
-                v,
-                self.dtype,
-                roundmode=r.roundmode,
-                scalemode=r.scalemode,
-                seed=self.seed,
-                saturate=r.saturate,
-                grad=r.grad,
-                **given,
-            )
-        gpu = load_engine("triton") if r.engine is None else None
+        # calibrated scales (given parts) are cast by this engine
+        gpu = load_engine("triton") if r.engine is None and self.given is None else None
         if gpu is not None and gpu.accepts(v):
             # the Triton engine (CUDA tensors): the same bits and gradients, its kernels
             dt, modes, seed = normalize_args(
                 self.dtype, "virtual", r.roundmode, r.scalemode, self.seed, None, r.saturate
             )
             return gpu.cast_grad(v, gpu.request(v, dt, modes, seed, None), r.grad)
+        given = {} if self.given is None else {k: t.to(v.device) for k, t in self.given.items()}
         return cast(
             v,
             self.dtype,
@@ -291,6 +281,7 @@ class _Site:
             seed=self.seed,
             saturate=r.saturate,
             grad=r.grad,
+            **given,
         )
 
     def apply(self, t: torch.Tensor) -> torch.Tensor:
