@@ -29,6 +29,7 @@ __all__ = [
     "given_kw",
     "given_pointers",
     "given_refusal",
+    "recipe_given",
     "rule_fields",
 ]
 
@@ -69,6 +70,21 @@ def given_bits(given: GivenScales | None) -> int:
     return (
         GP_SCALE.value * scale + GP_ZERO.value * zero + GP_TENSOR.value * tensor  # bools as 0/1
     )
+
+
+def recipe_given(dt: DataType, gp: int) -> bool:
+    """Whether the parts ``gp`` (:func:`given_bits`) are every part of ``dt``'s scale recipe.
+
+    The block scale, with the zero point for uint data and the tensor scale for two-level
+    scaling: then no part is computed from the block's maxima, and only the non-finite rule
+    (SEMANTICS.md §5.2) reads the elements (``_kernels._cast_tiles``' ``STREAM``).
+    """
+    need = GP_SCALE.value
+    if dt.nspec.is_uint:
+        need |= GP_ZERO.value
+    if dt.is_multiscale:
+        need |= GP_TENSOR.value
+    return dt.sspec is not None and gp & need == need
 
 
 def rule_fields(rule: Any) -> tuple:

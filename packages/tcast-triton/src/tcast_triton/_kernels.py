@@ -720,6 +720,7 @@ def _cast_tiles(
     CV: tl.constexpr = 0,
     GP: tl.constexpr = 0,
     GRULE: tl.constexpr = (0, 0, 0, 0, 0),
+    STREAM: tl.constexpr = False,
     gscale_ptr=None,
     gzero_ptr=None,
     gtens_ptr=None,
@@ -740,6 +741,10 @@ def _cast_tiles(
     values at ``gscale_ptr``, ``gzero_ptr`` (by lane) and ``gtens_ptr`` (one), encoded in
     :func:`_scales.lane_scales` (``GRULE``: a given exponent scale's rule); the last
     parameters, which a launch without them leaves None (``_fastlaunch.Launch.call_with``).
+    ``STREAM`` (with ``LOOP``): every part of the scale recipe is given, so no maxima are
+    taken before the elements are encoded: one read of each long tile, which finds its
+    non-finite elements as it encodes them, and a second pass only over a block holding one
+    (its codes rewritten as §5.2 says) — where a computed scale reads each tile twice.
     """
     pid = tl.program_id(0)
     U: tl.constexpr = SK == SK_UFLOAT or SK == SK_UEXP
@@ -756,6 +761,10 @@ def _cast_tiles(
         mx = zl + tl.load(stats_ptr)
         hi = zl + tl.load(stats_ptr + 1)
         lo = zl + tl.load(stats_ptr + 2)
+    elif STREAM:  # maxima not needed: the non-finite blocks are found while encoding
+        mx = tl.zeros(lanes.shape, tl.int32)
+        hi = mx
+        lo = mx
     elif LOOP:
         mx, hi, lo = _looped_max(
             x_ptr, pid, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH,
@@ -773,7 +782,7 @@ def _cast_tiles(
         mx, hi, lo, stats_ptr, gscale_ptr, gzero_ptr, gtens_ptr, glanes, lane_ok, SK, S, TS, Z,
         RULE, C, GP, GRULE,
     )  # fmt: skip
-    if VIRTUAL == 0:
+    if VIRTUAL == 0 and not STREAM:  # STREAM: stored once the blocks' elements are read
         if PRE:  # one tensor scale: every program has it, the first stores it
             if pid == 0:
                 _store_lane_codes(
@@ -787,40 +796,32 @@ def _cast_tiles(
                 SK, U, SCB, ZCB, TCB,
             )  # fmt: skip
     if LOOP:
-        c0 = 0
-        while c0 < T:
-            offs, mask, lanes, lane_ok, starts = _geometry(
-                pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
-            )
-            x = load_f32(x_ptr, offs, mask, IN)
-            r = _block_randoms(
-                seed, rstream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E)
-            )
-            _encode_block(
-                x,
-                r,
-                offs,
-                mask,
-                recip,
-                zval,
-                dec,
-                bad,
-                out_ptr,
-                AXIS,
-                E,
-                MODE,
-                EK,
-                FIXED,
-                INV_FIXED,
-                IN,
-                VIRTUAL,
-                CB,
-                starts,
-                lane_ok,
-                PACK,
-                TP,
-            )
-            c0 += TP
+        nonfinite = _encode_looped(
+            x_ptr, rb_ptr, out_ptr, pid, outer, L, inner, T, nt, ntiles, seed, rstream, recip,
+            zval, dec, bad, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH, E, MODE, EK, FIXED,
+            INV_FIXED, IN, RS, RV, RUN, VIRTUAL, CB, PACK, STREAM,
+        )  # fmt: skip
+        if STREAM:
+            # a block holding NaN or ±Inf (§5.2): its codes (or values) are written again
+            if tl.max(nonfinite.to(tl.int32), axis=0) > 0:
+                _encode_looped(
+                    x_ptr, rb_ptr, out_ptr, pid, outer, L, inner, T, nt, ntiles, seed,
+                    rstream, recip, zval, dec, bad | nonfinite, AXIS, TP, BL, TK, FLAT, FULL,
+                    I64, PATCH, E, MODE, EK, FIXED, INV_FIXED, IN, RS, RV, RUN, VIRTUAL, CB,
+                    PACK, False,
+                )  # fmt: skip
+            if VIRTUAL == 0:
+                # the codes of the recipe's non-finite branch: maxima that say non-finite
+                mx = tl.where(nonfinite, 0x7F800000, 0)
+                scale, zcode, tcode, _r, _z, _d, _b = block_scales(
+                    mx, hi, lo, stats_ptr, gscale_ptr, gzero_ptr, gtens_ptr, glanes, lane_ok,
+                    SK, S, TS, Z, RULE, C, GP, GRULE,
+                )  # fmt: skip
+                slots = lane_slots(lanes, nt, ntiles, inner, BL, BLK, PATCH, I64)
+                _store_lane_codes(
+                    scale_ptr, zero_ptr, tcode_ptr, lanes, slots, lane_ok, scale, zcode, tcode,
+                    pid, SK, U, SCB, ZCB, TCB,
+                )  # fmt: skip
     else:
         if PRE or GIVEN:
             x = load_f32(x_ptr, offs, mask, IN)
@@ -851,6 +852,73 @@ def _cast_tiles(
             PACK,
             TP,
         )
+
+
+@triton.jit
+def _encode_looped(
+    x_ptr,
+    rb_ptr,
+    out_ptr,
+    pid,
+    outer,
+    L,
+    inner,
+    T,
+    nt,
+    ntiles,
+    seed,
+    rstream,
+    recip,
+    zval,
+    dec,
+    bad,
+    AXIS: tl.constexpr,
+    TP: tl.constexpr,
+    BL: tl.constexpr,
+    TK: tl.constexpr,
+    FLAT: tl.constexpr,
+    FULL: tl.constexpr,
+    I64: tl.constexpr,
+    PATCH: tl.constexpr,
+    E: tl.constexpr,
+    MODE: tl.constexpr,
+    EK: tl.constexpr,
+    FIXED: tl.constexpr,
+    INV_FIXED: tl.constexpr,
+    IN: tl.constexpr,
+    RS: tl.constexpr,
+    RV: tl.constexpr,
+    RUN: tl.constexpr,
+    VIRTUAL: tl.constexpr,
+    CB: tl.constexpr,
+    PACK: tl.constexpr,
+    FIND: tl.constexpr,
+):
+    """Encode tiles longer than a block in chunks of TP (``_encode_block``).
+
+    Returns, with ``FIND``, whether each lane's tile holds NaN or ±Inf (else all False):
+    element-wise maxima of magnitude bits kept through the loop and reduced once, not a
+    reduction per chunk.
+    """
+    offs, _m, _l, _ok, _st = _geometry(
+        pid, 0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
+    )
+    found = tl.zeros(offs.shape, tl.int32)
+    c0 = 0
+    while c0 < T:
+        offs, mask, _lanes, lane_ok, starts = _geometry(
+            pid, c0, outer, L, inner, T, nt, ntiles, AXIS, TP, BL, TK, FLAT, FULL, I64, PATCH
+        )
+        x = load_f32(x_ptr, offs, mask, IN)
+        if FIND:  # the largest magnitude bits (a masked element loads as 0)
+            found = tl.maximum(found, bits_of(x) & 0x7FFFFFFF)
+        r = _block_randoms(seed, rstream, rb_ptr, offs, mask, starts, RS, RV, RUN, rbits_width(E))
+        _encode_block(
+            x, r, offs, mask, recip, zval, dec, bad, out_ptr, AXIS, E, MODE, EK, FIXED,
+            INV_FIXED, IN, VIRTUAL, CB, starts, lane_ok, PACK, TP,
+        )  # fmt: skip
+        c0 += TP
+    return tl.max(found, axis=AXIS) >= 0x7F800000
 
 
 @triton.jit
