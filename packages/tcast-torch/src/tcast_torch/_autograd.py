@@ -53,6 +53,13 @@ class _VirtualCast(torch.autograd.Function):
     def forward(ctx, x, run, mask_fn):
         with torch.no_grad():
             y = run(x.detach())
+            if torch.compiler.is_compiling():
+                # Traced, the forward may return its intermediates too (Dynamo of torch 2.11
+                # makes every one an output of the traced function), and a tensor that is
+                # returned twice gets the gradient of its last place while backward reads the
+                # first: y must be a tensor of its own, which the cast's last step need not
+                # make (``t.contiguous()`` of a contiguous t is t). Eager runs copy nothing.
+                y = y.clone()
             ctx.clip = None if mask_fn is None else mask_fn(x.detach())
         return y
 

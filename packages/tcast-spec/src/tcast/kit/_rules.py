@@ -193,7 +193,10 @@ def given_scale_recipe(
             (False, True): (GIVEN_UINT_FLOAT_ZERO, GIVEN_UINT_EXPONENT_ZERO),
             (True, True): (GIVEN_UINT_FLOAT_SCALE_ZERO, GIVEN_UINT_EXPONENT_SCALE_ZERO),
         }
-        return table[scale, zero][pow2]
+        float_recipe, exponent_recipe = table[scale, zero]
+        # chosen by a condition, not by indexing with the bool: Dynamo (torch 2.11) refuses
+        # a bool as a tuple index when a torch.compile caller traces this
+        return exponent_recipe if pow2 else float_recipe
     if dt.is_multiscale:
         if scale and tenscale:
             return GIVEN_TWO_LEVEL_SCALES
