@@ -83,6 +83,26 @@ def test_torch_observer_gives_the_reference_bits(name, method, device) -> None:
         np.testing.assert_array_equal(_bits(ra[k]), _bits(rb[k]), err_msg=k)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("length", "algo"), [(3, "max"), (1, "max"), (4, "most_recent")])
+def test_torch_amax_history_keeps_the_window_over_many_rounds(length, algo, device) -> None:
+    """The torch observer's window max (prefix and suffix maxima, rebuilt each round) is
+    the reference's max over the last ``length`` batches after every batch: rising, falling
+    and all-zero batches (which keep the last amax) over several rounds."""
+    rng = np.random.default_rng(3)
+    scales = [1.0, 4.0, 0.5, 0.0, 0.25, 8.0, 0.125, 0.0, 0.0, 2.0, 0.5, 3.0]
+    ref = tcast_ref.Observer("mxfp8", ob.AmaxHistory(length, algo, margin=2))
+    tor = tcast_torch.Observer("mxfp8", ob.AmaxHistory(length, algo, margin=2))
+    for i, s in enumerate(scales):
+        x = (rng.standard_normal((4, 64)) * s * np.exp2(rng.integers(-3, 4, (4, 1)))).astype(
+            np.float32
+        )
+        ref.update(x)
+        tor.update(torch.from_numpy(x).to(device))
+        want, got = ref.ranges()["amax"], tor.ranges()["amax"]
+        np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"batch {i}")
+
+
 @pytest.mark.parametrize("name", ["mxfp8", "mxint8", "nvfp4", "uint8_float32_uint8_t0", "bfp16"])
 def test_observer_of_the_input_gives_the_computed_cast(name) -> None:
     x = _batches(n=1)[0]
