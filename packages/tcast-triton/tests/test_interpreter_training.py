@@ -226,6 +226,58 @@ def test_quantize_model_casts_with_the_triton_engine(device, monkeypatch):
         tcast_torch.QuantRule("*", weight="mxfp8", engine="cuda")
 
 
+def test_a_calibrated_model_casts_with_the_triton_engine(device, monkeypatch):
+    """Static scales from calibration (given parts) go through the Triton kernels too, with
+    tcast_torch's outputs and gradients; each site checks its parts once per input shape."""
+    torch.manual_seed(1)
+    base = torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.GELU(), torch.nn.Linear(96, 32))
+    rules = [
+        tcast_torch.QuantRule("0", weight="mxfp8", input="int8_float32"),
+        tcast_torch.QuantRule("2", weight="int8_float32_t0", input="nvfp4"),
+    ]
+    batches = [torch.randn(16, 64) * (1 + i) for i in range(3)]
+    cal_model = copy.deepcopy(base)
+    cal = tcast_torch.prepare_model(cal_model, rules)
+    with torch.no_grad():
+        for b in batches:
+            cal_model(b)
+    state = cal.convert().calibration_state()
+    assert state  # static input scales and weight scales
+
+    def step(route_to_triton: bool):
+        model = copy.deepcopy(base).to(device)
+        calls, checks = [], []
+        real, real_req = tcast_triton.engine.cast_grad, tcast_triton.engine.request
+
+        def counting(*a, **k):
+            calls.append(1)
+            return real(*a, **k)
+
+        def requesting(*a, **k):
+            checks.append(len(a) > 5 and a[5] is not None)
+            return real_req(*a, **k)
+
+        monkeypatch.setattr(tcast_triton.engine, "cast_grad", counting)
+        monkeypatch.setattr(tcast_triton.engine, "request", requesting)
+        chosen = rules if route_to_triton else [replace(r, engine="torch") for r in rules]
+        parts = {k: {n: t.to(device) for n, t in v.items()} for k, v in state.items()}
+        tcast_torch.quantize_model(model, chosen, calibration=parts)
+        x = batches[0].to(device)
+        y = model(x)
+        model(x)  # a second forward pass: the checked requests are kept
+        y.square().sum().backward()
+        monkeypatch.undo()
+        grads = [p.grad for p in model.parameters()]
+        return y.detach(), grads, len(calls), sum(checks)
+
+    y_t, g_t, n_t, k_t = step(True)
+    y_r, g_r, n_r, _ = step(False)
+    assert n_t == 8 and n_r == 0  # four casts a pass, two passes, all by the Triton kernels
+    assert k_t == len(state)  # each calibrated cast's parts checked once
+    assert torch.equal(y_t, y_r)
+    assert all(torch.equal(a, b) for a, b in zip(g_t, g_r, strict=True))
+
+
 def test_cuda_graph_capture_replays_the_cast(device):
     if device != "cuda":
         pytest.skip("CUDA graphs need a GPU (run by gpu_check.sh)")

@@ -59,7 +59,7 @@ from tcast import (
     scale_mode,
 )
 from tcast.engine import load_engine
-from tcast.kit import GIVEN_PARTS, normalize_args, normalize_seed
+from tcast.kit import GIVEN_PARTS, GivenScales, normalize_args, normalize_seed
 
 from ._api import cast
 from ._autograd import GRAD_MODES
@@ -257,6 +257,10 @@ class _Site:
         self.seed: int | None = None
         # calibrated scale parts (SEMANTICS.md §5.12), given to every cast; None: computed
         self.given: dict[str, torch.Tensor] | None = None
+        # the Triton engine's checked requests with the given parts, by input shape, dtype,
+        # device and seed: the parts are static, so their values are checked (a read back)
+        # once per kind of input, not on every forward pass
+        self._given_requests: dict[tuple, Any] = {}
         self.reseed(base_seed, 0)
 
     def reseed(self, base: int | None, step: int) -> None:
@@ -264,14 +268,17 @@ class _Site:
 
     def cast(self, v: torch.Tensor) -> torch.Tensor:
         r = self.rule
-        # calibrated scales (given parts) are cast by this engine
-        gpu = load_engine("triton") if r.engine is None and self.given is None else None
-        if gpu is not None and gpu.accepts(v):
+        gpu = load_engine("triton") if r.engine is None else None
+        if gpu is not None and gpu.accepts(v) and self._gpu_takes_given(gpu, v):
             # the Triton engine (CUDA tensors): the same bits and gradients, its kernels
             dt, modes, seed = normalize_args(
                 self.dtype, "virtual", r.roundmode, r.scalemode, self.seed, None, r.saturate
             )
-            return gpu.cast_grad(v, gpu.request(v, dt, modes, seed, None), r.grad)
+            if self.given is None:
+                req = gpu.request(v, dt, modes, seed, None)
+            else:
+                req = self._given_request(gpu, v, dt, modes, seed)
+            return gpu.cast_grad(v, req, r.grad)
         given = {} if self.given is None else {k: t.to(v.device) for k, t in self.given.items()}
         return cast(
             v,
@@ -283,6 +290,26 @@ class _Site:
             grad=r.grad,
             **given,
         )
+
+    def _gpu_takes_given(self, gpu: Any, v: torch.Tensor) -> bool:
+        """Whether the Triton engine casts ``v`` with this site's given parts (if any)."""
+        if self.given is None:
+            return True
+        return bool(getattr(gpu, "given_scales", False)) and gpu.given_refusal(v) is None
+
+    def _given_request(self, gpu: Any, v: torch.Tensor, dt, modes, seed) -> Any:
+        """The engine's request with the given parts, checked once per kind of input."""
+        if torch.compiler.is_compiling():  # traced: the parts are the graph's, never kept
+            parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
+            return gpu.request(v, dt, modes, seed, None, parts)
+        key = (tuple(v.shape), v.dtype, v.device, seed)
+        req = self._given_requests.get(key)
+        if req is None:
+            if len(self._given_requests) >= 8:  # a new seed every step: keep a few
+                self._given_requests.clear()
+            parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
+            req = self._given_requests[key] = gpu.request(v, dt, modes, seed, None, parts)
+        return req
 
     def apply(self, t: torch.Tensor) -> torch.Tensor:
         """The fake-quantized tensor; engine errors name the layer."""
@@ -580,6 +607,7 @@ def _give(sites: list[_Site], calibration) -> None:
                 f"{', '.join(GIVEN_PARTS)}"
             )
         site.given = dict(parts)
+        site._given_requests.clear()
 
 
 def _fsdp_wrapped(named) -> list[str]:
