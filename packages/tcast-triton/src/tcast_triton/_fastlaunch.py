@@ -19,6 +19,7 @@ as a node of the graph for Inductor to compile.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
@@ -73,7 +74,9 @@ class Launch:
     def __call__(self, grid: tuple[int, ...], *args: Any) -> None:
         """Launch on ``grid`` with the run-time arguments ``args`` (the leading parameters)."""
         if traced_launches():
-            launcher(self.kernel)[grid](*args, **self.kw)
+            # every parameter named: Inductor's analysis of a wrapped kernel (which tensors
+            # it writes) requires each one, defaults too (the given parts' None pointers)
+            launcher(self.kernel)[grid](*args, **self.kw, **_defaults(self.kernel, args, self.kw))
             return
         if INTERPRETING:
             self.kernel[grid](*args, **self.kw)
@@ -129,6 +132,13 @@ class Launch:
         if INTERPRETING:
             return None
         return self._compiled.get((torch.cuda.current_device(), *map(_spec, args)))
+
+
+def _defaults(kernel: Any, args: tuple, kw: dict) -> dict[str, Any]:
+    """The defaults of ``kernel``'s parameters after ``args`` that ``kw`` does not name."""
+    fn = getattr(kernel, "fn", kernel)  # the interpreter's kernels wrap the function
+    params = list(inspect.signature(fn).parameters.values())[len(args) :]
+    return {p.name: p.default for p in params if p.name not in kw}
 
 
 def launcher(kernel: Any) -> Any:
