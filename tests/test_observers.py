@@ -103,6 +103,25 @@ def test_torch_amax_history_keeps_the_window_over_many_rounds(length, algo, devi
         np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"batch {i}")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("momentum", [None, 0.3])
+def test_a_uint_block_of_negative_zeros_has_the_range_plus_zero(momentum, device) -> None:
+    """Blocks of -0 (and NaN) have the range [+0, +0], not -0 (a max of -0 and +0 may give
+    either), on every engine and device."""
+    x = np.full((3, 32), -0.0, np.float32)
+    x[1] = np.nan
+    x[2, 5] = np.nan
+    ref = tcast_ref.Observer("uint8_float32_uint8_t32", ob.MinMax(momentum))
+    tor = tcast_torch.Observer("uint8_float32_uint8_t32", ob.MinMax(momentum))
+    for _ in range(2):
+        ref.update(x)
+        tor.update(torch.from_numpy(x).to(device))
+    ra, rb = ref.ranges(), tor.ranges()
+    for k in ("lo", "hi"):
+        assert not np.signbit(np.asarray(ra[k])).any(), k
+        np.testing.assert_array_equal(_bits(ra[k]), _bits(rb[k]), err_msg=k)
+
+
 @pytest.mark.parametrize("name", ["mxfp8", "mxint8", "nvfp4", "uint8_float32_uint8_t0", "bfp16"])
 def test_observer_of_the_input_gives_the_computed_cast(name) -> None:
     x = _batches(n=1)[0]

@@ -133,6 +133,53 @@ def test_casts_with_given_parts_equal_the_reference(code, shape, in_dtype, parts
         np.testing.assert_array_equal(_raw(virtual), _raw(want_v), err_msg=what)
 
 
+# every part of the recipe given, tiles of 2048 and more: (datatype, shape, parts, cast mode)
+ONE_READ = [
+    ("int4_float32_t0", (3, 2100), ("scale",), "compress"),
+    # columns over three programs, one of them holding finite and non-finite lanes
+    ("int8_float32_t0d0", (2100, 130), ("scale",), "virtual"),
+    ("uint8_e8m0_uint8_t0d0", (2100, 70), ("scale", "zero"), "actual"),
+    ("e2m1f_e4m3fn_float32_t0", (2, 2100), ("scale", "tensor_scale"), "actual"),
+]
+
+
+@pytest.mark.parametrize(("code", "shape", "parts", "castmode"), ONE_READ)
+def test_every_part_given_casts_long_tiles_in_one_read(
+    code, shape, parts, castmode, device, monkeypatch
+):
+    """The plan reads each tile once (``STREAM``: no maxima first; a block holding NaN or
+    ±Inf written again), with tcast_ref's bits; with a part left to compute, it does not."""
+    from tcast_triton import _launch
+
+    built = []
+
+    def tiled_plan(*a, **k):
+        built.append(_launch_tiled_plan(*a, **k))
+        return built[-1]
+
+    _launch_tiled_plan = _launch._tiled_plan
+    monkeypatch.setattr(_launch, "_PLANS", {})
+    monkeypatch.setattr(_launch, "_tiled_plan", tiled_plan)
+    xn, xt = _input(shape, "float32", device)
+    given = _given(code, shape, parts, {})
+    want = tcast_ref.cast(xn, code, castmode=castmode, **given)
+    got = tcast_triton.cast(xt, code, castmode=castmode, **_torch(given, device))
+    assert [p.kw["STREAM"] for p in built] == [True]
+    if castmode == "virtual":
+        np.testing.assert_array_equal(_raw(got), _raw(want))
+    else:
+        for part in ("data", "scale", "zero", "tenscale"):
+            w, g = getattr(want, part), getattr(got, part)
+            assert (w is None) == (g is None), part
+            if w is not None:
+                np.testing.assert_array_equal(_codes(g), _codes(w), err_msg=part)
+    if len(given) > 1:  # one part fewer: it is computed from the maxima, read first
+        built.clear()
+        less = dict(list(given.items())[:-1])
+        tcast_triton.cast(xt, code, castmode=castmode, **_torch(less, device))
+        assert [p.kw["STREAM"] for p in built] == [False]
+
+
 def test_a_given_scale_is_encoded_by_the_rule_and_a_non_finite_block_gets_the_nan_code(device):
     """e8m0: the smallest power of two not below the value (0.3 -> 2**-1), 0 -> code 0, a
     power of two itself; the block holding NaN gets 0xFF whatever was given."""

@@ -278,6 +278,33 @@ def test_a_calibrated_model_casts_with_the_triton_engine(device, monkeypatch):
     assert all(torch.equal(a, b) for a, b in zip(g_t, g_r, strict=True))
 
 
+@pytest.mark.parametrize("part_dtype", [torch.float32, torch.float16])
+def test_a_calibrated_part_changed_in_place_is_read_and_checked_again(part_dtype, device):
+    """The parts ``calibrated()`` hands out, changed in place, are what the next forward
+    pass casts with (float16 parts are converted by the check: the copy is not kept), and a
+    NaN put there is refused as in any eager cast (SEMANTICS.md §5.12)."""
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32)).to(device)
+    w = model[0].weight.detach().clone()
+    scale = torch.full((32, 1), 0.05, dtype=part_dtype, device=device)
+    rules = [tcast_torch.QuantRule("0", weight="int8_float32_t0")]
+    handle = tcast_torch.quantize_model(model, rules, calibration={"0:weight": {"scale": scale}})
+    x = torch.randn(4, 64, device=device)
+
+    def want(s):
+        q = tcast_torch.cast(w, "int8_float32_t0", scale=s.float(), compile=False)
+        return torch.nn.functional.linear(x, q, model[0].bias)
+
+    with torch.no_grad():
+        assert torch.equal(model(x), want(scale))
+        part = handle.calibrated("0", "weight")["scale"]
+        part.mul_(4)
+        assert torch.equal(model(x), want(part))
+        part[3, 0] = float("nan")
+        with pytest.raises(tcast.SpecError, match=r"scale\[3, 0\] is nan"):
+            model(x)
+
+
 def test_cuda_graph_capture_replays_the_cast(device):
     if device != "cuda":
         pytest.skip("CUDA graphs need a GPU (run by gpu_check.sh)")

@@ -258,8 +258,9 @@ class _Site:
         # calibrated scale parts (SEMANTICS.md §5.12), given to every cast; None: computed
         self.given: dict[str, torch.Tensor] | None = None
         # the Triton engine's checked requests with the given parts, by input shape, dtype,
-        # device and seed: the parts are static, so their values are checked (a read back)
-        # once per kind of input, not on every forward pass
+        # device, seed and the parts' own identity and version: static parts are checked (a
+        # read back) once per kind of input, not on every forward pass, and parts changed
+        # in place (calibrated() hands them out) are checked and read again
         self._given_requests: dict[tuple, Any] = {}
         self.reseed(base_seed, 0)
 
@@ -302,7 +303,8 @@ class _Site:
         if torch.compiler.is_compiling():  # traced: the parts are the graph's, never kept
             parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
             return gpu.request(v, dt, modes, seed, None, parts)
-        key = (tuple(v.shape), v.dtype, v.device, seed)
+        parts = tuple((k, id(t), t._version, t.device, t.dtype) for k, t in self.given.items())
+        key = (tuple(v.shape), v.dtype, v.device, seed, parts)
         req = self._given_requests.get(key)
         if req is None:
             if len(self._given_requests) >= 8:  # a new seed every step: keep a few

@@ -161,8 +161,10 @@ class Observer(ob.ObserverBase):
         j = st["slot"]
         prefix = st["prefix"] if j > 0 else st["no_max"]
         suffix = hist[j + 1] if j + 1 < m.length else st["no_max"]
+        if "factor" not in st:  # 2**margin as a float32 tensor: a graph input, not a constant
+            st["factor"] = torch.tensor(2.0**m.margin, dtype=torch.float32, device=rows.device)
         amax, prefix, chosen = _observed(
-            rows, "history", (prefix, suffix, st["amax"]), m.algo == "max", 2.0**m.margin
+            rows, "history", (prefix, suffix, st["amax"]), m.algo == "max", st["factor"]
         )
         hist[j] = amax
         st["prefix"], st["amax"] = prefix, chosen
@@ -352,8 +354,9 @@ def _row_stats(rows: torch.Tensor, kind: str):
     if kind == "amax":
         return torch.where(keep, a.abs(), zero).amax(dim=1)
     v = torch.where(keep, a, zero)
-    # 0 is in every range (SEMANTICS.md §5.7); + 0 makes a -0 minimum +0
-    return torch.minimum(v.amin(dim=1), zero) + 0.0, torch.maximum(v.amax(dim=1), zero)
+    # 0 is in every range (SEMANTICS.md §5.7); + 0 makes a -0 minimum (or maximum: max(-0,
+    # +0) may be either zero) +0
+    return torch.minimum(v.amin(dim=1), zero) + 0.0, torch.maximum(v.amax(dim=1), zero) + 0.0
 
 
 def _chunked(rows: torch.Tensor, kind: str, chunk: int):
@@ -374,7 +377,8 @@ def _row_update(rows: torch.Tensor, kind: str, chunk: int, old: tuple, *args):
     ``amax`` / ``lohi``: the rows' maxima (minima, maxima), with ``old`` their running
     max (min, max) so far — exact operations, so the compiled kernel gives the eager bits.
     ``history``: an amax history step (``Observer._history``): ``old`` is (prefix, suffix,
-    the last chosen amax), ``args`` (the window's max is chosen, 2**margin); returns the
+    the last chosen amax), ``args`` (the window's max is chosen, 2**margin as a float32
+    0-d tensor); returns the
     rows' amax, the new prefix and the chosen amax (a product by a power of two and a
     clamp: each rounds once).
     """
@@ -394,16 +398,17 @@ def _row_update(rows: torch.Tensor, kind: str, chunk: int, old: tuple, *args):
 
 
 @cache
-def _compiled_update(length: int):
-    """The compiled :func:`_row_update` for reductions over ``length`` elements.
+def _compiled_update(length: int, kind: str):
+    """The compiled :func:`_row_update` of ``kind`` for reductions over ``length`` elements.
 
-    One function (code object) per length: Dynamo keeps its compiled graphs per code
-    object, and a graph made dynamic in the reduced length reduces about 15 times slower
-    than one specialized on it (H200, rows of 32). Shapes start static (H200, 16384^2
-    bfloat16 in rows of 32: 0.138 ms static, 0.162 ms with the row count marked dynamic);
-    Dynamo makes the row count dynamic itself once it changes.
+    One function (code object) per length and kind: Dynamo keeps its compiled graphs per
+    code object (a few: past its recompile limit a call runs eagerly), and a graph made
+    dynamic in the reduced length reduces about 15 times slower than one specialized on it
+    (H200, rows of 32). Shapes start static (H200, 16384^2 bfloat16 in rows of 32: 0.138 ms
+    static, 0.162 ms with the row count marked dynamic); Dynamo makes the row count dynamic
+    itself once it changes.
     """
-    code = _row_update.__code__.replace(co_name=f"_row_update_{length}")
+    code = _row_update.__code__.replace(co_name=f"_row_update_{kind}_{length}")
     fn = types.FunctionType(code, _row_update.__globals__, code.co_name)
     return torch.compile(fn, dynamic=None)
 
@@ -429,7 +434,7 @@ def _observed(rows: torch.Tensor, kind: str, old: tuple, *args):
         and find_spec("triton") is not None
     )
     if compiled:
-        return _compiled_update(chunk or length)(rows, kind, chunk, old, *args)
+        return _compiled_update(chunk or length, kind)(rows, kind, chunk, old, *args)
     return _row_update(rows, kind, chunk, old, *args)
 
 

@@ -804,6 +804,9 @@ def _cast_tiles(
         if STREAM:
             # a block holding NaN or ±Inf (§5.2): its codes (or values) are written again
             if tl.max(nonfinite.to(tl.int32), axis=0) > 0:
+                # the same loop again: each element's store comes from the thread that stored
+                # it in the first pass (the stores' layouts are the coalescing pass's, from the
+                # same pointers), after it in that thread's program order
                 _encode_looped(
                     x_ptr, rb_ptr, out_ptr, pid, outer, L, inner, T, nt, ntiles, seed,
                     rstream, recip, zval, dec, bad | nonfinite, AXIS, TP, BL, TK, FLAT, FULL,
