@@ -2,8 +2,8 @@
 
 The hardware conversion (``cvt.rn.satfinite`` for e4m3fn and e5m2) and the float32
 rounding paths (``_codec.fast_round`` for floats, ``_codec._encode_int_float`` for ints
-of at most 22 bits, every round mode, and ``_codec._int_even``, the clamp-and-add encoder
-that ``encode_finite`` takes for ints under ties to even) are used only where they give the integer
+of at most 22 bits, every round mode; ``_codec._int_even`` in ``test_interpreter_int_even.py``)
+are used only where they give the integer
 round-and-shift encoder's codes, which is itself checked against tcast_ref (the rest of
 this suite). This proves it for every float32 input (stochastic rounding: with K random
 bits per input, the same for both paths). GPU only: the interpreter would need hours, and
@@ -19,7 +19,7 @@ import triton.language as tl
 
 import tcast
 from tcast import RoundMode
-from tcast_triton._codec import encode, encode_finite, hw_bytes, hw_bytes_kept
+from tcast_triton._codec import hw_bytes, hw_bytes_kept
 from tcast_triton._env import INTERPRETING
 from tcast_triton._formats import ROUND_CODES, fmt
 from tcast_triton._kernels import _cast_unscaled
@@ -126,37 +126,6 @@ def test_float_fast_path_in_every_round_mode_equals_integer_path_on_every_float3
 @pytest.mark.parametrize("code", ["int8", "int4", "uint8", "int2", "int16", "uint22"])
 def test_int_float_path_equals_shift_path_on_every_float32(code, mode):
     assert _mismatches(code, _FAST, True, mode) == (0, 1 << 32)
-
-
-@triton.jit
-def _finite_and_full(x_ptr, fin_ptr, full_ptr, F: tl.constexpr, BLOCK: tl.constexpr):
-    """int32 codes of a flat block by ``encode_finite`` and by ``encode`` (ties to even)."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs)
-    r = tl.zeros(x.shape, tl.int32)  # no random bits: ties to even
-    tl.store(fin_ptr + offs, encode_finite(x, r, F, 0))
-    tl.store(full_ptr + offs, encode(x, r, F, 0))
-
-
-@pytest.mark.parametrize("code", ["int8", "int4", "uint8", "int2", "int16", "uint22", "int22"])
-def test_int_even_encoder_equals_the_full_encoder_on_every_non_nan_float32(code):
-    """``encode_finite`` of an int or uint under ties to even (``_int_even``: clamp on the
-    float side, add 1.5 * 2**23, keep the low bits) gives ``encode``'s codes for every
-    float32 but NaN, which it never receives (±Inf, subnormals and -0 included)."""
-    e = fmt(tcast.number(code), RoundMode.EVEN, True)
-    assert e[_FAST] != 0
-    fin = torch.empty(_CHUNK, dtype=torch.int32, device="cuda")
-    full = torch.empty_like(fin)
-    bad = checked = 0
-    for start in range(0, 1 << 32, _CHUNK):
-        x = torch.arange(start, start + _CHUNK, device="cuda", dtype=torch.int64)
-        x = x.to(torch.int32).view(torch.float32)
-        _finite_and_full[(_CHUNK // 1024,)](x, fin, full, F=e, BLOCK=1024)
-        real = ~torch.isnan(x)
-        bad += int(((fin != full) & real).sum())
-        checked += int(real.sum())
-    assert bad == 0
-    assert checked == (1 << 32) - 2 * ((1 << 23) - 1)  # every pattern but the NaNs
 
 
 @triton.jit

@@ -2,9 +2,9 @@
 
 ``encode_finite`` takes ``_int_even`` (a float clamp and one add of ``1.5 * 2**23``) for int
 and uint formats under ties to even; it must give ``encode``'s codes for every input but NaN
-(which a finite block never holds). The GPU test in ``test_gpu_hardware_fp8.py`` proves it on
-all 2**32 float32 inputs; this one runs everywhere on a sample: random bit patterns, every
-kind of tie near the formats' ranges, ±Inf, ±0 and subnormals.
+(which a finite block never holds). On a GPU, for all 2**32 float32 inputs; everywhere, on a
+sample: random bit patterns, every kind of tie near the formats' ranges, ±Inf, ±0 and
+subnormals.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import triton.language as tl
 import tcast
 from tcast import RoundMode
 from tcast_triton._codec import encode, encode_finite
+from tcast_triton._env import INTERPRETING
 from tcast_triton._formats import fmt
 
 _BLOCK = 1024
@@ -63,3 +64,27 @@ def test_int_even_equals_the_full_encoder(code, device):
     _both[(x.numel() // _BLOCK,)](x, fin, full, F=e, BLOCK=_BLOCK)
     bad = torch.nonzero(fin != full).flatten()[:5].cpu()
     assert bad.numel() == 0, [(float(x[i]), int(fin[i]), int(full[i])) for i in bad]
+
+
+_CHUNK = 1 << 28
+
+
+@pytest.mark.skipif(
+    INTERPRETING or not torch.cuda.is_available(), reason="2**32 inputs: run on a GPU"
+)
+@pytest.mark.parametrize("code", ["int8", "int4", "uint8", "int2", "int16", "uint22", "int22"])
+def test_int_even_equals_the_full_encoder_on_every_non_nan_float32(code):
+    """The same on all 2**32 float32 patterns but the NaNs (±Inf, subnormals, -0 included)."""
+    e = fmt(tcast.number(code), RoundMode.EVEN, True)
+    fin = torch.empty(_CHUNK, dtype=torch.int32, device="cuda")
+    full = torch.empty_like(fin)
+    bad = checked = 0
+    for start in range(0, 1 << 32, _CHUNK):
+        x = torch.arange(start, start + _CHUNK, device="cuda", dtype=torch.int64)
+        x = x.to(torch.int32).view(torch.float32)  # wraps to the negative patterns
+        _both[(_CHUNK // _BLOCK,)](x, fin, full, F=e, BLOCK=_BLOCK)
+        real = ~torch.isnan(x)
+        bad += int(((fin != full) & real).sum())
+        checked += int(real.sum())
+    assert bad == 0
+    assert checked == (1 << 32) - 2 * ((1 << 23) - 1)  # every pattern but the NaNs
