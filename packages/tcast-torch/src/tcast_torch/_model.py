@@ -296,21 +296,23 @@ class _Site:
         """Whether the Triton engine casts ``v`` with this site's given parts (if any)."""
         if self.given is None:
             return True
-        return bool(getattr(gpu, "given_scales", False)) and gpu.given_refusal(v) is None
+        return gpu.given_scales and gpu.given_refusal(v) is None
 
     def _given_request(self, gpu: Any, v: torch.Tensor, dt, modes, seed) -> Any:
         """The engine's request with the given parts, checked once per kind of input."""
-        if torch.compiler.is_compiling():  # traced: the parts are the graph's, never kept
-            parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
-            return gpu.request(v, dt, modes, seed, None, parts)
-        parts = tuple((k, id(t), t._version, t.device, t.dtype) for k, t in self.given.items())
-        key = (tuple(v.shape), v.dtype, v.device, seed, parts)
-        req = self._given_requests.get(key)
-        if req is None:
+        key = None
+        if not torch.compiler.is_compiling():  # traced, the parts are the graph's: not kept
+            ids = tuple((k, id(t), t._version, t.device, t.dtype) for k, t in self.given.items())
+            key = (tuple(v.shape), v.dtype, v.device, seed, ids)
+            req = self._given_requests.get(key)
+            if req is not None:
+                return req
+        parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
+        req = gpu.request(v, dt, modes, seed, None, parts)
+        if key is not None:
             if len(self._given_requests) >= 8:  # a new seed every step: keep a few
                 self._given_requests.clear()
-            parts = GivenScales(**{k: t.to(v.device) for k, t in self.given.items()})
-            req = self._given_requests[key] = gpu.request(v, dt, modes, seed, None, parts)
+            self._given_requests[key] = req
         return req
 
     def apply(self, t: torch.Tensor) -> torch.Tensor:

@@ -127,15 +127,12 @@ class Observer(ob.ObserverBase):
         st = self._stats
         c = getattr(self.method, "momentum", None)
         old = tuple(st[n] for n in names) if names[0] in st else ()
-        if c is None:  # maxima and minima: merged in the reduction's own kernel
-            out = _observed(rows, kind, old)
-            new = (out,) if kind == "amax" else out
-        else:
-            cur = _observed(rows, kind, ())
-            cur = (cur,) if kind == "amax" else cur
-            # a float32 value: exact as a tensor scalar; each operation rounds once, eagerly
+        # maxima and minima are merged in the reduction's own kernel; a moving average
+        # rounds each operation once, eagerly (k: a float32 value, exact as a tensor scalar)
+        new = _observed(rows, kind, old if c is None else ())
+        if c is not None and old:
             k = ob.moving_average_constant(c)
-            new = cur if not old else tuple(o + k * (v - o) for o, v in zip(old, cur, strict=True))
+            new = tuple(o + k * (v - o) for o, v in zip(old, new, strict=True))
         st.update(zip(names, new, strict=True))
 
     def _history(self, rows: torch.Tensor) -> None:
@@ -157,12 +154,12 @@ class Observer(ob.ObserverBase):
             st["prefix"] = rows.new_zeros(n, dtype=torch.float32)
             st["amax"] = rows.new_zeros(n, dtype=torch.float32)
             st["no_max"] = rows.new_zeros(n, dtype=torch.float32)
+            # 2**margin as a float32 tensor: a graph input, not a constant of the graph
+            st["factor"] = torch.tensor(2.0**m.margin, dtype=torch.float32, device=rows.device)
             st["slot"] = 0
         j = st["slot"]
         prefix = st["prefix"] if j > 0 else st["no_max"]
         suffix = hist[j + 1] if j + 1 < m.length else st["no_max"]
-        if "factor" not in st:  # 2**margin as a float32 tensor: a graph input, not a constant
-            st["factor"] = torch.tensor(2.0**m.margin, dtype=torch.float32, device=rows.device)
         amax, prefix, chosen = _observed(
             rows, "history", (prefix, suffix, st["amax"]), m.algo == "max", st["factor"]
         )
@@ -190,7 +187,7 @@ class Observer(ob.ObserverBase):
 
     def _histogram(self, rows: torch.Tensor) -> None:
         st, m = self._stats, self.method
-        amax = float(_observed(rows, "amax", ()).amax()) if rows.numel() else 0.0  # a sync
+        amax = float(_observed(rows, "amax", ())[0].amax()) if rows.numel() else 0.0  # a sync
         width = st.get("width", 0.0)
         if width == 0.0:
             if amax == 0.0:
@@ -374,13 +371,12 @@ def _chunked(rows: torch.Tensor, kind: str, chunk: int):
 def _row_update(rows: torch.Tensor, kind: str, chunk: int, old: tuple, *args):
     """The rows' statistics merged with the earlier ones, as one fused pass when compiled.
 
-    ``amax`` / ``lohi``: the rows' maxima (minima, maxima), with ``old`` their running
-    max (min, max) so far — exact operations, so the compiled kernel gives the eager bits.
-    ``history``: an amax history step (``Observer._history``): ``old`` is (prefix, suffix,
-    the last chosen amax), ``args`` (the window's max is chosen, 2**margin as a float32
-    0-d tensor); returns the
-    rows' amax, the new prefix and the chosen amax (a product by a power of two and a
-    clamp: each rounds once).
+    ``amax`` / ``lohi``: a tuple of the rows' maxima (of their minima and maxima), with
+    ``old`` their running max (min, max) so far — exact operations, so the compiled kernel
+    gives the eager bits. ``history``: an amax history step (``Observer._history``): ``old``
+    is (prefix, suffix, the last chosen amax), ``args`` (the window's max is chosen,
+    2**margin as a float32 0-d tensor); returns the rows' amax, the new prefix and the
+    chosen amax (a product by a power of two and a clamp: each rounds once).
     """
     out = _chunked(rows, "amax" if kind == "history" else kind, chunk)
     if kind == "history":
@@ -390,10 +386,10 @@ def _row_update(rows: torch.Tensor, kind: str, chunk: int, old: tuple, *args):
         pick = torch.maximum(prefix, suffix) if window else out
         scaled = torch.clamp_max(pick * factor, torch.finfo(torch.float32).max)
         return out, prefix, torch.where(pick > 0, scaled, last)
+    if kind == "amax":
+        return (torch.maximum(old[0], out) if old else out,)
     if not old:
         return out
-    if kind == "amax":
-        return torch.maximum(old[0], out)
     return torch.minimum(old[0], out[0]), torch.maximum(old[1], out[1])
 
 

@@ -559,6 +559,8 @@ def _tiled_plan(
     # the blocked layout pads rows to 128: its offsets can pass int32 where x's do not
     i64 = _needs_i64(xc) or (req.blocked is not None and _blocked_size(req) >= 2**31 - I64_MARGIN)
     pre = not lay.dims
+    rht = rht_kw(req.modes.transform)
+    fused = rht["RHT_G"] > 0
     stream = False
     if pre:
         tp, length = 1024, max(numel, 1)
@@ -571,7 +573,7 @@ def _tiled_plan(
         tile = lay.sizes[0]
         axis = 1 if inner == 1 else 0
         loop = tile > (MAX_ROW_CHANNEL if axis == 1 else MAX_TILE)
-        stream = streamed(req, gp, given, tile, loop)
+        stream = streamed(req, gp, given or fused, tile, loop)
         loop = loop or stream
         row_chunk = STREAM_ROW if stream else 1024
         tp = triton.next_power_of_2(tile) if not loop else (row_chunk if axis == 1 else 64)
@@ -601,8 +603,6 @@ def _tiled_plan(
     pack = _pack_bits(req)
     if not (flat and tp == tile and not channel and pack and tile % pack_group(pack) == 0):
         pack = 0
-    rht = rht_kw(req.modes.transform)
-    fused = rht["RHT_G"] > 0
     whole = flat if axis == 1 else length % tile == 0 and not loop
     if fused and not (whole and tp == tile and not (channel or given or pre)):
         raise TcastError(f"no fused transform for {req.dtype.name} over {lay.shape}")
@@ -674,19 +674,15 @@ def _tiled_plan(
     )
 
 
-def streamed(req: CastRequest, gp: int, given: bool, tile: int, loop: bool) -> bool:
+def streamed(req: CastRequest, gp: int, other: bool, tile: int, loop: bool) -> bool:
     """Whether tiles of ``tile`` elements are cast in one read (``_cast_tiles``' ``STREAM``).
 
-    Every part of the scale recipe given (``gp``, :func:`_given.recipe_given`), long tiles
-    (looped anyway, or :data:`STREAM_MIN` elements and more), no tile statistics from
-    elsewhere (``given``) and no fused transform (whole tiles only).
+    Every part of the scale recipe given (``gp``, :func:`_given.recipe_given`) and long
+    tiles (looped anyway, or :data:`STREAM_MIN` elements and more); ``other``: the plan
+    reads tile statistics from elsewhere or fuses a transform (whole tiles only), and
+    takes neither.
     """
-    return (
-        recipe_given(req.dtype, gp)
-        and not given
-        and (loop or tile >= STREAM_MIN)
-        and rht_kw(req.modes.transform)["RHT_G"] == 0
-    )
+    return recipe_given(req.dtype, gp) and not other and (loop or tile >= STREAM_MIN)
 
 
 def tensor_amax(dt: DataType, gp: int) -> bool:
