@@ -3,8 +3,9 @@
 For each datatype and calibration method, ``tcast_torch.Observer.update`` on a bfloat16
 tensor of ``size x size`` on the GPU, timed with CUDA events two ways after two warm-up
 calls: one update alone (the median of ``--repeat``, the host's work included: a single
-calibration batch) and ``--repeat`` updates back to back (their mean: calibration over many
-batches, where the host queues the next update while the GPU runs this one); beside a
+calibration batch) and ``--repeat`` updates back to back (their mean, after two whole rounds
+of an amax history: calibration over many batches, where the host queues the next update
+while the GPU runs this one); beside a
 device copy of the same tensor in the same run. The copy reads and writes the bytes once;
 reading alone takes about half of it, so the ratios are ``(copy / 2) / update``: 1.0 is an
 update as fast as reading the input once.
@@ -53,10 +54,10 @@ def _time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def _back_to_back(fn, repeat: int) -> float:
-    """Mean milliseconds of fn() over ``repeat`` calls queued back to back (two warm-ups)."""
-    fn()
-    fn()
+def _back_to_back(fn, repeat: int, warm: int = 2) -> float:
+    """Mean milliseconds of fn() over ``repeat`` calls queued back to back (``warm`` first)."""
+    for _ in range(warm):
+        fn()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     a.record()
     for _ in range(repeat):
@@ -84,8 +85,10 @@ def main() -> None:
     for name, method in CASES:
         obs = tcast_torch.Observer(name, method)
         ms = _time(lambda obs=obs: obs.update(x), a.repeat)
-        # a history's rounds: a multiple of 16 updates, so each round's rebuild is counted
-        tb = _back_to_back(lambda obs=obs: obs.update(x), max(a.repeat, 32))
+        # a history's rounds: warm-ups of two whole rounds (its end-of-round fold compiled),
+        # then a multiple of 16 updates, so each round's fold is counted
+        rounds = getattr(method, "length", 0)
+        tb = _back_to_back(lambda obs=obs: obs.update(x), max(a.repeat, 32), 2 * rounds + 2)
         print(
             f"| {name} | {method} | {ms:.3f} | {copy / 2 / ms:.2f} | {tb:.3f} | "
             f"{copy / 2 / tb:.2f} |",

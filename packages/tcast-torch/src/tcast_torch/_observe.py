@@ -3,8 +3,9 @@
 The same statistics as the reference engine's observers, in torch operations on any device:
 every rule that is not array arithmetic is read from :mod:`tcast.observe`, and the scale parts
 come from the datatype's own scale recipe (``tcast.kit``) applied to the chosen ranges. Each
-float operation rounds once (no fused multiply-add: the updates are separate eager
-operations), so CPU and CUDA give the reference engine's bits.
+float operation rounds once (no fused multiply-add: eager operations, or a compiled update
+whose Triton kernels are built without contraction), so CPU and CUDA give the reference
+engine's bits.
 """
 
 from __future__ import annotations
@@ -127,50 +128,57 @@ class Observer(ob.ObserverBase):
         st = self._stats
         c = getattr(self.method, "momentum", None)
         old = tuple(st[n] for n in names) if names[0] in st else ()
-        # maxima and minima are merged in the reduction's own kernel; a moving average
-        # rounds each operation once, eagerly (k: a float32 value, exact as a tensor scalar)
-        new = _observed(rows, kind, old if c is None else ())
+        # maxima and minima (or the moving average) are merged in the reduction's own kernel;
+        # the average's constant k (a float32 value) is a tensor: no graph per momentum
+        k = ()
         if c is not None and old:
-            k = ob.moving_average_constant(c)
-            new = tuple(o + k * (v - o) for o, v in zip(old, new, strict=True))
-        st.update(zip(names, new, strict=True))
+            k = st.get("k")
+            if k is None:
+                k = st["k"] = torch.tensor(
+                    ob.moving_average_constant(c), dtype=torch.float32, device=rows.device
+                )
+            k = (k,)
+        st.update(zip(names, _observed(rows, kind, old, *k), strict=True))
 
     def _history(self, rows: torch.Tensor) -> None:
-        """TransformerEngine's amax history (SEMANTICS.md §5.13), its window max in O(1).
+        """TransformerEngine's amax history (SEMANTICS.md §5.13), kept lazily.
 
-        ``history`` holds ``length`` rows: while batch ``j`` of a round of ``length``
-        batches is observed, rows ``j + 1 ..`` hold the suffix maxima of the previous round
-        (the max of its batches ``j + 1 ..``) and rows ``.. j`` this round's batch amaxes;
-        ``prefix`` is the max of this round's batches so far. The window of the last
-        ``length`` batches is ``max(prefix, suffix[j + 1])``; at the end of a round its rows
-        become their suffix maxima, in place. Amaxes are never negative, so zeros (a fresh
-        history, the round's first prefix, the suffix past the last row) change no max.
+        An update only stores its batch amaxes in a ring of ``length`` tensors (the
+        reduction's own output: no copy); the window and the chosen amax are derived when the
+        scales are read (:meth:`_history_amax`). The reference engine's chosen amax after
+        batch ``T`` is ``scaled(pick)`` of the last batch whose pick was positive, which is
+        ``scaled(window max)`` when that is positive and otherwise ``scaled`` of the last
+        positive batch amax (for ``most_recent``, always the latter). So at the end of each
+        round the round's amaxes fold into ``older``, the last positive amax of every
+        finished round, before the next round overwrites them.
         """
         m, st = self.method, self._stats
-        hist = st.get("history")
-        if hist is None:
-            n = rows.shape[0]
-            hist = st["history"] = rows.new_zeros((m.length, n), dtype=torch.float32)
-            st["prefix"] = rows.new_zeros(n, dtype=torch.float32)
-            st["amax"] = rows.new_zeros(n, dtype=torch.float32)
-            st["no_max"] = rows.new_zeros(n, dtype=torch.float32)
-            # 2**margin as a float32 tensor: a graph input, not a constant of the graph
-            st["factor"] = torch.tensor(2.0**m.margin, dtype=torch.float32, device=rows.device)
+        ring = st.get("history")
+        if ring is None:
+            ring = st["history"] = [None] * m.length  # None: no batch yet (amax 0)
             st["slot"] = 0
         j = st["slot"]
-        prefix = st["prefix"] if j > 0 else st["no_max"]
-        suffix = hist[j + 1] if j + 1 < m.length else st["no_max"]
-        amax, prefix, chosen = _observed(
-            rows, "history", (prefix, suffix, st["amax"]), m.algo == "max", st["factor"]
-        )
-        hist[j] = amax
-        st["prefix"], st["amax"] = prefix, chosen
+        (ring[j],) = _observed(rows, "amax", ())
         st["slot"] = (j + 1) % m.length
-        if j + 1 == m.length:  # the round is complete: its suffix maxima for the next one
-            # row by row (cummax down the rows of a flipped history took ~20 ms on an H200
-            # for 16 rows of 2**23)
-            for i in range(m.length - 2, -1, -1):
-                torch.maximum(hist[i], hist[i + 1], out=hist[i])
+        if j + 1 == m.length:  # the round is complete: fold it before it is overwritten
+            st["older"] = _last_positive(st.get("older"), ring)
+
+    def _history_amax(self) -> torch.Tensor:
+        """The chosen amax of an amax history after the last batch (``_history``)."""
+        m, st = self.method, self._stats
+        ring, j = st["history"], st["slot"]
+        seen = [t for t in ring if t is not None]
+        # this round's batches are the newest; `older` holds every finished round
+        pick = _last_positive(st.get("older"), ring[:j]) if j else st.get("older")
+        if pick is None:
+            pick = torch.zeros_like(seen[0])
+        if m.algo == "max":
+            window = seen[0]
+            for t in seen[1:]:
+                window = torch.maximum(window, t)
+            pick = torch.where(window > 0, window, pick)
+        factor = torch.tensor(2.0**m.margin, dtype=torch.float32, device=pick.device)
+        return torch.clamp_max(pick * factor, torch.finfo(torch.float32).max)
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
         q = self.method.q
@@ -202,7 +210,8 @@ class Observer(ob.ObserverBase):
         if nb > counts.numel():
             counts = torch.cat([counts, counts.new_zeros(nb - counts.numel())])
         w = torch.tensor(width, dtype=torch.float64, device=rows.device)
-        idx = _bins(rows.reshape(-1), w, torch.tensor(nb - 1, device=rows.device))
+        top = torch.tensor(nb - 1, dtype=torch.int32, device=rows.device)
+        idx = _bins(rows.reshape(-1), w, top)
         st["counts"] = counts + torch.bincount(idx, minlength=nb + 1)[:nb]  # non-finite dropped
 
     @torch.no_grad()
@@ -258,6 +267,8 @@ class Observer(ob.ObserverBase):
             i = self._histogram_edge(c)
             v = torch.tensor([i * st["width"]], dtype=torch.float64, device=dev)
             return v.to(torch.float32)
+        if isinstance(m, ob.AmaxHistory):
+            return self._history_amax()
         if isinstance(m, ob.Mse):  # searched: _observed checked
             loss = st["loss"]
             best = torch.zeros(loss.shape[1], dtype=torch.int64, device=dev)
@@ -371,47 +382,60 @@ def _chunked(rows: torch.Tensor, kind: str, chunk: int):
 def _row_update(rows: torch.Tensor, kind: str, chunk: int, old: tuple, *args):
     """The rows' statistics merged with the earlier ones, as one fused pass when compiled.
 
-    ``amax`` / ``lohi``: a tuple of the rows' maxima (of their minima and maxima), with
-    ``old`` their running max (min, max) so far — exact operations, so the compiled kernel
-    gives the eager bits. ``history``: an amax history step (``Observer._history``): ``old``
-    is (prefix, suffix, the last chosen amax), ``args`` (the window's max is chosen,
-    2**margin as a float32 0-d tensor); returns the rows' amax, the new prefix and the
-    chosen amax (a product by a power of two and a clamp: each rounds once).
+    A tuple of the rows' maxima (``amax``) or of their minima and maxima (``lohi``), with
+    ``old`` (the same tuple so far) merged in: their running max (min, max), exact operations;
+    or, with ``args`` = ``(k,)`` (a float32 0-d tensor), the moving average ``o + k·(v − o)``
+    of each, three operations that each round once (see :func:`_compiled_update`).
     """
-    out = _chunked(rows, "amax" if kind == "history" else kind, chunk)
-    if kind == "history":
-        prefix, suffix, last = old
-        window, factor = args
-        prefix = torch.maximum(prefix, out)
-        pick = torch.maximum(prefix, suffix) if window else out
-        scaled = torch.clamp_max(pick * factor, torch.finfo(torch.float32).max)
-        return out, prefix, torch.where(pick > 0, scaled, last)
+    out = _chunked(rows, kind, chunk)
     if kind == "amax":
-        return (torch.maximum(old[0], out) if old else out,)
+        out = (out,)
     if not old:
         return out
+    if args:
+        (k,) = args
+        return tuple(o + k * (v - o) for o, v in zip(old, out, strict=True))
+    if kind == "amax":
+        return (torch.maximum(old[0], out[0]),)
     return torch.minimum(old[0], out[0]), torch.maximum(old[1], out[1])
 
 
 @cache
-def _compiled_update(length: int, kind: str):
+def _compiled_update(length: int, kind: str, chunked: bool):
     """The compiled :func:`_row_update` of ``kind`` for reductions over ``length`` elements.
 
-    One function (code object) per length and kind: Dynamo keeps its compiled graphs per
-    code object (a few: past its recompile limit a call runs eagerly), and a graph made
-    dynamic in the reduced length reduces about 15 times slower than one specialized on it
-    (H200, rows of 32). Shapes start static (H200, 16384^2 bfloat16 in rows of 32: 0.138 ms
-    static, 0.162 ms with the row count marked dynamic); Dynamo makes the row count dynamic
-    itself once it changes.
+    One function (code object) per length, kind and whether rows are chunked: Dynamo keeps
+    its compiled graphs per code object (a few: past its recompile limit a call runs
+    eagerly), and a graph made dynamic in the reduced length reduces about 15 times slower
+    than one specialized on it (H200, rows of 32; chunked rows of 16384 and rows of 128
+    sharing one code object made the latter 4.5 times slower). Shapes start static (H200,
+    16384^2 bfloat16 in rows of 32: 0.138 ms static, 0.162 ms with the row count marked
+    dynamic); Dynamo makes the row count dynamic itself once it changes.
+
+    ``emulate_precision_casts`` builds the Triton kernels without floating-point contraction
+    (Inductor's ``enable_fp_fusion=False``): the moving average's product and sum stay two
+    roundings, not one fused multiply-add (with contraction, 50492 of 2**23 averages of an
+    H200 run differed from the eager bits; without, none).
     """
-    code = _row_update.__code__.replace(co_name=f"_row_update_{kind}_{length}")
-    fn = types.FunctionType(code, _row_update.__globals__, code.co_name)
-    return torch.compile(fn, dynamic=None)
+    name = f"_row_update_{kind}_{length}{'_chunks' if chunked else ''}"
+    code = _row_update.__code__.replace(co_name=name)
+    fn = types.FunctionType(code, _row_update.__globals__, name)
+    return torch.compile(fn, dynamic=None, options={"emulate_precision_casts": True})
 
 
 #: Rows longer than this (channels, tensors) are reduced in chunks of this length first
 #: (H200, 16384^2 bfloat16: 1024-chunks reduce in 0.165 ms, rows of 32 in 0.143).
 _CHUNK = 128
+
+
+def _compilable(t: torch.Tensor) -> bool:
+    """Whether work on ``t`` runs compiled: CUDA (not ROCm) with Triton, outside a trace."""
+    return (
+        t.is_cuda
+        and torch.version.hip is None
+        and not torch.compiler.is_compiling()
+        and find_spec("triton") is not None
+    )
 
 
 def _observed(rows: torch.Tensor, kind: str, old: tuple, *args):
@@ -422,16 +446,48 @@ def _observed(rows: torch.Tensor, kind: str, old: tuple, *args):
     """
     length = rows.shape[1]
     chunk = _CHUNK if length > _CHUNK and length % _CHUNK == 0 and rows.is_contiguous() else 0
-    compiled = (
-        rows.is_cuda
-        and torch.version.hip is None
-        and not torch.compiler.is_compiling()
-        and (chunk or length <= _CHUNK)
-        and find_spec("triton") is not None
-    )
-    if compiled:
-        return _compiled_update(chunk or length, kind)(rows, kind, chunk, old, *args)
+    if _compilable(rows) and (chunk or length <= _CHUNK):
+        fn = _compiled_update(chunk or length, kind, bool(chunk))
+        return fn(rows, kind, chunk, old, *args)
     return _row_update(rows, kind, chunk, old, *args)
+
+
+#: An amax history's rounds fold into one tensor in groups of this many batch amaxes, one
+#: compiled kernel per group. A short group is padded with zeros, which change nothing: one
+#: graph for every group (padding by repeating a tensor would alias two inputs, and Dynamo
+#: compiles another graph for aliased inputs).
+_FOLD = 16
+
+
+def _fold(older: torch.Tensor, *amaxes: torch.Tensor) -> torch.Tensor:
+    """``older`` replaced by each later amax that is positive, in order."""
+    for t in amaxes:
+        older = torch.where(t > 0, t, older)
+    return older
+
+
+@cache
+def _compiled_fold():
+    return torch.compile(_fold, dynamic=None)
+
+
+def _last_positive(older: torch.Tensor | None, amaxes: list) -> torch.Tensor:
+    """Per block, the last positive amax of ``older`` followed by ``amaxes`` (oldest first).
+
+    Blocks with none get 0 (amaxes are never negative). ``older`` may be None (no batch yet).
+    """
+    ts = list(amaxes)
+    if older is None:
+        older, ts = ts[0], ts[1:]
+    compiled = _compilable(older)
+    for i in range(0, len(ts), _FOLD):
+        group = ts[i : i + _FOLD]
+        if compiled:
+            pad = [torch.zeros_like(older) for _ in range(_FOLD - len(group))]
+            older = _compiled_fold()(older, *group, *pad)
+        else:
+            older = _fold(older, *group)
+    return older
 
 
 def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
@@ -442,7 +498,8 @@ def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch
     a = v.to(torch.float32)
     keep = torch.isfinite(a)
     mag = torch.where(keep, a.abs(), torch.zeros((), dtype=a.dtype, device=a.device))
-    idx = torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int64)
+    # int32 indices: bincount reads half the bytes (H200, 2**28 elements: 1.87 ms, not 2.33)
+    idx = torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int32)
     return torch.where(keep, idx, top + 1)
 
 
@@ -453,9 +510,8 @@ def _compiled_bin_index():
 
 def _bins(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
     """:func:`_bin_index`, fused on CUDA (the width and top are tensors: no recompiling)."""
-    if v.is_cuda and torch.version.hip is None and not torch.compiler.is_compiling():
-        if find_spec("triton") is not None:
-            return _compiled_bin_index()(v, width, top)
+    if _compilable(v):
+        return _compiled_bin_index()(v, width, top)
     return _bin_index(v, width, top)
 
 
