@@ -85,8 +85,9 @@ def main() -> None:
     for name, method in CASES:
         obs = tcast_torch.Observer(name, method)
         ms = _time(lambda obs=obs: obs.update(x), a.repeat)
-        # a history's rounds: warm-ups of two whole rounds (its end-of-round fold compiled),
-        # then a multiple of 16 updates, so each round's fold is counted
+        # a history's rounds: warm-ups of two whole rounds (its end-of-round fold compiled);
+        # the 32 timed updates hold two folds of a 16-long history, none of a 1024-long one
+        # (one fold per 1024 updates: about 1/16 of one update's time)
         rounds = getattr(method, "length", 0)
         tb = _back_to_back(lambda obs=obs: obs.update(x), max(a.repeat, 32), 2 * rounds + 2)
         print(

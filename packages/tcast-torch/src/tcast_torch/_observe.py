@@ -144,41 +144,62 @@ class Observer(ob.ObserverBase):
         """TransformerEngine's amax history (SEMANTICS.md §5.13), kept lazily.
 
         An update only stores its batch amaxes in a ring of ``length`` tensors (the
-        reduction's own output: no copy); the window and the chosen amax are derived when the
-        scales are read (:meth:`_history_amax`). The reference engine's chosen amax after
-        batch ``T`` is ``scaled(pick)`` of the last batch whose pick was positive, which is
-        ``scaled(window max)`` when that is positive and otherwise ``scaled`` of the last
-        positive batch amax (for ``most_recent``, always the latter). So at the end of each
-        round the round's amaxes fold into ``older``, the last positive amax of every
-        finished round, before the next round overwrites them.
+        reduction's own output: no copy); the chosen amax is derived when the scales are read
+        (:meth:`_history_amax`). The reference engine's chosen amax after batch ``T`` is
+        ``scaled(pick)`` of the last batch whose pick was positive: ``scaled(window max)``
+        where that is positive, otherwise ``scaled`` of the last positive batch amax, which
+        then lies before the window (for ``most_recent``, always the last positive batch
+        amax). So at the end of each round its amaxes fold into ``older``, the last positive
+        amax of every finished round, before the next round overwrites them.
         """
         m, st = self.method, self._stats
         ring = st.get("history")
         if ring is None:
             ring = st["history"] = [None] * m.length  # None: no batch yet (amax 0)
             st["slot"] = 0
+            st["suffix_from"] = m.length  # no row of a previous round turned yet
         j = st["slot"]
         (ring[j],) = _observed(rows, "amax", ())
         st["slot"] = (j + 1) % m.length
         if j + 1 == m.length:  # the round is complete: fold it before it is overwritten
             st["older"] = _last_positive(st.get("older"), ring)
+            st["suffix_from"] = m.length  # no row holds a suffix maximum yet
+            st.pop("round", None)
 
     def _history_amax(self) -> torch.Tensor:
-        """The chosen amax of an amax history after the last batch (``_history``)."""
+        """The chosen amax of an amax history after the last batch (``_history``).
+
+        A read costs O(1) amortized whether scales are read after every batch (delayed
+        scaling) or once: what it derives is kept for the next read. With ``s`` batches of
+        the current round observed, the window is this round's rows ``0 .. s - 1`` (their
+        max, or for ``most_recent`` their last positive amax after ``older``, kept as
+        ``round`` and extended by the rows observed since) and the previous round's rows
+        ``s ..`` (turned in place, from the last row down, into their suffix maxima:
+        ``suffix_from`` is the lowest row turned; each row once per round).
+        """
         m, st = self.method, self._stats
-        ring, j = st["history"], st["slot"]
-        seen = [t for t in ring if t is not None]
-        # this round's batches are the newest; `older` holds every finished round
-        pick = _last_positive(st.get("older"), ring[:j]) if j else st.get("older")
-        if pick is None:
-            pick = torch.zeros_like(seen[0])
+        ring, s = st["history"], st["slot"]
+        k, part = st.get("round", (0, st.get("older") if m.algo == "most_recent" else None))
+        for t in ring[k:s]:
+            if part is None:
+                part = t
+            elif m.algo == "max":
+                part = torch.maximum(part, t)
+            else:
+                part = torch.where(t > 0, t, part)
+        st["round"] = (s, part)
         if m.algo == "max":
-            window = seen[0]
-            for t in seen[1:]:
-                window = torch.maximum(window, t)
-            pick = torch.where(window > 0, window, pick)
-        factor = torch.tensor(2.0**m.margin, dtype=torch.float32, device=pick.device)
-        return torch.clamp_max(pick * factor, torch.finfo(torch.float32).max)
+            if ring[s] is not None:  # the previous round's batches s .. in the window
+                # the last row is its own suffix maximum
+                for i in range(min(st["suffix_from"], m.length - 1) - 1, s - 1, -1):
+                    torch.maximum(ring[i], ring[i + 1], out=ring[i])
+                st["suffix_from"] = min(st["suffix_from"], s)
+                part = ring[s] if part is None else torch.maximum(part, ring[s])
+            older = st.get("older")
+            # a window of zeros: the last positive amax lies before it, in a finished round
+            part = part if older is None else torch.where(part > 0, part, older)
+        factor = torch.tensor(2.0**m.margin, dtype=torch.float32, device=part.device)
+        return torch.clamp_max(part * factor, torch.finfo(torch.float32).max)
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
         q = self.method.q
@@ -210,7 +231,8 @@ class Observer(ob.ObserverBase):
         if nb > counts.numel():
             counts = torch.cat([counts, counts.new_zeros(nb - counts.numel())])
         w = torch.tensor(width, dtype=torch.float64, device=rows.device)
-        top = torch.tensor(nb - 1, dtype=torch.int32, device=rows.device)
+        itype = torch.int32 if nb < 2**31 - 1 else torch.int64  # top + 1 must fit too
+        top = torch.tensor(nb - 1, dtype=itype, device=rows.device)
         idx = _bins(rows.reshape(-1), w, top)
         st["counts"] = counts + torch.bincount(idx, minlength=nb + 1)[:nb]  # non-finite dropped
 
@@ -474,7 +496,8 @@ def _compiled_fold():
 def _last_positive(older: torch.Tensor | None, amaxes: list) -> torch.Tensor:
     """Per block, the last positive amax of ``older`` followed by ``amaxes`` (oldest first).
 
-    Blocks with none get 0 (amaxes are never negative). ``older`` may be None (no batch yet).
+    Blocks with none get 0 (amaxes are never negative). ``older`` may be None (no earlier
+    round) where ``amaxes`` is not empty.
     """
     ts = list(amaxes)
     if older is None:
@@ -498,8 +521,9 @@ def _bin_index(v: torch.Tensor, width: torch.Tensor, top: torch.Tensor) -> torch
     a = v.to(torch.float32)
     keep = torch.isfinite(a)
     mag = torch.where(keep, a.abs(), torch.zeros((), dtype=a.dtype, device=a.device))
-    # int32 indices: bincount reads half the bytes (H200, 2**28 elements: 1.87 ms, not 2.33)
-    idx = torch.minimum(torch.floor(mag.double() / width), top.double()).to(torch.int32)
+    # int32 indices where they fit: bincount reads half the bytes (H200, 2**28 elements:
+    # 1.87 ms, not 2.33)
+    idx = torch.minimum(torch.floor(mag.double() / width), top.double()).to(top.dtype)
     return torch.where(keep, idx, top + 1)
 
 
