@@ -24,19 +24,28 @@ import tcast
 import tcast_torch
 from tcast import observe as ob
 
+#: (datatype, method, whether each update is followed by a read of the scales: delayed
+#: scaling reads them every step)
 CASES = [
-    ("e4m3fn_float32", ob.MinMax()),
-    ("mxfp8", ob.MinMax()),
-    ("int8_float32_t0", ob.MinMax()),
-    ("uint8_float32_uint8_t0", ob.MinMax()),
-    ("mxfp8", ob.MinMax(momentum=0.01)),
-    ("mxfp8", ob.AmaxHistory(length=16)),
-    ("e4m3fn_float32", ob.AmaxHistory(length=1024)),
-    ("nvfp4", ob.MinMax()),
-    ("mxfp8", ob.Mse()),
-    ("e4m3fn_float32", ob.HistogramPercentile()),
-    ("e4m3fn_float32", ob.Percentile()),
+    ("e4m3fn_float32", ob.MinMax(), False),
+    ("mxfp8", ob.MinMax(), False),
+    ("int8_float32_t0", ob.MinMax(), False),
+    ("uint8_float32_uint8_t0", ob.MinMax(), False),
+    ("mxfp8", ob.MinMax(momentum=0.01), False),
+    ("mxfp8", ob.AmaxHistory(length=16), False),
+    ("e4m3fn_float32", ob.AmaxHistory(length=1024), False),
+    ("e4m3fn_float32", ob.AmaxHistory(length=1024), True),
+    ("nvfp4", ob.MinMax(), False),
+    ("mxfp8", ob.Mse(), False),
+    ("e4m3fn_float32", ob.HistogramPercentile(), False),
+    ("e4m3fn_float32", ob.Percentile(), False),
 ]
+
+
+def _step(obs, x, read: bool) -> None:
+    obs.update(x)
+    if read:
+        obs.scales()
 
 
 def _time(fn, repeat: int) -> float:
@@ -82,16 +91,19 @@ def main() -> None:
     )
     print("| datatype | method | one update ms | ratio | back to back ms | ratio |")
     print("|---|---|---:|---:|---:|---:|")
-    for name, method in CASES:
+    for name, method, read in CASES:
         obs = tcast_torch.Observer(name, method)
-        ms = _time(lambda obs=obs: obs.update(x), a.repeat)
+        ms = _time(lambda obs=obs, r=read: _step(obs, x, r), a.repeat)
         # a history's rounds: warm-ups of two whole rounds (its end-of-round fold compiled);
         # the 32 timed updates hold two folds of a 16-long history, none of a 1024-long one
         # (one fold per 1024 updates: about 1/16 of one update's time)
         rounds = getattr(method, "length", 0)
-        tb = _back_to_back(lambda obs=obs: obs.update(x), max(a.repeat, 32), 2 * rounds + 2)
+        tb = _back_to_back(
+            lambda obs=obs, r=read: _step(obs, x, r), max(a.repeat, 32), 2 * rounds + 2
+        )
+        label = f"{method}, scales() after each" if read else f"{method}"
         print(
-            f"| {name} | {method} | {ms:.3f} | {copy / 2 / ms:.2f} | {tb:.3f} | "
+            f"| {name} | {label} | {ms:.3f} | {copy / 2 / ms:.2f} | {tb:.3f} | "
             f"{copy / 2 / tb:.2f} |",
             flush=True,
         )
