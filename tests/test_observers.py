@@ -118,6 +118,29 @@ def test_torch_amax_history_keeps_the_window_over_many_rounds(length, algo, ever
             np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"batch {i}")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("q", [99.9, 50.0, 3.0])
+def test_torch_percentile_of_long_rows_selects_from_either_end(q, device) -> None:
+    """Rows of at least 1024 elements select their order statistic with topk from the nearer
+    end (the largest for high q, the smallest for low q) instead of sorting: the reference's
+    values for channels and a whole tensor, with non-finite elements, a row of only NaN and
+    a row of only zeros."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_t(3, (5, 1536)) * np.exp2(rng.integers(-4, 5, (5, 1)))).astype(np.float32)
+    x[0, rng.integers(0, 1536, 40)] = np.nan
+    x[1, :7] = np.inf
+    x[2] = np.nan
+    x[3] = 0.0
+    for name in ("int8_float32_t0", "e4m3fn_float32"):
+        ref = tcast_ref.Observer(name, ob.Percentile(q))
+        tor = tcast_torch.Observer(name, ob.Percentile(q))
+        for s in (1.0, 0.5):
+            ref.update(x * np.float32(s))
+            tor.update(torch.from_numpy(x * np.float32(s)).to(device))
+        want, got = ref.ranges()["amax"], tor.ranges()["amax"]
+        np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=name)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA kernel's contraction")
 @pytest.mark.parametrize("name", ["mxfp8", "uint8_float32_uint8_t32", "int8_float32_t0"])
 def test_cuda_moving_average_rounds_each_operation_once(name) -> None:

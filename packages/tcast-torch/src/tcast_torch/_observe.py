@@ -202,14 +202,32 @@ class Observer(ob.ObserverBase):
         return torch.clamp_max(part * factor, torch.finfo(torch.float32).max)
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
-        q = self.method.q
-        srt = torch.sort(rows.abs(), dim=1).values
+        """Add each block's ``k``-th smallest ``|x|`` of its ``real`` finite elements.
+
+        ``rows`` hold 0 for non-finite elements and padding, which sort below every finite
+        ``|x|``: the ``k``-th smallest finite one is entry ``k - 1 + pad`` of the row in
+        ascending order, entry ``real - k`` in descending order. Long rows select only the
+        entries up to the deepest such index from the nearer end (``torch.topk``; CPU, one
+        row of 2**24: 146 ms, a full sort 1992 ms); short rows are sorted.
+        """
+        q, n = self.method.q, rows.shape[1]
+        mag = rows.abs()
         sizes, where = torch.unique(real, return_inverse=True)  # few distinct block sizes
-        ks = [ob.percentile_rank(q, int(n)) for n in sizes.tolist()]
+        sizes = sizes.tolist()
+        ks = [ob.percentile_rank(q, int(r)) for r in sizes]
         k = torch.tensor(ks, dtype=torch.int64, device=rows.device)[where]
-        pad = rows.shape[1] - real
-        idx = torch.where(k > 0, k - 1 + pad, torch.zeros_like(k))
-        v = torch.gather(srt, 1, idx[:, None])[:, 0]
+        pad = n - real
+        # the deepest index needed from each end (blocks without finite elements need none)
+        up = max((kk - 1 + n - r for r, kk in zip(sizes, ks, strict=True) if kk), default=0)
+        down = max((r - kk for r, kk in zip(sizes, ks, strict=True) if kk), default=0)
+        if n < _SELECT:
+            part, idx = torch.sort(mag, dim=1).values, k - 1 + pad
+        elif down <= up:
+            part, idx = torch.topk(mag, down + 1, dim=1).values, real - k
+        else:
+            part, idx = torch.topk(mag, up + 1, dim=1, largest=False).values, k - 1 + pad
+        idx = torch.where(k > 0, idx, torch.zeros_like(idx))
+        v = torch.gather(part, 1, idx[:, None])[:, 0]
         v = torch.where(k > 0, v, torch.zeros_like(v))
         st = self._stats
         st["sum"] = v.double() if "sum" not in st else st["sum"] + v.double()
@@ -444,6 +462,10 @@ def _compiled_update(length: int, kind: str, chunked: bool):
     fn = types.FunctionType(code, _row_update.__globals__, name)
     return torch.compile(fn, dynamic=None, options={"emulate_precision_casts": True})
 
+
+#: Percentile selects in rows at least this long (``torch.topk`` from the nearer end) and
+#: sorts shorter ones.
+_SELECT = 1024
 
 #: Rows longer than this (channels, tensors) are reduced in chunks of this length first
 #: (H200, 16384^2 bfloat16: 1024-chunks reduce in 0.165 ms, rows of 32 in 0.143).
