@@ -159,6 +159,44 @@ def test_cuda_moving_average_rounds_each_operation_once(name) -> None:
         np.testing.assert_array_equal(_bits(ra[k]), _bits(rb[k]), err_msg=k)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the compiled scale recipe runs on CUDA")
+@pytest.mark.parametrize(
+    ("name", "method"),
+    [
+        ("e4m3fn_float32", ob.AmaxHistory(length=4, margin=-3)),
+        ("nvfp4", ob.MinMax()),
+        ("uint8_float32_uint8_t0", ob.MinMax()),
+        ("uint4_fic", ob.MinMax()),
+        ("int8_bfloat16_t32", ob.MinMax()),
+        ("mxfp8", ob.AmaxHistory(length=3, algo="most_recent", margin=1)),
+    ],
+    ids=str,
+)
+def test_cuda_scales_read_after_every_batch_give_the_reference_bits(name, method, monkeypatch):
+    """Reads after every batch (delayed scaling) run the scale recipe as one compiled kernel
+    after the first few: the reference's scale parts from the first read on, over blocks
+    whose ranges span float32 from subnormals to the largest finite value."""
+    from tcast_torch import _observe
+
+    monkeypatch.setattr(_observe, "_EAGER_READS", 2)
+    rng = np.random.default_rng(5)
+    ref = tcast_ref.Observer(name, method)
+    tor = tcast_torch.Observer(name, method)
+    for i in range(6):
+        x = rng.standard_normal((64, 64)) * np.exp2(rng.integers(-150, 127, (64, 1)))
+        x = np.clip(x, -3e38, 3e38).astype(np.float32)
+        if i == 3:
+            x[:] = 0
+        ref.update(x)
+        tor.update(torch.from_numpy(x).cuda())
+        with np.errstate(over="ignore"):  # uint ranges wider than float32: hi - lo is Inf
+            a = ref.scales()
+        b = tor.scales()
+        assert a.keys() == b.keys()
+        for k in a:
+            np.testing.assert_array_equal(_bits(a[k]), _bits(b[k]), err_msg=f"{k} {i}")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("momentum", [None, 0.3])
 def test_a_uint_block_of_negative_zeros_has_the_range_plus_zero(momentum, device) -> None:

@@ -24,6 +24,7 @@ from tcast.kit import run_recipe
 
 from ._accept import is_dtensor
 from ._api import cast
+from ._compiled import exact_inductor_options
 from ._run import INPUT_DTYPES
 from ._scale import Ops
 from ._tiles import Tiling, tiling
@@ -55,6 +56,7 @@ class Observer(ob.ObserverBase):
         self._til: Tiling | None = None
         self._block_shape: tuple[int, ...] = ()
         self._last_tiling: Tiling | None = None
+        self._reads = 0
 
     # ------------------------------------------------------------------ input
     def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor]:
@@ -198,7 +200,11 @@ class Observer(ob.ObserverBase):
             older = st.get("older")
             # a window of zeros: the last positive amax lies before it, in a finished round
             part = part if older is None else torch.where(part > 0, part, older)
-        factor = torch.tensor(2.0**m.margin, dtype=torch.float32, device=part.device)
+        factor = st.get("factor")
+        if factor is None:  # kept: a host-to-device copy per read costs more than the product
+            factor = st["factor"] = torch.tensor(
+                2.0**m.margin, dtype=torch.float32, device=part.device
+            )
         return torch.clamp_max(part * factor, torch.finfo(torch.float32).max)
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
@@ -334,11 +340,17 @@ class Observer(ob.ObserverBase):
         """
         self._observed("scales")
         st = self._stats
+        # reads after every batch (delayed scaling) run the recipe compiled: eagerly it is a
+        # few hundred small kernels (H200: 3.1 ms for a float32 tensor scale)
+        self._reads += 1
+        fused = self._reads > _EAGER_READS
         if self.dtype.nspec.is_uint:
-            return self._parts(None, lo=st["lo"], hi=st["hi"])
+            return self._parts(None, lo=st["lo"], hi=st["hi"], fused=fused)
         amax = self._chosen()
-        tamax = self._tamax(st["amax"] if self._mse_tiles else amax)
-        return self._parts(amax, tamax=tamax)
+        tamax = None
+        if self.dtype.is_multiscale:
+            tamax = self._tamax(st["amax"] if self._mse_tiles else amax)
+        return self._parts(amax, tamax=tamax, fused=fused)
 
     def ranges(self) -> dict[str, torch.Tensor]:
         """The calibrated ranges the scales are chosen from (SEMANTICS.md §5.13).
@@ -356,30 +368,72 @@ class Observer(ob.ObserverBase):
         vals = {n: st[n] for n in names} if self.dtype.nspec.is_uint else {"amax": self._chosen()}
         return {n: til.scales_from_blocks(v.reshape(self._block_shape)) for n, v in vals.items()}
 
-    def _parts(self, amax, *, tamax=None, lo=None, hi=None) -> dict[str, torch.Tensor]:
-        """The scale parts the datatype's scale recipe gives for the ranges (float32 values)."""
-        dt, rules, til = self.dtype, self._rules, self._til
-        ops = Ops(rules)
-        if dt.nspec.is_uint:
-            out = run_recipe(rules.scale, ops, rules.constants, lo=lo, hi=hi)
+    def _parts(
+        self, amax, *, tamax=None, lo=None, hi=None, fused: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """The scale parts the datatype's scale recipe gives for the ranges (float32 values).
+
+        ``fused``: on CUDA, run the recipe as one compiled kernel (the same bits: its float
+        arithmetic is correctly rounded integer and float64 work, compiled without
+        contraction).
+        """
+        key = (self._rules, self.tensor_scale_only)
+        ranges = (amax, tamax, lo, hi)
+        some = amax if amax is not None else lo
+        if fused and _compilable(some):
+            vals = _compiled_values(*key)(*key, *ranges)
         else:
-            inputs = {"amax": amax}
-            if dt.is_multiscale:
-                inputs["tamax"] = tamax
-            out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+            vals = _scale_values(*key, *ranges)
+        til = self._til
+        for n in ("scale", "zero"):
+            if n in vals:
+                v = vals[n].reshape(self._block_shape)
+                vals[n] = til.scales_from_blocks(v).contiguous()
+        return vals
 
-        def lay(codes: torch.Tensor, which: str) -> torch.Tensor:
-            v = ops.decode(codes.to(torch.int32), which).to(torch.float32)
-            return til.scales_from_blocks(v.reshape(self._block_shape)).contiguous()
 
-        # tensor_scale_only: the tile scales are each cast's own
-        parts = {} if self.tensor_scale_only else {"scale": lay(out["scale"], "scale")}
-        if dt.nspec.is_uint:
-            parts["zero"] = lay(out["zero"], "zero")
+#: Reads of an observer's scales that run the scale recipe eagerly before it is compiled
+#: (CUDA): a read after calibration does not wait for a compilation; reads after every batch
+#: soon run one fused kernel.
+_EAGER_READS = 8
+
+
+def _scale_values(rules, tensor_scale_only: bool, amax, tamax, lo, hi) -> dict[str, torch.Tensor]:
+    """The scale parts (float32 values, one per block) of the ranges by the scale recipe."""
+    dt = rules.dtype
+    ops = Ops(rules)
+    if dt.nspec.is_uint:
+        out = run_recipe(rules.scale, ops, rules.constants, lo=lo, hi=hi)
+    else:
+        inputs = {"amax": amax}
         if dt.is_multiscale:
-            t = ops.decode(out["tenscale"].reshape(1).to(torch.int32), "tenscale")
-            parts["tensor_scale"] = t.to(torch.float32).reshape(())
-        return parts
+            inputs["tamax"] = tamax
+        out = run_recipe(rules.scale, ops, rules.constants, **inputs)
+
+    def value(codes: torch.Tensor, which: str) -> torch.Tensor:
+        return ops.decode(codes.to(torch.int32), which).to(torch.float32)
+
+    # tensor_scale_only: the tile scales are each cast's own
+    vals = {} if tensor_scale_only else {"scale": value(out["scale"], "scale")}
+    if dt.nspec.is_uint:
+        vals["zero"] = value(out["zero"], "zero")
+    if dt.is_multiscale:
+        vals["tensor_scale"] = value(out["tenscale"].reshape(1), "tenscale").reshape(())
+    return vals
+
+
+@cache
+def _compiled_values(rules, tensor_scale_only: bool):
+    """:func:`_scale_values` compiled for one datatype (its own code object, one graph).
+
+    Exact options (:func:`exact_inductor_options`): the recipe's float32 products must round
+    as eager ones do.
+    """
+    name = f"_scale_values_{rules.dtype.name}_{abs(hash((rules, tensor_scale_only)))}"
+    name = "".join(c if c.isalnum() else "_" for c in name)
+    code = _scale_values.__code__.replace(co_name=name)
+    fn = types.FunctionType(code, _scale_values.__globals__, name)
+    return torch.compile(fn, dynamic=None, options=exact_inductor_options())
 
 
 def _finite(a: torch.Tensor) -> torch.Tensor:
@@ -487,8 +541,15 @@ def _observed(rows: torch.Tensor, kind: str, old: tuple, *args):
 
     Compiled for rows of at most ``_CHUNK`` elements and for longer rows that split into whole
     chunks; other rows run eagerly, so that only a few reduced lengths are ever compiled.
+    Ranges (``lohi``) of rows with contiguous elements run a hand-written Triton kernel
+    instead (``_range_kernel``: Inductor's two-output reduction reads at about two thirds of
+    its speed).
     """
     length = rows.shape[1]
+    if kind == "lohi" and _compilable(rows) and (length <= 1 or rows.stride(1) == 1):
+        from ._range_kernel import row_ranges  # imports Triton: only here
+
+        return row_ranges(rows, old, *args)
     chunk = _CHUNK if length > _CHUNK and length % _CHUNK == 0 and rows.is_contiguous() else 0
     if _compilable(rows) and (chunk or length <= _CHUNK):
         fn = _compiled_update(chunk or length, kind, bool(chunk))
