@@ -169,6 +169,7 @@ def test_cuda_moving_average_rounds_each_operation_once(name) -> None:
         ("uint4_fic", ob.MinMax()),
         ("int8_bfloat16_t32", ob.MinMax()),
         ("mxfp8", ob.AmaxHistory(length=3, algo="most_recent", margin=1)),
+        ("e2m1f_float32_float32_t16", ob.MinMax()),  # stays eager (float32 under float32)
     ],
     ids=str,
 )
@@ -195,6 +196,51 @@ def test_cuda_scales_read_after_every_batch_give_the_reference_bits(name, method
         assert a.keys() == b.keys()
         for k in a:
             np.testing.assert_array_equal(_bits(a[k]), _bits(b[k]), err_msg=f"{k} {i}")
+
+
+def test_a_failed_compilation_of_the_scale_recipe_falls_back_to_eager(monkeypatch) -> None:
+    """A compiler failure on a later read warns once and reads eagerly, with the same bits."""
+    from tcast_torch import _observe
+
+    def broken(*args):
+        raise RuntimeError("no compiler here")
+
+    x = _batches(n=1)[0]
+    ref, tor = tcast_ref.Observer("mxfp8"), tcast_torch.Observer("mxfp8")
+    ref.update(x)
+    tor.update(torch.from_numpy(x))
+    monkeypatch.setattr(_observe, "_EAGER_READS", 0)
+    monkeypatch.setattr(_observe, "_compilable", lambda t: True)  # the reads only
+    monkeypatch.setattr(_observe, "_compiled_values", lambda *key: broken)
+    with pytest.warns(RuntimeWarning, match="compiling an observer's step failed"):
+        got = tor.scales()["scale"]
+    np.testing.assert_array_equal(_bits(ref.scales()["scale"]), _bits(got))
+    assert getattr(broken, "tcast_failed", False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the ranges kernel runs on CUDA")
+@pytest.mark.parametrize("momentum", [None, 0.2])
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [("uint8_float32_uint8_t32", (96, 4096)), ("uint8_float32_uint8_t0", (3, 65536))],
+    ids=["rows_of_32", "two_passes"],
+)
+def test_cuda_uint_ranges_of_bfloat16_blocks_give_the_reference_bits(name, shape, momentum):
+    """The ranges kernel on bfloat16 blocks (their subnormals too: the kernel converts each
+    element exactly) in rows of 32 and in long rows reduced in two passes, against the
+    reference on the same values in float32."""
+    rng = np.random.default_rng(9)
+    ref = tcast_ref.Observer(name, ob.MinMax(momentum))
+    tor = tcast_torch.Observer(name, ob.MinMax(momentum))
+    for s in (1.0, 3.0):
+        x = rng.standard_normal(shape) * s * np.exp2(rng.integers(-135, 100, (shape[0], 1)))
+        xb = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16)
+        xb[0, :7] = torch.tensor([1e-40, -1e-40, 9e-39, -0.0, float("nan"), float("-inf"), 0])
+        ref.update(xb.float().numpy())
+        tor.update(xb.cuda())
+    ra, rb = ref.ranges(), tor.ranges()
+    for k in ra:
+        np.testing.assert_array_equal(_bits(ra[k]), _bits(rb[k]), err_msg=k)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -37,26 +37,31 @@ def _check_all() -> dict:
     """Every case: the kernel's (lo, hi) against ``_row_update``'s, as int32 bits."""
     import triton
 
-    from tcast_torch import _observe, _range_kernel
+    from tcast_torch import _observe, _range_kernel, _ranges
 
     kernel = triton.jit(_range_kernel.ranges_source)
-    chunk = _range_kernel._CHUNK
-    shapes = [s or (5, 2 * _range_kernel._CHUNK) for s in SHAPES]
+    chunk = _ranges._SPLIT
+    shapes = [s or (5, 2 * _ranges._SPLIT) for s in SHAPES]
     cases = [(_rows(s, d, seed=s[1]), f"{s} {d}") for s in shapes for d in DTYPES]
     wide = _rows((40, 96), torch.bfloat16, seed=1)
     cases.append((wide[:, 16:48], "rows at stride 96"))
     # chunks of 8: 1100 chunk ranges per row, looped over in the second pass
     cases.append((_rows((5, 8800), torch.float32, seed=2), "second pass looped"))
+    # the 64-bit column counter of rows of 2**31 elements and more, on short rows
+    counted = _rows((6, 3000), torch.bfloat16, seed=3)
+    counted[2, 0], counted[3, 0], counted[4, -1] = 1000.0, -1000.0, 2000.0  # at both ends
+    cases.append((counted, "64-bit counter"))
     failures, checked = [], 0
     for x, name in cases:
-        _range_kernel._CHUNK = 8 if name == "second pass looped" else chunk
+        _ranges._SPLIT = 8 if name == "second pass looped" else chunk
+        _ranges._WIDE = 0 if name == "64-bit counter" else 2**31
         first = _observe._row_update(x, "lohi", 0, ())
         # merged into running ranges: by min and max, and by the moving average
         old = (first[0] * 0.7 - 0.5, first[1] * 1.3 + 0.25)
         k = torch.tensor(0.1, dtype=torch.float32)
         for label, merge in (("alone", ((),)), ("extremes", (old,)), ("average", (old, k))):
             want = _observe._row_update(x, "lohi", 0, *merge)
-            got = _range_kernel.row_ranges(x, *merge, kernel=kernel)
+            got = _ranges.row_ranges(x, *merge, kernel=kernel)
             for which, w, g in zip(("lo", "hi"), want, got, strict=True):
                 checked += 1
                 if not torch.equal(w.view(torch.int32), g.view(torch.int32)):
@@ -66,15 +71,15 @@ def _check_all() -> dict:
     return {"checked": checked, "failures": failures}
 
 
-@pytest.mark.skipif(__import__("importlib").util.find_spec("triton") is None, reason="needs Triton")
 def test_ranges_kernel_under_the_interpreter_gives_the_eager_bits() -> None:
+    pytest.importorskip("triton")
     env = dict(os.environ, TRITON_INTERPRET="1")
     run = subprocess.run(
         [sys.executable, __file__], env=env, capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["checked"] == (len(SHAPES) * len(DTYPES) + 2) * 3 * 2
+    assert out["checked"] == (len(SHAPES) * len(DTYPES) + 3) * 3 * 2
     assert out["failures"] == []
 
 

@@ -32,7 +32,13 @@ from tcast.kit import cast_rules, make_request
 
 from ._run import cast_checked
 
-__all__ = ["call_compiled", "compiled_cast", "exact_inductor_options", "use_compiled"]
+__all__ = [
+    "call_compiled",
+    "compiled_cast",
+    "compiled_or_eager",
+    "exact_inductor_options",
+    "use_compiled",
+]
 
 
 def use_compiled(
@@ -118,24 +124,42 @@ def call_compiled(
     once, marks ``fn`` so that later calls skip it, and casts eagerly. Running out of memory
     is not a compiler failure and propagates.
     """
+    if required and not getattr(fn, "tcast_failed", False):
+        return fn(x, rbits, fast)
+    return compiled_or_eager(
+        fn,
+        lambda *_: eager(),
+        "the cast",
+        "compile=False skips the attempt, compile=True raises",
+        x,
+        rbits,
+        fast,
+    )
+
+
+def compiled_or_eager(fn: Callable, eager: Callable, what: str, hint: str, *args):
+    """``fn(*args)``, or ``eager(*args)`` (the same bits) from the first time compiling fails.
+
+    A compiled path must never make a call fail that works eagerly: a compiler failure (no C
+    compiler for Triton's launcher, an Inductor error) warns once, naming ``what`` was
+    compiled (and ``hint``), and marks ``fn`` so that later calls skip it. Running out of
+    memory is not a compiler failure and propagates.
+    """
     if getattr(fn, "tcast_failed", False):
-        return eager()
-    if required:
-        return fn(x, rbits, fast)
+        return eager(*args)
     try:
-        return fn(x, rbits, fast)
+        return fn(*args)
     except torch.OutOfMemoryError:
         raise
     except Exception as err:  # any compiler failure: the eager path gives the same bits
         fn.tcast_failed = True
         warnings.warn(
-            f"tcast_torch: compiling the cast failed ({type(err).__name__}: "
-            f"{str(err)[:200]}); casting eagerly from now on (compile=False skips "
-            "the attempt, compile=True raises)",
+            f"tcast_torch: compiling {what} failed ({type(err).__name__}: {str(err)[:200]}); "
+            f"running it eagerly from now on{f' ({hint})' if hint else ''}",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-        return eager()
+        return eager(*args)
 
 
 def exact_inductor_options() -> dict:

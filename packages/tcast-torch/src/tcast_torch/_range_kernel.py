@@ -1,37 +1,18 @@
-"""The ranges of uint observers on CUDA: one hand-written Triton pass over the blocks.
+"""The Triton kernel of uint observers' ranges (launched by ``tcast_torch._ranges``).
 
 Per row (block), the minimum and maximum of its finite values and 0, merged with the running
-ones (their min and max, or their moving average). Inductor's fused version of the same
-reduction (two outputs per row) reads a 16384^2 bfloat16 tensor at 0.5-0.66 of the rate of a
-single read on an H200 (copy / 2); this kernel at 0.82 in rows of 32 (its running ranges read
-and written too: a quarter more bytes than the input's), 0.97 per row, 0.92 for the whole
-tensor. Every operation is exact (a min, a max, adding +0 to turn -0 into +0) except the
-moving average's three, each rounded once: the kernel is compiled without contraction
-(``enable_fp_fusion=False``). So it gives the bits of ``tcast_torch._observe._row_update``,
-the eager definition it replaces.
-
-Long rows of few blocks (a whole tensor, a few long channels) reduce in two passes: chunks of
-``_CHUNK`` elements first, then the ranges of their ranges.
+ones (their min and max, or their moving average). Every operation is exact (a min, a max,
+adding +0 to turn -0 into +0) except the moving average's three, each rounded once: the
+kernel is launched without contraction (``enable_fp_fusion=False``). So it gives the bits of
+``tcast_torch._observe._row_update``, the eager definition it replaces.
 """
 
 from functools import cache
 
-import torch
 import triton
 import triton.language as tl
 
-__all__ = ["ranges_kernel", "ranges_source", "row_ranges"]
-
-#: Rows longer than this, when there are fewer than ``_FEW`` of them, reduce as chunks first.
-_CHUNK = 32768
-_FEW = 4096
-#: Elements one program holds (per step of its loop over columns) and its warps: for rows
-#: of at most ``_COLS`` elements (one step), and longer ones. Measured on an H200 (16384^2
-#: bfloat16): 128 elements per thread in one step, 16 per step of the loop were the fastest
-#: of 4096-32768 elements and 1-16 warps.
-_ONE = (4096, 1)
-_LOOP = (4096, 8)
-_COLS = 1024
+__all__ = ["ranges_kernel", "ranges_source"]
 
 
 @triton.jit
@@ -60,13 +41,15 @@ def ranges_source(
     COLS: tl.constexpr,
     ONE: tl.constexpr,
     SAME: tl.constexpr,
+    WIDE: tl.constexpr,
     MERGE: tl.constexpr,
 ):
     """Triton source (jitted by :func:`ranges_kernel`): see the module docstring.
 
     ``lo_src``/``hi_src`` are the rows whose minimum/maximum is taken: the same input
     (``SAME``: read once), or a first pass's chunk minima and maxima. ``ONE``: a row fits in
-    ``COLS`` columns (no loop). ``MERGE`` 0 stores the ranges, 1 merges them into ``old_*`` by
+    ``COLS`` columns (no loop). ``WIDE``: a row so long that its column counter needs 64 bits.
+    ``MERGE`` 0 stores the ranges, 1 merges them into ``old_*`` by
     min and max, 2 by the moving average ``o + k·(v − o)``.
     """
     pid = tl.program_id(0)
@@ -81,8 +64,12 @@ def ranges_source(
     else:
         lo2 = tl.zeros([ROWS, COLS], dtype=tl.float32)
         hi2 = tl.zeros([ROWS, COLS], dtype=tl.float32)
-        # a while loop: the interpreter cannot take a run-time bound in range() (numpy 2.4)
-        c0 = 0
+        # a while loop: the interpreter cannot take a run-time bound in range() (numpy 2.4);
+        # an int64 counter where one step past the row's end would wrap an int32
+        if WIDE:
+            c0 = tl.full((), 0, tl.int64)
+        else:
+            c0 = tl.full((), 0, tl.int32)
         while c0 < length:
             a = _finite_tile(lo_src, r, live, c0 + c, length, stride)
             b = a if SAME else _finite_tile(hi_src, r, live, c0 + c, length, stride)
@@ -115,57 +102,3 @@ def ranges_kernel():
     version.
     """
     return triton.jit(ranges_source)
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(n - 1, 0).bit_length()
-
-
-def _launch(kernel, lo_src, hi_src, old, k, n: int, length: int, stride: int):
-    """One pass: the ranges of ``n`` rows of ``length`` (row ``i`` at ``i * stride``)."""
-    cols = min(_pow2(max(length, 1)), _COLS)
-    tile, warps = _ONE if length <= cols else _LOOP
-    rows = max(1, min(tile // cols, _pow2(n)))
-    lo = torch.empty(n, dtype=torch.float32, device=lo_src.device)
-    hi = torch.empty_like(lo)
-    merge = 0 if not old else (2 if k is not None else 1)
-    old_lo, old_hi = old if old else (lo, hi)
-    kernel[(triton.cdiv(n, rows),)](
-        lo_src,
-        hi_src,
-        old_lo,
-        old_hi,
-        k if k is not None else lo,
-        lo,
-        hi,
-        n,
-        length,
-        stride,
-        ROWS=rows,
-        COLS=cols,
-        ONE=length <= cols,
-        SAME=lo_src is hi_src,
-        MERGE=merge,
-        num_warps=warps,
-        enable_fp_fusion=False,
-    )
-    return lo, hi
-
-
-def row_ranges(rows: torch.Tensor, old: tuple, k: torch.Tensor | None = None, *, kernel=None):
-    """``(lo, hi)`` of each row merged with ``old`` (``()``: none), as ``_row_update``.
-
-    Args:
-        rows: a 2-D float32, float16 or bfloat16 tensor whose rows are contiguous.
-        old: ``()`` or the running ``(lo, hi)``, float32 vectors of one value per row.
-        k: the moving average's constant (0-d float32), or None for the running extremes.
-        kernel: the jitted :func:`ranges_source` (default :func:`ranges_kernel`).
-    """
-    kernel = kernel or ranges_kernel()
-    n, length = rows.shape
-    if length > _CHUNK and n < _FEW and length % _CHUNK == 0 and rows.is_contiguous():
-        parts = rows.reshape(-1, _CHUNK)
-        clo, chi = _launch(kernel, parts, parts, (), None, parts.shape[0], _CHUNK, _CHUNK)
-        per = length // _CHUNK
-        return _launch(kernel, clo, chi, old, k, n, per, per)
-    return _launch(kernel, rows, rows, old, k, n, length, rows.stride(0))
