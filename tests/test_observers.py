@@ -95,12 +95,18 @@ def test_torch_observer_gives_the_reference_bits(name, method, device) -> None:
         (5, "most_recent", 3),
     ],
 )
-def test_torch_amax_history_keeps_the_window_over_many_rounds(length, algo, every, device):
+def test_torch_amax_history_keeps_the_window_over_many_rounds(
+    length, algo, every, device, monkeypatch
+):
     """The torch observer's lazy history (a ring of batch amaxes, each finished round folded
     into its last positive amaxes in groups of 16; what a read derives kept for the next)
-    gives the reference's chosen amax read after every batch or every few: rising, falling
-    and all-zero batches (which keep the last amax) over several rounds, and all-zero
-    windows whose last positive amax is rounds old."""
+    gives the reference's chosen amax and scales read after every batch or every few:
+    rising, falling and all-zero batches (which keep the last amax) over several rounds, and
+    all-zero windows whose last positive amax is rounds old. On CUDA the scales come from
+    the compiled recipe from the second read on."""
+    from tcast_torch import _observe
+
+    monkeypatch.setattr(_observe, "_EAGER_READS", 1)
     rng = np.random.default_rng(3)
     scales = [1.0, 4.0, 0.5, 0.0, 0.25, 8.0, 0.125, 0.0, 0.0, 2.0, 0.5, 3.0]
     if length > 16:
@@ -116,6 +122,8 @@ def test_torch_amax_history_keeps_the_window_over_many_rounds(length, algo, ever
         if i % every == every - 1 or i == len(scales) - 1:
             want, got = ref.ranges()["amax"], tor.ranges()["amax"]
             np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"batch {i}")
+            want, got = ref.scales()["scale"], tor.scales()["scale"]
+            np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"scale {i}")
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -170,6 +178,8 @@ def test_cuda_moving_average_rounds_each_operation_once(name) -> None:
         ("int8_bfloat16_t32", ob.MinMax()),
         ("mxfp8", ob.AmaxHistory(length=3, algo="most_recent", margin=1)),
         ("e2m1f_float32_float32_t16", ob.MinMax()),  # stays eager (float32 under float32)
+        ("nvfp4", ob.AmaxHistory(length=3)),
+        ("mxfp8", ob.AmaxHistory(length=1, margin=2)),
     ],
     ids=str,
 )

@@ -58,6 +58,7 @@ class Observer(ob.ObserverBase):
         self._block_shape: tuple[int, ...] = ()
         self._last_tiling: Tiling | None = None
         self._reads = 0
+        self._values_fn = None  # the compiled scale recipe, once reads run it
 
     # ------------------------------------------------------------------ input
     def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor]:
@@ -148,7 +149,7 @@ class Observer(ob.ObserverBase):
 
         An update only stores its batch amaxes in a ring of ``length`` tensors (the
         reduction's own output: no copy); the chosen amax is derived when the scales are read
-        (:meth:`_history_amax`). The reference engine's chosen amax after batch ``T`` is
+        (:meth:`_history_pieces`). The reference engine's chosen amax after batch ``T`` is
         ``scaled(pick)`` of the last batch whose pick was positive: ``scaled(window max)``
         where that is positive, otherwise ``scaled`` of the last positive batch amax, which
         then lies before the window (for ``most_recent``, always the last positive batch
@@ -169,16 +170,17 @@ class Observer(ob.ObserverBase):
             st["suffix_from"] = m.length  # no row holds a suffix maximum yet
             st.pop("round", None)
 
-    def _history_amax(self) -> torch.Tensor:
-        """The chosen amax of an amax history after the last batch (``_history``).
+    def _history_pieces(self) -> tuple:
+        """The pieces of an amax history's chosen amax after the last batch (``_history``).
 
-        A read costs O(1) amortized whether scales are read after every batch (delayed
-        scaling) or once: what it derives is kept for the next read. With ``s`` batches of
-        the current round observed, the window is this round's rows ``0 .. s - 1`` (their
-        max, or for ``most_recent`` their last positive amax after ``older``, kept as
-        ``round`` and extended by the rows observed since) and the previous round's rows
-        ``s ..`` (turned in place, from the last row down, into their suffix maxima:
-        ``suffix_from`` is the lowest row turned; each row once per round).
+        Returns ``(part, prev, older, factor)`` for :func:`_history_pick`. A read costs O(1)
+        amortized whether scales are read after every batch (delayed scaling) or once: what
+        it derives is kept for the next read. With ``s`` batches of the current round
+        observed, the window is this round's rows ``0 .. s - 1`` (their max, or for
+        ``most_recent`` their last positive amax after ``older``, kept as ``round`` and
+        extended by the rows observed since: ``part``) and the previous round's rows ``s ..``
+        (turned in place, from the last row down, into their suffix maxima: ``suffix_from``
+        is the lowest row turned; each row once per round; ``prev`` is row ``s``).
         """
         m, st = self.method, self._stats
         ring, s = st["history"], st["slot"]
@@ -191,22 +193,22 @@ class Observer(ob.ObserverBase):
             else:
                 part = torch.where(t > 0, t, part)
         st["round"] = (s, part)
+        prev = older = None
         if m.algo == "max":
             if ring[s] is not None:  # the previous round's batches s .. in the window
                 # the last row is its own suffix maximum
                 for i in range(min(st["suffix_from"], m.length - 1) - 1, s - 1, -1):
                     torch.maximum(ring[i], ring[i + 1], out=ring[i])
                 st["suffix_from"] = min(st["suffix_from"], s)
-                part = ring[s] if part is None else torch.maximum(part, ring[s])
+                prev = ring[s]
             older = st.get("older")
-            # a window of zeros: the last positive amax lies before it, in a finished round
-            part = part if older is None else torch.where(part > 0, part, older)
         factor = st.get("factor")
         if factor is None:  # kept: a host-to-device copy per read costs more than the product
+            some = part if part is not None else prev
             factor = st["factor"] = torch.tensor(
-                2.0**m.margin, dtype=torch.float32, device=part.device
+                2.0**m.margin, dtype=torch.float32, device=some.device
             )
-        return torch.clamp_max(part * factor, torch.finfo(torch.float32).max)
+        return part, prev, older, factor
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
         """Add each block's ``k``-th smallest ``|x|`` of its ``real`` finite elements.
@@ -315,7 +317,7 @@ class Observer(ob.ObserverBase):
             v = torch.tensor([i * st["width"]], dtype=torch.float64, device=dev)
             return v.to(torch.float32)
         if isinstance(m, ob.AmaxHistory):
-            return self._history_amax()
+            return _history_pick(*self._history_pieces())
         if isinstance(m, ob.Mse):  # searched: _observed checked
             loss = st["loss"]
             best = torch.zeros(loss.shape[1], dtype=torch.int64, device=dev)
@@ -347,6 +349,11 @@ class Observer(ob.ObserverBase):
         fused = self._reads > _EAGER_READS
         if self.dtype.nspec.is_uint:
             return self._parts(None, lo=st["lo"], hi=st["hi"], fused=fused)
+        if isinstance(self.method, ob.AmaxHistory):
+            # the chosen amax is picked from its pieces inside the compiled recipe (and the
+            # tensor amax taken there): one compiled call per read, not five more kernels
+            part, *pick = self._history_pieces()
+            return self._parts(part, pick=tuple(pick), fused=fused)
         amax = self._chosen()
         tamax = None
         if self.dtype.is_multiscale:
@@ -370,23 +377,26 @@ class Observer(ob.ObserverBase):
         return {n: til.scales_from_blocks(v.reshape(self._block_shape)) for n, v in vals.items()}
 
     def _parts(
-        self, amax, *, tamax=None, lo=None, hi=None, fused: bool = False
+        self, amax, *, tamax=None, lo=None, hi=None, pick=None, fused: bool = False
     ) -> dict[str, torch.Tensor]:
         """The scale parts the datatype's scale recipe gives for the ranges (float32 values).
 
+        ``pick``: ``amax`` and ``pick`` are an amax history's pieces (:func:`_history_pick`).
         ``fused``: on CUDA, run the recipe as one compiled kernel (the same bits: its float
         arithmetic is correctly rounded integer and float64 work, compiled without
         contraction).
         """
         key = (self._rules, self.tensor_scale_only)
-        ranges = (amax, tamax, lo, hi)
-        some = amax if amax is not None else lo
+        ranges = (amax, tamax, lo, hi, pick)
+        some = next(t for t in (amax, lo, *(pick or ())) if t is not None)
         dt = self.dtype
         # float32 tile scales under a tensor scale stay eager, as the compiled casts do: an
         # ulp apart from the reference in 4 of 842 of an H200's conformance cases
         exact = not (dt.is_multiscale and dt.sspec.scale.bits >= 32)
         if fused and exact and _compilable(some):
-            vals = _run_compiled(_compiled_values(*key), _scale_values, *key, *ranges)
+            if self._values_fn is None:  # kept: hashing the rules on every read costs more
+                self._values_fn = _compiled_values(*key)
+            vals = _run_compiled(self._values_fn, _scale_values, *key, *ranges)
         else:
             vals = _scale_values(*key, *ranges)
         til = self._til
@@ -403,15 +413,25 @@ class Observer(ob.ObserverBase):
 _EAGER_READS = 8
 
 
-def _scale_values(rules, tensor_scale_only: bool, amax, tamax, lo, hi) -> dict[str, torch.Tensor]:
-    """The scale parts (float32 values, one per block) of the ranges by the scale recipe."""
+def _scale_values(
+    rules, tensor_scale_only: bool, amax, tamax, lo, hi, pick=None
+) -> dict[str, torch.Tensor]:
+    """The scale parts (float32 values, one per block) of the ranges by the scale recipe.
+
+    ``pick``: the chosen amax is :func:`_history_pick` of ``amax`` and ``pick``. A two-level
+    datatype's tensor amax is the blocks' maximum where ``tamax`` is None.
+    """
     dt = rules.dtype
     ops = Ops(rules)
+    if pick is not None:
+        amax = _history_pick(amax, *pick)
     if dt.nspec.is_uint:
         out = run_recipe(rules.scale, ops, rules.constants, lo=lo, hi=hi)
     else:
         inputs = {"amax": amax}
         if dt.is_multiscale:
+            if tamax is None:
+                tamax = amax.amax() if amax.numel() else amax.new_zeros(())
             inputs["tamax"] = tamax
         out = run_recipe(rules.scale, ops, rules.constants, **inputs)
 
@@ -425,6 +445,21 @@ def _scale_values(rules, tensor_scale_only: bool, amax, tamax, lo, hi) -> dict[s
     if dt.is_multiscale:
         vals["tensor_scale"] = value(out["tenscale"].reshape(1), "tenscale").reshape(())
     return vals
+
+
+def _history_pick(part, prev, older, factor) -> torch.Tensor:
+    """An amax history's chosen amax from its pieces (``Observer._history_pieces``).
+
+    The window's max (this round's ``part``, the previous round's suffix maximum ``prev``;
+    either may be None, not both) where that is positive, else ``older`` (the last positive
+    amax of the finished rounds; None: none yet), times ``factor`` (``2**margin``), kept
+    finite: TransformerEngine's rule (SEMANTICS.md §5.13).
+    """
+    amax = prev if part is None else (part if prev is None else torch.maximum(part, prev))
+    if older is not None:
+        # a window of zeros: the last positive amax lies before it, in a finished round
+        amax = torch.where(amax > 0, amax, older)
+    return torch.clamp_max(amax * factor, torch.finfo(torch.float32).max)
 
 
 @cache
