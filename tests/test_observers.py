@@ -514,6 +514,30 @@ def test_histograms_leave_non_finite_elements_out() -> None:
             b.update(wrap(x * np.float32(1e4)))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("margin", [-1, -2])
+def test_amax_history_margin_rounds_a_subnormal_product_once(margin, device, monkeypatch):
+    """``amax * 2**margin`` below float32's normal range rounds once, to nearest even, as
+    the reference's float32 product does (not flushed to zero, not left unrounded), in the
+    eager reads and in the compiled scale recipe (CUDA, every read)."""
+    from tcast_torch import _observe
+
+    monkeypatch.setattr(_observe, "_EAGER_READS", 0)
+    method = ob.AmaxHistory(length=2, margin=margin)
+    ref = tcast_ref.Observer("e4m3fn_float32", method)
+    tor = tcast_torch.Observer("e4m3fn_float32", method)
+    tiny = np.float32(2.0**-149)
+    for m in (3, 5, 7, 2**23 + 1, 1):  # odd multiples of the smallest subnormal: ties
+        x = np.full((4, 8), tiny * np.float32(m), np.float32)
+        ref.update(x)
+        tor.update(torch.from_numpy(x).to(device))
+        for want, got in (
+            (ref.ranges()["amax"], tor.ranges()["amax"]),
+            (ref.scales()["scale"], tor.scales()["scale"]),
+        ):
+            np.testing.assert_array_equal(_bits(want), _bits(got), err_msg=f"{m}")
+
+
 def test_amax_history_margin_saturates_to_a_finite_range() -> None:
     x = np.array([3e38, 1.0], np.float32)
     for engine, wrap in ((tcast_ref, np.asarray), (tcast_torch, torch.from_numpy)):

@@ -27,7 +27,7 @@ from ._accept import is_dtensor
 from ._api import cast
 from ._compiled import compiled_or_eager, exact_inductor_options
 from ._run import INPUT_DTYPES
-from ._scale import Ops
+from ._scale import Ops, round_f32
 from ._tiles import Tiling, tiling
 
 __all__ = ["Observer"]
@@ -459,7 +459,10 @@ def _history_pick(part, prev, older, factor) -> torch.Tensor:
     if older is not None:
         # a window of zeros: the last positive amax lies before it, in a finished round
         amax = torch.where(amax > 0, amax, older)
-    return torch.clamp_max(amax * factor, torch.finfo(torch.float32).max)
+    # the product exact in float64 and rounded once to float32 (the float32 product's bits),
+    # in a way no compiled kernel can flush to zero where it is a float32 subnormal
+    scaled = round_f32(amax.to(torch.float64) * factor.to(torch.float64))
+    return torch.clamp_max(scaled, torch.finfo(torch.float32).max)
 
 
 @cache

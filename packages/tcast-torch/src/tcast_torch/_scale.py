@@ -46,6 +46,7 @@ __all__ = [
     "float_scale",
     "make_plan",
     "recip",
+    "round_f32",
     "unusable_given",
 ]
 
@@ -80,15 +81,15 @@ def div(a: torch.Tensor, b: float | torch.Tensor) -> torch.Tensor:
     """
     if not isinstance(b, torch.Tensor):
         b = torch.full((), b, dtype=torch.float64, device=a.device)
-    return _f32(a.to(torch.float64) / b.to(torch.float64))
+    return round_f32(a.to(torch.float64) / b.to(torch.float64))
 
 
 def recip(a: torch.Tensor) -> torch.Tensor:
     """fl32(1 / a), correctly rounded (through float64, as :func:`div`)."""
-    return _f32(1.0 / a.to(torch.float64))
+    return round_f32(1.0 / a.to(torch.float64))
 
 
-def _f32(q: torch.Tensor) -> torch.Tensor:
+def round_f32(q: torch.Tensor) -> torch.Tensor:
     """``q`` rounded to float32, a rounding the compiler cannot drop.
 
     Inductor (CUDA, torch 2.11) removes ``q.to(float32)`` when the next division reads the
