@@ -208,6 +208,21 @@ def test_cuda_scales_read_after_every_batch_give_the_reference_bits(name, method
             np.testing.assert_array_equal(_bits(a[k]), _bits(b[k]), err_msg=f"{k} {i}")
 
 
+def test_an_observer_pickles_without_its_compiled_recipe() -> None:
+    """An observer whose reads run compiled pickles (the compiled function, which belongs to
+    the process, is left out and rebuilt on the next compiled read) and reads the same."""
+    import pickle
+
+    obs = tcast_torch.Observer("mxfp8", ob.AmaxHistory(length=3))
+    for x in _batches():
+        obs.update(torch.from_numpy(x))
+    want = obs.scales()["scale"]
+    obs._values_fn = lambda *args: None  # what a compiled read keeps: not picklable
+    back = pickle.loads(pickle.dumps(obs))
+    assert back._values_fn is None
+    np.testing.assert_array_equal(_bits(want), _bits(back.scales()["scale"]))
+
+
 def test_a_failed_compilation_of_the_scale_recipe_falls_back_to_eager(monkeypatch) -> None:
     """A compiler failure on a later read warns once and reads eagerly, with the same bits."""
     from tcast_torch import _observe

@@ -60,6 +60,12 @@ class Observer(ob.ObserverBase):
         self._reads = 0
         self._values_fn = None  # the compiled scale recipe, once reads run it
 
+    def __getstate__(self) -> dict:
+        """The observer's state without its compiled recipe (a function of this process)."""
+        state = self.__dict__.copy()
+        state["_values_fn"] = None
+        return state
+
     # ------------------------------------------------------------------ input
     def _blocks(self, x: object) -> tuple[Tiling, torch.Tensor]:
         """The blocks of x as rows, in x's dtype (padding 0; non-finite elements kept)."""
@@ -202,13 +208,19 @@ class Observer(ob.ObserverBase):
                 st["suffix_from"] = min(st["suffix_from"], s)
                 prev = ring[s]
             older = st.get("older")
-        factor = st.get("factor")
-        if factor is None:  # kept: a host-to-device copy per read costs more than the product
-            some = part if part is not None else prev
-            factor = st["factor"] = torch.tensor(
-                2.0**m.margin, dtype=torch.float32, device=some.device
-            )
-        return part, prev, older, factor
+        if "factor" not in st:  # kept: a host-to-device copy per read costs more than a kernel
+            like = part if part is not None else prev
+            st["factor"] = torch.tensor(2.0**m.margin, dtype=torch.float32, device=like.device)
+            # stand-ins for absent pieces, which change nothing (amaxes are +0 or more):
+            # always tensors, and three apart, so that a compiled read has one graph
+            st["absent"] = tuple(torch.zeros_like(like) for _ in range(3))
+        zp, zq, zo = st["absent"]
+        return (
+            zp if part is None else part,
+            zq if prev is None else prev,
+            zo if older is None else older,
+            st["factor"],
+        )
 
     def _percentile(self, rows: torch.Tensor, real: torch.Tensor) -> None:
         """Add each block's ``k``-th smallest ``|x|`` of its ``real`` finite elements.
@@ -388,14 +400,14 @@ class Observer(ob.ObserverBase):
         """
         key = (self._rules, self.tensor_scale_only)
         ranges = (amax, tamax, lo, hi, pick)
-        some = next(t for t in (amax, lo, *(pick or ())) if t is not None)
+        some = amax if amax is not None else lo
         dt = self.dtype
         # float32 tile scales under a tensor scale stay eager, as the compiled casts do: an
         # ulp apart from the reference in 4 of 842 of an H200's conformance cases
         exact = not (dt.is_multiscale and dt.sspec.scale.bits >= 32)
         if fused and exact and _compilable(some):
             if self._values_fn is None:  # kept: hashing the rules on every read costs more
-                self._values_fn = _compiled_values(*key)
+                self._values_fn = _compiled_values(*key, pick is not None)
             vals = _run_compiled(self._values_fn, _scale_values, *key, *ranges)
         else:
             vals = _scale_values(*key, *ranges)
@@ -450,30 +462,33 @@ def _scale_values(
 def _history_pick(part, prev, older, factor) -> torch.Tensor:
     """An amax history's chosen amax from its pieces (``Observer._history_pieces``).
 
-    The window's max (this round's ``part``, the previous round's suffix maximum ``prev``;
-    either may be None, not both) where that is positive, else ``older`` (the last positive
-    amax of the finished rounds; None: none yet), times ``factor`` (``2**margin``), kept
-    finite: TransformerEngine's rule (SEMANTICS.md §5.13).
+    The window's max (this round's ``part``, the previous round's suffix maximum ``prev``)
+    where that is positive, else ``older`` (the last positive amax of the finished rounds),
+    times ``factor`` (``2**margin``), kept finite: TransformerEngine's rule (SEMANTICS.md
+    §5.13). An absent piece is zeros.
     """
-    amax = prev if part is None else (part if prev is None else torch.maximum(part, prev))
-    if older is not None:
-        # a window of zeros: the last positive amax lies before it, in a finished round
-        amax = torch.where(amax > 0, amax, older)
-    # the product exact in float64 and rounded once to float32 (the float32 product's bits),
-    # in a way no compiled kernel can flush to zero where it is a float32 subnormal
-    scaled = round_f32(amax.to(torch.float64) * factor.to(torch.float64))
-    return torch.clamp_max(scaled, torch.finfo(torch.float32).max)
+    amax = torch.maximum(part, prev)
+    # a window of zeros: the last positive amax lies before it, in a finished round
+    amax = torch.where(amax > 0, amax, older)
+    # the product is exact in float64; clamped there and rounded once to float32 it has the
+    # bits of the float32 product clamped, and no compiled kernel can flush it to zero where
+    # it is a float32 subnormal
+    top = torch.finfo(torch.float32).max
+    return round_f32(torch.clamp_max(amax.to(torch.float64) * factor.to(torch.float64), top))
 
 
 @cache
-def _compiled_values(rules, tensor_scale_only: bool):
+def _compiled_values(rules, tensor_scale_only: bool, history: bool):
     """:func:`_scale_values` compiled for one datatype (its own code object, one graph).
 
-    Exact options (:func:`exact_inductor_options`): the recipe's float32 products must round
-    as eager ones do.
+    ``history``: for an amax history's pieces (``pick``), a code object of its own too: each
+    keeps its graphs and Dynamo's recompile limit (8) apart. Exact options
+    (:func:`exact_inductor_options`): the recipe's float32 products must round as eager ones
+    do.
     """
     # a digest, not hash(): the same name in every process, for logs and caches
-    digest = hashlib.sha1(repr((rules.dtype, tensor_scale_only)).encode()).hexdigest()[:12]
+    key = repr((rules.dtype, tensor_scale_only, history)).encode()
+    digest = hashlib.sha1(key).hexdigest()[:12]
     name = f"tcast_scale_values_{digest}"
     code = _scale_values.__code__.replace(co_name=name)
     fn = types.FunctionType(code, _scale_values.__globals__, name)
@@ -633,7 +648,9 @@ def _last_positive(older: torch.Tensor | None, amaxes: list) -> torch.Tensor:
     """
     ts = list(amaxes)
     if older is None:
-        older, ts = ts[0], ts[1:]
+        # a copy where nothing folds into it (a history of one): a read then passes the ring's
+        # row and this apart, and a compiled read compiles no graph for aliased inputs
+        older, ts = (ts[0].clone() if len(ts) == 1 else ts[0]), ts[1:]
     compiled = _compilable(older)
     for i in range(0, len(ts), _FOLD):
         group = ts[i : i + _FOLD]
