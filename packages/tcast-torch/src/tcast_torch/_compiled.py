@@ -20,6 +20,7 @@ ROCm and machines without Triton; and, under ``compile=None``, a cast whose comp
 from __future__ import annotations
 
 import hashlib
+import types
 import warnings
 from collections.abc import Callable
 from functools import lru_cache
@@ -34,6 +35,7 @@ from ._run import cast_checked
 
 __all__ = [
     "call_compiled",
+    "compiled_as",
     "compiled_cast",
     "compiled_or_eager",
     "exact_inductor_options",
@@ -105,8 +107,21 @@ def compiled_cast(dt: DataType, modes: CastModes, in_name: str, ndim: int) -> Ca
     # into a symbol, and then breaks the graph on the spec arithmetic) per function
     # (a digest, not hash(): the same name in every process, for logs and caches)
     key = repr((dt, modes, in_name, ndim)).encode()
-    run.__code__ = run.__code__.replace(co_name=f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
-    return torch.compile(run, options=exact_inductor_options())
+    return compiled_as(run, f"tcast_cast_{hashlib.sha1(key).hexdigest()[:12]}")
+
+
+def compiled_as(fn: Callable, name: str, options: dict | None = None) -> Callable:
+    """``torch.compile`` of a copy of ``fn`` with a code object and name of its own.
+
+    Dynamo keeps its compiled graphs, its recompile limit (8: past it a call runs eagerly)
+    and its automatic-dynamic record per code object: one per key keeps each key's graphs
+    apart. ``options``: Inductor's (default :func:`exact_inductor_options`). Shapes start
+    static; Dynamo makes a size dynamic itself once it changes.
+    """
+    code = fn.__code__.replace(co_name=name)
+    copy = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    opts = exact_inductor_options() if options is None else options
+    return torch.compile(copy, dynamic=None, options=opts)
 
 
 def call_compiled(

@@ -11,7 +11,6 @@ engine's bits.
 from __future__ import annotations
 
 import hashlib
-import types
 from functools import cache, lru_cache
 from importlib.util import find_spec
 from typing import Any
@@ -25,7 +24,7 @@ from tcast.kit import run_recipe
 
 from ._accept import is_dtensor
 from ._api import cast
-from ._compiled import compiled_or_eager, exact_inductor_options
+from ._compiled import compiled_as, compiled_or_eager
 from ._run import INPUT_DTYPES
 from ._scale import Ops, round_f32
 from ._tiles import Tiling, tiling
@@ -482,17 +481,13 @@ def _compiled_values(rules, tensor_scale_only: bool, history: bool):
     """:func:`_scale_values` compiled for one datatype (its own code object, one graph).
 
     ``history``: for an amax history's pieces (``pick``), a code object of its own too: each
-    keeps its graphs and Dynamo's recompile limit (8) apart. Exact options
-    (:func:`exact_inductor_options`): the recipe's float32 products must round as eager ones
-    do.
+    keeps its graphs and Dynamo's recompile limit (8) apart. ``compiled_as``'s exact options:
+    the recipe's float32 products must round as eager ones do.
     """
     # a digest, not hash(): the same name in every process, for logs and caches
     key = repr((rules.dtype, tensor_scale_only, history)).encode()
     digest = hashlib.sha1(key).hexdigest()[:12]
-    name = f"tcast_scale_values_{digest}"
-    code = _scale_values.__code__.replace(co_name=name)
-    fn = types.FunctionType(code, _scale_values.__globals__, name)
-    return torch.compile(fn, dynamic=None, options=exact_inductor_options())
+    return compiled_as(_scale_values, f"tcast_scale_values_{digest}")
 
 
 def _run_compiled(fn, eager, *args):
@@ -576,9 +571,7 @@ def _compiled_update(length: int, kind: str, chunked: bool):
     H200 run differed from the eager bits; without, none).
     """
     name = f"_row_update_{kind}_{length}{'_chunks' if chunked else ''}"
-    code = _row_update.__code__.replace(co_name=name)
-    fn = types.FunctionType(code, _row_update.__globals__, name)
-    return torch.compile(fn, dynamic=None, options={"emulate_precision_casts": True})
+    return compiled_as(_row_update, name, {"emulate_precision_casts": True})
 
 
 #: Percentile selects in rows at least this long (``torch.topk`` from the nearer end) and
