@@ -201,21 +201,30 @@ class FastCast:
         )
 
     def _launch(
-        self, slot: Any, launch: Any, grid: tuple, args: tuple, typed: tuple, aligned: bool
+        self,
+        slot: Any,
+        launch: Any,
+        grid: tuple,
+        parts: tuple[tuple, tuple],
+        rest: tuple,
+        typed: tuple,
+        aligned: bool,
     ) -> None:
-        """Launch ``args`` through the compiled kernel's runner, once there is one.
+        """Launch a kernel through its compiled runner, once there is one.
 
-        The runner takes pointers as they are (a tensor's data, whatever its dtype); the
-        first launch, which may compile, goes through ``launch`` with the tensors viewed as
-        the kernels read them (:meth:`_typed` of ``typed``: the input and the element
-        output), as the general path passes them, so the kernel compiled is the general
-        path's.
+        ``parts``: the leading (pointer) arguments twice, as tensors and as their addresses;
+        ``rest``: the arguments after them. The runner takes the addresses: Triton's launcher
+        asks each tensor for its address and the driver for its attributes, which costs a
+        cast's host path a few microseconds per tensor. The first launch, which may compile,
+        goes through ``launch`` with the tensors viewed as the kernels read them
+        (:meth:`_typed` of ``typed``: the input and the element output), as the general path
+        passes them, so the kernel compiled is the general path's.
         """
         run = self._runs.get(slot)
         if run is not None and aligned:
-            run[0](grid, self.device.index, args + run[1])
+            run[0](grid, self.device.index, parts[1] + rest + run[1])
             return
-        args = self._typed(args, typed)
+        args = self._typed(parts[0] + rest, typed)
         with quiet_numpy():
             launch(grid, *args)
         if aligned and not INTERPRETING:
@@ -230,25 +239,31 @@ class FastCast:
         slot = (0, _spec(seed))
         shape, dtype = self.out
         out = torch.empty(shape, dtype=dtype, device=dev)
-        aligned = out.data_ptr() & 15 == 0
+        xp, op = x.data_ptr(), out.data_ptr()
+        aligned = op & 15 == 0
         plan = self.plan
+        rest = (*plan.sizes, seed, self.stream)
         if self.unscaled:
-            args = (x, x, out, *plan.sizes, seed, self.stream)
-            self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
+            parts = ((x, x, out), (xp, xp, op))
+            self._launch(slot, plan.launch, self.grid, parts, rest, (x, out), aligned)
             return out if self.virtual else self._result(out, None, None, None)
         shape, dtype, zeroed = self.scale
         scale = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
-        aligned = aligned and scale.data_ptr() & 15 == 0
+        sp = scale.data_ptr()
+        aligned = aligned and sp & 15 == 0
         zero = tcode = None
+        zp = tp = sp  # the scale's address stands for parts a datatype lacks
         if self.zero is not None:
             shape, dtype, zeroed = self.zero
             zero = (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype, device=dev)
-            aligned = aligned and zero.data_ptr() & 15 == 0
+            zp = zero.data_ptr()
+            aligned = aligned and zp & 15 == 0
         if self.tcode is not None:
             shape, dtype, _ = self.tcode
             tcode = torch.empty(shape, dtype=dtype, device=dev)
-            aligned = aligned and tcode.data_ptr() & 15 == 0
-        stats = scale
+            tp = tcode.data_ptr()
+            aligned = aligned and tp & 15 == 0
+        stats, mp = scale, sp
         if self.amax is not None:
             launch, grid, numel = self.amax
             if (
@@ -258,26 +273,28 @@ class FastCast:
                 and not torch.cuda.is_current_stream_capturing()
             ):
                 # both kernels launch through their runners, which take an address
-                stats = self.slots.take()
+                stats = mp = self.slots.take()
                 ok = True
             else:
                 stats = torch.zeros(3, dtype=torch.int32, device=dev)
-                ok = stats.data_ptr() & 15 == 0
-            self._launch(1, launch, grid, (x, stats, numel), (x, None), ok)
+                mp = stats.data_ptr()
+                ok = mp & 15 == 0
+            self._launch(1, launch, grid, ((x, stats), (xp, mp)), (numel,), (x, None), ok)
             aligned = aligned and ok  # the cast kernel reads the maxima
-        args = (
-            x,
-            x,
-            *((out, out) if self.nd else (out,)),
-            scale,
-            scale if zero is None else zero,
-            scale if tcode is None else tcode,
-            stats,
-            *plan.sizes,
-            seed,
-            self.stream,
+        outs, ops = ((out, out), (op, op)) if self.nd else ((out,), (op,))
+        parts = (
+            (
+                x,
+                x,
+                *outs,
+                scale,
+                scale if zero is None else zero,
+                scale if tcode is None else tcode,
+                stats,
+            ),
+            (xp, xp, *ops, sp, zp, tp, mp),
         )
-        self._launch(slot, plan.launch, self.grid, args, (x, out), aligned)
+        self._launch(slot, plan.launch, self.grid, parts, rest, (x, out), aligned)
         return out if self.virtual else self._result(out, scale, zero, tcode)
 
     @staticmethod

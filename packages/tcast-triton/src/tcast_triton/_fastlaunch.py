@@ -257,8 +257,9 @@ def _runner(compiled: Any) -> Any:
 
     Triton's own ``compiled[grid](*args)`` builds a closure and looks up the launcher, the
     kernel handle, the stream and the launch hooks on every call. Here the handles are read
-    once; the stream and the hooks (profilers set them) are still read on every call, and
-    while a hook is set the launch goes through Triton's path, which calls it. What Triton's
+    once and the launcher's compiled entry point is called directly (:func:`_direct_launch`);
+    the stream and the hooks (profilers set them) are still read on every call, and while a
+    hook is set the launch goes through Triton's path, which calls it. What Triton's
     ``kernel[grid]`` checks on each call besides is skipped after the first: a
     ``JITFunction``'s pre-run hooks, a change of its global variables, a later change of
     ``triton.knobs`` (debug, instrumentation); the engine's kernels use none of them.
@@ -267,6 +268,14 @@ def _runner(compiled: Any) -> Any:
     launcher, function, packed = compiled.run, compiled.function, compiled.packed_metadata
     stream_of = driver.active.get_current_stream
     hooks = knobs.runtime
+    direct = _direct_launch(launcher)
+    # the entry point's arguments after the function: cooperative grid, programmatic
+    # dependent launch, the two scratch buffers (none), the kernel's metadata, then no launch
+    # metadata and no hooks (while a hook is set the launch goes Triton's way, below)
+    between: tuple = ()
+    if direct is not None:
+        coop, pdl = launcher.launch_cooperative_grid, launcher.launch_pdl
+        between = (coop, pdl, None, None, packed, None, None, None)
 
     def run(grid: tuple[int, ...], device: int, args: tuple) -> None:
         g = (*grid, 1, 1)
@@ -276,6 +285,30 @@ def _runner(compiled: Any) -> Any:
         ):
             compiled[g[:3]](*args)
             return
+        if direct is not None:
+            direct(g[0], g[1], g[2], stream_of(device), function, *between, *args)
+            return
         launcher(g[0], g[1], g[2], stream_of(device), function, packed, None, None, None, *args)
 
     return run
+
+
+def _direct_launch(launcher: Any) -> Any:
+    """The C entry point under Triton's CUDA launcher object, where calling it directly is safe.
+
+    The launcher's ``__call__`` allocates per-launch scratch buffers (none for the engine's
+    kernels: they use no global scratch and are not profiled) and then calls its compiled
+    ``launch`` function; a launch costs a Python frame less without it. None (launch
+    through the object) where the launcher is of another kind, wraps tensor descriptors
+    (``launch`` is then a Python function), or wants scratch memory.
+    """
+    launch = getattr(launcher, "launch", None)
+    if (
+        type(launch).__name__ != "builtin_function_or_method"
+        or getattr(launcher, "global_scratch_size", 1) != 0
+        or getattr(launcher, "profile_scratch_size", 1) != 0
+        or not hasattr(launcher, "launch_cooperative_grid")
+        or not hasattr(launcher, "launch_pdl")
+    ):
+        return None
+    return launch
