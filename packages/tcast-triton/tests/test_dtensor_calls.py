@@ -174,3 +174,29 @@ def test_dtensor_casts_the_call_object_does_not_take_go_the_general_way(mesh, se
     e = distribute_tensor(x, other, [Shard(0)])
     assert tcast_triton.cast(e, "mxfp8", castmode="actual").data.device_mesh is other
     assert served["calls"] == 1  # the other mesh's, made by its first call
+
+
+def test_repeated_dtensor_casts_skip_the_request_and_the_local_cast_layer(mesh, monkeypatch):
+    """Host time: after the first calls, neither door makes a request or enters the local
+    cast's general method; the shard goes straight to the local call object."""
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    x = torch.randn(8, 64, generator=torch.Generator().manual_seed(8)).to(DEVICE)
+    d = distribute_tensor(x, mesh, [Shard(0)])
+    doors = (
+        lambda: tcast_triton.cast(d, "mxfp8", castmode="actual"),
+        lambda: tcast.cast(d, "mxfp8", castmode="actual", engine="triton"),
+    )
+    want = [door() for door in doors for _ in range(2)][-1]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a repeated DTensor cast took the general way")
+
+    monkeypatch.setattr(type(engine), "request", refuse)
+    monkeypatch.setattr(type(TRITON_LOCAL), "cast", refuse)
+    for door in doors:
+        _same_result(door(), want, "repeated")
+    # a DTensor of other placements is not the call object's: it takes the general way
+    e = distribute_tensor(x, mesh, [Shard(1)])
+    with pytest.raises(AssertionError, match="general way"):
+        tcast_triton.cast(e, "mxfp8", castmode="actual")

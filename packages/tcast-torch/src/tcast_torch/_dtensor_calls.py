@@ -12,6 +12,7 @@ array work: the engine's local cast of the shard and the wrapping of its parts, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -44,8 +45,10 @@ class DTensorCall:
     """
 
     __slots__ = (
+        "_fast",
         "_wraps",
         "dtype",
+        "given",
         "grad",
         "lengths",
         "local",
@@ -66,6 +69,7 @@ class DTensorCall:
         narrows: dict[str, tuple[tuple[Any, ...], tuple[int, ...], tuple] | None],
         local: LocalCast,
         grad: str,
+        given: tuple[Any, ...] | None = None,
     ) -> None:
         self.request = request
         self.mesh = mesh
@@ -75,27 +79,43 @@ class DTensorCall:
         self.narrows = narrows
         self.local = local
         self.grad = grad
+        # the placements object of the DTensor the call object was made for (a DTensor's
+        # spec keeps one: compared by identity first, then by value)
+        self.given = placements if given is None else given
         self.dtype = getattr(torch, request.input_dtype)
         # (part name, local dtype, local shape) -> its DTensorSpec, made by the first call
         self._wraps: dict[tuple, Any] = {}
+        # the local cast's call object for shards like the first one (False: not asked yet;
+        # None: the local cast has none)
+        self._fast: Any = False
 
     def takes(self, x: torch.Tensor) -> bool:
         """Whether ``x`` is a DTensor this call object casts as :func:`cast_dtensor` would.
 
-        The request's global shape and input dtype, this mesh, a local shard of the split's
-        shape, and no gradient to give.
+        The request's global shape and input dtype, this mesh and placements, a local shard
+        of the split's shape, and no gradient to give.
         """
-        return (
+        if not (
             x.dtype is self.dtype
             and x.shape == self.request.shape
             and not x.requires_grad
             and x.device_mesh is self.mesh
             and tuple(_local_tensor(x).shape) == self.lengths
-        )
+        ):
+            return False
+        given = x.placements
+        return given is self.given or tuple(given) == tuple(self.given)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor | CastResult:
         """The cast of DTensor ``x`` (one that :meth:`takes`)."""
-        out = self.local.cast(_local_tensor(x), self.window_request, None, self.grad)
+        local = _local_tensor(x)
+        fast = self._fast
+        if fast is False:
+            fast = self._fast = self._local_call(local)
+        if fast is not None and fast.takes(local):
+            out = fast(local)
+        else:
+            out = self.local.cast(local, self.window_request, None, self.grad)
         req = self.request
         if isinstance(out, torch.Tensor):
             return self._wrap("data", out.contiguous(), self.placements, req.shape)
@@ -131,15 +151,28 @@ class DTensorCall:
             out.scale_layout,
         )
 
+    def _local_call(self, local: torch.Tensor) -> Any:
+        """The local cast's call object for shards like ``local`` (its own statistics), or None.
+
+        Asked of a :class:`LocalCast` that has ``call_for(window, request)`` (optional: the
+        Triton engine's), for a request without random bits or a seed: a call object has
+        ``takes(window)`` and gives ``local.cast(window, request, None, grad)``'s result.
+        """
+        wreq = self.window_request
+        maker = getattr(self.local, "call_for", None)
+        if maker is None or wreq.seed is not None or wreq.rbits is not None:
+            return None
+        return maker(local, wreq)
+
     def _wrap(
         self, name: str, local: torch.Tensor, placements: Any, shape: tuple[int, ...]
     ) -> torch.Tensor:
         """``local`` (contiguous) as the DTensor of global ``shape`` (None: Replicate)."""
-        from torch.distributed.tensor import DTensor, Replicate
-
         key = (name, local.dtype, local.shape)
         spec = self._wraps.get(key)
         if spec is None:
+            from torch.distributed.tensor import Replicate
+
             if placements is None:
                 placements = (Replicate(),) * len(self.placements)
             spec_class, meta_class = _spec_classes()
@@ -147,7 +180,8 @@ class DTensorCall:
             spec = self._wraps[key] = spec_class(self.mesh, placements, tensor_meta=meta)
         # DTensor's constructor without its __init__, which only wraps a no-op in Dynamo's
         # guard: the same tensor as DTensor(local, spec, requires_grad=False)
-        return DTensor.__new__(DTensor, local, spec, requires_grad=False)
+        dtensor = _dtensor_class()
+        return dtensor.__new__(dtensor, local, spec, requires_grad=False)
 
 
 class DTensorCalls:
@@ -244,4 +278,14 @@ def _new_call(x: torch.Tensor, req: CastRequest, local: LocalCast, grad: str) ->
             if g - sb.grid_start[d] or have[d] != n
         )
         narrows[name] = (scales.placements, tuple(layout.scale_shape), cuts)
-    return DTensorCall(req, spec.mesh, spec.placements, spec.lengths, wreq, narrows, local, grad)
+    return DTensorCall(
+        req, spec.mesh, spec.placements, spec.lengths, wreq, narrows, local, grad, x.placements
+    )
+
+
+@lru_cache(maxsize=1)
+def _dtensor_class() -> type:
+    """``torch.distributed.tensor.DTensor`` (imported on first use: a call object's wrap)."""
+    from torch.distributed.tensor import DTensor
+
+    return DTensor

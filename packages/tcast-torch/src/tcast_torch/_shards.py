@@ -118,7 +118,11 @@ class LocalCast(Protocol):
     """An engine's array work on one process's window (the torch engine's: ``_local``).
 
     Decoding a window needs no hook: ``upcast_dtensor`` takes the engine's checked upcast of
-    a result of plain tensors.
+    a result of plain tensors. Optional (host time of repeated DTensor casts,
+    ``DTensorCall``): ``call_for(window, request)``, a call object for casts of windows like
+    this one with their own statistics, or None; it has ``takes(window)`` and
+    ``call(window)``, which gives ``cast(window, request, None, grad)``'s result for a
+    window it takes and no gradient to give.
     """
 
     def stats(self, window: torch.Tensor, request: CastRequest, blocks: bool) -> BlockStats:

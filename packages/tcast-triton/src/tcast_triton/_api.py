@@ -175,11 +175,17 @@ def cast(
             if fast and fast.takes(x):
                 return fast(x) if seed is None else fast(x, seed)
         elif seed is None and is_dtensor(x) and not x.requires_grad:
-            # a DTensor: the call object of a cast without collectives (toolkit.DTensorCall)
-            # by the engine's remembered request
+            # a DTensor: the call object of a cast without collectives (toolkit.DTensorCall),
+            # kept as a plain tensor's is (it takes only DTensors of its mesh, placements
+            # and shapes, which the engine's checks answered alike for the first)
+            calls = (key, x.shape, x.dtype, x.device, "dtensor")
+            call = _CALLS.get(calls)
+            if call is not None and call.takes(x):
+                return call(x)
             req = engine.request(x, *known, None, None)
             call = engine.dtensor_call(x, req, grad)
             if call is not None and call.takes(x):
+                _remember(_CALLS, calls, call)
                 return call(x)
             return engine.cast_grad(x, req, grad)
         dt, modes = known

@@ -31,7 +31,7 @@ from tcast_torch.toolkit import (
 from ._cast_launch import run_cast, tiled_supported
 from ._device import on_device
 from ._fallback import relabel, torch_cast
-from ._fastcast import CallsByRequest, FastCast, fast_cast, plain_input
+from ._fastcast import CallsByRequest, fast_cast, plain_input
 from ._given import check_given, given_refusal
 from ._launch import fused_transform, interpreting, tensor_maxima
 from ._launch_dual import run_dual
@@ -119,17 +119,28 @@ class TritonEngine(EngineBase):
             return self.cast_grad(x, request, "ste")  # the transform's exact gradient
         return super().cast(x, request)
 
-    def call_for(
-        self, x: Any, dtype: DataType, modes: CastModes, seed: int | None
-    ) -> FastCast | None:
-        """``EngineBase.call_for``: the call object (``_fastcast``) of a plain tensor's cast.
+    def call_for(self, x: Any, dtype: DataType, modes: CastModes, seed: int | None) -> Any:
+        """``EngineBase.call_for``: the call object of a plain tensor's or a DTensor's cast.
 
-        None for DTensors and tensor subclasses, inputs the general path copies first
-        (:func:`_fastcast.plain_input`), a virtual cast that must give a gradient (asked on
-        each such call: answered before any request is made), transforms, and requests the
-        call objects do not serve (:func:`_fastcast.fast_cast`); the checks of a first cast
-        run here.
+        A plain tensor's is ``_fastcast``'s; a DTensor's is ``tcast_torch.toolkit``'s
+        ``DTensorCall`` (a cast without a seed whose plan makes no collective:
+        :meth:`dtensor_call`). None for tensor subclasses, inputs the general path copies
+        first (:func:`_fastcast.plain_input`), a virtual cast that must give a gradient
+        (asked on each such call: answered before any request is made), transforms, and
+        requests the call objects do not serve (:func:`_fastcast.fast_cast`); the checks of
+        a first cast run here.
         """
+        if is_dtensor(x):
+            if (
+                seed is not None
+                or modes.transform is not None
+                or x.requires_grad
+                or torch.compiler.is_compiling()
+                or not self.accepts(x)
+                or self.refusal(x) is not None
+            ):
+                return None
+            return self.dtensor_call(x, self.request(x, dtype, modes, None, None), "ste")
         if (
             type(x) is not torch.Tensor
             or modes.transform is not None

@@ -30,7 +30,7 @@ from tcast_torch.toolkit import TORCH_LOCAL, BlockStats, given_rows, resolved, v
 from ._cast_launch import run_cast
 from ._device import on_device
 from ._fallback import relabel
-from ._fastcast import CallsByRequest
+from ._fastcast import CallsByRequest, FastCast
 from ._launch import tensor_maxima, tile_stats, uses_nd
 from ._plain import Traced, cast_plain
 
@@ -84,6 +84,18 @@ class TritonLocal:
             if u:
                 return BlockStats(hi.reshape(shape), lo.reshape(shape), tamax)
             return BlockStats(mx.reshape(shape), None, tamax)
+
+    def call_for(self, window: torch.Tensor, req: CastRequest) -> FastCast | None:
+        """``LocalCast.call_for``: the call object (``_fastcast``) of windows like this one.
+
+        None for a seeded request (its seed is each call's), tensor subclasses, inside a
+        trace, and where the call objects do not serve the request or window.
+        """
+        if type(window) is not torch.Tensor or req.seed is not None:
+            return None
+        if torch.compiler.is_compiling():
+            return None
+        return self._calls.get(window, req)
 
     def cast(
         self, window: torch.Tensor, req: CastRequest, stats: BlockStats | None, grad: str
