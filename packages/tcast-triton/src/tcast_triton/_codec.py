@@ -273,6 +273,8 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
         out = _hw_code(x, F)
     elif (F[F_KIND] == K_INT or F[F_KIND] == K_UINT) and F[F_FAST] == 1 and MODE == R_EVEN:
         out = _int_even(x, F)
+    elif MODE == R_STOCH and fast_mode(F, MODE) and _top_signed(F):
+        out = _stochastic_top(bits_of(x), rbits, F)
     elif fast_mode(F, MODE):
         b = bits_of(x)
         # the clamp on the float side and the sign from a shift: fewer integer instructions
@@ -286,6 +288,45 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
     else:
         out = encode(x, rbits, F, MODE)
     return out
+
+
+@triton.constexpr_function
+def _top_signed(F):
+    """Whether :func:`_stochastic_top` encodes the format: a sign-magnitude format with -0.
+
+    The sign is the code's top bit, every magnitude code lies below it, the magnitude codes
+    start at 0 (no ``F[F_OFF]``), and the code fits above the rounding position
+    (``32 - bits >= D``).
+    """
+    bits, mb = F[F_BITS], F[F_MB]
+    return (
+        F[F_NEGZ] == 1
+        and F[F_OFF] == 0
+        and F[F_SB] == 1 << (bits - 1)
+        and F[F_MAXC] < F[F_SB]
+        and 32 - bits >= 23 - mb
+    )
+
+
+@triton.jit
+def _stochastic_top(b, rbits, F: tl.constexpr):
+    """:func:`encode_finite`'s stochastic codes for :func:`_top_signed` formats (bits ``b``).
+
+    :func:`fast_round_stochastic`'s sum built ``32 - bits - D`` bits higher, so that the code
+    lands in the word's top ``bits`` bits, where the sign of ``b`` (bit 31) joins it by one
+    OR. The magnitude's sum stays below ``2**(D + bits - 1)`` (``|x|`` clamped to the
+    maximum, whose code is below the sign bit, plus less than one grid step), so the shifted
+    sum leaves bit 31 clear: :func:`_fast_magnitude`'s codes with the sign, by one shift and
+    one mask fewer per element (the shift folds into the add).
+    """
+    BITS: tl.constexpr = F[F_BITS]
+    D: tl.constexpr = 23 - F[F_MB]
+    a = tl.minimum(f32_of(b & 0x7FFFFFFF), F[F_MAXV])
+    t = bits_of(mul_rz(a, F[F_DOWN], F[F_UP])).to(tl.uint32, bitcast=True)
+    # codec words r << (32 - K) moved to r << (32 - K - bits) = (r << (D - K)) << (32 - bits - D)
+    s = (t << (32 - BITS - D)) + (rbits.to(tl.uint32, bitcast=True) >> BITS)
+    s = s | (b.to(tl.uint32, bitcast=True) & 0x80000000)
+    return (s >> (32 - BITS)).to(tl.int32, bitcast=True)
 
 
 @triton.jit
