@@ -1,13 +1,15 @@
 """Stochastic codes of scaled casts built in the word's top bits (``_codec._stochastic_top``).
 
 ``encode_finite`` rounds sign-magnitude float formats with -0 (``_codec._top_signed``: FP8
-e4m3fn and e5m2, FP6, FP4) stochastically by adding the random bits to the magnitude shifted
-so that the code lands in the top bits of the word, where the sign joins it by one OR. It
-must give the integer encoder's codes (``encode`` with the shortcuts off, itself checked
-against tcast_ref) for every input but NaN and every K-bit random field. Everywhere, on a
-sample: random bit patterns, every grid point of the format and the points between them
-with the fractions the random bits decide on, ±Inf, ±0 and subnormals, against random
-fields with 0 and 2**K - 1 among them; on a GPU, for all 2**32 float32 inputs.
+e4m3fn and e5m2, FP6, FP4, and wider ones up to 15 bits, with 16 random bits)
+stochastically by adding the random bits to the magnitude shifted so that the code lands in
+the top bits of the word, where the sign joins it by one OR. It must give the integer
+encoder's codes (``encode`` with the shortcuts off, itself checked against tcast_ref) for
+every input but NaN and every K-bit random field. Everywhere, on a sample: random bit
+patterns, grid points of the format (every one of the 8-bit formats, the ends and a sample
+of the wider ones) and the points between them with the fractions the random bits decide
+on, ±Inf, ±0 and subnormals, against random fields with 0 and 2**K - 1 among them; on a
+GPU, for all 2**32 float32 inputs.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ _STOCH_C = tl.constexpr(ROUND_CODES[RoundMode.STOCHASTIC])
 # fields of the format tuple: the float shortcut, the hardware conversion
 _FAST, _HW = 18, 22
 
-#: The formats the top-bits encoder takes, and two it leaves to the magnitude path (no -0;
-#: an offset of the magnitude codes)
-TOP = ["e4m3fn", "e5m2", "e3m2f", "e2m3f", "e2m1f"]
+#: The formats the top-bits encoder takes (8 random bits, and 16 for the widest two), and
+#: two without -0 that it leaves to the magnitude path
+TOP = ["e4m3fn", "e5m2", "e3m2f", "e2m3f", "e2m1f", "e5m7", "e7m7fn"]
 OTHERS = ["e4m3b8fnuz", "binary8p3"]
 
 
@@ -59,17 +61,43 @@ def _inputs(code: str) -> np.ndarray:
     patterns = rng.integers(0, 1 << 32, 1 << 14, dtype=np.uint64).astype(np.uint32)
     values = (abs(tcast.exact.decode(c, spec)) for c in range(1 << spec.bits))
     grid = np.array(sorted({v for v in values if np.isfinite(v)}))
-    step = np.diff(grid)
+    if len(grid) > 512:  # the ends of a wide format's grid and a sample between them
+        inner = rng.choice(np.arange(32, len(grid) - 32), 448, replace=False)
+        keep = np.concatenate([np.arange(32), inner, np.arange(len(grid) - 32, len(grid))])
+        grid_lo, grid_hi = grid[np.sort(keep)[:-1]], grid[np.sort(keep)[:-1] + 1]
+    else:
+        grid_lo, grid_hi = grid[:-1], grid[1:]
     # fractions of a grid step: those K random bits split, and the ones just beside them
     frac = np.concatenate([np.arange(0, 257) / 256.0, [1e-7, 0.5 - 1e-7, 0.5 + 1e-7, 1 - 1e-7]])
-    between = (grid[:-1, None] + step[:, None] * frac[None, :]).ravel()
-    beyond = grid[-1] * np.array([1.0, 1.0 + 1e-7, 1.01, 2.0, 1e30])
+    between = (grid_lo[:, None] + (grid_hi - grid_lo)[:, None] * frac[None, :]).ravel()
+    f32max = float(np.finfo(np.float32).max)
+    beyond = np.minimum(grid[-1] * np.array([1.0, 1.0 + 1e-7, 1.01, 2.0, 1e30]), f32max)
     near = np.concatenate([between, beyond]).astype(np.float32)
     special = np.array([np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1.17e-38, 3.4e38], np.float32)
     x = np.concatenate([patterns.view(np.float32), near, -near, special])
     x = x[~np.isnan(x)]
     pad = -len(x) % _BLOCK
     return np.concatenate([x, np.zeros(pad, np.float32)])
+
+
+def _thresholds(code: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Points ``m / 2**K`` of a grid step above a grid point, each with the random fields
+    ``2**K - m`` (the smallest that rounds up) and one less: every bit of the field decides.
+
+    The points are exact in float32 for the formats of fast stochastic rounding (their
+    rounding position leaves at least K bits below it); signs alternate.
+    """
+    spec = tcast.number(code)
+    rng = np.random.default_rng(13)
+    values = (abs(tcast.exact.decode(c, spec)) for c in range(1 << spec.bits))
+    grid = np.array(sorted({v for v in values if np.isfinite(v)}))
+    i = rng.integers(0, len(grid) - 1, 4096)
+    m = rng.integers(1, 1 << k, 4096)
+    x = grid[i] + (grid[i + 1] - grid[i]) * m / float(1 << k)
+    assert np.all(x.astype(np.float32).astype(np.float64) == x)  # exact points
+    x = np.repeat(x * np.resize([1.0, -1.0], len(x)), 2).astype(np.float32)
+    r = np.stack([(1 << k) - m, (1 << k) - m - 1], axis=1).ravel()
+    return x, (r.astype(np.int64) << (32 - k)).astype(np.uint32).view(np.int32)
 
 
 def _words(n: int, k: int) -> np.ndarray:
@@ -88,9 +116,11 @@ def test_the_top_bits_encoder_takes_exactly_the_sign_magnitude_formats_with_nega
 @pytest.mark.parametrize("code", TOP + OTHERS)
 def test_stochastic_scaled_codes_equal_the_integer_encoder(code, device):
     fast, slow = _formats(code)
-    x = torch.from_numpy(_inputs(code)).to(device)
     k = tcast.rbits_width(code)
-    r = torch.from_numpy(_words(x.numel(), k)).to(device)
+    xs = _inputs(code)
+    xt, rt = _thresholds(code, k)
+    x = torch.from_numpy(np.concatenate([xs, xt])).to(device)
+    r = torch.from_numpy(np.concatenate([_words(len(xs), k), rt])).to(device)
     fin = torch.empty(x.numel(), dtype=torch.int32, device=device)
     full = torch.empty_like(fin)
     _both[(x.numel() // _BLOCK,)](x, r, fin, full, F=fast, G=slow, BLOCK=_BLOCK)

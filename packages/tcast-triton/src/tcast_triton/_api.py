@@ -174,7 +174,7 @@ def cast(
                 fast = _remember(_CALLS, calls, fast_cast(x, req))
             if fast and fast.takes(x):
                 return fast(x) if seed is None else fast(x, seed)
-        elif seed is None and is_dtensor(x) and not x.requires_grad:
+        elif seed is None and key is not None and is_dtensor(x) and not x.requires_grad:
             # a DTensor: the call object of a cast without collectives (toolkit.DTensorCall),
             # kept as a plain tensor's is (it takes only DTensors of its mesh, placements
             # and shapes, which the engine's checks answered alike for the first)

@@ -294,9 +294,11 @@ def encode_finite(x, rbits, F: tl.constexpr, MODE: tl.constexpr):
 def _top_signed(F):
     """Whether :func:`_stochastic_top` encodes the format: a sign-magnitude format with -0.
 
-    The sign is the code's top bit, every magnitude code lies below it, the magnitude codes
-    start at 0 (no ``F[F_OFF]``), and the code fits above the rounding position
-    (``32 - bits >= D``).
+    Of the formats with fast stochastic rounding (``F[F_SRF]``), those with -0 (FP8 e4m3fn
+    and e5m2, FP6, FP4, and wider ones up to 15 bits, which draw 16 random bits). The other
+    conditions are the proof's premises, which every such format meets: the sign is the
+    code's top bit, every magnitude code lies below it, the magnitude codes start at 0 (no
+    ``F[F_OFF]``), and the code fits above the rounding position (``32 - bits >= D``).
     """
     bits, mb = F[F_BITS], F[F_MB]
     return (
