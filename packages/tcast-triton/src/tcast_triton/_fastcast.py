@@ -215,7 +215,7 @@ class FastCast:
         ``parts``: the leading (pointer) arguments twice, as tensors and as their addresses;
         ``rest``: the arguments after them. The runner takes the addresses: Triton's launcher
         asks each tensor for its address and the driver for its attributes, which costs a
-        cast's host path a few microseconds per tensor. The first launch, which may compile,
+        cast's host path a few microseconds per launch. The first launch, which may compile,
         goes through ``launch`` with the tensors viewed as the kernels read them
         (:meth:`_typed` of ``typed``: the input and the element output), as the general path
         passes them, so the kernel compiled is the general path's.
