@@ -62,6 +62,9 @@ PATHS = [
     ("e4m3fn", (7, 300), "float16", False, "unscaled, several programs"),
     ("e8m22", (5, 40), "float32", False, "wide (31-bit) element codes"),
     ("binary8p5", (4, 40), "bfloat16", False, "P3109 p5"),
+    # every value a float32 subnormal: the integer encoder (a subnormal kernel constant
+    # would be typed float64)
+    ("e1m3b127_e8m0_t32", (3, 64), "float32", False, "element maximum below 2**-126"),
 ]
 
 
@@ -90,6 +93,7 @@ def test_mxfp8_every_round_and_scale_mode(roundmode, scalemode, device):
         ("int8_float32_t0", (2, 1100)),
         ("e4m3fn_e8m0_t16d0", (40, 5)),
         ("e5m2", (3, 50)),
+        ("e1m3b127_e8m0_t32", (2, 64)),
     ],
 )
 @pytest.mark.parametrize("rsource", ["seed", "rbits"])

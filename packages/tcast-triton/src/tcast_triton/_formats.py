@@ -143,7 +143,8 @@ def _fast_fields(spec: NumberSpec) -> tuple:
     and uint formats of at most 22 bits only ``fast`` (``_encode_int_float``).
 
     ``fast`` when a float format has 1..20 significand bits, a minimum exponent in
-    float32's normal range (and at most 0) and a maximum exponent at most 102 + mbits: then
+    float32's normal range (and at most 0), a maximum exponent at most 102 + mbits and a
+    largest value in float32's normal range (a float32 constant of the kernels): then
     adding ``1.5 * 2**(g + 23)`` (``g`` the grid exponent at ``|x|``) and subtracting it
     rounds ``|x|`` to the format's grid in float32 arithmetic (nearest, ties to an even
     multiple), the sum never leaves its binade, and the clamp of that constant's exponent
@@ -161,6 +162,8 @@ def _fast_fields(spec: NumberSpec) -> tuple:
         and 1 <= spec.mbits <= 20
         and -126 <= spec.emin <= 0
         and spec.emax <= 102 + spec.mbits
+        # Triton types a subnormal float constant float64
+        and spec.max_value >= 2.0**-126
     ):
         return (0, 1.0, 1.0, 0, 1.0, 1.0, 0.0, 1.0, 1.0, 0)
     offset = (spec.emin + spec.bias - 1) << spec.mbits
