@@ -200,3 +200,27 @@ def test_repeated_dtensor_casts_skip_the_request_and_the_local_cast_layer(mesh, 
     e = distribute_tensor(x, mesh, [Shard(1)])
     with pytest.raises(AssertionError, match="general way"):
         tcast_triton.cast(e, "mxfp8", castmode="actual")
+
+
+def test_a_first_shard_the_local_call_objects_do_not_take_leaves_later_ones_to_them(
+    mesh, monkeypatch
+):
+    """A misaligned first shard is cast the general way; an aligned later one of the same
+    kind still goes to the local cast's call object (asked again, not refused for good)."""
+    from torch.distributed.tensor import DTensor, Shard
+
+    x = torch.randn(8, 64, generator=torch.Generator().manual_seed(9)).to(DEVICE)
+    buf = torch.empty(x.numel() + 1, dtype=x.dtype, device=DEVICE)
+    buf[1:] = x.reshape(-1)
+    odd = buf[1:].view(8, 64)  # 4 bytes past a 16-byte boundary
+    assert odd.data_ptr() % 16 != 0
+    first = tcast_triton.cast(DTensor.from_local(odd, mesh, [Shard(0)]), "mxfp8", castmode="actual")
+    d = DTensor.from_local(x.clone(), mesh, [Shard(0)])
+    want = tcast_triton.cast(d, "mxfp8", castmode="actual")
+    _same_result(first, want, "misaligned first shard")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a repeated DTensor cast took the general way")
+
+    monkeypatch.setattr(type(TRITON_LOCAL), "cast", refuse)
+    _same_result(tcast_triton.cast(d, "mxfp8", castmode="actual"), want, "aligned, repeated")

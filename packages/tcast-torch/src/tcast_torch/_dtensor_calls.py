@@ -85,8 +85,8 @@ class DTensorCall:
         self.dtype = getattr(torch, request.input_dtype)
         # (part name, local dtype, local shape) -> its DTensorSpec, made by the first call
         self._wraps: dict[tuple, Any] = {}
-        # the local cast's call object for shards like the first one (False: not asked yet;
-        # None: the local cast has none)
+        # the local cast's call object for shards like the first one it gave one for (False:
+        # none yet)
         self._fast: Any = False
 
     def takes(self, x: torch.Tensor) -> bool:
@@ -111,7 +111,11 @@ class DTensorCall:
         local = _local_tensor(x)
         fast = self._fast
         if fast is False:
-            fast = self._fast = self._local_call(local)
+            # asked again while there is none (a first shard the local cast's call objects do
+            # not take, such as a misaligned one, must not keep the later ones from them)
+            fast = self._local_call(local)
+            if fast is not None:
+                self._fast = fast
         if fast is not None and fast.takes(local):
             out = fast(local)
         else:
